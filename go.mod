@@ -1,0 +1,3 @@
+module github.com/askbridge/askbridge
+
+go 1.26

@@ -1,0 +1,116 @@
+package askbridge
+
+import "time"
+
+// Status is the top-level outcome of a question, as the agent sees it.
+type Status string
+
+const (
+	// StatusPending is only ever seen in the question hash, never in a result.
+	StatusPending  Status = "pending"
+	StatusAnswered Status = "answered"
+	StatusNoAnswer Status = "no_answer"
+	StatusError    Status = "error"
+)
+
+// Reason says why a question ended without an answer.
+type Reason string
+
+const (
+	ReasonTimeout       Reason = "timeout"
+	ReasonSkipped       Reason = "skipped"
+	ReasonCancelled     Reason = "cancelled"
+	ReasonUndeliverable Reason = "undeliverable"
+)
+
+// Via says how an answer arrived.
+type Via string
+
+const (
+	ViaButton Via = "button"
+	ViaText   Via = "text"
+	ViaWeb    Via = "web"
+)
+
+// Person is someone on a platform: the one who answered, or who may answer.
+type Person struct {
+	Platform string `json:"platform"`
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+}
+
+// Answers is the seed envelope of an answer: its inner map is keyed by
+// question id, and every value is an array, even for single-select questions.
+type Answers struct {
+	Answers map[string][]string `json:"answers"`
+}
+
+// Result is the one JSON document pushed to the agent when a question ends
+// (ask-user.md §2). The seed keys `status` and `answers.answers` are kept
+// exactly; everything else is an extension.
+type Result struct {
+	ID         string   `json:"id,omitempty"`
+	Status     Status   `json:"status"`
+	Answers    *Answers `json:"answers,omitempty"`
+	Reason     Reason   `json:"reason,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	AnsweredBy *Person  `json:"answeredBy,omitempty"`
+	Via        Via      `json:"via,omitempty"`
+	// CreatedAt and EndedAt are unix milliseconds.
+	CreatedAt int64 `json:"createdAt,omitempty"`
+	EndedAt   int64 `json:"endedAt,omitempty"`
+}
+
+// Answered builds the result of an answered question.
+func Answered(id string, answers map[string][]string, by *Person, via Via) Result {
+	return Result{ID: id, Status: StatusAnswered, Answers: &Answers{Answers: answers}, AnsweredBy: by, Via: via}
+}
+
+// NoAnswer builds the result of a question that ended without an answer.
+// errText is set only for undeliverable questions.
+func NoAnswer(id string, reason Reason, errText string) Result {
+	return Result{ID: id, Status: StatusNoAnswer, Reason: reason, Error: errText}
+}
+
+// Refused builds the error result of a request the bridge refused.
+func Refused(id string, err error) Result {
+	return Result{ID: id, Status: StatusError, Error: err.Error()}
+}
+
+// Outcome names how a question ended, for events, metrics and status lines.
+type Outcome string
+
+const (
+	OutcomeAnswered      Outcome = "answered"
+	OutcomeSkipped       Outcome = "skipped"
+	OutcomeExpired       Outcome = "expired"
+	OutcomeCancelled     Outcome = "cancelled"
+	OutcomeUndeliverable Outcome = "undeliverable"
+	OutcomeRejected      Outcome = "rejected"
+)
+
+// Outcome reports how the result ended its question.
+func (r Result) Outcome() Outcome {
+	switch r.Status {
+	case StatusAnswered:
+		return OutcomeAnswered
+	case StatusError:
+		return OutcomeRejected
+	}
+	switch r.Reason {
+	case ReasonSkipped:
+		return OutcomeSkipped
+	case ReasonCancelled:
+		return OutcomeCancelled
+	case ReasonUndeliverable:
+		return OutcomeUndeliverable
+	}
+	return OutcomeExpired
+}
+
+// Stamp sets the result's timestamps.
+func (r Result) Stamp(created, ended time.Time) Result {
+	r.CreatedAt = created.UnixMilli()
+	r.EndedAt = ended.UnixMilli()
+	return r
+}

@@ -1,0 +1,180 @@
+package askbridge
+
+import (
+	"context"
+	"time"
+)
+
+// Target is where a question is shown: a platform and a chat on it. For the
+// web page Platform is "web" and Chat is empty.
+type Target struct {
+	Platform string `json:"platform"`
+	Chat     string `json:"chat,omitempty"`
+}
+
+// String renders the target in the `to` syntax of the protocol.
+func (t Target) String() string {
+	if t.Chat == "" {
+		return t.Platform
+	}
+	return t.Platform + ":" + t.Chat
+}
+
+// MessageRef names one platform message that showed a question.
+type MessageRef struct {
+	Platform string `json:"platform"`
+	Chat     string `json:"chat"`
+	Message  string `json:"message"`
+}
+
+// Question is the stored state of one question.
+type Question struct {
+	ID      string
+	Status  Status
+	Request Request // normalised
+	Target  Target
+	// Answerers lists "<platform>:<user id>" who may answer; empty means
+	// anyone in the target chat.
+	Answerers []string
+	Created   time.Time
+	Deadline  time.Time
+	// Result is set once the question has ended.
+	Result *Result
+}
+
+// NewQuestion is what the engine hands the store to create a question.
+type NewQuestion struct {
+	ID        string
+	Request   Request // normalised
+	Target    Target
+	Answerers []string
+	Created   time.Time
+	Deadline  time.Time
+}
+
+// Entry is one entry of the requests stream: an ask or a cancel.
+type Entry struct {
+	// StreamID is the Redis stream entry id, used to acknowledge it.
+	StreamID string
+	// Ask holds the raw request JSON of an `ask` entry.
+	Ask []byte
+	// Cancel holds the question id of a `cancel` entry.
+	Cancel string
+	// Malformed is set when the entry has neither field (or both); the
+	// engine acknowledges it and records a rejection event.
+	Malformed string
+}
+
+// EndResult reports the result of trying to end a question.
+type EndResult struct {
+	// Won is true when this call ended the question.
+	Won bool
+	// Found is false when no such question exists (never created, or its
+	// retention has passed).
+	Found bool
+	// Result is the question's final result: the one just written when Won,
+	// otherwise the one that won earlier (Status is pending if the question
+	// is still open, which happens only when the call could not end it).
+	Result Result
+	// Question is the question as it stood after the call.
+	Question Question
+}
+
+// Event is one entry of the events stream of the protocol.
+type Event struct {
+	// StreamID is the events stream entry id; set when read, ignored on Publish.
+	StreamID string
+	Kind     string // requested, delivered, answered, skipped, expired, cancelled, undeliverable, rejected
+	ID       string
+	At       time.Time
+	Platform string
+	Chat     string
+	Message  string
+	By       string
+	Error    string
+}
+
+// Lease is a held lease with its fencing token: the token grows every time
+// the lease changes hands, so writes fenced by an old token are refused.
+type Lease struct {
+	Name   string
+	Holder string
+	Token  int64
+}
+
+// Store holds all state the bridge replicas share. Implementations are safe
+// for concurrent use by many goroutines and many processes. Expected outcomes
+// (losing a race, an unknown id) are results; an error always means
+// infrastructure trouble and the call may be retried.
+type Store interface {
+	// ReadRequests returns up to max entries of the requests stream for
+	// this replica's consumer, blocking up to block when none are waiting.
+	// It first claims entries other consumers took and left unacknowledged
+	// longer than the configured idle time. An entry is returned again until
+	// it is acknowledged.
+	ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error)
+	// AckRequest acknowledges a handled entry. Safe to repeat.
+	AckRequest(ctx context.Context, streamID string) error
+
+	// Create stores a new pending question and schedules its deadline. It
+	// is idempotent on the id: when the id is already known (pending, or
+	// ended within the retention) it changes nothing and returns the stored
+	// question with created false.
+	Create(ctx context.Context, q NewQuestion) (created bool, existing Question, err error)
+	// Reject records a refused request: it stores the error result and
+	// pushes it to the agent, unless the id is already known. Safe to repeat.
+	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
+	// End ends a pending question with res: first writer wins. The winner
+	// writes the result, pushes it onto the agent's result list and sets the
+	// retention; every other caller learns what won.
+	End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
+	// Get reads a question. found is false for an unknown id.
+	Get(ctx context.Context, id string) (q Question, found bool, err error)
+	// Sweep ends up to max questions whose deadline is at or before now as
+	// expired, and returns those this call ended (each question is ended by
+	// exactly one caller across replicas). Its cost does not grow with the
+	// number of questions that are not yet due.
+	Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error)
+	// Open lists the ids of pending questions, oldest first, up to max.
+	Open(ctx context.Context, max int) ([]string, error)
+
+	// AddMessage records a message that showed a question, and indexes it
+	// for QuestionByMessage and for OpenInChat. Safe to repeat.
+	AddMessage(ctx context.Context, id string, ref MessageRef) error
+	// Messages lists every message recorded for a question, in the order
+	// they were added.
+	Messages(ctx context.Context, id string) ([]MessageRef, error)
+	// QuestionByMessage finds the question a message showed.
+	QuestionByMessage(ctx context.Context, ref MessageRef) (id string, found bool, err error)
+	// OpenInChat lists the pending questions shown in a chat, oldest first.
+	// Ended questions are dropped from the index as they are found.
+	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
+	// OpenForPerson lists the pending questions a person ("<platform>:<user
+	// id>") was named as an answerer of, oldest first.
+	OpenForPerson(ctx context.Context, person string) ([]string, error)
+
+	// FirstSeen records a platform event id and reports whether this is the
+	// first time it was seen within ttl. Safe to call concurrently: exactly
+	// one caller gets true.
+	FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error)
+
+	// AcquireLease takes the named lease for holder if it is free or
+	// already held by holder, for ttl. ok is false when another holder has it.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease Lease, ok bool, err error)
+	// RenewLease extends a held lease; ok is false when it was lost.
+	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ok bool, err error)
+	// ReleaseLease gives a held lease up. Safe to repeat.
+	ReleaseLease(ctx context.Context, lease Lease) error
+	// Cursor reads a named position (such as a poller's update offset).
+	Cursor(ctx context.Context, name string) (value int64, found bool, err error)
+	// SetCursor writes a named position, only while lease is still the
+	// current holder of its lease (fencing). ok is false when it is not.
+	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
+
+	// Publish appends an event to the capped events stream.
+	Publish(ctx context.Context, ev Event) error
+	// Events reads events after the given stream id ("$" for only new ones,
+	// "0" for all kept), blocking up to block. It returns the events and the
+	// id to continue from.
+	Events(ctx context.Context, after string, max int, block time.Duration) ([]Event, string, error)
+}
