@@ -7,7 +7,7 @@ type Option struct {
 }
 
 // Question is one question of a request.
-type QuestionSpec struct {
+type Question struct {
 	ID          string   `json:"id"`
 	Header      string   `json:"header"`
 	Question    string   `json:"question"`
@@ -22,6 +22,6 @@ type Request struct {
 	To             string         `json:"to,omitempty"`
 	Answerers      []string       `json:"answerers,omitempty"`
 	Agent          string         `json:"agent,omitempty"`
-	Questions      []QuestionSpec `json:"questions"`
+	Questions      []Question `json:"questions"`
 	TimeoutSeconds int            `json:"timeoutSeconds"`
 }

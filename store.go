@@ -27,8 +27,8 @@ type MessageRef struct {
 	Message  string `json:"message"`
 }
 
-// Question is the stored state of one question.
-type Question struct {
+// Record is the stored state of one question.
+type Record struct {
 	ID      string
 	Status  Status
 	Request Request // normalised
@@ -76,8 +76,8 @@ type EndResult struct {
 	// otherwise the one that won earlier (Status is pending if the question
 	// is still open, which happens only when the call could not end it).
 	Result Result
-	// Question is the question as it stood after the call.
-	Question Question
+	// Record is the question as it stood after the call.
+	Record Record
 }
 
 // Event is one entry of the events stream of the protocol.
@@ -120,7 +120,7 @@ type Store interface {
 	// is idempotent on the id: when the id is already known (pending, or
 	// ended within the retention) it changes nothing and returns the stored
 	// question with created false.
-	Create(ctx context.Context, q NewQuestion) (created bool, existing Question, err error)
+	Create(ctx context.Context, q NewQuestion) (created bool, existing Record, err error)
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
@@ -129,7 +129,7 @@ type Store interface {
 	// retention; every other caller learns what won.
 	End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
 	// Get reads a question. found is false for an unknown id.
-	Get(ctx context.Context, id string) (q Question, found bool, err error)
+	Get(ctx context.Context, id string) (q Record, found bool, err error)
 	// Sweep ends up to max questions whose deadline is at or before now as
 	// expired, and returns those this call ended (each question is ended by
 	// exactly one caller across replicas). Its cost does not grow with the
