@@ -1,5 +1,21 @@
 package askbridge
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
+)
+
 // Option is one choice of a question.
 type Option struct {
 	Label       string `json:"label"`
@@ -16,12 +32,476 @@ type Question struct {
 }
 
 // Request is a normalised ask request: ask-user.md §1 plus the protocol
-// fields of redis-protocol.md.
+// fields of redis-protocol.md. Only DecodeRequest makes one.
 type Request struct {
-	ID             string         `json:"id,omitempty"`
-	To             string         `json:"to,omitempty"`
-	Answerers      []string       `json:"answerers,omitempty"`
-	Agent          string         `json:"agent,omitempty"`
+	ID             string     `json:"id,omitempty"`
+	To             string     `json:"to,omitempty"`
+	Answerers      []string   `json:"answerers,omitempty"`
+	Agent          string     `json:"agent,omitempty"`
 	Questions      []Question `json:"questions"`
-	TimeoutSeconds int            `json:"timeoutSeconds"`
+	TimeoutSeconds int        `json:"timeoutSeconds"`
+}
+
+// Limits of a request. The counts, the label length and the timeout range
+// come from ask-user.md §1; the other bounds keep a prompt readable in a chat
+// and a request cheap to hold.
+const (
+	MaxRequestBytes     = 64 << 10
+	MinQuestions        = 1
+	MaxQuestions        = 3
+	MinOptions          = 2
+	MaxOptions          = 4
+	MaxHeaderGraphemes  = 12  // ask-user.md: header cut to 12 characters
+	MaxHeaderInput      = 200 // longer input is a mistake, not a header
+	MaxQuestionChars    = 500
+	MaxLabelChars       = 64 // Telegram button text is the tightest transport
+	MaxDescriptionChars = 200
+	MaxAgentChars       = 64
+	MaxToChars          = 200
+	MaxAnswerers        = 50
+	MaxAnswererChars    = 200
+	DefaultTimeout      = 900
+	MinTimeout          = 30
+	MaxTimeout          = 3600
+)
+
+var (
+	questionIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	// redis-protocol.md: the id of a whole request.
+	requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+)
+
+// MaxQuestionIDChars bounds a question id; it is a map key in the result.
+const MaxQuestionIDChars = 64
+
+// Platforms a person may be named on in answerers.
+var answererPlatforms = []string{"telegram", "discord", "slack", "web"}
+
+// ValidationError lists every problem found in a request, each naming the
+// path of the field (`questions[1].options[0].label must be at most 64
+// characters`).
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	return strings.Join(e.Problems, "; ")
+}
+
+// ValidRequestID reports whether id is a valid protocol request id.
+func ValidRequestID(id string) bool {
+	return requestIDPattern.MatchString(id)
+}
+
+// DecodeRequest strictly decodes and normalises an ask request. Every
+// problem is reported with the path of the field; unknown fields are
+// rejected at every level; out-of-range timeouts are clamped. Any input,
+// however malformed, gives a request or a *ValidationError, never a panic.
+func DecodeRequest(data []byte) (Request, error) {
+	v := &validator{}
+	raw, ok := v.parse(data)
+	if !ok {
+		return Request{}, v.err()
+	}
+	req := v.request(raw)
+	if len(v.problems) > 0 {
+		return Request{}, v.err()
+	}
+	return req, nil
+}
+
+type validator struct {
+	problems []string
+}
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) err() error {
+	return &ValidationError{Problems: v.problems}
+}
+
+// parse reads one JSON value, keeping numbers exact so an integer check is
+// possible.
+func (v *validator) parse(data []byte) (any, bool) {
+	if len(data) > MaxRequestBytes {
+		v.addf("request must be at most %d bytes (got %d)", MaxRequestBytes, len(data))
+		return nil, false
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		v.addf("request is empty: expected a JSON object")
+		return nil, false
+	}
+	if !utf8.Valid(data) {
+		v.addf("request is not valid UTF-8")
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		v.addf("request is not valid JSON: %s", jsonProblem(err))
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		v.addf("request must be a single JSON object, found more after it")
+		return nil, false
+	}
+	return raw, true
+}
+
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+func (v *validator) request(raw any) Request {
+	var req Request
+	obj, ok := v.object("request", raw)
+	if !ok {
+		return req
+	}
+	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds")
+
+	if s, ok := v.optionalString("id", obj); ok {
+		if !requestIDPattern.MatchString(s) {
+			v.addf("id must be 1 to 128 characters of letters, digits, '_', '.', ':' or '-', starting with a letter or digit")
+		}
+		req.ID = s
+	}
+	if s, ok := v.optionalString("to", obj); ok {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			v.addf("to must not be empty when present")
+		case utf8.RuneCountInString(s) > MaxToChars:
+			v.addf("to must be at most %d characters", MaxToChars)
+		case hasControl(s) || strings.ContainsAny(s, " \t"):
+			v.addf("to must not contain spaces or control characters")
+		}
+		req.To = s
+	}
+	if s, ok := v.optionalString("agent", obj); ok {
+		s = strings.TrimSpace(s)
+		switch {
+		case utf8.RuneCountInString(s) > MaxAgentChars:
+			v.addf("agent must be at most %d characters", MaxAgentChars)
+		case hasControl(s):
+			v.addf("agent must not contain control characters or line breaks")
+		}
+		req.Agent = s
+	}
+	req.Answerers = v.answerers(obj)
+	req.Questions = v.questions(obj)
+	req.TimeoutSeconds = v.timeout(obj)
+	return req
+}
+
+func (v *validator) answerers(obj map[string]any) []string {
+	raw, present := obj["answerers"]
+	if !present {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		v.addf("answerers must be a list of \"<platform>:<user id>\" strings")
+		return nil
+	}
+	if len(list) > MaxAnswerers {
+		v.addf("answerers must have at most %d entries", MaxAnswerers)
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i, item := range list {
+		path := fmt.Sprintf("answerers[%d]", i)
+		s, ok := item.(string)
+		if !ok {
+			v.addf("%s must be a string", path)
+			continue
+		}
+		s = strings.TrimSpace(s)
+		platform, user, found := strings.Cut(s, ":")
+		switch {
+		case !found || user == "" || !contains(answererPlatforms, platform):
+			v.addf("%s must be \"<platform>:<user id>\" with platform one of %s", path, strings.Join(answererPlatforms, ", "))
+			continue
+		case len(s) > MaxAnswererChars || hasControl(s) || strings.ContainsAny(user, " \t"):
+			v.addf("%s has an invalid user id", path)
+			continue
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (v *validator) questions(obj map[string]any) []Question {
+	raw, present := obj["questions"]
+	if !present {
+		v.addf("questions is required: a list of 1 to 3 questions")
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		v.addf("questions must be a list of 1 to 3 questions")
+		return nil
+	}
+	if len(list) < MinQuestions || len(list) > MaxQuestions {
+		v.addf("questions must contain %d to %d questions (got %d)", MinQuestions, MaxQuestions, len(list))
+		return nil
+	}
+	out := make([]Question, 0, len(list))
+	firstIndex := map[string]int{}
+	for i, item := range list {
+		q := v.question(i, item)
+		if q.ID != "" {
+			if j, dup := firstIndex[q.ID]; dup {
+				v.addf("questions[%d].id %q is already used by questions[%d]", i, q.ID, j)
+			} else {
+				firstIndex[q.ID] = i
+			}
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+func (v *validator) question(i int, raw any) Question {
+	path := fmt.Sprintf("questions[%d]", i)
+	var q Question
+	obj, ok := v.object(path, raw)
+	if !ok {
+		return q
+	}
+	v.unknown(path+".", obj, "id", "header", "question", "options", "multiSelect")
+
+	if s, ok := v.requiredString(path+".id", obj, "id"); ok {
+		s = strings.TrimSpace(s)
+		switch {
+		case len(s) > MaxQuestionIDChars:
+			v.addf("%s.id must be at most %d characters", path, MaxQuestionIDChars)
+		case !questionIDPattern.MatchString(s):
+			v.addf("%s.id must be snake_case: a lowercase letter, then lowercase letters, digits or '_' (for example, deploy_target)", path)
+		default:
+			q.ID = s
+		}
+	}
+	if s, ok := v.text(path+".header", obj, "header", MaxHeaderInput); ok {
+		q.Header = CutGraphemes(s, MaxHeaderGraphemes)
+	}
+	if s, ok := v.text(path+".question", obj, "question", MaxQuestionChars); ok {
+		q.Question = s
+	}
+	q.Options = v.options(path, obj)
+	if raw, present := obj["multiSelect"]; present {
+		b, ok := raw.(bool)
+		if !ok {
+			v.addf("%s.multiSelect must be a boolean", path)
+		}
+		q.MultiSelect = b
+	}
+	return q
+}
+
+func (v *validator) options(qpath string, obj map[string]any) []Option {
+	path := qpath + ".options"
+	raw, present := obj["options"]
+	if !present {
+		v.addf("%s is required: a list of %d to %d options", path, MinOptions, MaxOptions)
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		v.addf("%s must be a list of %d to %d options", path, MinOptions, MaxOptions)
+		return nil
+	}
+	if len(list) < MinOptions || len(list) > MaxOptions {
+		v.addf("%s must contain %d to %d options (got %d)", path, MinOptions, MaxOptions, len(list))
+		return nil
+	}
+	out := make([]Option, 0, len(list))
+	firstIndex := map[string]int{}
+	for j, item := range list {
+		opath := fmt.Sprintf("%s[%d]", path, j)
+		o, ok := v.object(opath, item)
+		if !ok {
+			continue
+		}
+		v.unknown(opath+".", o, "label", "description")
+		var opt Option
+		if s, ok := v.text(opath+".label", o, "label", MaxLabelChars); ok {
+			key := strings.ToLower(s)
+			if k, dup := firstIndex[key]; dup {
+				v.addf("%s.label %q repeats %s[%d].label (labels must be unique, ignoring case)", opath, s, path, k)
+			} else {
+				firstIndex[key] = j
+			}
+			opt.Label = s
+		}
+		if raw, present := o["description"]; present {
+			s, ok := raw.(string)
+			switch {
+			case !ok:
+				v.addf("%s.description must be a string", opath)
+			case utf8.RuneCountInString(strings.TrimSpace(s)) > MaxDescriptionChars:
+				v.addf("%s.description must be at most %d characters", opath, MaxDescriptionChars)
+			default:
+				opt.Description = strings.TrimSpace(s)
+			}
+		}
+		out = append(out, opt)
+	}
+	return out
+}
+
+func (v *validator) timeout(obj map[string]any) int {
+	raw, present := obj["timeoutSeconds"]
+	if !present {
+		return DefaultTimeout
+	}
+	num, ok := raw.(json.Number)
+	if !ok {
+		v.addf("timeoutSeconds must be an integer number of seconds")
+		return DefaultTimeout
+	}
+	n, err := strconv.ParseInt(num.String(), 10, 64)
+	if err != nil {
+		if !isIntegerLiteral(num.String()) {
+			v.addf("timeoutSeconds must be an integer number of seconds (got %s)", num.String())
+			return DefaultTimeout
+		}
+		// An integer too large for int64: clamp like any other.
+		if strings.HasPrefix(num.String(), "-") {
+			return MinTimeout
+		}
+		return MaxTimeout
+	}
+	return int(min(max(n, MinTimeout), MaxTimeout))
+}
+
+func isIntegerLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// object checks that raw is a JSON object.
+func (v *validator) object(path string, raw any) (map[string]any, bool) {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		v.addf("%s must be a JSON object (got %s)", path, jsonKind(raw))
+	}
+	return obj, ok
+}
+
+// unknown reports every field of obj that is not allowed, in sorted order.
+func (v *validator) unknown(prefix string, obj map[string]any, allowed ...string) {
+	var extra []string
+	for k := range obj {
+		if !contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	for _, k := range extra {
+		v.addf("%s%s is not a known field", prefix, strconv.Quote(k))
+	}
+}
+
+func (v *validator) optionalString(key string, obj map[string]any) (string, bool) {
+	raw, present := obj[key]
+	if !present {
+		return "", false
+	}
+	s, ok := raw.(string)
+	if !ok {
+		v.addf("%s must be a string", key)
+	}
+	return s, ok
+}
+
+func (v *validator) requiredString(path string, obj map[string]any, key string) (string, bool) {
+	raw, present := obj[key]
+	if !present {
+		v.addf("%s is required", path)
+		return "", false
+	}
+	s, ok := raw.(string)
+	if !ok {
+		v.addf("%s must be a string", path)
+	}
+	return s, ok
+}
+
+// text reads a required human-readable string: trimmed, non-empty, at most
+// limit characters, without control characters other than line breaks.
+func (v *validator) text(path string, obj map[string]any, key string, limit int) (string, bool) {
+	s, ok := v.requiredString(path, obj, key)
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		v.addf("%s must not be empty", path)
+	case utf8.RuneCountInString(s) > limit:
+		v.addf("%s must be at most %d characters", path, limit)
+	case hasControl(strings.NewReplacer("\n", "", "\t", "").Replace(s)):
+		v.addf("%s must not contain control characters", path)
+	default:
+		return s, true
+	}
+	return "", false
+}
+
+// CutGraphemes returns at most n grapheme clusters of s, so an emoji or an
+// accented letter is never split.
+func CutGraphemes(s string, n int) string {
+	state := -1
+	rest := s
+	for i := 0; i < n && rest != ""; i++ {
+		_, rest, _, state = uniseg.FirstGraphemeClusterInString(rest, state)
+	}
+	return strings.TrimSpace(s[:len(s)-len(rest)])
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+func contains(list []string, s string) bool {
+	return slices.Contains(list, s)
+}
+
+func jsonKind(raw any) string {
+	switch raw.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "an object"
 }
