@@ -1,0 +1,105 @@
+package askbridge
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ControlKind is what a button does.
+type ControlKind int
+
+const (
+	// ControlOption picks one option of the single question.
+	ControlOption ControlKind = iota + 1
+	// ControlOther asks for a free-text answer.
+	ControlOther
+	// ControlSkip declines the whole prompt.
+	ControlSkip
+)
+
+// Choice is what a button press means: a kind and, for ControlOption, the
+// zero-based option index.
+type Choice struct {
+	Kind   ControlKind
+	Option int
+}
+
+// Payload is a decoded button payload.
+type Payload struct {
+	// Digest names the question: the first 96 bits of SHA-256 of its id,
+	// so any id (up to 128 characters) fits the tightest platform limit.
+	Digest string
+	Choice Choice
+}
+
+// The codec: "q1" + ":" + 16 base64url digest characters + ":" + choice,
+// where the choice is the option digit 0-3, "o" for Other or "s" for Skip.
+// 21 bytes in all — Telegram: callback_data is 1-64 bytes; Discord: custom_id
+// at most 100 characters; Slack: value at most 2000 characters.
+const (
+	payloadVersion = "q1"
+	digestChars    = 16
+	// PayloadLen is the length of every encoded payload.
+	PayloadLen = len(payloadVersion) + 1 + digestChars + 2
+)
+
+// ErrPayload is returned for a payload the bridge did not make.
+var ErrPayload = errors.New("not a button payload of this bridge")
+
+// QuestionDigest names a question id in a payload.
+func QuestionDigest(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+// EncodePayload makes the payload of a button of question id.
+func EncodePayload(id string, c Choice) string {
+	return payloadVersion + ":" + QuestionDigest(id) + ":" + choiceCode(c)
+}
+
+func choiceCode(c Choice) string {
+	switch c.Kind {
+	case ControlOther:
+		return "o"
+	case ControlSkip:
+		return "s"
+	}
+	return strconv.Itoa(c.Option)
+}
+
+// DecodePayload parses a payload made by EncodePayload. It checks the shape
+// only: the caller must still check Digest against the question the message
+// showed (Matches) and the option against its options.
+func DecodePayload(s string) (Payload, error) {
+	if len(s) != PayloadLen {
+		return Payload{}, ErrPayload
+	}
+	version, rest, _ := strings.Cut(s, ":")
+	digest, code, ok := strings.Cut(rest, ":")
+	if !ok || version != payloadVersion || len(digest) != digestChars || len(code) != 1 {
+		return Payload{}, ErrPayload
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(digest); err != nil {
+		return Payload{}, ErrPayload
+	}
+	p := Payload{Digest: digest}
+	switch c := code[0]; {
+	case c == 'o':
+		p.Choice = Choice{Kind: ControlOther}
+	case c == 's':
+		p.Choice = Choice{Kind: ControlSkip}
+	case c >= '0' && c < '0'+MaxOptions:
+		p.Choice = Choice{Kind: ControlOption, Option: int(c - '0')}
+	default:
+		return Payload{}, ErrPayload
+	}
+	return p, nil
+}
+
+// Matches reports whether the payload names question id.
+func (p Payload) Matches(id string) bool {
+	return p.Digest == QuestionDigest(id)
+}

@@ -1,0 +1,74 @@
+package askbridge
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPayloadRoundTrip(t *testing.T) {
+	ids := []string{"a", "deploy-42", "1712345678901-0", strings.Repeat("Z", 128), "x.y:z_w-v"}
+	choices := []Choice{
+		{Kind: ControlOption, Option: 0}, {Kind: ControlOption, Option: 3},
+		{Kind: ControlOther}, {Kind: ControlSkip},
+	}
+	for _, id := range ids {
+		for _, c := range choices {
+			s := EncodePayload(id, c)
+			// Telegram: callback_data is 1-64 bytes.
+			if len(s) == 0 || len(s) > 64 {
+				t.Fatalf("payload %q is %d bytes", s, len(s))
+			}
+			p, err := DecodePayload(s)
+			if err != nil {
+				t.Fatalf("DecodePayload(%q): %v", s, err)
+			}
+			if p.Choice != c || !p.Matches(id) {
+				t.Errorf("DecodePayload(%q) = %+v, want %+v of %q", s, p, c, id)
+			}
+			if p.Matches(id + "x") {
+				t.Errorf("payload of %q matches another id", id)
+			}
+		}
+	}
+}
+
+func TestDecodePayloadRejects(t *testing.T) {
+	good := EncodePayload("deploy-42", Choice{Kind: ControlOption, Option: 1})
+	tests := []struct{ name, in string }{
+		{"empty", ""},
+		{"other bot's data", "vote:yes"},
+		{"wrong version", "q2" + good[2:]},
+		{"option out of range", good[:len(good)-1] + "4"},
+		{"unknown control", good[:len(good)-1] + "x"},
+		{"bad digest alphabet", "q1:" + strings.Repeat("*", 16) + ":1"},
+		{"missing separator", "q1" + good[3:] + "1"},
+		{"too long", good + "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if p, err := DecodePayload(tt.in); err == nil {
+				t.Errorf("DecodePayload(%q) accepted: %+v", tt.in, p)
+			}
+		})
+	}
+}
+
+func FuzzDecodePayload(f *testing.F) {
+	f.Add(EncodePayload("deploy-42", Choice{Kind: ControlSkip}))
+	f.Add(EncodePayload("x", Choice{Kind: ControlOption, Option: 2}))
+	f.Add("q1::")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := DecodePayload(s)
+		if err != nil {
+			return
+		}
+		if p.Choice.Kind == ControlOption && (p.Choice.Option < 0 || p.Choice.Option >= MaxOptions) {
+			t.Fatalf("option %d out of range", p.Choice.Option)
+		}
+		// Whatever decodes re-encodes to the same bytes.
+		if again := "q1:" + p.Digest + ":" + choiceCode(p.Choice); again != s {
+			t.Fatalf("re-encoded %q as %q", s, again)
+		}
+	})
+}

@@ -1,0 +1,347 @@
+package askbridge
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
+)
+
+// Capabilities describe what a channel can show. They are data, so one
+// planner serves every platform.
+type Capabilities struct {
+	// Buttons is true when the channel has native buttons.
+	Buttons bool
+	// ButtonsPerRow is how many option buttons share a row; 1 gives one
+	// full-width row per option (Telegram), 0 means no limit.
+	ButtonsPerRow int
+	// MaxButtonLabel is the longest button text in characters; 0 means no
+	// limit. Longer labels are cut on a grapheme boundary with "…".
+	MaxButtonLabel int
+	// PayloadBytes is the largest button payload the platform takes.
+	PayloadBytes int
+	// MessageChars is the longest message in UTF-16 code units (the way
+	// Telegram, Discord and Slack count); 0 means no limit.
+	MessageChars int
+	// ReplyBox is true when the channel can open a reply box for an
+	// "Other…" answer (Telegram's force reply).
+	ReplyBox bool
+}
+
+// Mode is how a prompt is answered.
+type Mode int
+
+const (
+	// ModeButtons: one single-select question, answered by a tap (or text).
+	ModeButtons Mode = iota + 1
+	// ModeText: everything else, answered by a text reply.
+	ModeText
+)
+
+// Button is one native control of a prompt.
+type Button struct {
+	Label   string
+	Choice  Choice
+	Payload string
+}
+
+// Section is one question as shown.
+type Section struct {
+	// Number is the 1-based position of the question when there are
+	// several, 0 when the prompt has one question.
+	Number   int
+	ID       string
+	Header   string
+	Question string
+	Multi    bool
+	Options  []Option
+}
+
+// Plan is what a channel shows for a question: the readable text in parts,
+// so each platform can apply its own markup, and the buttons, if any.
+type Plan struct {
+	ID       string
+	Mode     Mode
+	Intro    string
+	Sections []Section
+	// FreeText says free text is accepted.
+	FreeText string
+	// Closing says exactly how to answer.
+	Closing string
+	// Rows holds the buttons row by row: the option buttons, then a last row
+	// of controls (Other…, Skip). Empty in ModeText unless the channel shows
+	// a Skip button for text prompts.
+	Rows [][]Button
+}
+
+// Labels of the controls.
+const (
+	OtherLabel = "Other…"
+	SkipLabel  = "Skip"
+)
+
+// BuildPlan decides how request req, question id, is shown on a channel with
+// capabilities caps. It is pure: the same input gives the same plan.
+func BuildPlan(id string, req Request, caps Capabilities) Plan {
+	p := Plan{ID: id, Mode: ModeText, Intro: intro(req)}
+	several := len(req.Questions) > 1
+	for i, q := range req.Questions {
+		s := Section{ID: q.ID, Header: q.Header, Question: q.Question, Multi: q.MultiSelect, Options: q.Options}
+		if several {
+			s.Number = i + 1
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	buttons := caps.Buttons && caps.PayloadBytes >= PayloadLen
+	if buttons && !several && !req.Questions[0].MultiSelect {
+		p.Mode = ModeButtons
+		p.Rows = optionRows(id, req.Questions[0].Options, caps)
+	}
+	if buttons {
+		p.Rows = append(p.Rows, controlRow(id, p.Mode, caps))
+	}
+	p.FreeText = "Something else? Reply in your own words."
+	p.Closing = closing(req, p.Mode)
+	return p
+}
+
+func intro(req Request) string {
+	noun := "Question"
+	if len(req.Questions) > 1 {
+		noun = "Questions"
+	}
+	if req.Agent != "" {
+		return noun + " from " + req.Agent + ":"
+	}
+	return noun + " for you:"
+}
+
+func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
+	per := caps.ButtonsPerRow
+	if per <= 0 {
+		per = len(opts)
+	}
+	var rows [][]Button
+	for i, o := range opts {
+		if i%per == 0 {
+			rows = append(rows, nil)
+		}
+		c := Choice{Kind: ControlOption, Option: i}
+		b := Button{Label: CutLabel(o.Label, caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)}
+		rows[len(rows)-1] = append(rows[len(rows)-1], b)
+	}
+	return rows
+}
+
+// controlRow holds Other… (only where a reply box opens, and only next to
+// option buttons) and Skip (wherever there are buttons).
+func controlRow(id string, mode Mode, caps Capabilities) []Button {
+	var row []Button
+	if caps.ReplyBox && mode == ModeButtons {
+		c := Choice{Kind: ControlOther}
+		row = append(row, Button{Label: OtherLabel, Choice: c, Payload: EncodePayload(id, c)})
+	}
+	c := Choice{Kind: ControlSkip}
+	return append(row, Button{Label: SkipLabel, Choice: c, Payload: EncodePayload(id, c)})
+}
+
+const skipHint = `Reply "skip" to skip.`
+
+func closing(req Request, mode Mode) string {
+	if mode == ModeButtons {
+		return "Tap an option, or reply with its number or label. " + skipHint
+	}
+	if len(req.Questions) == 1 {
+		if req.Questions[0].MultiSelect {
+			return "Reply with the numbers or labels of your choices, comma-separated (for example: 1, 3). " + skipHint
+		}
+		return "Reply with the number or label of your choice. " + skipHint
+	}
+	var b strings.Builder
+	b.WriteString("Reply with one line per question, in order or numbered, for example:")
+	for i, q := range req.Questions {
+		example := "1"
+		if q.MultiSelect {
+			example = "1, 2"
+		}
+		fmt.Fprintf(&b, "\n%d: %s", i+1, example)
+	}
+	b.WriteString("\nUse an option's number or label. Reply \"skip\" to skip them all.")
+	return b.String()
+}
+
+// Text renders the plan as plain text, the way a channel without markup
+// shows it.
+func (p Plan) Text() string {
+	var b strings.Builder
+	b.WriteString(p.Intro)
+	for _, s := range p.Sections {
+		b.WriteString("\n\n")
+		b.WriteString(s.Title())
+		for i, o := range s.Options {
+			fmt.Fprintf(&b, "\n%s", OptionLine(i, o))
+		}
+	}
+	b.WriteString("\n\n")
+	b.WriteString(p.FreeText)
+	b.WriteString("\n")
+	b.WriteString(p.Closing)
+	return b.String()
+}
+
+// Title is the first line of a section: its number when there are several,
+// its header as a chip, the question, and a hint for multi-select.
+func (s Section) Title() string {
+	var b strings.Builder
+	if s.Number > 0 {
+		fmt.Fprintf(&b, "%d) ", s.Number)
+	}
+	fmt.Fprintf(&b, "[%s] %s", s.Header, s.Question)
+	if s.Multi {
+		b.WriteString(" (choose one or more)")
+	}
+	return b.String()
+}
+
+// OptionLine renders option i (zero-based) as a numbered line.
+func OptionLine(i int, o Option) string {
+	line := fmt.Sprintf("  %d. %s", i+1, o.Label)
+	if o.Description != "" {
+		line += " — " + o.Description
+	}
+	return line
+}
+
+// Buttons lists every button of the plan in order.
+func (p Plan) Buttons() []Button {
+	var all []Button
+	for _, row := range p.Rows {
+		all = append(all, row...)
+	}
+	return all
+}
+
+// CutLabel cuts a label to at most n characters on a grapheme boundary,
+// ending it with "…" when cut. n <= 0 means no limit.
+func CutLabel(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	count := 0
+	g := uniseg.NewGraphemes(s)
+	for g.Next() {
+		r := len(g.Runes())
+		if count+r > n-1 {
+			break
+		}
+		b.WriteString(g.Str())
+		count += r
+	}
+	return strings.TrimSpace(b.String()) + "…"
+}
+
+// StatusLine is the line added to every message of a question when it ends:
+// "Answered: <declared labels>" (free text is never echoed back), "Skipped",
+// "Expired", "Cancelled".
+func StatusLine(req Request, res Result) string {
+	switch res.Outcome() {
+	case OutcomeAnswered:
+		labels := AnsweredLabels(req, res)
+		if len(labels) == 0 {
+			return "Answered"
+		}
+		return "Answered: " + strings.Join(labels, ", ")
+	case OutcomeSkipped:
+		return "Skipped"
+	case OutcomeCancelled:
+		return "Cancelled"
+	case OutcomeUndeliverable:
+		return "Not delivered"
+	case OutcomeRejected:
+		return "Refused"
+	}
+	return "Expired"
+}
+
+// AnsweredLabels lists the declared labels chosen in an answer, in question
+// order then answer order; free-text values are left out.
+func AnsweredLabels(req Request, res Result) []string {
+	if res.Answers == nil {
+		return nil
+	}
+	var labels []string
+	for _, q := range req.Questions {
+		for _, v := range res.Answers.Answers[q.ID] {
+			for _, o := range q.Options {
+				if o.Label == v {
+					labels = append(labels, v)
+					break
+				}
+			}
+		}
+	}
+	return labels
+}
+
+// TextLength counts s the way the platforms count a message limit: in
+// UTF-16 code units.
+func TextLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// SplitText cuts a message into parts of at most limit UTF-16 code units,
+// preferring to cut between paragraphs, then between lines, and never inside
+// a grapheme cluster. limit <= 0 means no limit.
+func SplitText(s string, limit int) []string {
+	if limit <= 0 || TextLength(s) <= limit {
+		return []string{s}
+	}
+	var parts []string
+	for TextLength(s) > limit {
+		cut := cutPoint(s, limit)
+		part := strings.TrimRight(s[:cut], "\n")
+		if part != "" {
+			parts = append(parts, part)
+		}
+		s = strings.TrimLeft(s[cut:], "\n")
+	}
+	if s != "" {
+		parts = append(parts, s)
+	}
+	return parts
+}
+
+// cutPoint finds the byte offset to cut s at so the head fits limit.
+func cutPoint(s string, limit int) int {
+	// The longest prefix that fits, on grapheme boundaries.
+	fit, n := 0, 0
+	g := uniseg.NewGraphemes(s)
+	for g.Next() {
+		w := TextLength(g.Str())
+		if n+w > limit {
+			break
+		}
+		n += w
+		_, fit = g.Positions()
+	}
+	if fit == 0 {
+		// One grapheme longer than the limit: cut it on a rune boundary.
+		_, size := utf8.DecodeRuneInString(s)
+		return size
+	}
+	head := s[:fit]
+	if i := strings.LastIndex(head, "\n\n"); i > 0 {
+		return i + 1
+	}
+	if i := strings.LastIndex(head, "\n"); i > 0 {
+		return i + 1
+	}
+	return fit
+}

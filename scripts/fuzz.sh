@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module for the given time each (default 5s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${1:-5s}
+found=0
+while IFS= read -r file; do
+	dir=./$(dirname "$file")
+	for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
+		found=1
+		echo "fuzz: $dir $target ($fuzztime)"
+		go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir"
+	done
+done < <(git ls-files '*_test.go' | sort)
+if [ "$found" = 0 ]; then
+	echo "fuzz: no fuzz targets found" >&2
+	exit 1
+fi
