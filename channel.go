@@ -1,0 +1,182 @@
+package askbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Channel shows questions on one platform and brings the answers back. An
+// implementation is safe for concurrent use; the engine calls Send and Finish
+// from many goroutines.
+type Channel interface {
+	// Platform names the platform, as in targets: "telegram", "web".
+	Platform() string
+	// Capabilities says what the platform can show; the engine plans
+	// prompts with it. It never changes while the channel runs.
+	Capabilities() Capabilities
+	// Send shows plan in chat and returns every message it created, also
+	// when it fails part-way (a long prompt takes several messages), so each
+	// can be edited later. It blocks while the platform rate-limits, up to
+	// ctx. Errors are *SendError when the platform refused; not safe to
+	// repeat (a repeat posts again).
+	Send(ctx context.Context, chat string, plan Plan) ([]MessageRef, error)
+	// Finish edits one message of an ended question: buttons removed, the
+	// status line added, the text kept. A message that is already in that
+	// state counts as success. Safe to repeat.
+	Finish(ctx context.Context, ref MessageRef, plan Plan, status string) error
+	// Run receives taps and replies until ctx is done, handing each to in.
+	// It owns its reconnects and returns only when ctx is done.
+	Run(ctx context.Context, in Inbox) error
+	// State reports the channel's connection state for /readyz.
+	State() ChannelState
+}
+
+// Notifier is implemented by channels that can post a message in a chat
+// outside of a prompt: the engine uses it to answer a text reply that needs
+// a correction or does not say which question it answers.
+type Notifier interface {
+	// Notify posts text in chat, as a reply to message when message is not
+	// empty. Not safe to repeat.
+	Notify(ctx context.Context, chat, replyTo, text string) error
+}
+
+// ChannelState is the connection state of a channel.
+type ChannelState string
+
+const (
+	StateConnecting     ChannelState = "connecting"
+	StateConnected      ChannelState = "connected"
+	StateRetrying       ChannelState = "retrying"
+	StateBadCredentials ChannelState = "bad credentials"
+	// StateStandby: another replica holds the platform's single inbound
+	// connection; this one sends and stands by to take over.
+	StateStandby ChannelState = "standby"
+)
+
+// Inbox is where a channel hands what people do. The engine implements it;
+// its methods block while they talk to Redis and may be called concurrently.
+type Inbox interface {
+	// Tap handles a button press and returns the notice to show the tapper.
+	Tap(ctx context.Context, t Tap) TapReply
+	// Reply handles a text message in a chat the bridge is in.
+	Reply(ctx context.Context, r TextReply) ReplyOutcome
+	// Attach links a message the channel posted for a question outside of
+	// Send (the reply box an "Other…" tap opens) to that question, so a
+	// reply to it answers the question and it is edited when the question
+	// ends. Safe to repeat.
+	Attach(ctx context.Context, id string, ref MessageRef) error
+}
+
+// Tap is a button press.
+type Tap struct {
+	// EventID is the platform's id of this press, for deduplication.
+	EventID string
+	Message MessageRef
+	Person  Person
+	Payload string
+}
+
+// Notice is the short private answer to a tap.
+type Notice string
+
+const (
+	NoticeRecorded        Notice = "Answer recorded."
+	NoticeSkipped         Notice = "Skipped."
+	NoticeAlreadyAnswered Notice = "This question was already answered."
+	NoticeAlreadySkipped  Notice = "This question was skipped."
+	NoticeExpired         Notice = "This question has expired."
+	NoticeCancelled       Notice = "This question was cancelled."
+	NoticeNotForYou       Notice = "This question is not for you."
+	NoticeUnknown         Notice = "This button is no longer valid."
+	NoticeOther           Notice = "Type your answer as a reply."
+	NoticeDuplicate       Notice = "Already handled."
+	NoticeTryAgain        Notice = "Something went wrong; please try again."
+)
+
+// TapReply tells the channel how to answer a tap.
+type TapReply struct {
+	Notice Notice
+	// QuestionID is the question the tap was for, when known.
+	QuestionID string
+	// OpenReply asks the channel to open a reply box for a free-text
+	// answer (the "Other…" button).
+	OpenReply bool
+	// Ended is set when the question has ended (now or before), so the
+	// channel can make sure the tapped message's buttons are gone.
+	Ended bool
+	// Status is the status line of an ended question.
+	Status string
+	// Plan is the plan of the question, for editing the tapped message.
+	Plan *Plan
+}
+
+// TextReply is a text message from a person.
+type TextReply struct {
+	EventID string
+	// Message is the message itself.
+	Message MessageRef
+	// ReplyTo is the message it replies to (reply, thread, reference);
+	// empty when it is not a reply.
+	ReplyTo string
+	Person  Person
+	Text    string
+	// FromBot is set for messages of bots, including this one.
+	FromBot bool
+}
+
+// ReplyOutcome tells the channel what became of a text message.
+type ReplyOutcome struct {
+	// Claimed is true when the message was taken as (part of) an answer, a
+	// skip, or a question about which question it answers.
+	Claimed bool
+	// Respond, when set, is a short message the channel posts in the
+	// chat as a reply to the person's message: a correction naming what is
+	// missing, or a request to reply to the question they mean.
+	Respond string
+}
+
+// ErrorKind classifies a platform error into how the engine reacts.
+type ErrorKind int
+
+const (
+	// Temporary: retry with backoff.
+	Temporary ErrorKind = iota + 1
+	// RateLimited: retry after RetryAfter.
+	RateLimited
+	// Permanent: retrying cannot help (chat not found, bot removed); the
+	// question ends as undeliverable with the reason.
+	Permanent
+)
+
+// SendError is a platform's refusal, classified at the adapter boundary.
+type SendError struct {
+	Kind       ErrorKind
+	RetryAfter time.Duration
+	// Reason is the platform's own words, shown to the agent.
+	Reason string
+	Err    error
+}
+
+func (e *SendError) Error() string {
+	switch e.Kind {
+	case RateLimited:
+		return fmt.Sprintf("rate limited (retry after %s): %s", e.RetryAfter, e.Reason)
+	case Permanent:
+		return "permanent: " + e.Reason
+	}
+	return "temporary: " + e.Reason
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// Classify returns how an error should be treated; an error that is not a
+// *SendError is temporary.
+func Classify(err error) (ErrorKind, time.Duration, string) {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se.Kind, se.RetryAfter, se.Reason
+	}
+	return Temporary, 0, err.Error()
+}

@@ -1,0 +1,507 @@
+package askbridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Metrics receives what the engine counts. cmd/bridge implements it with
+// Prometheus; every method must be cheap and safe for concurrent use.
+type Metrics interface {
+	// Ended counts a question that ended, with how long it was open.
+	Ended(platform string, outcome Outcome, open time.Duration)
+	// Sent counts messages posted for prompts.
+	Sent(platform string, messages int)
+	// PlatformError counts a refused platform call by kind.
+	PlatformError(platform string, kind ErrorKind)
+	// RetryAfter counts a rate limit the platform imposed.
+	RetryAfter(platform string, wait time.Duration)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Ended(string, Outcome, time.Duration) {}
+func (nopMetrics) Sent(string, int)                     {}
+func (nopMetrics) PlatformError(string, ErrorKind)      {}
+func (nopMetrics) RetryAfter(string, time.Duration)     {}
+
+// Resolver turns a request's `to` (empty for the default route) into a
+// target and the people the route lets answer. An error is shown to the
+// agent as the reason its request was refused.
+type Resolver func(to string) (Target, []string, error)
+
+// EngineConfig wires an engine. Store, Resolve and Channels are required.
+type EngineConfig struct {
+	Store    Store
+	Resolve  Resolver
+	Channels []Channel
+	Logger   *slog.Logger
+	Metrics  Metrics
+	// Replica names this replica in leases and logs.
+	Replica string
+	// Now is the clock; tests pass their own.
+	Now func() time.Time
+	// Concurrency bounds the requests handled at once (default 64).
+	Concurrency int
+	// SendAttempts bounds the tries of one send before the question is
+	// undeliverable (default 6), and SendBudget the time spent on them
+	// (default 2 minutes).
+	SendAttempts int
+	SendBudget   time.Duration
+	// SweepEvery is how often deadlines are checked (default 250ms).
+	SweepEvery time.Duration
+}
+
+// Engine carries questions from the requests stream to people and the
+// answers back. Every replica runs one; they share all state through the
+// Store, so any replica can handle any question.
+type Engine struct {
+	store    Store
+	resolve  Resolver
+	channels map[string]Channel
+	log      *slog.Logger
+	metrics  Metrics
+	now      func() time.Time
+	cfg      EngineConfig
+
+	// wg tracks background work (finishing messages) so Run returns only
+	// when it is done.
+	wg sync.WaitGroup
+}
+
+// NewEngine makes an engine. It does not start anything.
+func NewEngine(cfg EngineConfig) *Engine {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 64
+	}
+	if cfg.SendAttempts <= 0 {
+		cfg.SendAttempts = 6
+	}
+	if cfg.SendBudget <= 0 {
+		cfg.SendBudget = 2 * time.Minute
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = 250 * time.Millisecond
+	}
+	e := &Engine{
+		store: cfg.Store, resolve: cfg.Resolve, channels: map[string]Channel{},
+		log: cfg.Logger, metrics: cfg.Metrics, now: cfg.Now, cfg: cfg,
+	}
+	for _, ch := range cfg.Channels {
+		e.channels[ch.Platform()] = ch
+	}
+	return e
+}
+
+// Run reads requests and sweeps deadlines until ctx is done, then waits for
+// the requests in hand and the message edits under way, so a graceful stop
+// loses nothing: an entry not yet acknowledged is claimed by another replica.
+func (e *Engine) Run(ctx context.Context) error {
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); e.intake(ctx) }()
+	go func() { defer loops.Done(); e.sweep(ctx) }()
+	loops.Wait()
+	e.wg.Wait()
+	return nil
+}
+
+func (e *Engine) intake(ctx context.Context) {
+	sem := make(chan struct{}, e.cfg.Concurrency)
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	backoff := newBackoff(100*time.Millisecond, 5*time.Second)
+	for ctx.Err() == nil {
+		free := cap(sem) - len(sem)
+		if free == 0 {
+			// Wait for a slot instead of reading entries we cannot start.
+			select {
+			case sem <- struct{}{}:
+				<-sem
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		entries, err := e.store.ReadRequests(ctx, free, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.log.Error("read requests", "err", err)
+			sleep(ctx, backoff.next())
+			continue
+		}
+		backoff.reset()
+		for _, entry := range entries {
+			sem <- struct{}{}
+			inflight.Add(1)
+			go func() {
+				defer func() { <-sem; inflight.Done() }()
+				// A request in hand is finished even while stopping: its
+				// context is not the one that stops intake.
+				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendBudget+30*time.Second)
+				defer cancel()
+				e.handle(hctx, entry)
+			}()
+		}
+	}
+}
+
+// handle processes one stream entry and acknowledges it when done, unless
+// Redis failed, in which case the entry stays pending and is retried.
+func (e *Engine) handle(ctx context.Context, entry Entry) {
+	var err error
+	switch {
+	case entry.Ask != nil:
+		err = e.ask(ctx, entry)
+	case entry.Cancel != "":
+		_, err = e.Cancel(ctx, entry.Cancel)
+	default:
+		e.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
+		err = e.publish(ctx, Event{Kind: "rejected", ID: entry.StreamID, Error: entry.Malformed})
+	}
+	if err != nil {
+		e.log.Error("handle request", "entry", entry.StreamID, "err", err)
+		return
+	}
+	if err := e.store.AckRequest(ctx, entry.StreamID); err != nil {
+		e.log.Error("ack request", "entry", entry.StreamID, "err", err)
+	}
+}
+
+// ask validates, routes, stores and delivers one request. It returns an
+// error only for infrastructure trouble.
+func (e *Engine) ask(ctx context.Context, entry Entry) error {
+	now := e.now()
+	req, err := DecodeRequest(entry.Ask)
+	if err != nil {
+		return e.refuse(ctx, refusedID(entry), err, now)
+	}
+	id := req.ID
+	if id == "" {
+		id = entry.StreamID
+	}
+	target, answerers, err := e.route(req)
+	if err != nil {
+		return e.refuse(ctx, id, err, now)
+	}
+	created, existing, err := e.store.Create(ctx, NewQuestion{
+		ID: id, Request: req, Target: target, Answerers: answerers,
+		Created: now, Deadline: now.Add(time.Duration(req.TimeoutSeconds) * time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("create question: %w", err)
+	}
+	if !created {
+		// A retried XADD or a redelivered entry: deliver only if the
+		// question is still open and no replica has shown it yet.
+		if existing.Status != StatusPending {
+			return nil
+		}
+		msgs, err := e.store.Messages(ctx, id)
+		if err != nil || len(msgs) > 0 {
+			return err
+		}
+		e.log.Info("delivering a question found undelivered", "question", id)
+	} else {
+		e.log.Info("question requested", "question", id, "to", target.String())
+		if err := e.publish(ctx, Event{Kind: "requested", ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
+			return err
+		}
+	}
+	return e.deliver(ctx, id, req, target)
+}
+
+// refusedID picks where the error result of a refused request goes: the id
+// the agent asked for when it can be a key, else the stream entry id.
+func refusedID(entry Entry) string {
+	var probe struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(entry.Ask, &probe) == nil && ValidRequestID(probe.ID) {
+		return probe.ID
+	}
+	return entry.StreamID
+}
+
+func (e *Engine) refuse(ctx context.Context, id string, cause error, now time.Time) error {
+	res := Refused(id, cause).Stamp(now, now)
+	r, err := e.store.Reject(ctx, id, res, now)
+	if err != nil {
+		return fmt.Errorf("reject request: %w", err)
+	}
+	if !r.Won {
+		return nil // known id: the agent already has its result
+	}
+	e.log.Info("request refused", "question", id, "error", cause.Error())
+	e.metrics.Ended("", OutcomeRejected, 0)
+	return e.publish(ctx, Event{Kind: "rejected", ID: id, At: now, Error: cause.Error()})
+}
+
+// route resolves the request's target and who may answer: the request's
+// answerers narrow the route's.
+func (e *Engine) route(req Request) (Target, []string, error) {
+	target, allowed, err := e.resolve(req.To)
+	if err != nil {
+		return Target{}, nil, err
+	}
+	if _, ok := e.channels[target.Platform]; !ok {
+		return Target{}, nil, fmt.Errorf("to: platform %q is not enabled on this bridge", target.Platform)
+	}
+	if len(req.Answerers) == 0 {
+		return target, allowed, nil
+	}
+	if len(allowed) == 0 {
+		return target, req.Answerers, nil
+	}
+	var both []string
+	for _, a := range req.Answerers {
+		if contains(allowed, a) {
+			both = append(both, a)
+		}
+	}
+	if len(both) == 0 {
+		return Target{}, nil, fmt.Errorf("answerers: none of them may answer on %s", target)
+	}
+	return target, both, nil
+}
+
+// deliver shows a question, holding a per-question lease so two replicas
+// never post it twice, retrying temporary failures and rate limits, and
+// ending it as undeliverable when the platform refuses for good.
+func (e *Engine) deliver(ctx context.Context, id string, req Request, target Target) error {
+	lease, ok, err := e.store.AcquireLease(ctx, "deliver:"+id, replicaName(e), e.cfg.SendBudget+time.Minute)
+	if err != nil {
+		return fmt.Errorf("delivery lease: %w", err)
+	}
+	if !ok {
+		return nil // another replica is delivering it
+	}
+	defer func() { _ = e.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+
+	ch := e.channels[target.Platform]
+	plan := BuildPlan(id, req, ch.Capabilities())
+	log := e.log.With("question", id, "platform", target.Platform)
+	deadline := e.now().Add(e.cfg.SendBudget)
+	backoff := newBackoff(500*time.Millisecond, 30*time.Second)
+	var lastReason string
+	for attempt := 1; attempt <= e.cfg.SendAttempts; attempt++ {
+		refs, err := ch.Send(ctx, target.Chat, plan)
+		for _, ref := range refs {
+			if err := e.store.AddMessage(ctx, id, ref); err != nil {
+				return fmt.Errorf("record message: %w", err)
+			}
+			_ = e.publish(ctx, Event{Kind: "delivered", ID: id, At: e.now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		}
+		if len(refs) > 0 {
+			e.metrics.Sent(target.Platform, len(refs))
+		}
+		if err == nil {
+			log.Info("question delivered", "messages", len(refs))
+			return nil
+		}
+		kind, wait, reason := Classify(err)
+		lastReason = reason
+		e.metrics.PlatformError(target.Platform, kind)
+		if kind == Permanent {
+			log.Warn("question undeliverable", "reason", reason)
+			return e.undeliverable(ctx, id, reason)
+		}
+		if len(refs) > 0 {
+			// Part of a long prompt is out; posting it all again would
+			// repeat it. Those parts stay and are edited at the end.
+			log.Warn("prompt only partly delivered", "messages", len(refs), "reason", reason)
+			return nil
+		}
+		if kind == RateLimited {
+			e.metrics.RetryAfter(target.Platform, wait)
+		} else {
+			wait = backoff.next()
+		}
+		if e.now().Add(wait).After(deadline) {
+			break
+		}
+		log.Info("send failed, retrying", "attempt", attempt, "wait", wait, "reason", reason)
+		if !sleep(ctx, wait) {
+			return ctx.Err()
+		}
+	}
+	return e.undeliverable(ctx, id, "the platform kept refusing: "+lastReason)
+}
+
+func (e *Engine) undeliverable(ctx context.Context, id, reason string) error {
+	_, err := e.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
+	return err
+}
+
+// Cancel ends a pending question as cancelled. Cancelling an unknown or
+// ended question does nothing.
+func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
+	return e.end(ctx, id, NoAnswer(id, ReasonCancelled, ""))
+}
+
+// end ends a question with res (first writer wins); the winner publishes
+// the event and edits every message that showed the question.
+func (e *Engine) end(ctx context.Context, id string, res Result) (EndResult, error) {
+	now := e.now()
+	r, err := e.store.End(ctx, id, res, now)
+	if err != nil {
+		return r, fmt.Errorf("end question: %w", err)
+	}
+	if r.Won {
+		e.ended(ctx, r)
+	}
+	return r, nil
+}
+
+// ended runs what follows a won end: the event, the metrics, the edits.
+func (e *Engine) ended(ctx context.Context, r EndResult) {
+	rec, res := r.Record, r.Result
+	ev := Event{Kind: string(res.Outcome()), ID: rec.ID, At: e.now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
+	if res.Outcome() == OutcomeUndeliverable {
+		ev.Kind = "undeliverable"
+	}
+	if res.AnsweredBy != nil {
+		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+	}
+	if err := e.publish(ctx, ev); err != nil {
+		e.log.Error("publish event", "question", rec.ID, "err", err)
+	}
+	e.metrics.Ended(rec.Target.Platform, res.Outcome(), e.now().Sub(rec.Created))
+	e.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		e.finish(fctx, rec, res)
+	}()
+}
+
+// finish edits every message that showed a question to its end state.
+func (e *Engine) finish(ctx context.Context, rec Record, res Result) {
+	refs, err := e.store.Messages(ctx, rec.ID)
+	if err != nil {
+		e.log.Error("list messages to finish", "question", rec.ID, "err", err)
+		return
+	}
+	status := StatusLine(rec.Request, res)
+	for _, ref := range refs {
+		ch, ok := e.channels[ref.Platform]
+		if !ok {
+			continue
+		}
+		plan := BuildPlan(rec.ID, rec.Request, ch.Capabilities())
+		backoff := newBackoff(500*time.Millisecond, 10*time.Second)
+		for attempt := 1; ; attempt++ {
+			err := ch.Finish(ctx, ref, plan, status)
+			if err == nil {
+				break
+			}
+			kind, wait, reason := Classify(err)
+			e.metrics.PlatformError(ref.Platform, kind)
+			if kind == Permanent || attempt >= 5 {
+				e.log.Warn("could not edit message", "question", rec.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
+				break
+			}
+			if kind != RateLimited {
+				wait = backoff.next()
+			} else {
+				e.metrics.RetryAfter(ref.Platform, wait)
+			}
+			if !sleep(ctx, wait) {
+				return
+			}
+		}
+	}
+}
+
+func (e *Engine) sweep(ctx context.Context) {
+	t := time.NewTicker(e.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			ended, err := e.store.Sweep(ctx, e.now(), 100)
+			if err != nil {
+				if ctx.Err() == nil {
+					e.log.Error("sweep deadlines", "err", err)
+				}
+				break
+			}
+			for _, r := range ended {
+				e.ended(ctx, r)
+			}
+			if len(ended) < 100 {
+				break
+			}
+		}
+	}
+}
+
+func (e *Engine) publish(ctx context.Context, ev Event) error {
+	if ev.At.IsZero() {
+		ev.At = e.now()
+	}
+	if err := e.store.Publish(ctx, ev); err != nil {
+		return fmt.Errorf("publish %s event: %w", ev.Kind, err)
+	}
+	return nil
+}
+
+func replicaName(e *Engine) string {
+	if e.cfg.Replica != "" {
+		return e.cfg.Replica
+	}
+	return fmt.Sprintf("engine-%p", e)
+}
+
+// backoff is an exponential backoff with jitter.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max} }
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(b.cur*2, b.max)
+	}
+	// Up to 20% jitter so replicas do not retry in step.
+	return b.cur - time.Duration(rand.Int64N(int64(b.cur)/5+1))
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// sleep waits d or until ctx is done; it reports whether it slept fully.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
