@@ -1,0 +1,49 @@
+package store
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/alicebob/miniredis/v2"
+)
+
+// Embedded is an in-process Redis (miniredis) for running without a Redis
+// server: one replica, state lost on exit. It speaks the Redis protocol on a
+// loopback address, so agents reach it with any Redis client (redis-cli -p
+// <port>), and the same Store code runs on top of it. Keys expire by the
+// wall clock.
+type Embedded struct {
+	m *miniredis.Miniredis
+}
+
+// StartEmbedded starts an embedded Redis listening on addr, which must be a
+// loopback address ("127.0.0.1:6379", "localhost:0"; "" means
+// "127.0.0.1:0", a free port). It has no password, which is why it never
+// listens beyond this machine.
+func StartEmbedded(addr string) (*Embedded, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("store: embedded redis: %w", err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("store: embedded redis: %s is not a loopback address", addr)
+	}
+	m := miniredis.NewMiniRedis()
+	m.ClockTTL(true)
+	if err := m.StartAddr(addr); err != nil {
+		return nil, fmt.Errorf("store: embedded redis: %w", err)
+	}
+	return &Embedded{m: m}, nil
+}
+
+// Addr is the host:port it listens on.
+func (e *Embedded) Addr() string { return e.m.Addr() }
+
+// URL is its address for Connect: redis://host:port.
+func (e *Embedded) URL() string { return "redis://" + e.m.Addr() }
+
+// Close stops it; its state is gone.
+func (e *Embedded) Close() { e.m.Close() }

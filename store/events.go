@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// defaultEventCount is the batch of Events when max < 1.
+const defaultEventCount = 100
+
+// Publish appends an event to the events stream (XADD MAXLEN ~), with the
+// fields of the protocol in a fixed order: event, id, at (unix ms; 0 when At
+// is zero), then platform, chat, message, by and error where set. Safe for
+// concurrent use; not idempotent (a repeat appends again).
+func (s *Store) Publish(ctx context.Context, ev askbridge.Event) error {
+	var at int64
+	if !ev.At.IsZero() {
+		at = ev.At.UnixMilli()
+	}
+	values := []any{"event", ev.Kind, "id", ev.ID, "at", strconv.FormatInt(at, 10)}
+	for _, f := range [...]struct{ k, v string }{
+		{"platform", ev.Platform},
+		{"chat", ev.Chat},
+		{"message", ev.Message},
+		{"by", ev.By},
+		{"error", ev.Error},
+	} {
+		if f.v != "" {
+			values = append(values, f.k, f.v)
+		}
+	}
+	err := s.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: s.k.events(),
+		MaxLen: s.opts.EventsMaxLen,
+		Approx: true,
+		Values: values,
+	}).Err()
+	if err != nil {
+		return fmt.Errorf("store: publish: %w", err)
+	}
+	return nil
+}
+
+// Events reads up to max (default 100) events after the stream id after,
+// blocking up to block (block ≤ 0: not at all) when there are none. after
+// "0" reads all kept events; "$" (or "") means only events published from
+// now on: it is first resolved to the id of the newest entry, so no event
+// published between this call and the next is lost, provided the next call
+// passes the returned id. The returned id is the one to continue from (after
+// itself when nothing arrived). Safe for concurrent use.
+func (s *Store) Events(ctx context.Context, after string, max int, block time.Duration) ([]askbridge.Event, string, error) {
+	if max < 1 {
+		max = defaultEventCount
+	}
+	if after == "" || after == "$" {
+		last, err := s.rdb.XRevRangeN(ctx, s.k.events(), "+", "-", 1).Result()
+		if err != nil {
+			return nil, "", fmt.Errorf("store: events: %w", err)
+		}
+		after = "0-0"
+		if len(last) > 0 {
+			after = last[0].ID
+		}
+	}
+	wait := time.Duration(-1) // go-redis: Block < 0 omits BLOCK; 0 would block forever
+	if block > 0 {
+		wait = block
+	}
+	streams, err := s.rdb.XRead(ctx, &redis.XReadArgs{
+		Streams: []string{s.k.events(), after},
+		Count:   int64(max),
+		Block:   wait,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, after, nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: events: %w", err)
+	}
+	var out []askbridge.Event
+	next := after
+	for _, st := range streams {
+		for _, m := range st.Messages {
+			out = append(out, toEvent(m))
+			next = m.ID
+		}
+	}
+	return out, next, nil
+}
+
+func toEvent(m redis.XMessage) askbridge.Event {
+	str := func(k string) string {
+		v, ok := m.Values[k]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprint(v)
+	}
+	ev := askbridge.Event{
+		StreamID: m.ID,
+		Kind:     str("event"),
+		ID:       str("id"),
+		Platform: str("platform"),
+		Chat:     str("chat"),
+		Message:  str("message"),
+		By:       str("by"),
+		Error:    str("error"),
+	}
+	if at, err := strconv.ParseInt(str("at"), 10, 64); err == nil && at != 0 {
+		ev.At = time.UnixMilli(at)
+	}
+	return ev
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"strings"
+
+	"github.com/askbridge/askbridge"
+)
+
+// keys builds every Redis key the store uses. The public ones are fixed by
+// the agent protocol (shared/spec/redis-protocol.md); the rest are internal
+// and may change. Every per-question key carries the question id as a hash
+// tag ({<id>}) so the keys of one question share a Redis Cluster slot, and
+// every lease key carries the lease name as its hash tag for the same reason.
+type keys struct {
+	prefix string
+}
+
+// requests is the STREAM agents push `ask` and `cancel` entries to
+// (public). The replicas read it through one consumer group.
+func (k keys) requests() string { return k.prefix + "requests" }
+
+// events is the capped STREAM of lifecycle events (public): fields event,
+// id, at and, where set, platform, chat, message, by, error.
+func (k keys) events() string { return k.prefix + "events" }
+
+// result is the LIST the one result JSON of a question is pushed onto
+// (public); agents BLPOP it.
+func (k keys) result(id string) string { return k.prefix + "result:{" + id + "}" }
+
+// question is the HASH holding one question (public fields status, result,
+// request, created, deadline; internal fields target, answerers, ended).
+func (k keys) question(id string) string { return k.prefix + "question:{" + id + "}" }
+
+// messages is the LIST of MessageRef JSON documents of every platform
+// message that showed the question, in the order they were added, without
+// duplicates (internal, same slot as the question).
+func (k keys) messages(id string) string { return k.prefix + "messages:{" + id + "}" }
+
+// deadlines is the ZSET of question ids scored by deadline (unix ms) that
+// the sweepers read (internal, shared by all questions).
+func (k keys) deadlines() string { return k.prefix + "deadlines" }
+
+// open is the ZSET of pending question ids scored by created time (unix ms),
+// for Open (internal, shared by all questions; ended members are pruned).
+func (k keys) open() string { return k.prefix + "open" }
+
+// message is the STRING holding the id of the question a platform message
+// showed (internal), living as long as the question hash.
+func (k keys) message(ref askbridge.MessageRef) string {
+	return k.prefix + "msg:" + ref.Platform + ":" + ref.Chat + ":" + ref.Message
+}
+
+// chat is the ZSET of ids of questions shown in a chat, scored by created
+// time (internal; ended members are pruned on read).
+func (k keys) chat(platform, chat string) string {
+	return k.prefix + "chat:" + platform + ":" + chat
+}
+
+// person is the ZSET of ids of questions a person ("<platform>:<user id>")
+// was named an answerer of, scored by created time (internal; ended members
+// are pruned on read).
+func (k keys) person(person string) string { return k.prefix + "person:" + person }
+
+// seen is the STRING marking a platform event id as handled, for FirstSeen
+// (internal, expires after the caller's ttl).
+func (k keys) seen(platform, eventID string) string {
+	return k.prefix + "seen:" + platform + ":" + eventID
+}
+
+// lease is the HASH of a held lease: fields holder and token (internal,
+// expires with the lease).
+func (k keys) lease(name string) string { return k.prefix + "lease:{" + name + "}" }
+
+// fence is the STRING counter the lease tokens of one lease name are drawn
+// from with INCR (internal, never expires, same slot as the lease).
+func (k keys) fence(name string) string { return k.prefix + "lease:{" + name + "}:fence" }
+
+// cursor is the STRING holding a named position such as a poller's update
+// offset (internal, never expires, same slot as the lease of the same name).
+func (k keys) cursor(name string) string { return k.prefix + "cursor:{" + name + "}" }
+
+// validTag reports whether s can sit inside a hash tag: a brace would end
+// the tag early or start another, and the keys would no longer share a slot.
+func validTag(s string) bool { return !strings.ContainsAny(s, "{}") }

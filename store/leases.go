@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// AcquireLease takes the named lease for holder if it is free or already
+// held by holder, for ttl. Every take draws a new fencing token from the
+// lease's counter, so a token held from before no longer renews, releases or
+// writes a cursor. ok is false when another holder has it; lease then names
+// that holder and its token. Safe to call concurrently: one caller wins.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (askbridge.Lease, bool, error) {
+	if !validTag(name) || name == "" {
+		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
+	}
+	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), s.k.fence(name)}, holder, ms(ttl))
+	if err != nil {
+		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
+	}
+	o, rest, err := reply(v)
+	if err != nil {
+		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
+	}
+	switch {
+	case o == outDone && len(rest) == 1:
+		token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
+		if err != nil {
+			return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: token: %w", err)
+		}
+		return askbridge.Lease{Name: name, Holder: holder, Token: token}, true, nil
+	case o == outKept && len(rest) == 2:
+		other, _ := rest[0].(string)
+		token, _ := strconv.ParseInt(fmt.Sprint(rest[1]), 10, 64)
+		return askbridge.Lease{Name: name, Holder: other, Token: token}, false, nil
+	}
+	return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: unexpected reply %v", v)
+}
+
+// RenewLease extends a held lease to ttl from now; ok is false when it was
+// lost (expired, or taken again). Safe to repeat.
+func (s *Store) RenewLease(ctx context.Context, lease askbridge.Lease, ttl time.Duration) (bool, error) {
+	if !validTag(lease.Name) {
+		return false, fmt.Errorf("store: renew lease: invalid name %q", lease.Name)
+	}
+	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name)},
+		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl))
+	if err != nil {
+		return false, fmt.Errorf("store: renew lease: %w", err)
+	}
+	return ok, nil
+}
+
+// ReleaseLease gives a held lease up. Releasing a lease that was lost or
+// already released does nothing. Safe to repeat.
+func (s *Store) ReleaseLease(ctx context.Context, lease askbridge.Lease) error {
+	if !validTag(lease.Name) {
+		return fmt.Errorf("store: release lease: invalid name %q", lease.Name)
+	}
+	if _, err := s.leaseCall(ctx, leaseReleaseScript, []string{s.k.lease(lease.Name)},
+		lease.Holder, strconv.FormatInt(lease.Token, 10)); err != nil {
+		return fmt.Errorf("store: release lease: %w", err)
+	}
+	return nil
+}
+
+// Cursor reads a named position. Safe for concurrent use.
+func (s *Store) Cursor(ctx context.Context, name string) (int64, bool, error) {
+	if !validTag(name) {
+		return 0, false, fmt.Errorf("store: cursor: invalid name %q", name)
+	}
+	v, err := s.rdb.Get(ctx, s.k.cursor(name)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: cursor: %w", err)
+	}
+	return v, true, nil
+}
+
+// SetCursor writes the position called name, only while lease is still the
+// current holder of the lease of the same name (lease.Name must equal name:
+// the cursor lives in that lease's hash slot so one script can check the
+// token and write). ok is false when the lease was lost. Safe to repeat.
+func (s *Store) SetCursor(ctx context.Context, name string, value int64, lease askbridge.Lease) (bool, error) {
+	if lease.Name != name {
+		return false, fmt.Errorf("store: set cursor %q: fenced by lease %q; a cursor is fenced by the lease of its own name", name, lease.Name)
+	}
+	if !validTag(name) {
+		return false, fmt.Errorf("store: set cursor: invalid name %q", name)
+	}
+	ok, err := s.leaseCall(ctx, cursorSetScript, []string{s.k.lease(name), s.k.cursor(name)},
+		lease.Holder, strconv.FormatInt(lease.Token, 10), strconv.FormatInt(value, 10))
+	if err != nil {
+		return false, fmt.Errorf("store: set cursor: %w", err)
+	}
+	return ok, nil
+}
+
+// leaseCall runs a lease script whose reply is 1 (done) or 0 (refused).
+func (s *Store) leaseCall(ctx context.Context, sc *script, keys []string, args ...any) (bool, error) {
+	v, err := sc.run(ctx, s.rdb, keys, args...)
+	if err != nil {
+		return false, err
+	}
+	o, _, err := reply(v)
+	if err != nil {
+		return false, err
+	}
+	return o == outDone, nil
+}

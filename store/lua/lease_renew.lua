@@ -1,0 +1,16 @@
+-- lease_renew.lua: extend a lease, only while the holder and token match.
+--
+-- KEYS[1]  lease hash           <prefix>lease:{<name>}
+-- ARGV[1]  holder
+-- ARGV[2]  token
+-- ARGV[3]  ttl in ms
+--
+-- Returns
+--   1  renewed
+--   0  lost: expired, or taken by another holder or token
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
+  return 0
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1

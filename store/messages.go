@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// indexReadLimit bounds how many members OpenInChat and OpenForPerson read
+// from one index: far more than the questions one chat or person can have
+// open at once.
+const indexReadLimit = 1000
+
+// AddMessage records a message that showed a question, once, and indexes
+// it: the message → question key (for QuestionByMessage, living as long as
+// the question) and, while the question is pending, the chat index (for
+// OpenInChat). Two round trips: the add-message script on the question's
+// slot, then the index writes. An unknown id changes nothing. Safe to repeat
+// (a repeat also redoes the index writes a failed call may have missed) and
+// to call concurrently.
+func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("store: add message: %w", err)
+	}
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return fmt.Errorf("store: add message: encode: %w", err)
+	}
+	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages)
+	if err != nil {
+		return fmt.Errorf("store: add message: %w", err)
+	}
+	o, rest, err := reply(v)
+	if err != nil {
+		return fmt.Errorf("store: add message: %w", err)
+	}
+	switch o {
+	case outMissing:
+		return nil
+	case outFull:
+		return fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
+	}
+	if len(rest) != 3 {
+		return fmt.Errorf("store: add message: unexpected reply %v", v)
+	}
+	status, _ := rest[0].(string)
+	created, err := unixMilli(fmt.Sprint(rest[1]))
+	if err != nil {
+		return fmt.Errorf("store: add message: created: %w", err)
+	}
+	life := s.indexTTL()
+	if pttl, _ := rest[2].(int64); pttl > 0 {
+		life = time.Duration(pttl) * time.Millisecond
+	}
+	pipe := s.rdb.Pipeline()
+	pipe.Set(ctx, s.k.message(ref), id, life)
+	if status == string(askbridge.StatusPending) {
+		chat := s.k.chat(ref.Platform, ref.Chat)
+		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
+		pipe.PExpire(ctx, chat, s.indexTTL())
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("store: add message: index: %w", err)
+	}
+	return nil
+}
+
+// Messages lists every message recorded for a question, in the order they
+// were added (none for an unknown id). Safe for concurrent use.
+func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("store: messages: %w", err)
+	}
+	items, err := s.rdb.LRange(ctx, s.k.messages(id), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: messages: %w", err)
+	}
+	refs := make([]askbridge.MessageRef, 0, len(items))
+	for _, it := range items {
+		var ref askbridge.MessageRef
+		if err := json.Unmarshal([]byte(it), &ref); err != nil {
+			return nil, fmt.Errorf("store: messages: decode: %w", err)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// QuestionByMessage finds the question a message showed. Safe for
+// concurrent use.
+func (s *Store) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+	id, err := s.rdb.Get(ctx, s.k.message(ref)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: question by message: %w", err)
+	}
+	return id, true, nil
+}
+
+// OpenInChat lists the pending questions shown in a chat, oldest first.
+// Ended questions are dropped from the index as they are found. Safe for
+// concurrent use.
+func (s *Store) OpenInChat(ctx context.Context, platform, chat string) ([]string, error) {
+	ids, err := s.openIn(ctx, s.k.chat(platform, chat))
+	if err != nil {
+		return nil, fmt.Errorf("store: open in chat: %w", err)
+	}
+	return ids, nil
+}
+
+// OpenForPerson lists the pending questions a person ("<platform>:<user
+// id>") was named an answerer of, oldest first. Ended questions are dropped
+// from the index as they are found. Safe for concurrent use.
+func (s *Store) OpenForPerson(ctx context.Context, person string) ([]string, error) {
+	ids, err := s.openIn(ctx, s.k.person(person))
+	if err != nil {
+		return nil, fmt.Errorf("store: open for person: %w", err)
+	}
+	return ids, nil
+}
+
+// openIn reads an index, re-checks each member's status (one pipelined
+// round trip) and prunes the members that are not pending.
+func (s *Store) openIn(ctx context.Context, key string) ([]string, error) {
+	zs, err := s.rdb.ZRangeWithScores(ctx, key, 0, indexReadLimit-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	pending, gone, err := s.pendingOf(ctx, zs)
+	if err != nil {
+		return nil, err
+	}
+	if len(gone) > 0 {
+		if err := s.rdb.ZRem(ctx, key, gone...).Err(); err != nil {
+			return nil, err
+		}
+	}
+	if pending == nil {
+		pending = []string{}
+	}
+	return pending, nil
+}
+
+// FirstSeen records a platform event id (SET NX PX) and reports whether
+// this is the first time it was seen within ttl (ttl ≤ 0: the retention).
+// Exactly one of concurrent callers gets true.
+func (s *Store) FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		ttl = s.opts.Retention
+	}
+	ok, err := s.rdb.SetNX(ctx, s.k.seen(platform, eventID), 1, time.Duration(ms(ttl))*time.Millisecond).Result()
+	if err != nil {
+		return false, fmt.Errorf("store: first seen: %w", err)
+	}
+	return ok, nil
+}

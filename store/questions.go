@@ -1,0 +1,556 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Hash fields of the question hash. The first five are public (protocol).
+const (
+	fieldStatus    = "status"
+	fieldResult    = "result"
+	fieldRequest   = "request"
+	fieldCreated   = "created"
+	fieldDeadline  = "deadline"
+	fieldTarget    = "target"
+	fieldAnswerers = "answerers"
+	fieldEnded     = "ended"
+)
+
+const (
+	// defaultSweepCount is the batch of Sweep when max < 1.
+	defaultSweepCount = 100
+	// defaultOpenCount is the most ids Open returns when max < 1.
+	defaultOpenCount = 100
+	// unknownGrace is how long an index member whose question hash does not
+	// exist is left alone: Create writes the shared indexes and the hash in
+	// one pipeline, and on a Redis Cluster their order is not guaranteed, so
+	// a member may briefly precede its hash. Older ones are leftovers (the
+	// hash expired, or a Create failed half way and was never repeated).
+	unknownGrace = time.Minute
+)
+
+// ErrTooManyMessages is returned by AddMessage when a question already has
+// Options.MaxMessages messages recorded.
+var ErrTooManyMessages = errors.New("store: too many messages recorded for the question")
+
+// Create stores a new pending question and schedules its deadline, in one
+// round trip: a pipeline of ZADD NX into the deadlines zset, the create
+// script on the question's slot, and ZADD NX into the open and person
+// indexes. It is idempotent on the id: when the id is already known it
+// changes nothing in the question and returns it with created false, and
+// repairs the shared indexes a failed earlier call may have left incomplete
+// (see doc.go). Safe to repeat and to call concurrently.
+func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askbridge.Record, error) {
+	if err := checkID(q.ID); err != nil {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+	}
+	if q.Created.IsZero() || q.Deadline.IsZero() {
+		return false, askbridge.Record{}, errors.New("store: create: created and deadline must be set")
+	}
+	request, err := json.Marshal(q.Request)
+	if err != nil {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: encode request: %w", err)
+	}
+	fields := []any{
+		fieldStatus, string(askbridge.StatusPending),
+		fieldRequest, string(request),
+		fieldCreated, q.Created.UnixMilli(),
+		fieldDeadline, q.Deadline.UnixMilli(),
+		fieldTarget, q.Target.String(),
+	}
+	if len(q.Answerers) > 0 {
+		a, err := json.Marshal(q.Answerers)
+		if err != nil {
+			return false, askbridge.Record{}, fmt.Errorf("store: create: encode answerers: %w", err)
+		}
+		fields = append(fields, fieldAnswerers, string(a))
+	}
+	ttl := max(q.Deadline.Sub(q.Created), 0) + s.opts.Retention
+
+	pipe := s.rdb.Pipeline()
+	addDeadline := pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
+	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID)}, append([]any{ms(ttl)}, fields...)...)
+	created := float64(q.Created.UnixMilli())
+	pipe.ZAddNX(ctx, s.k.open(), redis.Z{Score: created, Member: q.ID})
+	for _, p := range q.Answerers {
+		pipe.ZAddNX(ctx, s.k.person(p), redis.Z{Score: created, Member: q.ID})
+		pipe.PExpire(ctx, s.k.person(p), s.indexTTL())
+	}
+	cmds, err := pipe.Exec(ctx)
+	if err != nil && !call.noScript() {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+	}
+	if call.noScript() {
+		for _, c := range cmds {
+			if c != call.cmd && c.Err() != nil {
+				return false, askbridge.Record{}, fmt.Errorf("store: create: %w", c.Err())
+			}
+		}
+	}
+	v, err := call.result(ctx, s.rdb)
+	if err != nil {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+	}
+	o, rest, err := reply(v)
+	if err != nil {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+	}
+	if o == outDone {
+		return true, askbridge.Record{
+			ID:        q.ID,
+			Status:    askbridge.StatusPending,
+			Request:   q.Request,
+			Target:    q.Target,
+			Answerers: q.Answerers,
+			Created:   time.UnixMilli(q.Created.UnixMilli()),
+			Deadline:  time.UnixMilli(q.Deadline.UnixMilli()),
+		}, nil
+	}
+	if o != outKept || len(rest) != 1 {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: unexpected reply %v", v)
+	}
+	existing, err := decodeRecord(q.ID, rest[0])
+	if err != nil {
+		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+	}
+	if err := s.repairIndexes(ctx, q, existing, addDeadline.Val() == 1); err != nil {
+		return false, existing, fmt.Errorf("store: create: %w", err)
+	}
+	return false, existing, nil
+}
+
+// repairIndexes fixes what a repeated Create just added to the shared
+// indexes for a question that already existed: an ended question leaves
+// them, and a pending one keeps its own deadline.
+func (s *Store) repairIndexes(ctx context.Context, q askbridge.NewQuestion, existing askbridge.Record, addedDeadline bool) error {
+	pipe := s.rdb.Pipeline()
+	switch {
+	case existing.Status != askbridge.StatusPending:
+		pipe.ZRem(ctx, s.k.deadlines(), q.ID)
+		pipe.ZRem(ctx, s.k.open(), q.ID)
+		for _, p := range q.Answerers {
+			pipe.ZRem(ctx, s.k.person(p), q.ID)
+		}
+	case addedDeadline && !existing.Deadline.Equal(q.Deadline):
+		pipe.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID})
+	default:
+		return nil
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// Reject records a refused request: unless the id is already known, it
+// stores the question ended with res (status error), stamped with now, and
+// pushes the result to the agent. Won is true when this call stored it.
+// Safe to repeat and to call concurrently.
+func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+	if err := checkID(id); err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+	}
+	body, err := resultBody(id, res)
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+	}
+	v, err := rejectScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)},
+		string(res.Status), body, now.UnixMilli(), ms(s.opts.Retention))
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+	}
+	er, _, err := endReply(id, v)
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+	}
+	return er, nil
+}
+
+// End ends a pending question with res, first writer wins, in one script on
+// the question's slot: the winner stores the result stamped with the
+// question's created time and now, pushes it onto the result list, and sets
+// the retention on the question's keys. A loser learns the result that won.
+// The winner then removes the question from the shared indexes; when that
+// fails the question is ended all the same and the indexes heal (doc.go).
+// Safe to repeat and to call concurrently.
+func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+	if err := checkID(id); err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+	}
+	body, err := resultBody(id, res)
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+	}
+	v, err := endScript.run(ctx, s.rdb, s.endKeys(id), s.endArgs(res.Status, body, now)...)
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+	}
+	er, refs, err := endReply(id, v)
+	if err != nil {
+		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+	}
+	if er.Won {
+		pipe := s.rdb.Pipeline()
+		pipe.ZRem(ctx, s.k.deadlines(), id)
+		s.unindex(ctx, pipe, er.Record, refs)
+		if _, err := pipe.Exec(ctx); err != nil {
+			s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
+		}
+	}
+	return er, nil
+}
+
+func (s *Store) endKeys(id string) []string {
+	return []string{s.k.question(id), s.k.result(id), s.k.messages(id)}
+}
+
+func (s *Store) endArgs(status askbridge.Status, body string, now time.Time) []any {
+	return []any{string(status), body, now.UnixMilli(), ms(s.opts.Retention)}
+}
+
+// unindex queues the removal of an ended question from the open, chat and
+// person indexes.
+func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, r askbridge.Record, refs []askbridge.MessageRef) {
+	pipe.ZRem(ctx, s.k.open(), r.ID)
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		k := s.k.chat(ref.Platform, ref.Chat)
+		if !seen[k] {
+			seen[k] = true
+			pipe.ZRem(ctx, k, r.ID)
+		}
+	}
+	for _, p := range r.Answerers {
+		pipe.ZRem(ctx, s.k.person(p), r.ID)
+	}
+}
+
+// Get reads a question; found is false for an unknown id. Safe for
+// concurrent use.
+func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, error) {
+	if err := checkID(id); err != nil {
+		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+	}
+	m, err := s.rdb.HGetAll(ctx, s.k.question(id)).Result()
+	if err != nil {
+		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+	}
+	if len(m) == 0 {
+		return askbridge.Record{ID: id}, false, nil
+	}
+	r, err := recordFromMap(id, m)
+	if err != nil {
+		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+	}
+	return r, true, nil
+}
+
+// Sweep ends up to max (default 100) questions whose deadline is at or
+// before now as expired (no_answer, reason timeout) and returns those this
+// call ended. It reads the due ids from the deadlines zset (ZRANGEBYSCORE
+// with LIMIT, so questions not yet due cost nothing), runs the end script for
+// each in one pipeline (several sweepers may try the same id: the script
+// lets exactly one win), and then removes every id it settled from the
+// zset. Three round trips whatever max is. When some ids fail but others
+// were ended, it returns those it ended and no error: the failed ids stay in
+// the zset for the next sweep. Safe to call concurrently from any number of
+// replicas.
+func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.EndResult, error) {
+	if max < 1 {
+		max = defaultSweepCount
+	}
+	due, err := s.rdb.ZRangeByScoreWithScores(ctx, s.k.deadlines(), &redis.ZRangeBy{
+		Min:   "-inf",
+		Max:   strconv.FormatInt(now.UnixMilli(), 10),
+		Count: int64(max),
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep: %w", err)
+	}
+	if len(due) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	calls := make([]*queued, len(due))
+	ids := make([]string, len(due))
+	for i, z := range due {
+		id, _ := z.Member.(string)
+		ids[i] = id
+		body, err := resultBody(id, askbridge.NoAnswer(id, askbridge.ReasonTimeout, ""))
+		if err != nil {
+			return nil, fmt.Errorf("store: sweep: %w", err)
+		}
+		calls[i] = endScript.queue(ctx, pipe, s.endKeys(id), s.endArgs(askbridge.StatusNoAnswer, body, now)...)
+	}
+	vals, errs := runQueued(ctx, s.rdb, pipe, calls)
+
+	var won []askbridge.EndResult
+	var firstErr error
+	cleanup := s.rdb.Pipeline()
+	var settled []any
+	for i, id := range ids {
+		if errs[i] != nil {
+			firstErr = cmpErr(firstErr, errs[i])
+			continue
+		}
+		er, refs, err := endReply(id, vals[i])
+		if err != nil {
+			firstErr = cmpErr(firstErr, err)
+			continue
+		}
+		switch {
+		case er.Won:
+			won = append(won, er)
+			s.unindex(ctx, cleanup, er.Record, refs)
+			settled = append(settled, id)
+		case er.Found:
+			settled = append(settled, id)
+		case due[i].Score <= float64(now.Add(-unknownGrace).UnixMilli()):
+			settled = append(settled, id)
+		}
+	}
+	if len(settled) > 0 {
+		cleanup.ZRem(ctx, s.k.deadlines(), settled...)
+	}
+	if cleanup.Len() > 0 {
+		if _, err := cleanup.Exec(ctx); err != nil {
+			firstErr = cmpErr(firstErr, err)
+		}
+	}
+	if firstErr != nil {
+		if len(won) == 0 {
+			return nil, fmt.Errorf("store: sweep: %w", firstErr)
+		}
+		// The ids that failed are still due and the next sweep retries
+		// them; the questions this call ended must reach the caller.
+		s.opts.Logger.WarnContext(ctx, "store: sweep: some due questions were not settled", "err", firstErr)
+	}
+	return won, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// Open lists the ids of pending questions, oldest first, up to max (default
+// 100). Members of ended questions found on the way are removed from the
+// index. Safe for concurrent use.
+func (s *Store) Open(ctx context.Context, max int) ([]string, error) {
+	if max < 1 {
+		max = defaultOpenCount
+	}
+	var out []string
+	var stale []any
+	batch := int64(max)
+	for start := int64(0); len(out) < max; start += batch {
+		zs, err := s.rdb.ZRangeWithScores(ctx, s.k.open(), start, start+batch-1).Result()
+		if err != nil {
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		pending, gone, err := s.pendingOf(ctx, zs)
+		if err != nil {
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		out = append(out, pending...)
+		stale = append(stale, gone...)
+		if int64(len(zs)) < batch {
+			break
+		}
+	}
+	if len(out) > max {
+		out = out[:max]
+	}
+	if len(stale) > 0 {
+		if err := s.rdb.ZRem(ctx, s.k.open(), stale...).Err(); err != nil {
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// pendingOf splits index members (scored by created time) into the ids of
+// pending questions, in order, and the members to prune: ended questions,
+// and unknown ids older than unknownGrace. One pipelined HGET per member.
+func (s *Store) pendingOf(ctx context.Context, zs []redis.Z) (pending []string, gone []any, err error) {
+	if len(zs) == 0 {
+		return nil, nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(zs))
+	for i, z := range zs {
+		id, _ := z.Member.(string)
+		cmds[i] = pipe.HGet(ctx, s.k.question(id), fieldStatus)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	cutoff := float64(time.Now().Add(-unknownGrace).UnixMilli())
+	for i, z := range zs {
+		id, _ := z.Member.(string)
+		st, err := cmds[i].Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			if z.Score <= cutoff {
+				gone = append(gone, id)
+			}
+		case err != nil:
+			return nil, nil, err
+		case st == string(askbridge.StatusPending):
+			pending = append(pending, id)
+		default:
+			gone = append(gone, id)
+		}
+	}
+	return pending, gone, nil
+}
+
+// resultBody is the result JSON the scripts store, without the stamps they
+// add: the id set, createdAt and endedAt left out.
+func resultBody(id string, res askbridge.Result) (string, error) {
+	switch res.Status {
+	case askbridge.StatusAnswered, askbridge.StatusNoAnswer, askbridge.StatusError:
+	default:
+		return "", fmt.Errorf("result status %q is not final", res.Status)
+	}
+	res.ID = id
+	res.CreatedAt, res.EndedAt = 0, 0
+	b, err := json.Marshal(res)
+	if err != nil {
+		return "", fmt.Errorf("encode result: %w", err)
+	}
+	return string(b), nil
+}
+
+// endReply decodes the reply of the end and reject scripts.
+func endReply(id string, v any) (askbridge.EndResult, []askbridge.MessageRef, error) {
+	o, rest, err := reply(v)
+	if err != nil {
+		return askbridge.EndResult{}, nil, err
+	}
+	if o == outMissing {
+		return askbridge.EndResult{Record: askbridge.Record{ID: id}}, nil, nil
+	}
+	if (o != outDone && o != outKept) || len(rest) < 1 {
+		return askbridge.EndResult{}, nil, fmt.Errorf("unexpected reply %v", v)
+	}
+	r, err := decodeRecord(id, rest[0])
+	if err != nil {
+		return askbridge.EndResult{}, nil, err
+	}
+	var refs []askbridge.MessageRef
+	if len(rest) > 1 {
+		if refs, err = decodeRefs(rest[1]); err != nil {
+			return askbridge.EndResult{}, nil, err
+		}
+	}
+	er := askbridge.EndResult{Won: o == outDone, Found: true, Record: r}
+	if r.Result != nil {
+		er.Result = *r.Result
+	} else {
+		er.Result = askbridge.Result{ID: id, Status: r.Status}
+	}
+	return er, refs, nil
+}
+
+// decodeRecord decodes a flat HGETALL reply from a script.
+func decodeRecord(id string, v any) (askbridge.Record, error) {
+	flat, ok := v.([]any)
+	if !ok || len(flat)%2 != 0 {
+		return askbridge.Record{}, fmt.Errorf("question %s: unexpected fields %v", id, v)
+	}
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		val, _ := flat[i+1].(string)
+		m[k] = val
+	}
+	return recordFromMap(id, m)
+}
+
+// recordFromMap decodes the fields of a question hash.
+func recordFromMap(id string, m map[string]string) (askbridge.Record, error) {
+	r := askbridge.Record{ID: id, Status: askbridge.Status(m[fieldStatus])}
+	if v := m[fieldRequest]; v != "" {
+		if err := json.Unmarshal([]byte(v), &r.Request); err != nil {
+			return r, fmt.Errorf("question %s: decode request: %w", id, err)
+		}
+	}
+	if v := m[fieldResult]; v != "" {
+		var res askbridge.Result
+		if err := json.Unmarshal([]byte(v), &res); err != nil {
+			return r, fmt.Errorf("question %s: decode result: %w", id, err)
+		}
+		r.Result = &res
+	}
+	if v := m[fieldAnswerers]; v != "" {
+		if err := json.Unmarshal([]byte(v), &r.Answerers); err != nil {
+			return r, fmt.Errorf("question %s: decode answerers: %w", id, err)
+		}
+	}
+	if v := m[fieldTarget]; v != "" {
+		platform, chat, _ := strings.Cut(v, ":")
+		r.Target = askbridge.Target{Platform: platform, Chat: chat}
+	}
+	var err error
+	if r.Created, err = unixMilli(m[fieldCreated]); err != nil {
+		return r, fmt.Errorf("question %s: created: %w", id, err)
+	}
+	if r.Deadline, err = unixMilli(m[fieldDeadline]); err != nil {
+		return r, fmt.Errorf("question %s: deadline: %w", id, err)
+	}
+	return r, nil
+}
+
+func unixMilli(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(n), nil
+}
+
+func decodeRefs(v any) ([]askbridge.MessageRef, error) {
+	items, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("unexpected message list %v", v)
+	}
+	refs := make([]askbridge.MessageRef, 0, len(items))
+	for _, it := range items {
+		s, _ := it.(string)
+		var ref askbridge.MessageRef
+		if err := json.Unmarshal([]byte(s), &ref); err != nil {
+			return nil, fmt.Errorf("decode message ref: %w", err)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// checkID refuses ids that would break the {<id>} hash tag. The protocol's
+// id syntax (^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$) is checked by the request
+// decoder; the store only needs a non-empty id without braces.
+func checkID(id string) error {
+	if id == "" {
+		return errors.New("empty question id")
+	}
+	if !validTag(id) {
+		return fmt.Errorf("question id %q contains a brace", id)
+	}
+	return nil
+}
+
+func (s *Store) indexTTL() time.Duration { return s.opts.MaxLifetime + s.opts.Retention }

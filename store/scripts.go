@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts, one file each under lua/. Each opens with a header that
+// lists its KEYS, ARGV and return values; every key comes in through KEYS,
+// and all KEYS of one script share a hash slot.
+var (
+	//go:embed lua/create.lua
+	createSrc string
+	//go:embed lua/end.lua
+	endSrc string
+	//go:embed lua/reject.lua
+	rejectSrc string
+	//go:embed lua/add_message.lua
+	addMessageSrc string
+	//go:embed lua/lease_acquire.lua
+	leaseAcquireSrc string
+	//go:embed lua/lease_renew.lua
+	leaseRenewSrc string
+	//go:embed lua/lease_release.lua
+	leaseReleaseSrc string
+	//go:embed lua/cursor_set.lua
+	cursorSetSrc string
+
+	createScript       = newScript(createSrc)
+	endScript          = newScript(endSrc)
+	rejectScript       = newScript(rejectSrc)
+	addMessageScript   = newScript(addMessageSrc)
+	leaseAcquireScript = newScript(leaseAcquireSrc)
+	leaseRenewScript   = newScript(leaseRenewSrc)
+	leaseReleaseScript = newScript(leaseReleaseSrc)
+	cursorSetScript    = newScript(cursorSetSrc)
+)
+
+// script is one Lua script with its source, kept to resend it when a
+// server lost its script cache in the middle of a pipeline.
+type script struct {
+	src string
+	rs  *redis.Script
+}
+
+func newScript(src string) *script { return &script{src: src, rs: redis.NewScript(src)} }
+
+// run runs the script alone: EVALSHA, and EVAL when the server answers
+// NOSCRIPT.
+func (s *script) run(ctx context.Context, rdb redis.Scripter, keys []string, args ...any) (any, error) {
+	return s.rs.Run(ctx, rdb, keys, args...).Result()
+}
+
+// outcome is what a script did. Every script signals it with the integer
+// that opens its reply (or is its whole reply); toOutcome is the one place
+// those integers are read.
+type outcome int
+
+const (
+	// outDone: the script made its change (created, won, added, renewed,
+	// released, written).
+	outDone outcome = iota + 1
+	// outKept: nothing changed because the state already decided otherwise
+	// (the id was known, the question had ended, the message was recorded,
+	// the lease belongs to someone else).
+	outKept
+	// outMissing: no such question.
+	outMissing
+	// outFull: the question already has the most messages kept.
+	outFull
+)
+
+// toOutcome maps a script's return code to its outcome. The codes are those
+// in the scripts' headers: 1 done, 0 kept, -1 missing, -2 full.
+func toOutcome(code int64) (outcome, error) {
+	switch code {
+	case 1:
+		return outDone, nil
+	case 0:
+		return outKept, nil
+	case -1:
+		return outMissing, nil
+	case -2:
+		return outFull, nil
+	}
+	return 0, fmt.Errorf("unexpected script return code %d", code)
+}
+
+// reply splits a script's table reply into its outcome and the rest. A bare
+// integer reply is an outcome with no rest.
+func reply(v any) (outcome, []any, error) {
+	switch r := v.(type) {
+	case int64:
+		o, err := toOutcome(r)
+		return o, nil, err
+	case []any:
+		if len(r) == 0 {
+			return 0, nil, fmt.Errorf("empty script reply")
+		}
+		code, ok := r[0].(int64)
+		if !ok {
+			return 0, nil, fmt.Errorf("script reply opens with %T, want an integer", r[0])
+		}
+		o, err := toOutcome(code)
+		return o, r[1:], err
+	}
+	return 0, nil, fmt.Errorf("unexpected script reply %T", v)
+}
+
+// queued is a script call sent in a pipeline with EVALSHA.
+type queued struct {
+	s    *script
+	keys []string
+	args []any
+	cmd  *redis.Cmd
+}
+
+// queue adds the script to pipe as EVALSHA.
+func (s *script) queue(ctx context.Context, pipe redis.Pipeliner, keys []string, args ...any) *queued {
+	return &queued{s: s, keys: keys, args: args, cmd: pipe.EvalSha(ctx, s.rs.Hash(), keys, args...)}
+}
+
+// noScript reports whether the server did not know the script, so the
+// call did not run (its script cache was flushed, or a cluster node is new).
+func (q *queued) noScript() bool { return redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") }
+
+// result is the reply of a queued call after its pipeline ran; a call the
+// server answered NOSCRIPT is sent again alone with its full source.
+func (q *queued) result(ctx context.Context, rdb redis.Scripter) (any, error) {
+	if q.noScript() {
+		return rdb.Eval(ctx, q.s.src, q.keys, q.args...).Result()
+	}
+	return q.cmd.Result()
+}
+
+// runQueued runs many queued calls, already in pipe, and returns each reply
+// or error in order. The calls answered NOSCRIPT are sent again together,
+// in full, in a second pipeline.
+func runQueued(ctx context.Context, rdb redis.UniversalClient, pipe redis.Pipeliner, calls []*queued) ([]any, []error) {
+	vals := make([]any, len(calls))
+	errs := make([]error, len(calls))
+	_, _ = pipe.Exec(ctx)
+	var again []int
+	for i, q := range calls {
+		if q.noScript() {
+			again = append(again, i)
+			continue
+		}
+		vals[i], errs[i] = q.cmd.Result()
+	}
+	if len(again) == 0 {
+		return vals, errs
+	}
+	retry := rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(again))
+	for j, i := range again {
+		cmds[j] = retry.Eval(ctx, calls[i].s.src, calls[i].keys, calls[i].args...)
+	}
+	_, _ = retry.Exec(ctx)
+	for j, i := range again {
+		vals[i], errs[i] = cmds[j].Result()
+	}
+	return vals, errs
+}
