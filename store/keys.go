@@ -79,6 +79,11 @@ func (k keys) fence(name string) string { return k.prefix + "lease:{" + name + "
 // offset (internal, never expires, same slot as the lease of the same name).
 func (k keys) cursor(name string) string { return k.prefix + "cursor:{" + name + "}" }
 
+// webHistory is the LIST of the web page's timeline: one JSON entry per
+// ended question shown on the page, newest first, capped at historyMax
+// entries by LTRIM, never expiring (internal; the page reads it back).
+func (k keys) webHistory() string { return k.prefix + "web:history" }
+
 // validTag reports whether s can sit inside a hash tag: a brace would end
 // the tag early or start another, and the keys would no longer share a slot.
 func validTag(s string) bool { return !strings.ContainsAny(s, "{}") }
