@@ -1,0 +1,858 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// t0 is the fixed "now" of the tests: every time the store is handed is
+// derived from it, so results and goldens are stable.
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func sampleRequest(id string) askbridge.Request {
+	return askbridge.Request{
+		ID: id,
+		To: "telegram:42",
+		Questions: []askbridge.Question{{
+			ID:       "deploy_target",
+			Header:   "Target",
+			Question: "Where should this deploy?",
+			Options:  []askbridge.Option{{Label: "Staging (Recommended)", Description: "Safer default"}, {Label: "Production"}},
+		}},
+		TimeoutSeconds: 900,
+	}
+}
+
+// newQ is a question created at created with the given timeout, shown on
+// telegram chat 42, answerable by telegram:7.
+func newQ(id string, created time.Time, timeout time.Duration) askbridge.NewQuestion {
+	return askbridge.NewQuestion{
+		ID:        id,
+		Request:   sampleRequest(id),
+		Target:    askbridge.Target{Platform: "telegram", Chat: "42"},
+		Answerers: []string{"telegram:7"},
+		Created:   created,
+		Deadline:  created.Add(timeout),
+	}
+}
+
+func answered(id string) askbridge.Result {
+	return askbridge.Answered(id, map[string][]string{"deploy_target": {"Production"}},
+		&askbridge.Person{Platform: "telegram", ID: "7", Name: "Ada"}, askbridge.ViaButton)
+}
+
+// sameJSON compares two values by their JSON encoding.
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+func mustCreate(t testing.TB, s *Store, q askbridge.NewQuestion) {
+	t.Helper()
+	created, _, err := s.Create(ctxT(t), q)
+	if err != nil || !created {
+		t.Fatalf("Create(%s) = %v, %v; want created", q.ID, created, err)
+	}
+}
+
+// TestConformance runs the whole suite against a real redis-server, a
+// three-master Redis Cluster and the embedded server.
+func TestConformance(t *testing.T) {
+	for _, b := range allBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			conformance(t, b)
+		})
+	}
+}
+
+// conformance is the suite every backend must pass.
+func conformance(t *testing.T, b backend) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, b backend)
+	}{
+		{"requests/entries", testRequestEntries},
+		{"requests/max", testRequestMax},
+		{"requests/block", testRequestBlock},
+		{"requests/group-recreated", testRequestGroupRecreated},
+		{"create/idempotent", testCreateIdempotent},
+		{"create/repairs-indexes", testCreateRepairs},
+		{"end/first-writer-wins", testEnd},
+		{"reject", testReject},
+		{"get", testGet},
+		{"sweep", testSweep},
+		{"sweep/unknown-ids", testSweepUnknown},
+		{"open", testOpen},
+		{"messages", testMessages},
+		{"messages/limit", testMessagesLimit},
+		{"indexes/prune", testIndexPrune},
+		{"first-seen", testFirstSeen},
+		{"leases", testLeases},
+		{"leases/expiry", testLeaseExpiry},
+		{"events", testEvents},
+		{"events/block", testEventsBlock},
+		{"events/maxlen", testEventsMaxLen},
+		{"agent-protocol", testAgentProtocol},
+		{"race/50-answers", testRace50Answers},
+		{"race/answer-timeout-cancel", testRaceAnswerTimeoutCancel},
+		{"race/2000-sweeps", testRaceSweeps},
+		{"race/dead-consumer", testRaceDeadConsumer},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.run(t, b)
+		})
+	}
+}
+
+func testRequestEntries(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	add := func(values ...any) string {
+		id, err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: values}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ask := add("ask", `{"questions":[]}`)
+	cancel := add("cancel", "q-1")
+	both := add("ask", "{}", "cancel", "q-1")
+	neither := add("note", "hello")
+	empty := add("cancel", "")
+	extra := add("ask", "{}", "trace", "abc")
+
+	got, err := s.ReadRequests(ctx, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []askbridge.Entry{
+		{StreamID: ask, Ask: []byte(`{"questions":[]}`)},
+		{StreamID: cancel, Cancel: "q-1"},
+		{StreamID: both, Malformed: "entry has both an ask and a cancel field"},
+		{StreamID: neither, Malformed: "entry has neither an ask nor a cancel field"},
+		{StreamID: empty, Malformed: "cancel entry names no question id"},
+		{StreamID: extra, Ask: []byte(`{}`)},
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("entries:\n got %+v\nwant %+v", got, want)
+	}
+	for _, e := range got {
+		if err := s.AckRequest(ctx, e.StreamID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AckRequest(ctx, e.StreamID); err != nil {
+			t.Fatalf("repeated ack: %v", err)
+		}
+	}
+	if n := s.rdb.XLen(ctx, s.k.requests()).Val(); n != 0 {
+		t.Fatalf("acknowledged entries left in the stream: %d", n)
+	}
+	again, err := s.ReadRequests(ctx, 10, 0)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("after ack: %v, %v", again, err)
+	}
+}
+
+func testRequestMax(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	for i := range 25 {
+		s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", strconv.Itoa(i)}})
+	}
+	var sizes []int
+	var all []string
+	for {
+		got, err := s.ReadRequests(ctx, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		sizes = append(sizes, len(got))
+		for _, e := range got {
+			all = append(all, e.Cancel)
+		}
+	}
+	if !slices.Equal(sizes, []int{10, 10, 5}) {
+		t.Fatalf("batch sizes %v, want [10 10 5]", sizes)
+	}
+	for i, id := range all {
+		if id != strconv.Itoa(i) {
+			t.Fatalf("entry %d is %q: order lost", i, id)
+		}
+	}
+}
+
+func testRequestBlock(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	start := time.Now()
+	got, err := s.ReadRequests(ctx, 10, 0)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty stream: %v, %v", got, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("block 0 waited %v: it must not block", d)
+	}
+	start = time.Now()
+	if got, err = s.ReadRequests(ctx, 10, 300*time.Millisecond); err != nil || len(got) != 0 {
+		t.Fatalf("blocking read of an empty stream: %v, %v", got, err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("block 300ms returned after %v", d)
+	}
+	// An entry added while a reader blocks wakes it.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", "late"}})
+	}()
+	start = time.Now()
+	got, err = s.ReadRequests(ctx, 10, 5*time.Second)
+	if err != nil || len(got) != 1 || got[0].Cancel != "late" {
+		t.Fatalf("woken read: %v, %v", got, err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("woken read took %v", d)
+	}
+}
+
+func testRequestGroupRecreated(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	if _, err := s.ReadRequests(ctx, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Someone deletes the stream, group and all.
+	s.rdb.Del(ctx, s.k.requests())
+	s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", "after"}})
+	got, err := s.ReadRequests(ctx, 10, 0)
+	if err != nil {
+		t.Fatalf("read after the group vanished: %v", err)
+	}
+	if len(got) != 1 || got[0].Cancel != "after" {
+		t.Fatalf("got %+v, want the entry added after the stream was deleted", got)
+	}
+}
+
+func testCreateIdempotent(t *testing.T, b backend) {
+	s := newStore(t, b, Options{Retention: time.Hour})
+	ctx := ctxT(t)
+	q := newQ("idem", t0, 15*time.Minute)
+	created, rec, err := s.Create(ctx, q)
+	if err != nil || !created {
+		t.Fatalf("first Create: %v, %v", created, err)
+	}
+	if rec.Status != askbridge.StatusPending || !rec.Deadline.Equal(q.Deadline) {
+		t.Fatalf("first Create record %+v", rec)
+	}
+	// A redelivered request computes a later deadline; nothing may change.
+	again := newQ("idem", t0.Add(time.Minute), 15*time.Minute)
+	created, existing, err := s.Create(ctx, again)
+	if err != nil || created {
+		t.Fatalf("second Create: %v, %v; want created false", created, err)
+	}
+	if existing.ID != "idem" || existing.Status != askbridge.StatusPending ||
+		!existing.Created.Equal(q.Created) || !existing.Deadline.Equal(q.Deadline) ||
+		existing.Request.Questions[0].Header != "Target" || existing.Target != q.Target ||
+		!slices.Equal(existing.Answerers, q.Answerers) {
+		t.Fatalf("existing record %+v", existing)
+	}
+	if n := s.rdb.Exists(ctx, s.k.question("idem")).Val(); n != 1 {
+		t.Fatalf("%d question hashes", n)
+	}
+	if n := s.rdb.ZCard(ctx, s.k.deadlines()).Val(); n != 1 {
+		t.Fatalf("%d deadlines, want 1", n)
+	}
+	if sc := s.rdb.ZScore(ctx, s.k.deadlines(), "idem").Val(); int64(sc) != q.Deadline.UnixMilli() {
+		t.Fatalf("deadline score %v, want the first deadline %d", sc, q.Deadline.UnixMilli())
+	}
+	ttl := s.rdb.PTTL(ctx, s.k.question("idem")).Val()
+	if ttl <= 75*time.Minute-time.Minute || ttl > 75*time.Minute {
+		t.Fatalf("hash ttl %v, want deadline - created + retention = 75m", ttl)
+	}
+}
+
+// testCreateRepairs plays the crash windows of Create: the hash stored
+// without its deadline, and a stale deadline of an ended question.
+func testCreateRepairs(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	q := newQ("crash", t0, time.Minute)
+	mustCreate(t, s, q)
+	s.rdb.ZRem(ctx, s.k.deadlines(), "crash")
+	s.rdb.ZRem(ctx, s.k.open(), "crash")
+
+	// The redelivered request repairs the deadline, with the stored one.
+	created, _, err := s.Create(ctx, newQ("crash", t0.Add(10*time.Second), time.Minute))
+	if err != nil || created {
+		t.Fatalf("repeat Create: %v, %v", created, err)
+	}
+	if sc, err := s.rdb.ZScore(ctx, s.k.deadlines(), "crash").Result(); err != nil || int64(sc) != q.Deadline.UnixMilli() {
+		t.Fatalf("deadline after repair: %v, %v; want %d", sc, err, q.Deadline.UnixMilli())
+	}
+	if _, err := s.rdb.ZScore(ctx, s.k.open(), "crash").Result(); err != nil {
+		t.Fatalf("open index after repair: %v", err)
+	}
+	ended, err := s.Sweep(ctx, q.Deadline, 10)
+	if err != nil || len(ended) != 1 {
+		t.Fatalf("the repaired question expires: %v, %v", ended, err)
+	}
+
+	// A repeat for an ended question leaves no stale index member.
+	if _, _, err := s.Create(ctx, newQ("crash", t0, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{s.k.deadlines(), s.k.open(), s.k.person("telegram:7")} {
+		if _, err := s.rdb.ZScore(ctx, k, "crash").Result(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("%s still holds the ended question (%v)", k, err)
+		}
+	}
+}
+
+func testEnd(t *testing.T, b backend) {
+	s := newStore(t, b, Options{Retention: time.Hour})
+	ctx := ctxT(t)
+	q := newQ("end", t0, 15*time.Minute)
+	mustCreate(t, s, q)
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "1001"}
+	if err := s.AddMessage(ctx, "end", ref); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(time.Minute)
+	r, err := s.End(ctx, "end", answered("end"), now)
+	if err != nil || !r.Won || !r.Found {
+		t.Fatalf("End: %+v, %v", r, err)
+	}
+	want := answered("end").Stamp(t0, now)
+	if !sameJSON(r.Result, want) {
+		t.Fatalf("winner's result %+v, want %+v", r.Result, want)
+	}
+	if r.Record.Status != askbridge.StatusAnswered || r.Record.Result == nil {
+		t.Fatalf("winner's record %+v", r.Record)
+	}
+	lost, err := s.End(ctx, "end", askbridge.NoAnswer("end", askbridge.ReasonCancelled, ""), now.Add(time.Second))
+	if err != nil || lost.Won || !lost.Found {
+		t.Fatalf("second End: %+v, %v", lost, err)
+	}
+	if lost.Result.Status != askbridge.StatusAnswered || lost.Result.EndedAt != now.UnixMilli() {
+		t.Fatalf("the loser must learn what won: %+v", lost.Result)
+	}
+	if n := s.rdb.LLen(ctx, s.k.result("end")).Val(); n != 1 {
+		t.Fatalf("result list holds %d results", n)
+	}
+	for _, k := range []string{s.k.question("end"), s.k.result("end"), s.k.messages("end")} {
+		if ttl := s.rdb.PTTL(ctx, k).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("%s ttl %v, want the retention", k, ttl)
+		}
+	}
+	for _, k := range []string{s.k.deadlines(), s.k.open(), s.k.person("telegram:7"), s.k.chat("telegram", "42")} {
+		if _, err := s.rdb.ZScore(ctx, k, "end").Result(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("%s still holds the ended question (%v)", k, err)
+		}
+	}
+	unknown, err := s.End(ctx, "nope", answered("nope"), now)
+	if err != nil || unknown.Found || unknown.Won {
+		t.Fatalf("End of an unknown id: %+v, %v", unknown, err)
+	}
+	if _, err := s.End(ctx, "end", askbridge.Result{Status: askbridge.StatusPending}, now); err == nil {
+		t.Fatal("End with a pending result must be refused")
+	}
+}
+
+func testReject(t *testing.T, b backend) {
+	s := newStore(t, b, Options{Retention: time.Hour})
+	ctx := ctxT(t)
+	res := askbridge.Refused("bad", errors.New("questions must contain 1 to 3 questions"))
+	r, err := s.Reject(ctx, "bad", res, t0)
+	if err != nil || !r.Won || !r.Found {
+		t.Fatalf("Reject: %+v, %v", r, err)
+	}
+	if r.Result.Status != askbridge.StatusError || r.Result.Error != res.Error || r.Result.CreatedAt != t0.UnixMilli() || r.Result.EndedAt != t0.UnixMilli() {
+		t.Fatalf("rejected result %+v", r.Result)
+	}
+	if v := s.rdb.LRange(ctx, s.k.result("bad"), 0, -1).Val(); len(v) != 1 {
+		t.Fatalf("result list %v", v)
+	}
+	again, err := s.Reject(ctx, "bad", res, t0.Add(time.Second))
+	if err != nil || again.Won || again.Result.EndedAt != t0.UnixMilli() {
+		t.Fatalf("repeated Reject: %+v, %v", again, err)
+	}
+	if n := s.rdb.LLen(ctx, s.k.result("bad")).Val(); n != 1 {
+		t.Fatalf("result list holds %d results after a repeat", n)
+	}
+	mustCreate(t, s, newQ("known", t0, time.Minute))
+	known, err := s.Reject(ctx, "known", askbridge.Refused("known", errors.New("x")), t0)
+	if err != nil || known.Won || !known.Found || known.Record.Status != askbridge.StatusPending {
+		t.Fatalf("Reject of a pending id: %+v, %v", known, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.result("known")).Val(); n != 0 {
+		t.Fatal("Reject of a known id pushed a result")
+	}
+}
+
+func testGet(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	if _, found, err := s.Get(ctx, "missing"); err != nil || found {
+		t.Fatalf("Get(missing) = %v, %v", found, err)
+	}
+	q := newQ("get", t0, time.Minute)
+	q.Target = askbridge.Target{Platform: "web"}
+	q.Answerers = nil
+	mustCreate(t, s, q)
+	r, found, err := s.Get(ctx, "get")
+	if err != nil || !found {
+		t.Fatalf("Get = %v, %v", found, err)
+	}
+	if r.Status != askbridge.StatusPending || r.Target != q.Target || len(r.Answerers) != 0 ||
+		!r.Created.Equal(t0) || !r.Deadline.Equal(q.Deadline) || r.Result != nil ||
+		fmt.Sprint(r.Request) != fmt.Sprint(q.Request) {
+		t.Fatalf("record %+v", r)
+	}
+	if _, _, err := s.Get(ctx, "a{b}"); err == nil {
+		t.Fatal("an id with braces must be refused")
+	}
+}
+
+func testSweep(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	for i := 1; i <= 5; i++ {
+		mustCreate(t, s, newQ("s"+strconv.Itoa(i), t0, time.Duration(i)*time.Second))
+	}
+	if _, err := s.End(ctx, "s1", answered("s1"), t0.Add(500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(2500 * time.Millisecond)
+	ended, err := s.Sweep(ctx, now, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ended) != 1 || ended[0].Record.ID != "s2" || !ended[0].Won {
+		t.Fatalf("swept %+v, want s2 alone (s1 was answered)", ended)
+	}
+	want := askbridge.NoAnswer("s2", askbridge.ReasonTimeout, "").Stamp(t0, now)
+	if !sameJSON(ended[0].Result, want) {
+		t.Fatalf("timeout result %+v, want %+v", ended[0].Result, want)
+	}
+	if again, err := s.Sweep(ctx, now, 100); err != nil || len(again) != 0 {
+		t.Fatalf("second sweep: %v, %v", again, err)
+	}
+	if n := s.rdb.ZCard(ctx, s.k.deadlines()).Val(); n != 3 {
+		t.Fatalf("%d deadlines left, want 3", n)
+	}
+	late := t0.Add(time.Hour)
+	first, err := s.Sweep(ctx, late, 2)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("sweep max 2: %v, %v", first, err)
+	}
+	rest, err := s.Sweep(ctx, late, 2)
+	if err != nil || len(rest) != 1 {
+		t.Fatalf("sweep of the rest: %v, %v", rest, err)
+	}
+	if n := s.rdb.ZCard(ctx, s.k.deadlines()).Val(); n != 0 {
+		t.Fatalf("%d deadlines left", n)
+	}
+	for _, id := range []string{"s2", "s3", "s4", "s5"} {
+		if n := s.rdb.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+			t.Fatalf("%s: %d results", id, n)
+		}
+	}
+}
+
+// testSweepUnknown: an id in the deadlines zset without a question is a
+// leftover (removed) once older than the grace, but may be a Create whose
+// hash is still on its way (kept) when recent.
+func testSweepUnknown(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	s.rdb.ZAdd(ctx, s.k.deadlines(),
+		redis.Z{Score: float64(t0.Add(-time.Hour).UnixMilli()), Member: "old"},
+		redis.Z{Score: float64(t0.Add(-time.Second).UnixMilli()), Member: "recent"})
+	ended, err := s.Sweep(ctx, t0, 10)
+	if err != nil || len(ended) != 0 {
+		t.Fatalf("sweep of unknown ids: %v, %v", ended, err)
+	}
+	members := s.rdb.ZRange(ctx, s.k.deadlines(), 0, -1).Val()
+	if !slices.Equal(members, []string{"recent"}) {
+		t.Fatalf("deadlines %v, want [recent]", members)
+	}
+}
+
+func testOpen(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	for i, id := range []string{"o3", "o1", "o2", "o4"} {
+		created := map[int]time.Duration{0: 3, 1: 1, 2: 2, 3: 4}[i]
+		mustCreate(t, s, newQ(id, t0.Add(created*time.Second), time.Hour))
+	}
+	if _, err := s.End(ctx, "o2", answered("o2"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.Open(ctx, 10)
+	if err != nil || !slices.Equal(ids, []string{"o1", "o3", "o4"}) {
+		t.Fatalf("Open = %v, %v; want [o1 o3 o4]", ids, err)
+	}
+	ids, err = s.Open(ctx, 2)
+	if err != nil || !slices.Equal(ids, []string{"o1", "o3"}) {
+		t.Fatalf("Open(2) = %v, %v", ids, err)
+	}
+	// A stale member (an ended question left behind) is pruned on read.
+	s.rdb.ZAdd(ctx, s.k.open(), redis.Z{Score: float64(t0.UnixMilli()), Member: "o2"})
+	ids, err = s.Open(ctx, 10)
+	if err != nil || !slices.Equal(ids, []string{"o1", "o3", "o4"}) {
+		t.Fatalf("Open with a stale member = %v, %v", ids, err)
+	}
+	if _, err := s.rdb.ZScore(ctx, s.k.open(), "o2").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatal("the stale member was not pruned")
+	}
+}
+
+func testMessages(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("m1", t0, time.Hour))
+	mustCreate(t, s, newQ("m2", t0.Add(time.Second), time.Hour))
+	r1 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "100"}
+	r2 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "101"}
+	r3 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "102"}
+	for _, step := range []struct {
+		id  string
+		ref askbridge.MessageRef
+	}{{"m1", r1}, {"m1", r2}, {"m1", r1}, {"m2", r3}, {"m2", r3}} {
+		if err := s.AddMessage(ctx, step.id, step.ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refs, err := s.Messages(ctx, "m1")
+	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{r1, r2}) {
+		t.Fatalf("Messages(m1) = %v, %v", refs, err)
+	}
+	if refs, _ := s.Messages(ctx, "none"); len(refs) != 0 {
+		t.Fatalf("Messages(none) = %v", refs)
+	}
+	for ref, want := range map[askbridge.MessageRef]string{r1: "m1", r2: "m1", r3: "m2"} {
+		id, found, err := s.QuestionByMessage(ctx, ref)
+		if err != nil || !found || id != want {
+			t.Fatalf("QuestionByMessage(%v) = %q, %v, %v", ref, id, found, err)
+		}
+		if ttl := s.rdb.PTTL(ctx, s.k.message(ref)).Val(); ttl <= 0 {
+			t.Fatalf("message key without expiry: %v", ttl)
+		}
+	}
+	if _, found, _ := s.QuestionByMessage(ctx, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "999"}); found {
+		t.Fatal("unknown message found")
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.chat("telegram", "42")).Val(); ttl <= 0 {
+		t.Fatalf("chat index without expiry: %v", ttl)
+	}
+	ids, err := s.OpenInChat(ctx, "telegram", "42")
+	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
+		t.Fatalf("OpenInChat = %v, %v", ids, err)
+	}
+	ids, err = s.OpenForPerson(ctx, "telegram:7")
+	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
+		t.Fatalf("OpenForPerson = %v, %v", ids, err)
+	}
+	if _, err := s.End(ctx, "m1", answered("m1"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ = s.OpenInChat(ctx, "telegram", "42")
+	if !slices.Equal(ids, []string{"m2"}) {
+		t.Fatalf("OpenInChat after End = %v", ids)
+	}
+	ids, _ = s.OpenForPerson(ctx, "telegram:7")
+	if !slices.Equal(ids, []string{"m2"}) {
+		t.Fatalf("OpenForPerson after End = %v", ids)
+	}
+	// A late message of an ended question is still found by its message.
+	late := askbridge.MessageRef{Platform: "discord", Chat: "9", Message: "77"}
+	if err := s.AddMessage(ctx, "m1", late); err != nil {
+		t.Fatal(err)
+	}
+	if id, found, _ := s.QuestionByMessage(ctx, late); !found || id != "m1" {
+		t.Fatalf("late message: %q %v", id, found)
+	}
+	if ids, _ := s.OpenInChat(ctx, "discord", "9"); len(ids) != 0 {
+		t.Fatalf("ended question indexed as open: %v", ids)
+	}
+	// An unknown question records nothing.
+	if err := s.AddMessage(ctx, "ghost", askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := s.QuestionByMessage(ctx, askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); found {
+		t.Fatal("a message of an unknown question was indexed")
+	}
+	if ids, err := s.OpenInChat(ctx, "slack", "nothing"); err != nil || ids == nil || len(ids) != 0 {
+		t.Fatalf("OpenInChat of an empty chat = %#v, %v", ids, err)
+	}
+}
+
+func testMessagesLimit(t *testing.T, b backend) {
+	s := newStore(t, b, Options{MaxMessages: 3})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("lim", t0, time.Hour))
+	for i := range 3 {
+		if err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Chat: "", Message: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "2"}); err != nil {
+		t.Fatalf("repeat at the limit: %v", err)
+	}
+	err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "3"})
+	if !errors.Is(err, ErrTooManyMessages) {
+		t.Fatalf("fourth message: %v, want ErrTooManyMessages", err)
+	}
+}
+
+// testIndexPrune: members of expired (unknown) questions in the chat and
+// person indexes are pruned once older than the grace, kept while recent.
+func testIndexPrune(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	old := float64(time.Now().Add(-time.Hour).UnixMilli())
+	recent := float64(time.Now().UnixMilli())
+	chat := s.k.chat("telegram", "5")
+	s.rdb.ZAdd(ctx, chat, redis.Z{Score: old, Member: "gone"}, redis.Z{Score: recent, Member: "coming"})
+	ids, err := s.OpenInChat(ctx, "telegram", "5")
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("OpenInChat = %v, %v", ids, err)
+	}
+	if members := s.rdb.ZRange(ctx, chat, 0, -1).Val(); !slices.Equal(members, []string{"coming"}) {
+		t.Fatalf("chat index %v, want [coming]", members)
+	}
+}
+
+func testFirstSeen(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	firsts := 0
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.FirstSeen(ctx, "telegram", "update-1", time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				firsts++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firsts != 1 {
+		t.Fatalf("%d callers saw the event first, want 1", firsts)
+	}
+	if ok, _ := s.FirstSeen(ctx, "discord", "update-1", time.Minute); !ok {
+		t.Fatal("the same id on another platform is another event")
+	}
+	if ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond); !ok {
+		t.Fatal("first")
+	}
+	time.Sleep(500 * time.Millisecond) // the embedded server expires keys every 100ms
+	if ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond); !ok {
+		t.Fatal("the mark must expire after its ttl")
+	}
+}
+
+func testLeases(t *testing.T, b backend) {
+	rs := replicas(t, b, 2, Options{})
+	a, c := rs[0], rs[1]
+	ctx := ctxT(t)
+	la, ok, err := a.AcquireLease(ctx, "telegram:bot1", "a", time.Minute)
+	if err != nil || !ok || la.Holder != "a" || la.Token < 1 {
+		t.Fatalf("acquire: %+v, %v, %v", la, ok, err)
+	}
+	other, ok, err := c.AcquireLease(ctx, "telegram:bot1", "c", time.Minute)
+	if err != nil || ok || other.Holder != "a" || other.Token != la.Token {
+		t.Fatalf("acquire of a held lease: %+v, %v, %v", other, ok, err)
+	}
+	if ok, err := a.RenewLease(ctx, la, time.Minute); err != nil || !ok {
+		t.Fatalf("renew: %v, %v", ok, err)
+	}
+	if ok, _ := c.RenewLease(ctx, askbridge.Lease{Name: la.Name, Holder: "c", Token: la.Token}, time.Minute); ok {
+		t.Fatal("another holder renewed the lease")
+	}
+	if ok, err := a.SetCursor(ctx, "telegram:bot1", 41, la); err != nil || !ok {
+		t.Fatalf("set cursor: %v, %v", ok, err)
+	}
+	if v, found, err := c.Cursor(ctx, "telegram:bot1"); err != nil || !found || v != 41 {
+		t.Fatalf("cursor = %v, %v, %v", v, found, err)
+	}
+	if _, found, _ := c.Cursor(ctx, "none"); found {
+		t.Fatal("unknown cursor found")
+	}
+	if _, err := a.SetCursor(ctx, "other", 1, la); err == nil {
+		t.Fatal("a cursor fenced by a lease of another name must be refused")
+	}
+	// Re-acquiring draws a new token: the old one is fenced off.
+	la2, ok, err := a.AcquireLease(ctx, "telegram:bot1", "a", time.Minute)
+	if err != nil || !ok || la2.Token <= la.Token {
+		t.Fatalf("re-acquire: %+v, %v, %v", la2, ok, err)
+	}
+	if ok, _ := a.SetCursor(ctx, "telegram:bot1", 99, la); ok {
+		t.Fatal("a stale token wrote the cursor")
+	}
+	if err := a.ReleaseLease(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := a.RenewLease(ctx, la2, time.Minute); !ok {
+		t.Fatal("releasing with a stale token released the current lease")
+	}
+	if err := a.ReleaseLease(ctx, la2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ReleaseLease(ctx, la2); err != nil {
+		t.Fatalf("repeated release: %v", err)
+	}
+	lc, ok, err := c.AcquireLease(ctx, "telegram:bot1", "c", time.Minute)
+	if err != nil || !ok || lc.Token <= la2.Token {
+		t.Fatalf("acquire after release: %+v, %v, %v", lc, ok, err)
+	}
+	if ok, _ := a.SetCursor(ctx, "telegram:bot1", 100, la2); ok {
+		t.Fatal("the former holder wrote the cursor")
+	}
+	if ok, _ := c.SetCursor(ctx, "telegram:bot1", 42, lc); !ok {
+		t.Fatal("the holder could not write the cursor")
+	}
+	if v, _, _ := a.Cursor(ctx, "telegram:bot1"); v != 42 {
+		t.Fatalf("cursor = %d, want 42", v)
+	}
+}
+
+func testLeaseExpiry(t *testing.T, b backend) {
+	rs := replicas(t, b, 2, Options{})
+	ctx := ctxT(t)
+	la, ok, err := rs[0].AcquireLease(ctx, "poller", "a", 100*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	time.Sleep(500 * time.Millisecond) // the embedded server expires keys every 100ms
+	lc, ok, err := rs[1].AcquireLease(ctx, "poller", "c", time.Minute)
+	if err != nil || !ok || lc.Token <= la.Token {
+		t.Fatalf("acquire after expiry: %+v, %v, %v", lc, ok, err)
+	}
+	if ok, _ := rs[0].RenewLease(ctx, la, time.Minute); ok {
+		t.Fatal("an expired lease was renewed")
+	}
+}
+
+func testEvents(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	evs, next, err := s.Events(ctx, "$", 10, 0)
+	if err != nil || len(evs) != 0 || next != "0-0" {
+		t.Fatalf("Events($) on an empty stream = %v, %q, %v", evs, next, err)
+	}
+	published := []askbridge.Event{
+		{Kind: "requested", ID: "q1", At: t0, Platform: "telegram", Chat: "42"},
+		{Kind: "delivered", ID: "q1", At: t0.Add(time.Second), Platform: "telegram", Chat: "42", Message: "100"},
+		{Kind: "answered", ID: "q1", At: t0.Add(2 * time.Second), Platform: "telegram", Chat: "42", By: "telegram:7"},
+		{Kind: "rejected", ID: "q2", At: t0.Add(3 * time.Second), Error: "questions must contain 1 to 3 questions"},
+	}
+	for _, ev := range published[:2] {
+		if err := s.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "$" resolved now: the events published next are not lost.
+	_, next, err = s.Events(ctx, "$", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range published[2:] {
+		if err := s.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, next2, err := s.Events(ctx, next, 10, 0)
+	if err != nil || len(evs) != 2 || evs[0].Kind != "answered" || evs[1].Kind != "rejected" {
+		t.Fatalf("events after $ = %+v, %v", evs, err)
+	}
+	if next2 != evs[1].StreamID {
+		t.Fatalf("next id %q, want the last event's %q", next2, evs[1].StreamID)
+	}
+	all, _, err := s.Events(ctx, "0", 10, 0)
+	if err != nil || len(all) != 4 {
+		t.Fatalf("all events = %v, %v", all, err)
+	}
+	for i, ev := range all {
+		if ev.StreamID == "" {
+			t.Fatalf("event %d without its stream id", i)
+		}
+		ev.StreamID = ""
+		if !ev.At.Equal(published[i].At) {
+			t.Fatalf("event %d at %v, want %v", i, ev.At, published[i].At)
+		}
+		ev.At = published[i].At
+		if ev != published[i] {
+			t.Fatalf("event %d = %+v, want %+v", i, ev, published[i])
+		}
+	}
+	some, nx, err := s.Events(ctx, "0", 3, 0)
+	if err != nil || len(some) != 3 || nx != some[2].StreamID {
+		t.Fatalf("max 3: %d events, next %q, %v", len(some), nx, err)
+	}
+	none, same, err := s.Events(ctx, next2, 10, 0)
+	if err != nil || len(none) != 0 || same != next2 {
+		t.Fatalf("nothing new: %v, %q, %v", none, same, err)
+	}
+}
+
+func testEventsBlock(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	start := time.Now()
+	evs, next, err := s.Events(ctx, "$", 10, 200*time.Millisecond)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("blocking read = %v, %v", evs, err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("block 200ms returned after %v", d)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = s.Publish(context.Background(), askbridge.Event{Kind: "expired", ID: "q", At: t0})
+	}()
+	evs, _, err = s.Events(ctx, next, 10, 5*time.Second)
+	if err != nil || len(evs) != 1 || evs[0].Kind != "expired" {
+		t.Fatalf("woken read = %+v, %v", evs, err)
+	}
+}
+
+func testEventsMaxLen(t *testing.T, b backend) {
+	s := newStore(t, b, Options{EventsMaxLen: 10})
+	ctx := ctxT(t)
+	for i := range 600 {
+		if err := s.Publish(ctx, askbridge.Event{Kind: "delivered", ID: strconv.Itoa(i), At: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MAXLEN ~ trims whole macro nodes (100 entries by default): the
+	// stream stays near the cap, never near the 600 published.
+	if n := s.rdb.XLen(ctx, s.k.events()).Val(); n < 10 || n > 200 {
+		t.Fatalf("events stream holds %d entries with a cap of 10", n)
+	}
+}
