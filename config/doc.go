@@ -1,0 +1,83 @@
+// Package config loads, checks and resolves the bridge's configuration.
+//
+// [Load] starts from the defaults, applies the YAML file named by
+// ASKUSER_CONFIG (when set), then the environment variables, which override
+// the file, and validates the result before anything connects: every
+// problem is reported at once in a [*ValidationError], each naming the key
+// it is about — the environment variable, its _FILE variant, or the YAML
+// path (`routes.ops.to: unknown platform "irc"`). cmd/bridge is its only
+// caller; the engine then calls [Config.Resolve] for each request's `to`.
+//
+// An empty variable counts as unset. A secret's variable X may be given as
+// X_FILE instead, the path of a file holding the value (surrounding
+// whitespace trimmed, for Docker and Kubernetes secrets); setting both is an
+// error. A platform is on when its token is set and off otherwise (its
+// section is nil); setting any other variable of a platform that is off is
+// an error naming that variable. Secrets never appear in messages, and
+// formatting a [Config] with fmt or logging it with slog shows them as
+// [redacted].
+//
+// # Environment variables
+//
+//	ASKUSER_CONFIG                   Path of the optional YAML file (see config.example.yaml).
+//	                                 Unknown keys in it are errors naming the key and line.
+//	ASKUSER_REDIS_URL*               Shared Redis: redis://, rediss:// (TLS),
+//	                                 redis-sentinel:// or redis-cluster://, with a host.
+//	                                 Unset: an embedded Redis is started. YAML redis.url.
+//	ASKUSER_EMBEDDED_REDIS_ADDR      Where the embedded Redis listens, a loopback host:port
+//	                                 (default 127.0.0.1:6380). YAML redis.embeddedAddr.
+//	ASKUSER_REDIS_PREFIX             Prefix of every Redis key (default "askuser:"); no braces,
+//	                                 spaces or control characters. YAML redis.prefix.
+//	ASKUSER_HTTP_ADDR                host:port of the web page, API, /healthz, /readyz and
+//	                                 /metrics (default 127.0.0.1:8080). YAML http.addr.
+//	ASKUSER_HTTP_TOKEN*              Token the web page and API require (at least 16
+//	                                 characters); required when ASKUSER_HTTP_ADDR listens
+//	                                 beyond loopback. YAML http.token.
+//	ASKUSER_REPLICA                  This replica's name: letters, digits, '_', '.', '-'
+//	                                 (default <hostname>-<pid>). Environment only.
+//	ASKUSER_DEFAULT_TO               Where a request without "to" goes: a route name or a
+//	                                 target (default "web"). YAML defaultRoute.
+//	ASKUSER_RESULT_RETENTION         How long a result is kept after the question ended, a Go
+//	                                 duration from 1m to 720h (default 24h). YAML resultRetention.
+//	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay
+//	                                 unacknowledged before this one takes it over, from 1s to
+//	                                 1h (default 30s). YAML claimIdle.
+//	ASKUSER_LOG_LEVEL                debug, info, warn or error (default info). YAML log.level.
+//	ASKUSER_TELEGRAM_TOKEN*          Telegram bot token from @BotFather (<bot id>:<secret>);
+//	                                 turns Telegram on. YAML telegram.token.
+//	ASKUSER_TELEGRAM_API_URL         Bot API server (default https://api.telegram.org).
+//	                                 YAML telegram.apiURL.
+//	ASKUSER_TELEGRAM_WEBHOOK_URL     https:// URL Telegram posts updates to (webhook mode;
+//	                                 unset: long polling by one replica at a time); ports 443,
+//	                                 80, 88 or 8443 with the official API. YAML telegram.webhookURL.
+//	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call, 1-256 of
+//	                                 A-Z a-z 0-9 _ -; required with the webhook URL.
+//	                                 YAML telegram.webhookSecret.
+//	ASKUSER_DISCORD_TOKEN*           Discord bot token (a leading "Bot " is dropped); turns
+//	                                 Discord on. YAML discord.token.
+//	ASKUSER_DISCORD_API_URL          Discord base URL (default https://discord.com/); the
+//	                                 adapter appends the REST paths. YAML discord.apiURL.
+//	ASKUSER_SLACK_BOT_TOKEN*         Slack bot token (xoxb-…); turns Slack on. YAML slack.botToken.
+//	ASKUSER_SLACK_APP_TOKEN*         Slack app-level token (xapp-…): socket mode.
+//	                                 YAML slack.appToken.
+//	ASKUSER_SLACK_SIGNING_SECRET*    Slack signing secret: HTTP mode (Events API and
+//	                                 interactivity endpoints); required without an app token.
+//	                                 YAML slack.signingSecret.
+//	ASKUSER_SLACK_API_URL            Slack Web API base (default https://slack.com/api/); a
+//	                                 missing trailing '/' is added. YAML slack.apiURL.
+//
+// A * marks a secret: it also has a _FILE variant (ASKUSER_TELEGRAM_TOKEN_FILE
+// and so on).
+//
+// Routes exist only in the YAML file: `routes` maps a name to a target
+// (`to`) and an optional list of who may answer there (`answerers`).
+//
+// # Targets and answerers
+//
+// A target ([ParseTarget]) is telegram:<chat id>, discord:<channel id>,
+// discord:@<user id> (a DM), slack:<channel id> (C…, G…, D…),
+// slack:<user id> (U…, W…: a DM), or web. An answerer ([ParseAnswerer]) is
+// <platform>:<user id> with platform telegram, discord, slack or web. A
+// target whose platform is off is refused, in a route at startup and in a
+// request by [Config.Resolve].
+package config

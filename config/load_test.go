@@ -1,0 +1,582 @@
+package config
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env(nil), noFiles(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"redis url", c.Redis.URL, ""},
+		{"embedded addr", c.Redis.EmbeddedAddr, "127.0.0.1:6380"},
+		{"prefix", c.Redis.Prefix, "askuser:"},
+		{"http addr", c.HTTP.Addr, "127.0.0.1:8080"},
+		{"http token", c.HTTP.Token, ""},
+		{"default route", c.DefaultRoute, "web"},
+		{"routes", len(c.Routes), 0},
+		{"retention", c.Retention, 24 * time.Hour},
+		{"claim idle", c.ClaimIdle, 30 * time.Second},
+		{"telegram off", c.Telegram == nil, true},
+		{"discord off", c.Discord == nil, true},
+		{"slack off", c.Slack == nil, true},
+		{"log level", c.LogLevel, "info"},
+		{"loopback", c.HTTP.Loopback(), true},
+	}
+	for _, tc := range checks {
+		t.Run(tc.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+	t.Run("replica is hostname-pid", func(t *testing.T) {
+		suffix := "-" + strconv.Itoa(os.Getpid())
+		if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*` + regexp.QuoteMeta(suffix) + `$`).MatchString(c.Replica) {
+			t.Errorf("replica %q is not <hostname>%s", c.Replica, suffix)
+		}
+	})
+	t.Run("resolve empty goes to web", func(t *testing.T) {
+		r, err := c.Resolve("")
+		if err != nil || r.To != "web" {
+			t.Errorf("Resolve(\"\") = %+v, %v", r, err)
+		}
+	})
+}
+
+func TestLoadEveryVariable(t *testing.T) {
+	vars := map[string]string{
+		"ASKUSER_REDIS_URL":               "redis://redis.internal:6379/2",
+		"ASKUSER_EMBEDDED_REDIS_ADDR":     "127.0.0.1:7000",
+		"ASKUSER_REDIS_PREFIX":            "team-a:",
+		"ASKUSER_HTTP_ADDR":               "0.0.0.0:9090",
+		"ASKUSER_HTTP_TOKEN":              httpToken,
+		"ASKUSER_REPLICA":                 "bridge-1",
+		"ASKUSER_DEFAULT_TO":              "telegram:-1001234567890",
+		"ASKUSER_RESULT_RETENTION":        "72h",
+		"ASKUSER_CLAIM_IDLE":              "45s",
+		"ASKUSER_LOG_LEVEL":               "DEBUG",
+		"ASKUSER_TELEGRAM_TOKEN":          tgToken,
+		"ASKUSER_TELEGRAM_API_URL":        "http://127.0.0.1:8081/",
+		"ASKUSER_TELEGRAM_WEBHOOK_URL":    "https://bridge.example.com/telegram",
+		"ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret,
+		"ASKUSER_DISCORD_TOKEN":           "Bot " + discordToken,
+		"ASKUSER_DISCORD_API_URL":         "http://127.0.0.1:8082/",
+		"ASKUSER_SLACK_BOT_TOKEN":         slackBot,
+		"ASKUSER_SLACK_APP_TOKEN":         slackApp,
+		"ASKUSER_SLACK_SIGNING_SECRET":    slackSigning,
+		"ASKUSER_SLACK_API_URL":           "http://127.0.0.1:8083/api",
+	}
+	c, err := Load(env(vars), noFiles(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Telegram == nil || c.Discord == nil || c.Slack == nil {
+		t.Fatalf("platforms: telegram %v, discord %v, slack %v", c.Telegram, c.Discord, c.Slack)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"ASKUSER_REDIS_URL", c.Redis.URL, "redis://redis.internal:6379/2"},
+		{"ASKUSER_EMBEDDED_REDIS_ADDR", c.Redis.EmbeddedAddr, "127.0.0.1:7000"},
+		{"ASKUSER_REDIS_PREFIX", c.Redis.Prefix, "team-a:"},
+		{"ASKUSER_HTTP_ADDR", c.HTTP.Addr, "0.0.0.0:9090"},
+		{"ASKUSER_HTTP_TOKEN", c.HTTP.Token, httpToken},
+		{"ASKUSER_REPLICA", c.Replica, "bridge-1"},
+		{"ASKUSER_DEFAULT_TO", c.DefaultRoute, "telegram:-1001234567890"},
+		{"ASKUSER_RESULT_RETENTION", c.Retention, 72 * time.Hour},
+		{"ASKUSER_CLAIM_IDLE", c.ClaimIdle, 45 * time.Second},
+		{"ASKUSER_LOG_LEVEL is lower-cased", c.LogLevel, "debug"},
+		{"ASKUSER_TELEGRAM_TOKEN", c.Telegram.Token, tgToken},
+		{"ASKUSER_TELEGRAM_API_URL loses its trailing slash", c.Telegram.APIURL, "http://127.0.0.1:8081"},
+		{"ASKUSER_TELEGRAM_WEBHOOK_URL", c.Telegram.WebhookURL, "https://bridge.example.com/telegram"},
+		{"ASKUSER_TELEGRAM_WEBHOOK_SECRET", c.Telegram.WebhookSecret, hookSecret},
+		{"ASKUSER_DISCORD_TOKEN loses its Bot prefix", c.Discord.Token, discordToken},
+		{"ASKUSER_DISCORD_API_URL", c.Discord.APIURL, "http://127.0.0.1:8082/"},
+		{"ASKUSER_SLACK_BOT_TOKEN", c.Slack.BotToken, slackBot},
+		{"ASKUSER_SLACK_APP_TOKEN", c.Slack.AppToken, slackApp},
+		{"ASKUSER_SLACK_SIGNING_SECRET", c.Slack.SigningSecret, slackSigning},
+		{"ASKUSER_SLACK_API_URL gains a trailing slash", c.Slack.APIURL, "http://127.0.0.1:8083/api/"},
+		{"socket mode", c.Slack.SocketMode(), true},
+		{"not loopback", c.HTTP.Loopback(), false},
+	}
+	for _, tc := range checks {
+		t.Run(tc.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadPlatformDefaults(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"ASKUSER_TELEGRAM_TOKEN":       tgToken,
+		"ASKUSER_DISCORD_TOKEN":        discordToken,
+		"ASKUSER_SLACK_BOT_TOKEN":      slackBot,
+		"ASKUSER_SLACK_SIGNING_SECRET": slackSigning,
+	}), noFiles(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"telegram api", c.Telegram.APIURL, "https://api.telegram.org"},
+		{"telegram polling", c.Telegram.WebhookURL, ""},
+		{"discord api", c.Discord.APIURL, "https://discord.com/"},
+		{"slack api", c.Slack.APIURL, "https://slack.com/api/"},
+		{"slack http mode", c.Slack.SocketMode(), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadSecretFiles(t *testing.T) {
+	fsys := files(map[string]string{
+		"/run/secrets/redis":    "redis://:" + redisPass + "@redis:6379/0\n",
+		"/run/secrets/http":     "  " + httpToken + "\n",
+		"/run/secrets/tg":       tgToken + "\n",
+		"/run/secrets/hook":     hookSecret,
+		"/run/secrets/discord":  discordToken + "\r\n",
+		"/run/secrets/slackbot": slackBot,
+		"/run/secrets/slackapp": slackApp,
+		"/run/secrets/signing":  slackSigning,
+	})
+	vars := map[string]string{
+		"ASKUSER_REDIS_URL_FILE":               "/run/secrets/redis",
+		"ASKUSER_HTTP_TOKEN_FILE":              "/run/secrets/http",
+		"ASKUSER_TELEGRAM_TOKEN_FILE":          "/run/secrets/tg",
+		"ASKUSER_TELEGRAM_WEBHOOK_URL":         "https://bridge.example.com/tg",
+		"ASKUSER_TELEGRAM_WEBHOOK_SECRET_FILE": "/run/secrets/hook",
+		"ASKUSER_DISCORD_TOKEN_FILE":           "/run/secrets/discord",
+		"ASKUSER_SLACK_BOT_TOKEN_FILE":         "/run/secrets/slackbot",
+		"ASKUSER_SLACK_APP_TOKEN_FILE":         "/run/secrets/slackapp",
+		"ASKUSER_SLACK_SIGNING_SECRET_FILE":    "/run/secrets/signing",
+	}
+	c, err := Load(env(vars), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, got, want string
+	}{
+		{"ASKUSER_REDIS_URL_FILE", c.Redis.URL, "redis://:" + redisPass + "@redis:6379/0"},
+		{"ASKUSER_HTTP_TOKEN_FILE", c.HTTP.Token, httpToken},
+		{"ASKUSER_TELEGRAM_TOKEN_FILE", c.Telegram.Token, tgToken},
+		{"ASKUSER_TELEGRAM_WEBHOOK_SECRET_FILE", c.Telegram.WebhookSecret, hookSecret},
+		{"ASKUSER_DISCORD_TOKEN_FILE", c.Discord.Token, discordToken},
+		{"ASKUSER_SLACK_BOT_TOKEN_FILE", c.Slack.BotToken, slackBot},
+		{"ASKUSER_SLACK_APP_TOKEN_FILE", c.Slack.AppToken, slackApp},
+		{"ASKUSER_SLACK_SIGNING_SECRET_FILE", c.Slack.SigningSecret, slackSigning},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadSecretFileProblems(t *testing.T) {
+	fsys := files(map[string]string{
+		"/s/tg":    tgToken,
+		"/s/empty": " \n",
+		"/s/two":   "xoxb-first\nxoxb-second\n",
+	})
+	tests := []struct {
+		name string
+		vars map[string]string
+		want []string
+	}{
+		{
+			name: "variable and _FILE both set",
+			vars: map[string]string{"ASKUSER_TELEGRAM_TOKEN": tgToken, "ASKUSER_TELEGRAM_TOKEN_FILE": "/s/tg"},
+			want: []string{"ASKUSER_TELEGRAM_TOKEN and ASKUSER_TELEGRAM_TOKEN_FILE are both set; set only one"},
+		},
+		{
+			name: "every secret checks both",
+			vars: map[string]string{
+				"ASKUSER_REDIS_URL": "redis://r:6379", "ASKUSER_REDIS_URL_FILE": "/s/tg",
+				"ASKUSER_HTTP_TOKEN": httpToken, "ASKUSER_HTTP_TOKEN_FILE": "/s/tg",
+				"ASKUSER_SLACK_SIGNING_SECRET": slackSigning, "ASKUSER_SLACK_SIGNING_SECRET_FILE": "/s/tg",
+			},
+			want: []string{
+				"ASKUSER_REDIS_URL and ASKUSER_REDIS_URL_FILE are both set; set only one",
+				"ASKUSER_HTTP_TOKEN and ASKUSER_HTTP_TOKEN_FILE are both set; set only one",
+				"ASKUSER_SLACK_SIGNING_SECRET and ASKUSER_SLACK_SIGNING_SECRET_FILE are both set; set only one",
+			},
+		},
+		{
+			name: "missing file",
+			vars: map[string]string{"ASKUSER_DISCORD_TOKEN_FILE": "/s/nope"},
+			want: []string{"ASKUSER_DISCORD_TOKEN_FILE: open /s/nope: file does not exist"},
+		},
+		{
+			name: "empty file",
+			vars: map[string]string{"ASKUSER_DISCORD_TOKEN_FILE": "/s/empty"},
+			want: []string{"ASKUSER_DISCORD_TOKEN_FILE: /s/empty is empty"},
+		},
+		{
+			name: "two lines in a secret file",
+			vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN_FILE": "/s/two", "ASKUSER_SLACK_APP_TOKEN": slackApp},
+			want: []string{"ASKUSER_SLACK_BOT_TOKEN_FILE: must not contain spaces or control characters"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(env(tc.vars), fsys)
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
+func TestLoadPlatformOffWithSettings(t *testing.T) {
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		files map[string]string
+		want  []string
+	}{
+		{
+			name: "telegram api url without token",
+			vars: map[string]string{"ASKUSER_TELEGRAM_API_URL": "http://127.0.0.1:8081"},
+			want: []string{"ASKUSER_TELEGRAM_API_URL is set but Telegram is off: set ASKUSER_TELEGRAM_TOKEN (or ASKUSER_TELEGRAM_TOKEN_FILE) to turn it on, or remove this setting"},
+		},
+		{
+			name: "telegram webhook without token",
+			vars: map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://x.example.com/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret},
+			want: []string{
+				"ASKUSER_TELEGRAM_WEBHOOK_URL is set but Telegram is off: set ASKUSER_TELEGRAM_TOKEN (or ASKUSER_TELEGRAM_TOKEN_FILE) to turn it on, or remove this setting",
+				"ASKUSER_TELEGRAM_WEBHOOK_SECRET is set but Telegram is off: set ASKUSER_TELEGRAM_TOKEN (or ASKUSER_TELEGRAM_TOKEN_FILE) to turn it on, or remove this setting",
+			},
+		},
+		{
+			name: "discord api url without token",
+			vars: map[string]string{"ASKUSER_DISCORD_API_URL": "http://127.0.0.1:8082/"},
+			want: []string{"ASKUSER_DISCORD_API_URL is set but Discord is off: set ASKUSER_DISCORD_TOKEN (or ASKUSER_DISCORD_TOKEN_FILE) to turn it on, or remove this setting"},
+		},
+		{
+			name: "slack app token without bot token",
+			vars: map[string]string{"ASKUSER_SLACK_APP_TOKEN": slackApp},
+			want: []string{"ASKUSER_SLACK_APP_TOKEN is set but Slack is off: set ASKUSER_SLACK_BOT_TOKEN (or ASKUSER_SLACK_BOT_TOKEN_FILE) to turn it on, or remove this setting"},
+		},
+		{
+			name: "slack signing secret and api url without bot token",
+			vars: map[string]string{"ASKUSER_SLACK_SIGNING_SECRET": slackSigning, "ASKUSER_SLACK_API_URL": "http://127.0.0.1/api/"},
+			want: []string{
+				"ASKUSER_SLACK_SIGNING_SECRET is set but Slack is off: set ASKUSER_SLACK_BOT_TOKEN (or ASKUSER_SLACK_BOT_TOKEN_FILE) to turn it on, or remove this setting",
+				"ASKUSER_SLACK_API_URL is set but Slack is off: set ASKUSER_SLACK_BOT_TOKEN (or ASKUSER_SLACK_BOT_TOKEN_FILE) to turn it on, or remove this setting",
+			},
+		},
+		{
+			name:  "from the file, the YAML key is named",
+			vars:  map[string]string{"ASKUSER_CONFIG": "/c.yaml"},
+			files: map[string]string{"/c.yaml": "discord:\n  apiURL: http://127.0.0.1:8082/\n"},
+			want:  []string{"discord.apiURL is set but Discord is off: set ASKUSER_DISCORD_TOKEN (or ASKUSER_DISCORD_TOKEN_FILE) to turn it on, or remove this setting"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(env(tc.vars), files(tc.files))
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
+const fullYAML = `
+redis:
+  url: redis://file-redis:6379/1
+  embeddedAddr: 127.0.0.1:6390
+  prefix: "file:"
+http:
+  addr: 127.0.0.1:8181
+  token: file-token-0123456789
+defaultRoute: ops
+resultRetention: 2h
+claimIdle: 10s
+routes:
+  ops:
+    to: telegram:-100200300
+    answerers: [telegram:42, " telegram:43 "]
+  desk:
+    to: web
+telegram:
+  token: "111:fileTOKEN"
+  apiURL: http://127.0.0.1:9001
+  webhookURL: https://hooks.example.com/tg
+  webhookSecret: file_secret
+discord:
+  token: file-discord-token
+  apiURL: http://127.0.0.1:9002/
+slack:
+  botToken: xoxb-file
+  appToken: xapp-file
+  signingSecret: file-signing
+  apiURL: http://127.0.0.1:9003/api/
+log:
+  level: warn
+`
+
+func TestLoadYAML(t *testing.T) {
+	fsys := files(map[string]string{"/etc/askbridge.yaml": fullYAML})
+	c, err := Load(env(map[string]string{"ASKUSER_CONFIG": "/etc/askbridge.yaml"}), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"redis.url", c.Redis.URL, "redis://file-redis:6379/1"},
+		{"redis.embeddedAddr", c.Redis.EmbeddedAddr, "127.0.0.1:6390"},
+		{"redis.prefix", c.Redis.Prefix, "file:"},
+		{"http.addr", c.HTTP.Addr, "127.0.0.1:8181"},
+		{"http.token", c.HTTP.Token, "file-token-0123456789"},
+		{"defaultRoute", c.DefaultRoute, "ops"},
+		{"resultRetention", c.Retention, 2 * time.Hour},
+		{"claimIdle", c.ClaimIdle, 10 * time.Second},
+		{"routes", c.Routes, map[string]Route{
+			"ops":  {To: "telegram:-100200300", Answerers: []string{"telegram:42", "telegram:43"}},
+			"desk": {To: "web"},
+		}},
+		{"telegram.token", c.Telegram.Token, "111:fileTOKEN"},
+		{"telegram.apiURL", c.Telegram.APIURL, "http://127.0.0.1:9001"},
+		{"telegram.webhookURL", c.Telegram.WebhookURL, "https://hooks.example.com/tg"},
+		{"telegram.webhookSecret", c.Telegram.WebhookSecret, "file_secret"},
+		{"discord.token", c.Discord.Token, "file-discord-token"},
+		{"discord.apiURL", c.Discord.APIURL, "http://127.0.0.1:9002/"},
+		{"slack.botToken", c.Slack.BotToken, "xoxb-file"},
+		{"slack.appToken", c.Slack.AppToken, "xapp-file"},
+		{"slack.signingSecret", c.Slack.SigningSecret, "file-signing"},
+		{"slack.apiURL", c.Slack.APIURL, "http://127.0.0.1:9003/api/"},
+		{"log.level", c.LogLevel, "warn"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadEnvOverridesYAML(t *testing.T) {
+	fsys := files(map[string]string{"/c.yaml": fullYAML, "/s/tg": tgToken})
+	vars := map[string]string{
+		"ASKUSER_CONFIG":              "/c.yaml",
+		"ASKUSER_REDIS_URL":           "rediss://env-redis:6380",
+		"ASKUSER_REDIS_PREFIX":        "env:",
+		"ASKUSER_HTTP_ADDR":           "127.0.0.1:9999",
+		"ASKUSER_DEFAULT_TO":          "desk",
+		"ASKUSER_RESULT_RETENTION":    "1h",
+		"ASKUSER_CLAIM_IDLE":          "5s",
+		"ASKUSER_LOG_LEVEL":           "error",
+		"ASKUSER_TELEGRAM_TOKEN_FILE": "/s/tg",
+		"ASKUSER_SLACK_APP_TOKEN":     slackApp,
+		"ASKUSER_DISCORD_API_URL":     "https://discord.example.com/",
+	}
+	c, err := Load(env(vars), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"redis url from env", c.Redis.URL, "rediss://env-redis:6380"},
+		{"embedded addr from file", c.Redis.EmbeddedAddr, "127.0.0.1:6390"},
+		{"prefix from env", c.Redis.Prefix, "env:"},
+		{"http addr from env", c.HTTP.Addr, "127.0.0.1:9999"},
+		{"http token from file", c.HTTP.Token, "file-token-0123456789"},
+		{"default route from env", c.DefaultRoute, "desk"},
+		{"retention from env", c.Retention, time.Hour},
+		{"claim idle from env", c.ClaimIdle, 5 * time.Second},
+		{"log level from env", c.LogLevel, "error"},
+		{"telegram token from env _FILE", c.Telegram.Token, tgToken},
+		{"telegram secret from file", c.Telegram.WebhookSecret, "file_secret"},
+		{"slack app token from env", c.Slack.AppToken, slackApp},
+		{"slack bot token from file", c.Slack.BotToken, "xoxb-file"},
+		{"discord api from env", c.Discord.APIURL, "https://discord.example.com/"},
+		{"routes from file", len(c.Routes), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadYAMLProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		vars map[string]string
+		want []string
+	}{
+		{
+			name: "unknown top-level key",
+			yaml: "redis:\n  prefix: a\nretention: 2h\n",
+			want: []string{`/c.yaml:3: unknown key "retention"`},
+		},
+		{
+			name: "unknown keys in sections and routes, all reported",
+			yaml: "http:\n  adr: 127.0.0.1:1\ntelegram:\n  tokn: x\nroutes:\n  ops:\n    to: web\n    answerer: [web:a]\n",
+			want: []string{
+				`/c.yaml:2: unknown key "http.adr"`,
+				`/c.yaml:4: unknown key "telegram.tokn"`,
+				`/c.yaml:8: unknown key "routes.ops.answerer"`,
+			},
+		},
+		{
+			name: "unknown key through a merge",
+			yaml: "routes:\n  a: &a\n    to: web\n    extra: 1\n  b:\n    <<: *a\n",
+			want: []string{`/c.yaml:4: unknown key "routes.a.extra"`, `/c.yaml:4: unknown key "routes.b.extra"`},
+		},
+		{
+			name: "wrong kinds of values",
+			yaml: "redis: redis://x\nhttp:\n  token: [x]\nroutes:\n  ops:\n    to: web\n    answerers: web:a\n  desk:\n    to: {a: b}\n    answerers: [web:a, [web:b]]\nlog: [a]\n",
+			want: []string{
+				"/c.yaml:1: redis must be a mapping, not a single value",
+				"/c.yaml:3: http.token must be a single value, not a list",
+				"/c.yaml:7: routes.ops.answerers must be a list, not a single value",
+				"/c.yaml:9: routes.desk.to must be a single value, not a mapping",
+				"/c.yaml:10: routes.desk.answerers[1] must be a single value, not a list",
+				"/c.yaml:11: log must be a mapping, not a list",
+			},
+		},
+		{
+			name: "a file that is a list",
+			yaml: "- redis\n",
+			want: []string{"/c.yaml:1: the file must be a mapping, not a list"},
+		},
+		{
+			name: "syntax error",
+			yaml: "redis:\n  prefix: [\n",
+			want: []string{"/c.yaml:2: did not find expected node content"},
+		},
+		{
+			name: "two documents",
+			yaml: "log:\n  level: info\n---\nlog:\n  level: debug\n",
+			want: []string{"/c.yaml: holds more than one YAML document"},
+		},
+		{
+			name: "duplicate key",
+			yaml: "log:\n  level: info\nlog:\n  level: debug\n",
+			want: []string{`/c.yaml:3: mapping key "log" already defined at line 1`},
+		},
+		{
+			name: "file values are named by their YAML path",
+			yaml: "http:\n  addr: nowhere\nresultRetention: 2 days\nclaimIdle: 0s\nlog:\n  level: loud\nroutes:\n  ops:\n    to: irc:#ops\n",
+			want: []string{
+				`resultRetention: "2 days" is not a duration such as "24h", "90m" or "30s"`,
+				`http.addr: "nowhere" is not host:port`,
+				`claimIdle: 0s is out of range: from 1s to 1h0m0s`,
+				`log.level: "loud" is not one of debug, info, warn, error`,
+				`routes.ops.to: unknown platform "irc"`,
+			},
+		},
+		{
+			name: "an unreadable file",
+			vars: map[string]string{"ASKUSER_CONFIG": "/missing.yaml"},
+			want: []string{"ASKUSER_CONFIG: open /missing.yaml: file does not exist"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := tc.vars
+			if vars == nil {
+				vars = map[string]string{"ASKUSER_CONFIG": "/c.yaml"}
+			}
+			_, err := Load(env(vars), files(map[string]string{"/c.yaml": tc.yaml}))
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
+func TestLoadYAMLEmptyAndMerge(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		check      func(*Config) bool
+	}{
+		{"empty file", "", func(c *Config) bool { return c.HTTP.Addr == DefaultHTTPAddr }},
+		{"only comments", "# nothing\n", func(c *Config) bool { return c.DefaultRoute == "web" }},
+		{"empty sections", "redis:\nhttp:\nroutes:\n", func(c *Config) bool { return c.Redis.Prefix == DefaultPrefix }},
+		{"merge keys", "routes:\n  a: &a\n    to: web\n    answerers: [web:alice]\n  b:\n    <<: *a\n",
+			func(c *Config) bool { return c.Routes["b"].To == "web" && c.Routes["b"].Answerers[0] == "web:alice" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(env(map[string]string{"ASKUSER_CONFIG": "/c.yaml"}), files(map[string]string{"/c.yaml": tc.yaml}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Errorf("unexpected config %v", c)
+			}
+		})
+	}
+}
+
+func TestSecret(t *testing.T) {
+	fsys := files(map[string]string{"/s/url": "redis://:pw@r:6379\n", "/s/empty": "\n"})
+	tests := []struct {
+		name string
+		vars map[string]string
+		want string
+		err  string
+	}{
+		{name: "unset", vars: nil, want: ""},
+		{name: "variable", vars: map[string]string{"ASKUSER_REDIS_URL": " redis://r:6379 "}, want: "redis://r:6379"},
+		{name: "file", vars: map[string]string{"ASKUSER_REDIS_URL_FILE": "/s/url"}, want: "redis://:pw@r:6379"},
+		{name: "both", vars: map[string]string{"ASKUSER_REDIS_URL": "redis://r", "ASKUSER_REDIS_URL_FILE": "/s/url"},
+			err: "ASKUSER_REDIS_URL and ASKUSER_REDIS_URL_FILE are both set; set only one"},
+		{name: "missing file", vars: map[string]string{"ASKUSER_REDIS_URL_FILE": "/s/none"},
+			err: "ASKUSER_REDIS_URL_FILE: open /s/none: file does not exist"},
+		{name: "empty file", vars: map[string]string{"ASKUSER_REDIS_URL_FILE": "/s/empty"},
+			err: "ASKUSER_REDIS_URL_FILE: /s/empty is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Secret(env(tc.vars), fsys, "ASKUSER_REDIS_URL")
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("= %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}

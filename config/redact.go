@@ -1,0 +1,196 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Secrets never leave this package in text: every type holding one
+// implements fmt.Formatter (so every verb, %v, %+v, %#v, %s, %d…, prints the
+// redacted form) and slog.LogValuer, and its secret fields are tagged
+// `json:"-"`.
+
+// redacted stands for a secret that is set; an unset one prints as empty.
+const redacted = "[redacted]"
+
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// RedactedURL is the Redis URL with its password (and a user name given
+// without a password, and any password-like query parameter) replaced.
+func (r Redis) RedactedURL() string {
+	if r.URL == "" {
+		return ""
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return redacted
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			if strings.Contains(lk, "pass") || strings.Contains(lk, "secret") || strings.Contains(lk, "token") || strings.Contains(lk, "auth") {
+				q[k] = []string{"xxxxx"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// String returns the redacted form.
+func (r Redis) String() string {
+	return fmt.Sprintf("{URL:%s EmbeddedAddr:%s Prefix:%s}", r.RedactedURL(), r.EmbeddedAddr, r.Prefix)
+}
+
+// Format prints the redacted form for every verb.
+func (r Redis) Format(f fmt.State, _ rune) { io.WriteString(f, r.String()) }
+
+// LogValue logs the redacted form.
+func (r Redis) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("url", r.RedactedURL()),
+		slog.String("embeddedAddr", r.EmbeddedAddr),
+		slog.String("prefix", r.Prefix),
+	)
+}
+
+// String returns the redacted form.
+func (h HTTP) String() string {
+	return fmt.Sprintf("{Addr:%s Token:%s}", h.Addr, mask(h.Token))
+}
+
+// Format prints the redacted form for every verb.
+func (h HTTP) Format(f fmt.State, _ rune) { io.WriteString(f, h.String()) }
+
+// LogValue logs the redacted form.
+func (h HTTP) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("addr", h.Addr), slog.String("token", mask(h.Token)))
+}
+
+// String returns the redacted form.
+func (t Telegram) String() string {
+	return fmt.Sprintf("{Token:%s APIURL:%s WebhookURL:%s WebhookSecret:%s}", mask(t.Token), t.APIURL, t.WebhookURL, mask(t.WebhookSecret))
+}
+
+// Format prints the redacted form for every verb.
+func (t Telegram) Format(f fmt.State, _ rune) { io.WriteString(f, t.String()) }
+
+// LogValue logs the redacted form.
+func (t Telegram) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("token", mask(t.Token)),
+		slog.String("apiURL", t.APIURL),
+		slog.String("webhookURL", t.WebhookURL),
+		slog.String("webhookSecret", mask(t.WebhookSecret)),
+	)
+}
+
+// String returns the redacted form.
+func (d Discord) String() string {
+	return fmt.Sprintf("{Token:%s APIURL:%s}", mask(d.Token), d.APIURL)
+}
+
+// Format prints the redacted form for every verb.
+func (d Discord) Format(f fmt.State, _ rune) { io.WriteString(f, d.String()) }
+
+// LogValue logs the redacted form.
+func (d Discord) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("token", mask(d.Token)), slog.String("apiURL", d.APIURL))
+}
+
+// String returns the redacted form.
+func (s Slack) String() string {
+	return fmt.Sprintf("{BotToken:%s AppToken:%s APIURL:%s SigningSecret:%s}", mask(s.BotToken), mask(s.AppToken), s.APIURL, mask(s.SigningSecret))
+}
+
+// Format prints the redacted form for every verb.
+func (s Slack) Format(f fmt.State, _ rune) { io.WriteString(f, s.String()) }
+
+// LogValue logs the redacted form.
+func (s Slack) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("botToken", mask(s.BotToken)),
+		slog.String("appToken", mask(s.AppToken)),
+		slog.String("apiURL", s.APIURL),
+		slog.String("signingSecret", mask(s.SigningSecret)),
+	)
+}
+
+// section prints a platform section, or "off" when it is nil.
+func section[T fmt.Stringer](p *T) string {
+	if p == nil {
+		return "off"
+	}
+	return (*p).String()
+}
+
+func sectionValue[T slog.LogValuer](p *T) slog.Value {
+	if p == nil {
+		return slog.StringValue("off")
+	}
+	return (*p).LogValue()
+}
+
+func (c Config) routesString() string {
+	var b strings.Builder
+	b.WriteString("map[")
+	for i, name := range slices.Sorted(maps.Keys(c.Routes)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		r := c.Routes[name]
+		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v}", name, r.To, r.Answerers)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// String returns the redacted form.
+func (c Config) String() string {
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Retention:%s ClaimIdle:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
+		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Retention, c.ClaimIdle,
+		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel)
+}
+
+// Format prints the redacted form for every verb.
+func (c Config) Format(f fmt.State, _ rune) { io.WriteString(f, c.String()) }
+
+// LogValue logs the redacted form.
+func (c Config) LogValue() slog.Value {
+	routes := make([]slog.Attr, 0, len(c.Routes))
+	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
+		r := c.Routes[name]
+		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers)))
+	}
+	return slog.GroupValue(
+		slog.Any("redis", c.Redis),
+		slog.Any("http", c.HTTP),
+		slog.String("replica", c.Replica),
+		slog.String("defaultRoute", c.DefaultRoute),
+		slog.Attr{Key: "routes", Value: slog.GroupValue(routes...)},
+		slog.Duration("retention", c.Retention),
+		slog.Duration("claimIdle", c.ClaimIdle),
+		slog.Attr{Key: "telegram", Value: sectionValue(c.Telegram)},
+		slog.Attr{Key: "discord", Value: sectionValue(c.Discord)},
+		slog.Attr{Key: "slack", Value: sectionValue(c.Slack)},
+		slog.String("logLevel", c.LogLevel),
+	)
+}

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Errors of Resolve, for errors.Is. The messages of the errors Resolve
+// returns are written for the agent that sent the request.
+var (
+	// ErrUnknownRoute: `to` is neither a target nor a configured route.
+	ErrUnknownRoute = errors.New("unknown route")
+	// ErrBadTarget: `to` looks like a target but does not parse.
+	ErrBadTarget = errors.New("invalid target")
+	// ErrPlatformOff: the target's platform has no token configured.
+	ErrPlatformOff = errors.New("platform is off")
+)
+
+// resolveError carries an exact message and the sentinel it is about.
+type resolveError struct {
+	kind error
+	msg  string
+}
+
+func (e *resolveError) Error() string { return e.msg }
+func (e *resolveError) Unwrap() error { return e.kind }
+
+// platforms are the platforms a target or an answerer may name.
+var platforms = []string{"telegram", "discord", "slack", "web"}
+
+func isPlatform(s string) bool { return slices.Contains(platforms, s) }
+
+// Display names, and the variable that turns each platform on.
+var (
+	platformTitle = map[string]string{"telegram": "Telegram", "discord": "Discord", "slack": "Slack"}
+	platformToken = map[string]string{"telegram": envTelegramToken, "discord": envDiscordToken, "slack": envSlackBotToken}
+)
+
+func offError(target, platform string) error {
+	return &resolveError{ErrPlatformOff, fmt.Sprintf("%s is off (no %s), so %q cannot be used", platformTitle[platform], platformToken[platform], target)}
+}
+
+var (
+	// Telegram: chat ids are signed 64-bit integers (groups and channels
+	// are negative, -100… for supergroups); a private chat's id is the
+	// user's id.
+	telegramChatPattern = regexp.MustCompile(`^-?[1-9][0-9]{0,18}$`)
+	// Discord: ids are snowflakes, unsigned 64-bit integers in decimal.
+	snowflakePattern = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
+	// Slack: conversation ids start with C (public), G (private) or D
+	// (DM); user ids with U or W. Upper-case letters and digits.
+	slackChatPattern = regexp.MustCompile(`^[CDGUW][A-Z0-9]{1,31}$`)
+	slackUserPattern = regexp.MustCompile(`^[UW][A-Z0-9]{1,31}$`)
+	// The web page names a person by a free-form identifier.
+	webUserPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
+)
+
+// ParseTarget checks a target, the `to` of a request or a route, and splits
+// it into its platform and chat:
+//
+//	telegram:<chat id>       a chat, group or channel (a person's private chat id is their user id)
+//	discord:<channel id>     a channel
+//	discord:@<user id>       a DM with that user (chat is "@<user id>")
+//	slack:<channel id>       C…, G… or D…
+//	slack:<user id>          U… or W…: a DM with that user
+//	web                      the bridge's web page (chat is "")
+//
+// A route name is not a target; see Resolve.
+func ParseTarget(s string) (platform, chat string, err error) {
+	if s == "web" {
+		return "web", "", nil
+	}
+	if s == "" {
+		return "", "", errors.New("empty target")
+	}
+	if len(s) > maxTargetChars {
+		return "", "", fmt.Errorf("target is longer than %d bytes", maxTargetChars)
+	}
+	platform, chat, found := strings.Cut(s, ":")
+	if !found {
+		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)", s)
+	}
+	if !isPlatform(platform) {
+		return "", "", fmt.Errorf("unknown platform %q", platform)
+	}
+	switch platform {
+	case "web":
+		return "", "", fmt.Errorf("%q: the web target takes no chat, write \"web\"", s)
+	case "telegram":
+		if !telegramChatPattern.MatchString(chat) || !fitsInt64(chat) {
+			return "", "", fmt.Errorf("%q: a Telegram chat id is an integer such as 123456789 or -1001234567890", s)
+		}
+	case "discord":
+		if !snowflakePattern.MatchString(strings.TrimPrefix(chat, "@")) || !fitsUint64(strings.TrimPrefix(chat, "@")) {
+			return "", "", fmt.Errorf("%q: a Discord target is discord:<channel id> or discord:@<user id>, with a numeric id", s)
+		}
+	case "slack":
+		if !slackChatPattern.MatchString(chat) {
+			return "", "", fmt.Errorf("%q: a Slack target is a channel id (C…, G…, D…) or a user id (U…, W…), not a name", s)
+		}
+	}
+	return platform, chat, nil
+}
+
+// ParseAnswerer checks an answerer, "<platform>:<user id>", and splits it.
+// User ids follow each platform's form: a positive integer on Telegram, a
+// snowflake on Discord, U… or W… on Slack, and on the web page 1 to 128
+// letters, digits and '_', '.', '@', '+', '-'.
+func ParseAnswerer(s string) (platform, user string, err error) {
+	platform, user, found := strings.Cut(s, ":")
+	if !found || !isPlatform(platform) {
+		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack or web", s)
+	}
+	var ok bool
+	switch platform {
+	case "telegram":
+		ok = telegramChatPattern.MatchString(user) && user[0] != '-' && fitsInt64(user)
+	case "discord":
+		ok = snowflakePattern.MatchString(user) && fitsUint64(user)
+	case "slack":
+		ok = slackUserPattern.MatchString(user)
+	case "web":
+		ok = webUserPattern.MatchString(user)
+	}
+	if !ok {
+		return "", "", fmt.Errorf("%q: %q is not a %s user id", s, user, platformName(platform))
+	}
+	return platform, user, nil
+}
+
+func platformName(platform string) string {
+	if t, ok := platformTitle[platform]; ok {
+		return t
+	}
+	return platform
+}
+
+func fitsInt64(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+func fitsUint64(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+// Resolve says where a request goes:
+//
+//   - "" goes to the default route;
+//   - a configured route name gives that route;
+//   - a target ("web", or anything with a ':') gives Route{To: target},
+//     which anyone who sees it may answer.
+//
+// An unknown name gives an error `unknown route "x"` (ErrUnknownRoute); a
+// target that does not parse, ErrBadTarget; a target on a platform that is
+// off, ErrPlatformOff. The returned route's Answerers is a copy. Resolve
+// does not modify c and may be called concurrently.
+func (c *Config) Resolve(to string) (Route, error) {
+	if to == "" {
+		to = c.DefaultRoute
+		if to == "" {
+			to = DefaultTarget
+		}
+	}
+	if r, ok := c.Routes[to]; ok && to != "web" && !strings.Contains(to, ":") {
+		platform, _, err := ParseTarget(r.To)
+		if err != nil {
+			return Route{}, &resolveError{ErrBadTarget, fmt.Sprintf("route %q: %v", to, err)}
+		}
+		if !c.Enabled(platform) {
+			return Route{}, offError(r.To, platform)
+		}
+		return Route{To: r.To, Answerers: slices.Clone(r.Answerers)}, nil
+	}
+	if to != "web" && !strings.Contains(to, ":") {
+		if isPlatform(to) {
+			return Route{}, &resolveError{ErrUnknownRoute, fmt.Sprintf("unknown route %q (a %s target names a chat: %s:<id>)", to, platformName(to), to)}
+		}
+		return Route{}, &resolveError{ErrUnknownRoute, fmt.Sprintf("unknown route %q", to)}
+	}
+	platform, _, err := ParseTarget(to)
+	if err != nil {
+		return Route{}, &resolveError{ErrBadTarget, err.Error()}
+	}
+	if !c.Enabled(platform) {
+		return Route{}, offError(to, platform)
+	}
+	return Route{To: to}, nil
+}

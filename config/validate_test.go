@@ -1,0 +1,331 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// withEnv adds the given variables to a base that turns every platform on.
+func allOn(extra map[string]string) map[string]string {
+	vars := map[string]string{
+		"ASKUSER_TELEGRAM_TOKEN":  tgToken,
+		"ASKUSER_DISCORD_TOKEN":   discordToken,
+		"ASKUSER_SLACK_BOT_TOKEN": slackBot,
+		"ASKUSER_SLACK_APP_TOKEN": slackApp,
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return vars
+}
+
+func TestLoadValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		yaml string
+		want []string // nil: valid
+	}{
+		// Redis
+		{name: "redis url schemes", vars: map[string]string{"ASKUSER_REDIS_URL": "rediss://u:p@redis.example.com:6380/0"}},
+		{name: "redis sentinel url", vars: map[string]string{"ASKUSER_REDIS_URL": "redis-sentinel://s1:26379,s2:26379/mymaster"}},
+		{name: "redis cluster url", vars: map[string]string{"ASKUSER_REDIS_URL": "redis-cluster://n1:7000?addr=n2:7000"}},
+		{name: "redis url wrong scheme", vars: map[string]string{"ASKUSER_REDIS_URL": "http://redis:6379"},
+			want: []string{`ASKUSER_REDIS_URL: scheme "http" is not one of redis, rediss, redis-sentinel, redis-cluster`}},
+		{name: "redis url without host", vars: map[string]string{"ASKUSER_REDIS_URL": "redis:///0"},
+			want: []string{`ASKUSER_REDIS_URL: has no host (expected redis://[user:password@]host:port[/db])`}},
+		{name: "redis url unparseable", vars: map[string]string{"ASKUSER_REDIS_URL": "redis://:" + redisPass + "@redis:port/0"},
+			want: []string{`ASKUSER_REDIS_URL: not a URL (invalid port ":port" after host)`}},
+		{name: "redis url without scheme", vars: map[string]string{"ASKUSER_REDIS_URL": "redis.internal:6379"},
+			want: []string{`ASKUSER_REDIS_URL: scheme "redis.internal" is not one of redis, rediss, redis-sentinel, redis-cluster`}},
+		{name: "embedded addr not host:port", vars: map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": "6380"},
+			want: []string{`ASKUSER_EMBEDDED_REDIS_ADDR: "6380" is not host:port`}},
+		{name: "embedded addr beyond loopback", vars: map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": "0.0.0.0:6380"},
+			want: []string{`ASKUSER_EMBEDDED_REDIS_ADDR: "0.0.0.0:6380" must be a loopback address (the embedded Redis has no password); use ASKUSER_REDIS_URL for a Redis others reach`}},
+		{name: "embedded addr unused with a redis url", vars: map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": "0.0.0.0:6380", "ASKUSER_REDIS_URL": "redis://r:6379"}},
+		{name: "embedded addr on port 0", vars: map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": "localhost:0"}},
+		{name: "prefix with braces", vars: map[string]string{"ASKUSER_REDIS_PREFIX": "{app}:"},
+			want: []string{`ASKUSER_REDIS_PREFIX: "{app}:" must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)`}},
+		{name: "prefix with a space", vars: map[string]string{"ASKUSER_REDIS_PREFIX": "my app:"},
+			want: []string{`ASKUSER_REDIS_PREFIX: "my app:" must not contain spaces or control characters`}},
+		{name: "prefix too long", vars: map[string]string{"ASKUSER_REDIS_PREFIX": strings.Repeat("a", 65)},
+			want: []string{`ASKUSER_REDIS_PREFIX: must be at most 64 bytes`}},
+
+		// HTTP
+		{name: "http addr not host:port", vars: map[string]string{"ASKUSER_HTTP_ADDR": "abc"},
+			want: []string{`ASKUSER_HTTP_ADDR: "abc" is not host:port`}},
+		{name: "http addr bad port", vars: map[string]string{"ASKUSER_HTTP_ADDR": "127.0.0.1:80800"},
+			want: []string{`ASKUSER_HTTP_ADDR: "127.0.0.1:80800" has an invalid port (want 0 to 65535)`}},
+		{name: "http addr named port", vars: map[string]string{"ASKUSER_HTTP_ADDR": "127.0.0.1:http"},
+			want: []string{`ASKUSER_HTTP_ADDR: "127.0.0.1:http" has an invalid port (want 0 to 65535)`}},
+		{name: "http beyond loopback without token", vars: map[string]string{"ASKUSER_HTTP_ADDR": "0.0.0.0:8080"},
+			want: []string{`ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`}},
+		{name: "http on every interface without token", vars: map[string]string{"ASKUSER_HTTP_ADDR": ":8080"},
+			want: []string{`ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`}},
+		{name: "http on a host name without token", vars: map[string]string{"ASKUSER_HTTP_ADDR": "bridge.lan:8080"},
+			want: []string{`ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`}},
+		{name: "http beyond loopback with token", vars: map[string]string{"ASKUSER_HTTP_ADDR": ":8080", "ASKUSER_HTTP_TOKEN": httpToken}},
+		{name: "http on localhost", vars: map[string]string{"ASKUSER_HTTP_ADDR": "localhost:8080"}},
+		{name: "http on ipv6 loopback", vars: map[string]string{"ASKUSER_HTTP_ADDR": "[::1]:8080"}},
+		{name: "http token too short", vars: map[string]string{"ASKUSER_HTTP_TOKEN": "short"},
+			want: []string{`ASKUSER_HTTP_TOKEN: must be at least 16 characters`}},
+		{name: "http token with a space", vars: map[string]string{"ASKUSER_HTTP_TOKEN": "two words and more"},
+			want: []string{`ASKUSER_HTTP_TOKEN: must not contain spaces or control characters`}},
+		{name: "http addr from the file", yaml: "http:\n  addr: 0.0.0.0:8080\n",
+			want: []string{`ASKUSER_HTTP_TOKEN is required when http.addr listens beyond loopback`}},
+
+		// Process
+		{name: "replica with a slash", vars: map[string]string{"ASKUSER_REPLICA": "pod/1"},
+			want: []string{`ASKUSER_REPLICA: "pod/1" must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit`}},
+		{name: "retention too short", vars: map[string]string{"ASKUSER_RESULT_RETENTION": "30s"},
+			want: []string{`ASKUSER_RESULT_RETENTION: 30s is out of range: from 1m0s to 30d (720h0m0s)`}},
+		{name: "retention too long", vars: map[string]string{"ASKUSER_RESULT_RETENTION": "721h"},
+			want: []string{`ASKUSER_RESULT_RETENTION: 721h0m0s is out of range: from 1m0s to 30d (720h0m0s)`}},
+		{name: "retention at the bounds", vars: map[string]string{"ASKUSER_RESULT_RETENTION": "720h"}},
+		{name: "retention not a duration", vars: map[string]string{"ASKUSER_RESULT_RETENTION": "3d"},
+			want: []string{`ASKUSER_RESULT_RETENTION: "3d" is not a duration such as "24h", "90m" or "30s"`}},
+		{name: "claim idle too short", vars: map[string]string{"ASKUSER_CLAIM_IDLE": "500ms"},
+			want: []string{`ASKUSER_CLAIM_IDLE: 500ms is out of range: from 1s to 1h0m0s`}},
+		{name: "claim idle not a duration", vars: map[string]string{"ASKUSER_CLAIM_IDLE": "30"},
+			want: []string{`ASKUSER_CLAIM_IDLE: "30" is not a duration such as "24h", "90m" or "30s"`}},
+		{name: "log level", vars: map[string]string{"ASKUSER_LOG_LEVEL": "verbose"},
+			want: []string{`ASKUSER_LOG_LEVEL: "verbose" is not one of debug, info, warn, error`}},
+
+		// Default route
+		{name: "default route unknown", vars: map[string]string{"ASKUSER_DEFAULT_TO": "ops"},
+			want: []string{`ASKUSER_DEFAULT_TO: unknown route "ops"`}},
+		{name: "default route on a platform that is off", vars: map[string]string{"ASKUSER_DEFAULT_TO": "telegram:123"},
+			want: []string{`ASKUSER_DEFAULT_TO: Telegram is off (no ASKUSER_TELEGRAM_TOKEN), so "telegram:123" cannot be used`}},
+		{name: "default route bad target", vars: map[string]string{"ASKUSER_DEFAULT_TO": "slack:#general"},
+			want: []string{`ASKUSER_DEFAULT_TO: "slack:#general": a Slack target is a channel id (C…, G…, D…) or a user id (U…, W…), not a name`}},
+		{name: "default route names a route", vars: map[string]string{"ASKUSER_DEFAULT_TO": "desk"}, yaml: "routes:\n  desk:\n    to: web\n"},
+		{name: "default route from the file", yaml: "defaultRoute: nowhere\n",
+			want: []string{`defaultRoute: unknown route "nowhere"`}},
+
+		// Routes
+		{name: "route to an unknown platform", yaml: "routes:\n  ops:\n    to: irc:#ops\n",
+			want: []string{`routes.ops.to: unknown platform "irc"`}},
+		{name: "route to a platform that is off", yaml: "routes:\n  ops:\n    to: discord:123456789012345678\n",
+			want: []string{`routes.ops.to: Discord is off (no ASKUSER_DISCORD_TOKEN), so "discord:123456789012345678" cannot be used`}},
+		{name: "route to a platform that is on", vars: allOn(nil), yaml: "routes:\n  ops:\n    to: discord:@123456789012345678\n    answerers: [discord:123456789012345678]\n"},
+		{name: "route without a target", yaml: "routes:\n  ops:\n    answerers: [web:alice]\n",
+			want: []string{`routes.ops.to is required`}},
+		{name: "route to another route", yaml: "routes:\n  a:\n    to: web\n  b:\n    to: a\n",
+			want: []string{`routes.b.to: "a" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)`}},
+		{name: "route with bad answerers", vars: allOn(nil),
+			yaml: "routes:\n  ops:\n    to: telegram:-100123\n    answerers: [telegram:abc, irc:bob, alice, slack:C0123, discord:@1, telegram:-5, web:a b]\n",
+			want: []string{
+				`routes.ops.answerers[0]: "telegram:abc": "abc" is not a Telegram user id`,
+				`routes.ops.answerers[1]: "irc:bob" must be <platform>:<user id> with platform telegram, discord, slack or web`,
+				`routes.ops.answerers[2]: "alice" must be <platform>:<user id> with platform telegram, discord, slack or web`,
+				`routes.ops.answerers[3]: "slack:C0123": "C0123" is not a Slack user id`,
+				`routes.ops.answerers[4]: "discord:@1": "@1" is not a Discord user id`,
+				`routes.ops.answerers[5]: "telegram:-5": "-5" is not a Telegram user id`,
+				`routes.ops.answerers[6]: "web:a b": "a b" is not a web user id`,
+			}},
+		{name: "route named after a platform", yaml: "routes:\n  web:\n    to: web\n",
+			want: []string{`routes.web: "web" is a platform name and cannot name a route`}},
+		{name: "route with a bad name", yaml: "routes:\n  \"a:b\":\n    to: web\n",
+			want: []string{`routes: route name "a:b" must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`}},
+
+		// API URLs
+		{name: "api url with a wrong scheme", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_API_URL": "ftp://api.example.com"}),
+			want: []string{`ASKUSER_TELEGRAM_API_URL: "ftp://api.example.com" must be an http:// or https:// URL`}},
+		{name: "api url without host", vars: allOn(map[string]string{"ASKUSER_DISCORD_API_URL": "http:///api"}),
+			want: []string{`ASKUSER_DISCORD_API_URL: "http:///api" has no host`}},
+		{name: "api url with credentials", vars: allOn(map[string]string{"ASKUSER_SLACK_API_URL": "https://u:p@slack.example.com/api/"}),
+			want: []string{`ASKUSER_SLACK_API_URL: must not carry credentials, a query or a fragment`}},
+		{name: "api url not a url", vars: allOn(map[string]string{"ASKUSER_SLACK_API_URL": "http://[::1"}),
+			want: []string{`ASKUSER_SLACK_API_URL: not a URL (missing ']' in host)`}},
+
+		// Telegram
+		{name: "telegram token malformed", vars: map[string]string{"ASKUSER_TELEGRAM_TOKEN": "not-a-token"},
+			want: []string{`ASKUSER_TELEGRAM_TOKEN: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)`}},
+		{name: "telegram webhook", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://bridge.example.com:8443/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret})},
+		{name: "telegram webhook not https", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "http://bridge.example.com/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_URL: "http://bridge.example.com/tg" must be an https:// URL`}},
+		{name: "telegram webhook without secret", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://bridge.example.com/tg"}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_SECRET is required with ASKUSER_TELEGRAM_WEBHOOK_URL`}},
+		{name: "telegram webhook secret with bad characters", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://bridge.example.com/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": "s3cret!"}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_SECRET: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)`}},
+		{name: "telegram webhook secret too long", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://bridge.example.com/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": strings.Repeat("a", 257)}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_SECRET: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)`}},
+		{name: "telegram webhook secret without webhook", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_SECRET is set but ASKUSER_TELEGRAM_WEBHOOK_URL is not: the secret is only used in webhook mode`}},
+		{name: "telegram webhook on a port Telegram does not call", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_WEBHOOK_URL": "https://bridge.example.com:8080/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret}),
+			want: []string{`ASKUSER_TELEGRAM_WEBHOOK_URL: port 8080 is not one Telegram calls (443, 80, 88 or 8443)`}},
+		{name: "telegram webhook on any port with a local Bot API server", vars: allOn(map[string]string{"ASKUSER_TELEGRAM_API_URL": "http://127.0.0.1:8081", "ASKUSER_TELEGRAM_WEBHOOK_URL": "https://127.0.0.1:9443/tg", "ASKUSER_TELEGRAM_WEBHOOK_SECRET": hookSecret})},
+
+		// Discord
+		{name: "discord token with a space", vars: map[string]string{"ASKUSER_DISCORD_TOKEN": "abc def"},
+			want: []string{`ASKUSER_DISCORD_TOKEN: must not contain spaces or control characters`}},
+
+		// Slack
+		{name: "slack http mode", vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN": slackBot, "ASKUSER_SLACK_SIGNING_SECRET": slackSigning}},
+		{name: "slack without app token or signing secret", vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN": slackBot},
+			want: []string{`ASKUSER_SLACK_APP_TOKEN or ASKUSER_SLACK_SIGNING_SECRET is required: the app token for socket mode, or the signing secret for HTTP mode`}},
+		{name: "slack app token in the bot token", vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN": slackApp, "ASKUSER_SLACK_APP_TOKEN": slackApp},
+			want: []string{`ASKUSER_SLACK_BOT_TOKEN: is an app-level token (xapp-…); the bot token starts with xoxb-, the app token goes in ASKUSER_SLACK_APP_TOKEN`}},
+		{name: "slack bot token in the app token", vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN": slackBot, "ASKUSER_SLACK_APP_TOKEN": slackBot},
+			want: []string{`ASKUSER_SLACK_APP_TOKEN: must be an app-level token starting with xapp- (with the connections:write scope)`}},
+		{name: "slack signing secret with a space", vars: map[string]string{"ASKUSER_SLACK_BOT_TOKEN": slackBot, "ASKUSER_SLACK_SIGNING_SECRET": "a b"},
+			want: []string{`ASKUSER_SLACK_SIGNING_SECRET: must not contain spaces or control characters`}},
+
+		// Several at once
+		{name: "every problem is reported",
+			vars: map[string]string{"ASKUSER_HTTP_ADDR": "abc", "ASKUSER_LOG_LEVEL": "loud", "ASKUSER_DEFAULT_TO": "nowhere", "ASKUSER_REDIS_PREFIX": "{x}"},
+			want: []string{
+				`ASKUSER_REDIS_PREFIX: "{x}" must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)`,
+				`ASKUSER_HTTP_ADDR: "abc" is not host:port`,
+				`ASKUSER_LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+				`ASKUSER_DEFAULT_TO: unknown route "nowhere"`,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			fsys := map[string]string{}
+			if tc.yaml != "" {
+				vars["ASKUSER_CONFIG"] = "/c.yaml"
+				fsys["/c.yaml"] = tc.yaml
+			}
+			c, err := Load(env(vars), files(fsys))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if c == nil {
+					t.Fatal("nil config without an error")
+				}
+				return
+			}
+			if c != nil {
+				t.Errorf("config returned with an error")
+			}
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
+// A Config built by hand is checked the same way, each problem named by its
+// environment variable.
+func TestValidateByHand(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*Config)
+		want   []string
+	}{
+		{"defaults", func(*Config) {}, nil},
+		{"platforms on", func(c *Config) {
+			c.Telegram = &Telegram{Token: tgToken, APIURL: DefaultTelegramAPIURL}
+			c.Discord = &Discord{Token: discordToken, APIURL: DefaultDiscordAPIURL}
+			c.Slack = &Slack{BotToken: slackBot, SigningSecret: slackSigning, APIURL: DefaultSlackAPIURL}
+			c.Routes["ops"] = Route{To: "slack:C0123456789"}
+			c.DefaultRoute = "ops"
+		}, nil},
+		{"empty platform sections", func(c *Config) {
+			c.Telegram = &Telegram{}
+			c.Discord = &Discord{}
+			c.Slack = &Slack{}
+		}, []string{
+			`ASKUSER_TELEGRAM_TOKEN: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)`,
+			`ASKUSER_TELEGRAM_API_URL must not be empty`,
+			`ASKUSER_DISCORD_API_URL must not be empty`,
+			`ASKUSER_SLACK_BOT_TOKEN is required`,
+			`ASKUSER_SLACK_APP_TOKEN or ASKUSER_SLACK_SIGNING_SECRET is required: the app token for socket mode, or the signing secret for HTTP mode`,
+			`ASKUSER_SLACK_API_URL must not be empty`,
+		}},
+		{"slack api url without the trailing slash", func(c *Config) {
+			c.Slack = &Slack{BotToken: slackBot, AppToken: slackApp, APIURL: "http://127.0.0.1:1/api"}
+		}, []string{`ASKUSER_SLACK_API_URL: "http://127.0.0.1:1/api" must end with '/' (slack-go appends the method name)`}},
+		{"zero durations and empty strings", func(c *Config) {
+			c.Retention, c.ClaimIdle = 0, 0
+			c.Replica, c.DefaultRoute, c.LogLevel, c.Redis.Prefix = "", "", "", ""
+		}, []string{
+			`ASKUSER_REDIS_PREFIX must not be empty`,
+			`ASKUSER_REPLICA: "" must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit`,
+			`ASKUSER_RESULT_RETENTION: 0s is out of range: from 1m0s to 30d (720h0m0s)`,
+			`ASKUSER_CLAIM_IDLE: 0s is out of range: from 1s to 1h0m0s`,
+			`ASKUSER_LOG_LEVEL: "" is not one of debug, info, warn, error`,
+			`ASKUSER_DEFAULT_TO must not be empty`,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.modify(c)
+			err := c.Validate()
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
+func TestSectionValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"redis", Redis{EmbeddedAddr: "x", Prefix: "p:"}.Validate(), `invalid configuration: ASKUSER_EMBEDDED_REDIS_ADDR: "x" is not host:port`},
+		{"http", HTTP{Addr: "0.0.0.0:1"}.Validate(), `invalid configuration: ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`},
+		{"telegram", Telegram{Token: tgToken, APIURL: "x"}.Validate(), `invalid configuration: ASKUSER_TELEGRAM_API_URL: "x" must be an http:// or https:// URL`},
+		{"discord", Discord{Token: "a\tb", APIURL: DefaultDiscordAPIURL}.Validate(), `invalid configuration: ASKUSER_DISCORD_TOKEN: must not contain spaces or control characters`},
+		{"slack", Slack{BotToken: slackBot, AppToken: slackApp, APIURL: DefaultSlackAPIURL}.Validate(), ``},
+		{"two problems", HTTP{Addr: "x", Token: "y"}.Validate(), `invalid configuration: ASKUSER_HTTP_ADDR: "x" is not host:port; ASKUSER_HTTP_TOKEN: must be at least 16 characters`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if tc.err != nil {
+				got = tc.err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLevel(t *testing.T) {
+	tests := []struct {
+		level string
+		want  string
+	}{
+		{"debug", "DEBUG"}, {"info", "INFO"}, {"warn", "WARN"}, {"error", "ERROR"}, {"", "INFO"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.level, func(t *testing.T) {
+			c := &Config{LogLevel: tc.level}
+			if got := c.Level().String(); got != tc.want {
+				t.Errorf("Level() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Retention != 24*time.Hour || c.Routes == nil {
+		t.Errorf("Default() = %v", c)
+	}
+}
