@@ -1,0 +1,26 @@
+// Package web is the bridge's own web page as a channel (target "web"): a
+// page embedded in the binary, a small JSON API behind it, and a stream of
+// Server-Sent Events that keeps every open page current.
+//
+// Data flows like this. The engine sends a question for target "web" through
+// [Channel.Send], which posts nothing: it returns one message reference
+// (platform "web", chat "web", message = the question id), and the engine
+// records it, so the question is indexed as shown in the web chat. The page
+// lists those questions with GET api/questions (the store's open questions of
+// the web chat), learns of new ones and of ends from GET api/events (the
+// store's events stream, tailed once per process and fanned out to every
+// page), and answers with POST api/questions/{id}/answer, which goes to the
+// engine's Submit. When a question ends, the engine calls [Channel.Finish],
+// which appends a compact entry to the timeline kept in Redis (see [History]);
+// GET api/history reads it back, newest first.
+//
+// Everything the page shows comes from Redis, so any replica can serve it
+// and a question answered on one replica's page ends on all of them.
+//
+// Security: the page itself holds no data; every api/ request needs the
+// token when one is configured (an Authorization: Bearer header; the events
+// stream may take it as a token query parameter, since EventSource cannot set
+// headers). Answers are POSTs with a JSON body from the same origin; nothing
+// changes state on GET. Responses carry a strict Content-Security-Policy and
+// agent text is only ever inserted into the page as text.
+package web

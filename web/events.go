@@ -1,0 +1,303 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Tuning of the events stream.
+const (
+	// tailBlock is how long one read of the events stream waits for news.
+	// It also bounds how long Close waits for the tail: a blocked read does
+	// not end when its context is cancelled.
+	tailBlock = 2 * time.Second
+	// tailBatch is how many events one read takes.
+	tailBatch = 100
+	// subscriberBuffer is how many events a page may fall behind before
+	// its stream is ended; the browser reconnects and catches up with
+	// Last-Event-ID.
+	subscriberBuffer = 256
+	// maxReplay bounds the events one reconnect catches up on; the page
+	// reloads its lists on every (re)connect anyway.
+	maxReplay = 10 * tailBatch
+	// writeTimeout bounds one write to a page.
+	writeTimeout = 10 * time.Second
+)
+
+// pageEvents are the events the page reacts to.
+var pageEvents = map[string]bool{
+	"requested": true, "delivered": true, "answered": true, "skipped": true,
+	"expired": true, "cancelled": true, "undeliverable": true,
+}
+
+// relevant reports whether the page shows ev: a lifecycle event of a
+// question on the web page.
+func relevant(ev askbridge.Event) bool {
+	return ev.Platform == Platform && pageEvents[ev.Kind]
+}
+
+// eventView is the data of one event sent to the page.
+type eventView struct {
+	Event string `json:"event"`
+	ID    string `json:"id"`
+	At    int64  `json:"at,omitempty"`
+	By    string `json:"by,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// streamEvents: GET api/events, Server-Sent Events, one per lifecycle event
+// of a web question, from now on, or after the Last-Event-ID the browser
+// sends when it reconnects. Each carries the events stream id as its id.
+func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	last := r.Header.Get("Last-Event-ID")
+	if _, ok := parseStreamID(last); !ok {
+		last = ""
+	}
+	sub, err := h.hub.subscribe(ctx)
+	if errors.Is(err, errClosed) {
+		writeError(w, http.StatusServiceUnavailable, "the bridge is shutting down")
+		return
+	}
+	if err != nil {
+		h.fail(w, r, "start events", err)
+		return
+	}
+	defer h.hub.unsubscribe(sub)
+
+	rc := http.NewResponseController(w)
+	send := func(s string) bool {
+		// A server WriteTimeout would end the stream; each write gets its
+		// own deadline instead (ignored where unsupported).
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := w.Write([]byte(s)); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if !send("retry: 2000\n: connected\n\n") {
+		return
+	}
+
+	sent := last // the newest stream id sent, or the one the browser had
+	if last != "" {
+		after := last
+		for n := 0; n < maxReplay; n += tailBatch {
+			evs, next, err := h.store.Events(ctx, after, tailBatch, 0)
+			if err != nil {
+				h.log.Warn("web: replay events", "err", err)
+				break
+			}
+			for _, ev := range evs {
+				if relevant(ev) && !send(formatEvent(ev)) {
+					return
+				}
+			}
+			after = next
+			if len(evs) < tailBatch {
+				break
+			}
+		}
+		sent = after
+	}
+
+	beat := time.NewTicker(h.heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.hub.done:
+			return
+		case <-sub.gone:
+			return
+		case <-beat.C:
+			if !send(": ping\n\n") {
+				return
+			}
+		case ev := <-sub.ch:
+			if sent != "" && !streamAfter(ev.StreamID, sent) {
+				continue // already sent by the replay
+			}
+			if !send(formatEvent(ev)) {
+				return
+			}
+			sent = ev.StreamID
+		}
+	}
+}
+
+func formatEvent(ev askbridge.Event) string {
+	v := eventView{Event: ev.Kind, ID: ev.ID, By: ev.By, Error: ev.Error}
+	if !ev.At.IsZero() {
+		v.At = ev.At.UnixMilli()
+	}
+	b, _ := json.Marshal(v) // strings and ints only: cannot fail
+	// The id line carries the stream id, so a reconnect resumes after it.
+	// Neither part can hold a newline: JSON escapes them, and stream ids are
+	// digits and a dash.
+	return "id: " + ev.StreamID + "\ndata: " + string(b) + "\n\n"
+}
+
+// parseStreamID reads a Redis stream id "<ms>-<seq>".
+func parseStreamID(s string) ([2]uint64, bool) {
+	ms, seq, ok := strings.Cut(s, "-")
+	if !ok {
+		return [2]uint64{}, false
+	}
+	a, err1 := strconv.ParseUint(ms, 10, 64)
+	b, err2 := strconv.ParseUint(seq, 10, 64)
+	return [2]uint64{a, b}, err1 == nil && err2 == nil
+}
+
+// streamAfter reports whether stream id a comes after b.
+func streamAfter(a, b string) bool {
+	x, ok1 := parseStreamID(a)
+	y, ok2 := parseStreamID(b)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return x[0] > y[0] || (x[0] == y[0] && x[1] > y[1])
+}
+
+var errClosed = errors.New("web: handler closed")
+
+// hub tails the events stream once for every page this process serves, so
+// a hundred open pages cost one blocking read, not a hundred Redis
+// connections. The tail runs only while at least one page is connected.
+type hub struct {
+	store Store
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	stop   context.CancelFunc // stops the running tail; nil when none runs
+	closed bool
+	done   chan struct{} // closed by close
+	tails  sync.WaitGroup
+}
+
+// subscriber is one connected page.
+type subscriber struct {
+	ch chan askbridge.Event
+	// gone is closed when the hub drops the page: it fell too far behind.
+	gone chan struct{}
+}
+
+func newHub(st Store, log *slog.Logger) *hub {
+	return &hub{store: st, log: log, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+}
+
+// subscribe adds a page. The first page starts the tail at the newest
+// event, resolved before subscribe returns, so nothing published after the
+// page connected is missed.
+func (h *hub) subscribe(ctx context.Context) (*subscriber, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errClosed
+	}
+	if h.stop == nil {
+		_, start, err := h.store.Events(ctx, "$", 1, 0)
+		if err != nil {
+			return nil, err
+		}
+		tctx, cancel := context.WithCancel(context.Background())
+		h.stop = cancel
+		h.tails.Add(1)
+		go h.tail(tctx, start)
+	}
+	s := &subscriber{ch: make(chan askbridge.Event, subscriberBuffer), gone: make(chan struct{})}
+	h.subs[s] = struct{}{}
+	return s, nil
+}
+
+// unsubscribe removes a page; the last one stops the tail. Safe to repeat.
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+	if len(h.subs) == 0 && h.stop != nil {
+		h.stop()
+		h.stop = nil
+	}
+}
+
+// tail reads the events stream from after until ctx is done, handing each
+// event for the page to every subscriber. Redis trouble is retried with
+// backoff; the pages keep their streams open meanwhile.
+func (h *hub) tail(ctx context.Context, after string) {
+	defer h.tails.Done()
+	wait := 100 * time.Millisecond
+	for {
+		evs, next, err := h.store.Events(ctx, after, tailBatch, tailBlock)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.log.Warn("web: read events", "err", err)
+			t := time.NewTimer(wait - time.Duration(rand.Int64N(int64(wait)/5+1)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			wait = min(wait*2, 5*time.Second)
+			continue
+		}
+		wait = 100 * time.Millisecond
+		after = next
+		for _, ev := range evs {
+			if relevant(ev) {
+				h.broadcast(ev)
+			}
+		}
+	}
+}
+
+// broadcast hands ev to every page without waiting: a page whose buffer is
+// full is dropped (its stream ends, and the browser reconnects).
+func (h *hub) broadcast(ev askbridge.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			delete(h.subs, s)
+			close(s.gone)
+		}
+	}
+}
+
+// close ends every stream, refuses new ones and waits for the tail to
+// stop. Safe to repeat.
+func (h *hub) close() {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.done)
+		if h.stop != nil {
+			h.stop()
+			h.stop = nil
+		}
+		clear(h.subs)
+	}
+	h.mu.Unlock()
+	h.tails.Wait()
+}

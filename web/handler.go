@@ -1,0 +1,474 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Store is what the page needs of the store. *store.Store implements it.
+type Store interface {
+	History
+	Records
+	// OpenInChat lists the pending questions shown in a chat, oldest first.
+	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
+	// Events reads events after a stream id ("$" for only new ones),
+	// blocking up to block; it returns the events and the id to continue
+	// from.
+	Events(ctx context.Context, after string, max int, block time.Duration) ([]askbridge.Event, string, error)
+}
+
+// Submitter ends a question with an answer or a skip. *askbridge.Engine
+// implements it: it returns askbridge.ErrNotPending (with the EndResult of
+// what ended it, when the question is known) for a question that is no
+// longer open, and a *askbridge.ValidationError for an answer that does not
+// fit. It blocks on Redis and may be called concurrently.
+type Submitter interface {
+	Submit(ctx context.Context, id string, answers map[string][]string, skip bool, by askbridge.Person, via askbridge.Via) (askbridge.EndResult, error)
+}
+
+// Config wires a Handler. Store and Submitter are required.
+type Config struct {
+	Store     Store
+	Submitter Submitter
+	// BasePath is where the page is served; it starts and ends with "/"
+	// (default "/"). The API lives under BasePath + "api/".
+	BasePath string
+	// Token, when set, is required on every API request. Set one whenever
+	// the page is reachable beyond the loopback interface (see Loopback
+	// and NewToken). At least 16 characters.
+	Token string
+	// Logger receives the failures the page reports as 5xx. Default: none.
+	Logger *slog.Logger
+	// Heartbeat is how often an idle event stream sends a comment, so
+	// proxies and browsers keep it open (default 15 s).
+	Heartbeat time.Duration
+}
+
+// Handler serves the web page and its API. It is safe for concurrent use.
+// Call Close on shutdown: event streams never end by themselves.
+type Handler struct {
+	store     Store
+	submitter Submitter
+	base      string
+	token     []byte // sha256 of the token; nil when none is required
+	log       *slog.Logger
+	heartbeat time.Duration
+	mux       *http.ServeMux
+	hub       *hub
+}
+
+// The person who answers on the page. The page has no accounts: whoever
+// holds the page (and its token) answers as the web page.
+var pagePerson = askbridge.Person{Platform: Platform, ID: "web", Name: "web page"}
+
+// Limits of the API.
+const (
+	// maxAnswerBody bounds an answer: three questions of up to four
+	// labels (64 characters each) or free text (CheckAnswers allows
+	// 2,000 characters per value) fit many times over.
+	maxAnswerBody = 64 << 10
+	// maxListed bounds the open questions one list returns.
+	maxListed = 200
+	// defaultHistory and maxHistory bound a timeline read; the store keeps
+	// 1,000 entries.
+	defaultHistory = 100
+	maxHistory     = 1000
+	// minTokenLen keeps a guessable token out.
+	minTokenLen = 16
+	// submitTimeout bounds one answer; a click is not lost half-way when
+	// the browser goes away, so it does not use the request's context.
+	submitTimeout = 15 * time.Second
+)
+
+// securityPolicy keeps the page to its own files: no inline script, no
+// other origin, no framing.
+const securityPolicy = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
+
+// NewHandler checks cfg and returns the handler. It starts nothing: the
+// events stream is tailed only while a page is connected.
+func NewHandler(cfg Config) (*Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("web: config: Store is required")
+	}
+	if cfg.Submitter == nil {
+		return nil, errors.New("web: config: Submitter is required")
+	}
+	base := cfg.BasePath
+	if base == "" {
+		base = "/"
+	}
+	if !strings.HasPrefix(base, "/") || !strings.HasSuffix(base, "/") || strings.ContainsAny(base, "{}? #") || strings.Contains(base, "//") {
+		return nil, fmt.Errorf("web: config: base path %q must start and end with \"/\" and hold no braces, spaces, '?', '#' or \"//\"", base)
+	}
+	if cfg.Token != "" && len(cfg.Token) < minTokenLen {
+		return nil, fmt.Errorf("web: config: token must be at least %d characters", minTokenLen)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	h := &Handler{
+		store: cfg.Store, submitter: cfg.Submitter, base: base,
+		log: cfg.Logger, heartbeat: cfg.Heartbeat, mux: http.NewServeMux(),
+		hub: newHub(cfg.Store, cfg.Logger),
+	}
+	if cfg.Token != "" {
+		sum := sha256.Sum256([]byte(cfg.Token))
+		h.token = sum[:]
+	}
+	assets, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	for name, a := range assets {
+		pattern := "GET " + base + name
+		if name == "index.html" {
+			pattern = "GET " + base + "{$}"
+		}
+		h.mux.Handle(pattern, a)
+	}
+	h.mux.Handle("GET "+base+"api/questions", h.api(h.listQuestions, false))
+	h.mux.Handle("GET "+base+"api/history", h.api(h.listHistory, false))
+	h.mux.Handle("GET "+base+"api/events", h.api(h.streamEvents, true))
+	h.mux.Handle("POST "+base+"api/questions/{id}/answer", h.api(h.answer, false))
+	return h, nil
+}
+
+// ServeHTTP serves the page (GET BasePath), its files and the API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", securityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.mux.ServeHTTP(w, r)
+}
+
+// Close ends every open event stream and refuses new ones, then waits for
+// the events tail to stop (at most a couple of seconds). Call it when the
+// server shuts down (http.Server.RegisterOnShutdown(h.Close) does), since
+// a stream never goes idle by itself. Safe to repeat and to call
+// concurrently with requests.
+func (h *Handler) Close() { h.hub.close() }
+
+// api wraps an API endpoint: no caching, and the token when one is set.
+// queryToken lets the token come as a query parameter (EventSource cannot
+// set headers).
+func (h *Handler) api(next http.HandlerFunc, queryToken bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if !h.authorized(r, queryToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+			writeError(w, http.StatusUnauthorized, "This page needs its access token: open the link the bridge printed (it ends in #token=…).")
+			return
+		}
+		next(w, r)
+	})
+}
+
+// authorized checks the token in constant time: both sides are hashed, so
+// neither the content nor the length of the token leaks through timing.
+func (h *Handler) authorized(r *http.Request, queryToken bool) bool {
+	if h.token == nil {
+		return true
+	}
+	var got string
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, value, ok := strings.Cut(auth, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return false
+		}
+		got = strings.TrimSpace(value)
+	} else if queryToken {
+		got = r.URL.Query().Get("token")
+	}
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], h.token) == 1
+}
+
+// questionView is an open question as the page gets it.
+type questionView struct {
+	ID        string               `json:"id"`
+	Agent     string               `json:"agent,omitempty"`
+	Intro     string               `json:"intro"`
+	Questions []askbridge.Question `json:"questions"`
+	// Created and Deadline are unix milliseconds.
+	Created  int64 `json:"created"`
+	Deadline int64 `json:"deadline"`
+	// MayAnswer is false when the question names answerers and the page
+	// is not one of them: the page shows it without controls.
+	MayAnswer bool `json:"mayAnswer"`
+}
+
+// listQuestions: GET api/questions, the open questions shown on the page,
+// oldest first, with the server's clock for the countdowns.
+func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ids, err := h.store.OpenInChat(ctx, Platform, chat)
+	if err != nil {
+		h.fail(w, r, "list open questions", err)
+		return
+	}
+	views := []questionView{}
+	for _, id := range ids {
+		if len(views) == maxListed {
+			break
+		}
+		rec, found, err := h.store.Get(ctx, id)
+		if err != nil {
+			h.fail(w, r, "read question", err)
+			return
+		}
+		if !found || rec.Status != askbridge.StatusPending || rec.Target.Platform != Platform {
+			continue
+		}
+		plan := askbridge.BuildPlan(rec.ID, rec.Request, askbridge.Capabilities{})
+		views = append(views, questionView{
+			ID: rec.ID, Agent: rec.Request.Agent, Intro: plan.Intro,
+			Questions: rec.Request.Questions,
+			Created:   rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
+			MayAnswer: mayAnswer(rec),
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"now": time.Now().UnixMilli(), "questions": views})
+}
+
+// mayAnswer reports whether the page may answer: the question names no
+// answerers, or names the page's person.
+func mayAnswer(rec askbridge.Record) bool {
+	return len(rec.Answerers) == 0 || slices.Contains(rec.Answerers, pagePerson.Platform+":"+pagePerson.ID)
+}
+
+// listHistory: GET api/history?limit=N, the timeline, newest first, each
+// question once.
+func (h *Handler) listHistory(w http.ResponseWriter, r *http.Request) {
+	limit := defaultHistory
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
+			return
+		}
+		limit = min(n, maxHistory)
+	}
+	// Read more than asked: a retried Finish may have added an entry twice.
+	raw, err := h.store.History(r.Context(), min(limit+limit/4+8, maxHistory))
+	if err != nil {
+		h.fail(w, r, "read history", err)
+		return
+	}
+	entries := []HistoryEntry{}
+	seen := map[string]bool{}
+	for _, b := range raw {
+		var e HistoryEntry
+		if err := json.Unmarshal(b, &e); err != nil || e.ID == "" || seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		entries = append(entries, e)
+		if len(entries) == limit {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+}
+
+// answerRequest is the body of POST api/questions/{id}/answer.
+type answerRequest struct {
+	Answers map[string][]string `json:"answers"`
+	Skip    bool                `json:"skip"`
+}
+
+// answerReply tells the page how the question ended.
+type answerReply struct {
+	ID      string           `json:"id"`
+	Outcome string           `json:"outcome"`
+	Status  string           `json:"status"`
+	Message string           `json:"message"`
+	Result  askbridge.Result `json:"result"`
+}
+
+// answer: POST api/questions/{id}/answer with {"answers":{...}} or
+// {"skip":true}. 200 when this answer ended the question, 409 when it had
+// already ended (the reply says how), 400 for an answer that does not fit,
+// 404 for a question the page does not show.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	if msg := crossSite(r); msg != "" {
+		writeError(w, http.StatusForbidden, msg)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "send the answer as application/json")
+		return
+	}
+	var req answerRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAnswerBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "the body must be a JSON object with answers or skip: "+err.Error())
+		return
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, "the body must hold one JSON object")
+		return
+	}
+	switch {
+	case req.Skip && len(req.Answers) > 0:
+		writeError(w, http.StatusBadRequest, "send answers or skip, not both")
+		return
+	case !req.Skip && len(req.Answers) == 0:
+		writeError(w, http.StatusBadRequest, "answers is required (or skip: true)")
+		return
+	}
+
+	id := r.PathValue("id")
+	if !askbridge.ValidRequestID(id) {
+		writeError(w, http.StatusNotFound, "no such question")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), submitTimeout)
+	defer cancel()
+	rec, found, err := h.store.Get(ctx, id)
+	if err != nil {
+		h.fail(w, r, "read question", err)
+		return
+	}
+	if !found || rec.Target.Platform != Platform {
+		writeError(w, http.StatusNotFound, "no such question")
+		return
+	}
+	if !mayAnswer(rec) {
+		writeError(w, http.StatusForbidden, string(askbridge.NoticeNotForYou))
+		return
+	}
+	if rec.Status != askbridge.StatusPending && rec.Result != nil {
+		writeJSON(w, http.StatusConflict, reply(rec, *rec.Result, endedNotice(*rec.Result)))
+		return
+	}
+	end, err := h.submitter.Submit(ctx, id, req.Answers, req.Skip, pagePerson, askbridge.ViaWeb)
+	var invalid *askbridge.ValidationError
+	switch {
+	case err == nil:
+		msg := askbridge.NoticeRecorded
+		if req.Skip {
+			msg = askbridge.NoticeSkipped
+		}
+		writeJSON(w, http.StatusOK, reply(end.Record, end.Result, msg))
+	case errors.As(err, &invalid):
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": invalid.Error(), "problems": invalid.Problems})
+	case errors.Is(err, askbridge.ErrNotPending) && end.Found:
+		writeJSON(w, http.StatusConflict, reply(end.Record, end.Result, endedNotice(end.Result)))
+	case errors.Is(err, askbridge.ErrNotPending):
+		writeError(w, http.StatusNotFound, "no such question")
+	default:
+		h.fail(w, r, "submit answer", err)
+	}
+}
+
+func reply(rec askbridge.Record, res askbridge.Result, msg askbridge.Notice) answerReply {
+	return answerReply{
+		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
+		Message: string(msg), Result: res,
+	}
+}
+
+// endedNotice says how a question the page tried to answer had ended.
+func endedNotice(res askbridge.Result) askbridge.Notice {
+	switch res.Outcome() {
+	case askbridge.OutcomeAnswered:
+		return askbridge.NoticeAlreadyAnswered
+	case askbridge.OutcomeSkipped:
+		return askbridge.NoticeAlreadySkipped
+	case askbridge.OutcomeCancelled:
+		return askbridge.NoticeCancelled
+	case askbridge.OutcomeUndeliverable:
+		return "This question could not be delivered."
+	}
+	return askbridge.NoticeExpired
+}
+
+// crossSite explains why a state-changing request is refused as coming
+// from another site, or returns "". Browsers mark a request's origin with
+// Sec-Fetch-Site and Origin; a request without either (curl, tests) is not a
+// browser's cross-site request. With the token this is a second wall; without
+// one it is what stops another site's form or script from answering.
+func crossSite(r *http.Request) string {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return "cross-site requests are refused"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		return "cross-origin requests are refused"
+	}
+	return ""
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
+	h.log.Error("web: "+op, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusServiceUnavailable, "The bridge could not reach its store; try again.")
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode reply", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// Loopback reports whether addr (host:port, as for http.Server) listens
+// only on the loopback interface. An empty host or an unspecified address
+// listens everywhere; a name other than "localhost" is not trusted to be
+// loopback. The page must have a token when this is false.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// NewToken makes a random token for the page (128 bits, base32; see
+// crypto/rand.Text).
+func NewToken() string { return rand.Text() }

@@ -1,0 +1,525 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/web"
+)
+
+// redisAddr is the Redis every test of the package shares, each under its
+// own key prefix so tests run in parallel.
+var (
+	redisAddr string
+	prefixSeq atomic.Int64
+)
+
+// TestMain starts one redis-server for the package. The store's own
+// helper (store/internal/redistest) is internal to store/, so this is the
+// few lines of it the web tests need. Without redis-server the tests run
+// on the embedded server, unless ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that
+// is a failure.
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	stop, addr, err := startRedisServer()
+	switch {
+	case err == nil:
+		defer stop()
+		redisAddr = addr
+	case errors.Is(err, exec.ErrNotFound) && os.Getenv("ASKBRIDGE_REQUIRE_REDIS") != "1":
+		emb, err := store.StartEmbedded("127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer emb.Close()
+		fmt.Fprintln(os.Stderr, "web tests: redis-server not installed, running on the embedded server")
+		redisAddr = emb.Addr()
+	default:
+		fmt.Fprintf(os.Stderr, "web tests need redis-server: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startRedisServer runs redis-server on a free loopback port without
+// persistence and waits until it answers.
+func startRedisServer() (stop func(), addr string, err error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := os.MkdirTemp("", "web-redis-")
+	if err != nil {
+		return nil, "", err
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, "", err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", "")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			return nil, "", err
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		stop := func() {
+			_ = cmd.Process.Kill()
+			<-exited
+			_ = os.RemoveAll(dir)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		ok := false
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			select {
+			case <-exited:
+			default:
+				if c.Ping(context.Background()).Err() != nil {
+					continue
+				}
+				ok = true
+			}
+			break
+		}
+		_ = c.Close()
+		if ok {
+			return stop, addr, nil
+		}
+		stop()
+		dir, _ = os.MkdirTemp("", "web-redis-")
+	}
+	return nil, "", errors.New("redis-server did not start")
+}
+
+// clock is the engines' clock: the wall clock moved forward by skew, so a
+// test can let a deadline pass at once.
+type clock struct{ skew atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *clock) advance(d time.Duration) { c.skew.Add(int64(d)) }
+func newPrefix() string                  { return fmt.Sprintf("webtest%d:", prefixSeq.Add(1)) }
+
+func newClient(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 32})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// bridge is one replica: a store, an engine with the web channel, and the
+// page's handler behind an httptest server.
+type bridge struct {
+	prefix string
+	// rdb is the agent's own client.
+	rdb     *redis.Client
+	store   *store.Store
+	engine  *askbridge.Engine
+	channel *web.Channel
+	handler *web.Handler
+	srv     *httptest.Server
+	clock   *clock
+	token   string
+}
+
+type bridgeOptions struct {
+	// prefix shared by replicas; empty gets a fresh one.
+	prefix string
+	token  string
+	clock  *clock
+	// heartbeat of the event streams (default: the handler's).
+	heartbeat time.Duration
+}
+
+var replicaSeq atomic.Int64
+
+// startBridge starts a replica; everything stops when the test ends.
+func startBridge(t testing.TB, o bridgeOptions) *bridge {
+	t.Helper()
+	if o.prefix == "" {
+		o.prefix = newPrefix()
+	}
+	if o.clock == nil {
+		o.clock = &clock{}
+	}
+	replica := fmt.Sprintf("replica-%d", replicaSeq.Add(1))
+	st := store.New(newClient(t), store.Options{Prefix: o.prefix, Consumer: replica, ClaimIdle: 5 * time.Second})
+	ch := web.NewChannel(st, st)
+	eng := askbridge.NewEngine(askbridge.EngineConfig{
+		Store:      st,
+		Resolve:    resolve,
+		Channels:   []askbridge.Channel{ch},
+		Replica:    replica,
+		Now:        o.clock.now,
+		SweepEvery: 50 * time.Millisecond,
+		Logger:     testLogger(t),
+	})
+	h, err := web.NewHandler(web.Config{Store: st, Submitter: eng, Token: o.token, Heartbeat: o.heartbeat, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = eng.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return &bridge{prefix: o.prefix, rdb: newClient(t), store: st, engine: eng, channel: ch, handler: h, srv: srv, clock: o.clock, token: o.token}
+}
+
+// resolve routes "" and "web" to the page; anything else is refused.
+func resolve(to string) (askbridge.Target, []string, error) {
+	if to == "" || to == "web" {
+		return askbridge.Target{Platform: "web"}, nil, nil
+	}
+	return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+}
+
+// testLogger writes to the test log when -v is set and the test is running.
+func testLogger(t testing.TB) *slog.Logger {
+	if !testing.Verbose() {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }() // a log line after the test ended
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// ask pushes a request as an agent does and returns its id.
+func (b *bridge) ask(t testing.TB, req string) string {
+	t.Helper()
+	var probe struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(req), &probe); err != nil || probe.ID == "" {
+		t.Fatalf("test request needs an id: %s", req)
+	}
+	if err := b.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: b.prefix + "requests", Values: []any{"ask", req}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return probe.ID
+}
+
+// cancel pushes a cancel entry as an agent does.
+func (b *bridge) cancelQuestion(t testing.TB, id string) {
+	t.Helper()
+	if err := b.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: b.prefix + "requests", Values: []any{"cancel", id}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// result waits for the question's result as an agent does (BLPOP).
+func (b *bridge) result(t testing.TB, id string, wait time.Duration) askbridge.Result {
+	t.Helper()
+	v, err := b.rdb.BLPop(t.Context(), wait, b.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		t.Fatalf("BLPOP result of %s: %v", id, err)
+	}
+	var res askbridge.Result
+	if err := json.Unmarshal([]byte(v[1]), &res); err != nil {
+		t.Fatalf("result of %s: %v: %s", id, err, v[1])
+	}
+	return res
+}
+
+// resultCount is LLEN of the question's result list.
+func (b *bridge) resultCount(t testing.TB, id string) int64 {
+	t.Helper()
+	n, err := b.rdb.LLen(t.Context(), b.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// request sends an API request with the bridge's token (if any).
+func (b *bridge) request(t testing.TB, method, path string, body any, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(v)
+	default:
+		j, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, b.srv.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if b.token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := b.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, data
+}
+
+// answer posts an answer body for id.
+func (b *bridge) answer(t testing.TB, id string, body any) (int, map[string]any) {
+	t.Helper()
+	res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/answer", body, nil)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("answer reply %d is not JSON: %s", res.StatusCode, data)
+	}
+	return res.StatusCode, out
+}
+
+type openList struct {
+	Now       int64 `json:"now"`
+	Questions []struct {
+		ID        string               `json:"id"`
+		Agent     string               `json:"agent"`
+		Intro     string               `json:"intro"`
+		Questions []askbridge.Question `json:"questions"`
+		Created   int64                `json:"created"`
+		Deadline  int64                `json:"deadline"`
+		MayAnswer bool                 `json:"mayAnswer"`
+	} `json:"questions"`
+}
+
+// open lists the open questions through the API.
+func (b *bridge) open(t testing.TB) openList {
+	t.Helper()
+	res, data := b.request(t, http.MethodGet, "/api/questions", nil, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/questions = %d %s", res.StatusCode, data)
+	}
+	var l openList
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// waitOpen waits until the page lists every id.
+func (b *bridge) waitOpen(t testing.TB, ids ...string) openList {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := b.open(t)
+		have := map[string]bool{}
+		for _, q := range l.Questions {
+			have[q.ID] = true
+		}
+		all := true
+		for _, id := range ids {
+			all = all && have[id]
+		}
+		if all {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("questions %v not listed; have %v", ids, have)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// history reads the timeline through the API.
+func (b *bridge) history(t testing.TB) []web.HistoryEntry {
+	t.Helper()
+	res, data := b.request(t, http.MethodGet, "/api/history?limit=100", nil, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/history = %d %s", res.StatusCode, data)
+	}
+	var out struct {
+		Entries []web.HistoryEntry `json:"entries"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Entries
+}
+
+// waitHistory waits until the timeline holds id and returns its entry.
+func (b *bridge) waitHistory(t testing.TB, id string) web.HistoryEntry {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, e := range b.history(t) {
+			if e.ID == id {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no timeline entry for %s", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sse is a client of the events stream.
+type sse struct {
+	events chan sseEvent
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type sseEvent struct {
+	ID   string
+	Data map[string]any
+}
+
+// openEvents connects to api/events (query is added to the URL as is).
+func (b *bridge) openEvents(t testing.TB, query string, hdr map[string]string) (*sse, *http.Response) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/api/events"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := b.srv.Client().Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &sse{events: make(chan sseEvent, 100), cancel: cancel, done: make(chan struct{})}
+	if res.StatusCode != http.StatusOK {
+		_ = res.Body.Close()
+		cancel()
+		close(s.done)
+		return s, res
+	}
+	go func() {
+		defer close(s.done)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		var cur sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if cur.Data != nil {
+					s.events <- cur
+				}
+				cur = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				cur.ID = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "data: "):
+				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Data)
+			}
+		}
+	}()
+	t.Cleanup(s.close)
+	return s, res
+}
+
+func (s *sse) close() {
+	s.cancel()
+	<-s.done
+}
+
+// next waits for an event of kind for question id, skipping others.
+func (s *sse) next(t testing.TB, kind, id string) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Data["event"] == kind && ev.Data["id"] == id {
+				return ev
+			}
+		case <-s.done:
+			t.Fatalf("event stream ended before %s of %s", kind, id)
+		case <-timeout:
+			t.Fatalf("no %s event for %s", kind, id)
+		}
+	}
+}
+
+// request JSON builders.
+
+func oneQuestion(id string) string {
+	return fmt.Sprintf(`{"id":%q,"to":"web","agent":"deploy-bot","questions":[{"id":"deploy_target","header":"Deployment target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`, id)
+}
+
+func multiSelect(id string) string {
+	return fmt.Sprintf(`{"id":%q,"to":"web","questions":[{"id":"regions","header":"Regions","question":"Which regions should get the release?","multiSelect":true,"options":[{"label":"EU"},{"label":"US"},{"label":"Asia"}]}]}`, id)
+}
+
+func threeQuestions(id string) string {
+	return fmt.Sprintf(`{"id":%q,"to":"web","agent":"release-bot","questions":[`+
+		`{"id":"target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]},`+
+		`{"id":"checks","header":"Checks","question":"Which checks should run first?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},`+
+		`{"id":"window","header":"Window","question":"When should it go out?","options":[{"label":"Now"},{"label":"Tonight"}]}]}`, id)
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

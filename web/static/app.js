@@ -1,0 +1,788 @@
+// askbridge web page: the open questions for the "web" target, pinned above
+// a timeline of ended ones. Plain JavaScript, no build step, nothing loaded
+// from elsewhere. Agent text is only ever inserted as text (textContent /
+// Node.append of strings), never as HTML.
+//
+// Data: GET api/questions (open questions), GET api/history (timeline),
+// GET api/events (Server-Sent Events; the page reloads what changed on each
+// one), POST api/questions/{id}/answer. With a token, the page reads it from
+// the URL fragment (#token=…, never sent to the server in the URL), keeps it
+// in sessionStorage and sends it as "Authorization: Bearer"; the event
+// stream takes it as ?token= because EventSource cannot set headers.
+//
+// Stable hooks for browser tests:
+//   body[data-layout]                      "panel" (wider than 600px) or "cards"
+//   body[data-ready]                       "1" once the first lists have loaded
+//   #connection[data-state]                "connecting" | "live" | "reconnecting"
+//   [data-testid=prompt][data-id]          one open prompt; data-state "pending" | "sending";
+//                                          data-step is the question shown (0-based)
+//     [data-testid=remaining]              time left ("14:52 left")
+//     [data-testid=step-count]             "2 / 3" (prompts with several questions)
+//     [data-testid=step]                   one button per question (jump to it)
+//     [data-testid=question][data-qid]     the question shown
+//     [data-testid=question-text]          its sentence
+//     [data-testid=option][data-label]     a single-select option (button, aria-pressed)
+//     [data-testid=option-check][value]    a multi-select checkbox
+//     [data-testid=other-input]            the free-text "Other" answer
+//     [data-testid=other-submit]           sends the Other text (one single-select question)
+//     [data-testid=back|next|submit|skip]  stepper and prompt controls
+//     [data-testid=prompt-error]           why an answer was refused
+//   [data-testid=open-empty]               shown when nothing is open
+//   [data-testid=open-count]               number of open prompts
+//   #timeline [data-testid=history-entry][data-id][data-outcome]
+//                                          an ended question; outcome is answered | skipped |
+//                                          expired | cancelled | undeliverable; data-elsewhere
+//                                          when it ended elsewhere while this page showed it
+//     [data-testid=entry-status]           "Answered", "Skipped", "Expired", "Cancelled", "Not delivered"
+//     [data-testid=entry-answer]           the answer to one question
+//   #notices [data-testid=notice][data-id][data-outcome]  what just happened
+//   #announcer                             aria-live region announcing new questions and ends
+//   #auth                                  shown when the token is missing or wrong
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'askbridge.token';
+  const NARROW = window.matchMedia('(max-width: 600px)');
+  const OUTCOME_LABEL = {
+    answered: 'Answered',
+    skipped: 'Skipped',
+    expired: 'Expired',
+    cancelled: 'Cancelled',
+    undeliverable: 'Not delivered',
+  };
+  const ENDS = new Set(Object.keys(OUTCOME_LABEL));
+
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    conn: $('connection'),
+    open: $('open'),
+    prompts: $('prompts'),
+    openEmpty: $('open-empty'),
+    openCount: $('open-count'),
+    notices: $('notices'),
+    timeline: $('timeline'),
+    historyEmpty: $('history-empty'),
+    auth: $('auth'),
+    authForm: $('auth-form'),
+    authToken: $('auth-token'),
+    authError: $('auth-error'),
+    announcer: $('announcer'),
+  };
+
+  const state = {
+    token: '',
+    offset: 0, // server clock minus this browser's clock, in ms
+    prompts: new Map(), // id -> Prompt, in the order shown
+    closed: new Set(), // ids this page has taken off the panel
+    mine: new Set(), // ids this page answered or skipped
+    shown: new Set(), // ids this page has shown as open
+    history: [], // entries from the server, newest first
+    provisional: new Map(), // id -> entry shown until the server's arrives
+    needToken: false,
+    loaded: { questions: false, history: false },
+  };
+
+  // ---- helpers -------------------------------------------------------------
+
+  // el builds an element. Children that are strings become text nodes.
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === false || v === null || v === undefined) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c !== null && c !== undefined && c !== false) e.append(c);
+    }
+    return e;
+  }
+
+  const serverNow = () => Date.now() + state.offset;
+
+  function stripColon(s) {
+    return (s || '').replace(/:\s*$/, '');
+  }
+
+  function formatLeft(ms) {
+    if (ms <= 0) return 'Expiring…';
+    const s = Math.ceil(ms / 1000);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const ss = String(s % 60).padStart(2, '0');
+    if (h > 0) return `${h}:${String(m).padStart(2, '0')}:${ss} left`;
+    return `${m}:${ss} left`;
+  }
+
+  function formatTime(ms) {
+    const d = new Date(ms);
+    const now = new Date();
+    const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    if (d.toDateString() === now.toDateString()) return time;
+    return d.toLocaleDateString([], { month: 'short', day: 'numeric' }) + ', ' + time;
+  }
+
+  function announce(text) {
+    ui.announcer.textContent = '';
+    // A fresh text node in a later task makes screen readers read it again.
+    setTimeout(() => { ui.announcer.textContent = text; }, 50);
+  }
+
+  function notice(text, outcome, id) {
+    const n = el('p', { class: 'notice ' + (outcome || ''), 'data-testid': 'notice', 'data-outcome': outcome || null, 'data-id': id || null }, text);
+    ui.notices.prepend(n);
+    while (ui.notices.children.length > 4) ui.notices.lastElementChild.remove();
+    setTimeout(() => n.remove(), 12000);
+  }
+
+  // ---- API -----------------------------------------------------------------
+
+  class Unauthorized extends Error {}
+
+  async function api(path, options) {
+    const opts = Object.assign({ headers: {} }, options || {});
+    opts.headers = Object.assign({ Accept: 'application/json' }, opts.headers);
+    if (state.token) opts.headers.Authorization = 'Bearer ' + state.token;
+    if (opts.body) opts.headers['Content-Type'] = 'application/json';
+    opts.cache = 'no-store';
+    opts.credentials = 'same-origin';
+    const res = await fetch(path, opts);
+    if (res.status === 401) {
+      askToken(state.token ? 'That token was not accepted.' : '');
+      throw new Unauthorized('unauthorized');
+    }
+    return res;
+  }
+
+  async function readJSON(res) {
+    try {
+      return await res.json();
+    } catch {
+      return {};
+    }
+  }
+
+  // ---- token ---------------------------------------------------------------
+
+  function takeTokenFromFragment() {
+    const hash = window.location.hash.replace(/^#/, '');
+    const params = new URLSearchParams(hash);
+    const t = params.get('token');
+    if (t) {
+      sessionStorage.setItem(TOKEN_KEY, t);
+      // Keep the token out of the address bar, bookmarks and history.
+      history.replaceState(null, '', window.location.pathname + window.location.search);
+    }
+    state.token = sessionStorage.getItem(TOKEN_KEY) || '';
+  }
+
+  function askToken(message) {
+    state.needToken = true;
+    ui.auth.hidden = false;
+    ui.authError.hidden = !message;
+    ui.authError.textContent = message || '';
+    setConnection('connecting', 'Waiting for the access token');
+    if (events) {
+      events.close();
+      events = null;
+    }
+    ui.authToken.focus();
+  }
+
+  ui.authForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = ui.authToken.value.trim();
+    if (!t) return;
+    sessionStorage.setItem(TOKEN_KEY, t);
+    state.token = t;
+    state.needToken = false;
+    ui.auth.hidden = true;
+    ui.authToken.value = '';
+    refreshQuestions();
+    refreshHistory();
+    connect();
+  });
+
+  // ---- connection (Server-Sent Events) ---------------------------------------
+
+  let events = null;
+  let retryMs = 1000;
+  let retryTimer = null;
+
+  function setConnection(s, text) {
+    ui.conn.dataset.state = s;
+    ui.conn.textContent = text;
+  }
+
+  function connect() {
+    if (state.needToken) return;
+    clearTimeout(retryTimer);
+    if (events) events.close();
+    const url = 'api/events' + (state.token ? '?token=' + encodeURIComponent(state.token) : '');
+    const es = new EventSource(url);
+    events = es;
+    es.onopen = () => {
+      retryMs = 1000;
+      setConnection('live', 'Live');
+      // Catch up on anything that happened while disconnected.
+      refreshQuestions();
+      refreshHistory();
+    };
+    es.onmessage = (m) => {
+      let ev;
+      try {
+        ev = JSON.parse(m.data);
+      } catch {
+        return;
+      }
+      onEvent(ev);
+    };
+    es.onerror = () => {
+      if (events !== es) return;
+      setConnection('reconnecting', 'Reconnecting…');
+      if (es.readyState === EventSource.CLOSED) {
+        // The browser gave up (an error status): retry ourselves, and
+        // find out whether the token is the problem.
+        es.close();
+        events = null;
+        retryTimer = setTimeout(() => {
+          refreshQuestions();
+          connect();
+        }, retryMs);
+        retryMs = Math.min(retryMs * 2, 15000);
+      }
+    };
+  }
+
+  function onEvent(ev) {
+    if (!ev || !ev.id) return;
+    if (ev.event === 'requested' || ev.event === 'delivered') {
+      refreshQuestions();
+      return;
+    }
+    if (ENDS.has(ev.event)) {
+      const p = state.prompts.get(ev.id);
+      // While this page's own answer is on its way, its reply says how
+      // the question ended (the event may arrive first).
+      if (p && !p.sending) {
+        const elsewhere = !state.mine.has(ev.id);
+        closePrompt(p, ev.event, null, elsewhere);
+        if (elsewhere) notice(endedText(ev.event, p.q), ev.event, ev.id);
+      }
+      awaitHistory(ev.id);
+    }
+  }
+
+  function endedText(outcome, q) {
+    const what = q.questions.length === 1 ? `“${q.questions[0].question}”` : `${q.questions.length} questions from ${q.agent || 'an agent'}`;
+    switch (outcome) {
+      case 'answered': return `Answered elsewhere: ${what}`;
+      case 'skipped': return `Skipped elsewhere: ${what}`;
+      case 'cancelled': return `Cancelled by the agent: ${what}`;
+      case 'undeliverable': return `Could not be delivered: ${what}`;
+      default: return `Expired without an answer: ${what}`;
+    }
+  }
+
+  // ---- open questions --------------------------------------------------------
+
+  let questionsBusy = false;
+  let questionsAgain = false;
+
+  async function refreshQuestions() {
+    if (state.needToken) return;
+    if (questionsBusy) {
+      questionsAgain = true;
+      return;
+    }
+    questionsBusy = true;
+    try {
+      do {
+        questionsAgain = false;
+        const res = await api('api/questions');
+        if (!res.ok) throw new Error('status ' + res.status);
+        const data = await res.json();
+        state.offset = data.now - Date.now();
+        syncPrompts(data.questions || []);
+        state.loaded.questions = true;
+        markReady();
+      } while (questionsAgain);
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'Cannot reach the bridge');
+    } finally {
+      questionsBusy = false;
+    }
+  }
+
+  function syncPrompts(list) {
+    const open = new Set(list.map((q) => q.id));
+    // Questions no longer open ended while we were not listening: the
+    // timeline says how.
+    for (const [id, p] of state.prompts) {
+      if (!open.has(id) && !p.sending) {
+        closePrompt(p, null, null, !state.mine.has(id));
+        awaitHistory(id);
+      }
+    }
+    let before = null;
+    for (const q of list.slice().reverse()) {
+      if (state.closed.has(q.id)) continue;
+      let p = state.prompts.get(q.id);
+      if (!p) {
+        p = new Prompt(q);
+        state.prompts.set(q.id, p);
+        state.shown.add(q.id);
+        ui.prompts.insertBefore(p.root, before);
+        announce(`New question${q.agent ? ' from ' + q.agent : ''}: ${q.questions[0].question}`);
+      } else if (p.root.nextSibling !== before) {
+        ui.prompts.insertBefore(p.root, before);
+      }
+      before = p.root;
+    }
+    updateOpenCount();
+  }
+
+  function updateOpenCount() {
+    const n = state.prompts.size;
+    ui.openCount.textContent = String(n);
+    ui.openEmpty.hidden = n > 0;
+    ui.open.classList.toggle('has-open', n > 0);
+    document.title = (n > 0 ? `(${n}) ` : '') + 'Questions — askbridge';
+  }
+
+  // closePrompt takes a prompt off the panel. With an outcome it leaves a
+  // provisional timeline entry until the server's entry arrives.
+  function closePrompt(p, outcome, status, elsewhere) {
+    state.closed.add(p.q.id);
+    state.prompts.delete(p.q.id);
+    p.root.remove();
+    updateOpenCount();
+    if (outcome) {
+      state.provisional.set(p.q.id, p.entry(outcome, status, elsewhere));
+      renderTimeline();
+      if (elsewhere) announce(`${OUTCOME_LABEL[outcome] || 'Ended'}: ${p.q.questions[0].question}`);
+    }
+  }
+
+  let promptSeq = 0;
+
+  // Prompt is one open question on the panel, with its answers so far.
+  class Prompt {
+    constructor(q) {
+      this.q = q;
+      this.uid = 'p' + (++promptSeq);
+      this.step = 0;
+      this.answers = q.questions.map(() => ({ picked: [], other: '' }));
+      this.sending = false;
+      this.root = el('article', {
+        class: 'prompt fresh', 'data-testid': 'prompt', 'data-id': q.id, 'data-state': 'pending',
+        'aria-label': stripColon(q.intro),
+      });
+      this.remaining = el('span', { class: 'remaining', 'data-testid': 'remaining' });
+      this.root.append(el('header', { class: 'prompt-head' },
+        el('span', { class: 'intro', 'data-testid': 'prompt-intro' }, stripColon(q.intro)),
+        this.remaining));
+      this.stepper = el('div', { class: 'stepper', 'data-testid': 'stepper' });
+      this.body = el('div', { class: 'prompt-body' });
+      this.error = el('p', { class: 'error', role: 'alert', 'data-testid': 'prompt-error', hidden: true });
+      this.foot = el('footer', { class: 'prompt-foot' });
+      if (this.several) this.root.append(this.stepper);
+      this.root.append(this.body, this.error, this.foot);
+      this.tick();
+      this.draw();
+    }
+
+    get several() {
+      return this.q.questions.length > 1;
+    }
+
+    tick() {
+      const left = this.q.deadline - serverNow();
+      this.remaining.textContent = formatLeft(left);
+      this.remaining.classList.toggle('urgent', left < 60000);
+      this.remaining.title = 'Ends at ' + new Date(this.q.deadline - state.offset).toLocaleTimeString();
+    }
+
+    values(i) {
+      const q = this.q.questions[i];
+      const a = this.answers[i];
+      const other = a.other.trim();
+      if (q.multiSelect) return other ? a.picked.concat([other]) : a.picked.slice();
+      return other ? [other] : a.picked.slice(0, 1);
+    }
+
+    // draw renders the current step: stepper, question, controls.
+    draw() {
+      const q = this.q.questions[this.step];
+      const a = this.answers[this.step];
+      const n = this.q.questions.length;
+      const one = !this.several;
+      const uid = this.uid + '-' + this.step;
+      this.root.dataset.step = String(this.step);
+      const hadFocus = this.root.contains(document.activeElement);
+
+      if (this.several) {
+        this.stepper.replaceChildren(
+          el('span', { class: 'step-count', 'data-testid': 'step-count' }, `${this.step + 1} / ${n}`),
+          el('ol', { class: 'steps' }, ...this.q.questions.map((sq, i) => el('li', {},
+            el('button', {
+              type: 'button', class: 'step' + (this.values(i).length ? ' done' : ''), 'data-testid': 'step',
+              'aria-current': i === this.step ? 'step' : null,
+              'aria-label': `Question ${i + 1}: ${sq.header}` + (this.values(i).length ? ' (answered)' : ''),
+              onclick: () => this.go(i),
+            }, sq.header)))));
+      }
+
+      const textId = uid + '-q';
+      const options = el('div', { class: 'options', role: 'group', 'aria-labelledby': textId });
+      q.options.forEach((o) => {
+        const label = el('span', { class: 'label' }, o.label);
+        const desc = o.description ? el('span', { class: 'desc' }, o.description) : null;
+        if (q.multiSelect) {
+          const box = el('input', { type: 'checkbox', value: o.label, 'data-testid': 'option-check' });
+          box.checked = a.picked.includes(o.label);
+          const wrap = el('label', { class: 'option check' + (box.checked ? ' checked' : ''), 'data-testid': 'option', 'data-label': o.label },
+            box, el('span', { class: 'text' }, label, desc));
+          box.addEventListener('change', () => {
+            this.toggle(o.label, box.checked);
+            wrap.classList.toggle('checked', box.checked);
+          });
+          options.append(wrap);
+        } else {
+          options.append(el('button', {
+            type: 'button', class: 'option', 'data-testid': 'option', 'data-label': o.label,
+            'aria-pressed': a.picked.includes(o.label) && !a.other.trim() ? 'true' : 'false',
+            onclick: () => this.pick(o.label),
+          }, label, desc));
+        }
+      });
+
+      const otherId = uid + '-other';
+      const input = el('input', {
+        id: otherId, type: 'text', class: 'other-input', 'data-testid': 'other-input', maxlength: '2000',
+        autocomplete: 'off', placeholder: 'Type your own answer',
+      });
+      input.value = a.other;
+      input.addEventListener('input', () => {
+        a.other = input.value;
+        if (!q.multiSelect && input.value.trim()) {
+          for (const b of options.querySelectorAll('[aria-pressed="true"]')) b.setAttribute('aria-pressed', 'false');
+        }
+        this.markSteps();
+      });
+      input.addEventListener('keydown', (e) => {
+        if (e.key !== 'Enter' || e.isComposing) return;
+        e.preventDefault();
+        if (one && !q.multiSelect) this.sendOther();
+        else if (this.step < n - 1) this.next();
+        else this.submit();
+      });
+      const otherRow = el('div', { class: 'other-row' }, input);
+      if (one && !q.multiSelect) {
+        otherRow.append(el('button', { type: 'button', class: 'secondary', 'data-testid': 'other-submit', onclick: () => this.sendOther() }, 'Send'));
+      }
+
+      const hint = q.multiSelect ? 'Choose one or more' : (this.several ? 'Choose one' : null);
+      this.body.replaceChildren(el('div', { class: 'question', 'data-testid': 'question', 'data-qid': q.id },
+        el('div', { class: 'q-head' },
+          el('span', { class: 'chip', 'data-testid': 'question-header' }, q.header),
+          hint ? el('span', { class: 'hint' }, hint) : null),
+        el('p', { class: 'q-text', id: textId, 'data-testid': 'question-text' }, q.question),
+        this.q.mayAnswer === false
+          ? el('p', { class: 'note' }, 'This question names the people who may answer it, and this page is not one of them.')
+          : options,
+        this.q.mayAnswer === false ? null : el('div', { class: 'other' },
+          el('label', { for: otherId }, 'Other — answer in your own words'),
+          otherRow)));
+
+      const foot = [];
+      if (this.q.mayAnswer !== false) {
+        foot.push(el('button', { type: 'button', class: 'quiet', 'data-testid': 'skip', onclick: () => this.skip(), title: 'Decline every question of this prompt' }, 'Skip'));
+        foot.push(el('span', { class: 'spacer' }));
+        if (this.several) {
+          foot.push(el('button', { type: 'button', class: 'secondary', 'data-testid': 'back', disabled: this.step === 0, onclick: () => this.go(this.step - 1) }, 'Back'));
+          if (this.step < n - 1) {
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'next', onclick: () => this.next() }, 'Next'));
+          } else {
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, 'Submit'));
+          }
+        } else if (q.multiSelect) {
+          foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, 'Submit'));
+        }
+      }
+      this.foot.replaceChildren(...foot);
+      this.setSending(this.sending);
+      if (hadFocus) {
+        const first = this.body.querySelector('.option, input');
+        if (first) first.focus();
+      }
+    }
+
+    markSteps() {
+      this.stepper.querySelectorAll('[data-testid=step]').forEach((b, i) => b.classList.toggle('done', this.values(i).length > 0));
+    }
+
+    go(i) {
+      if (i < 0 || i >= this.q.questions.length || this.sending) return;
+      this.step = i;
+      this.showError('');
+      this.draw();
+    }
+
+    next() {
+      if (!this.values(this.step).length) {
+        this.showError('Choose an option or type an answer first.');
+        return;
+      }
+      this.go(this.step + 1);
+    }
+
+    pick(label) {
+      if (this.sending) return;
+      const a = this.answers[this.step];
+      a.picked = [label];
+      a.other = '';
+      this.showError('');
+      if (!this.several) {
+        this.submit();
+        return;
+      }
+      if (this.step < this.q.questions.length - 1) {
+        this.go(this.step + 1);
+        return;
+      }
+      this.draw();
+      const submit = this.foot.querySelector('[data-testid=submit]');
+      if (submit) submit.focus();
+    }
+
+    toggle(label, on) {
+      const a = this.answers[this.step];
+      a.picked = a.picked.filter((l) => l !== label);
+      if (on) {
+        // Keep the declared order of the options.
+        const order = this.q.questions[this.step].options.map((o) => o.label);
+        a.picked.push(label);
+        a.picked.sort((x, y) => order.indexOf(x) - order.indexOf(y));
+      }
+      this.showError('');
+      this.markSteps();
+    }
+
+    sendOther() {
+      if (!this.answers[this.step].other.trim()) {
+        this.showError('Type your answer first.');
+        return;
+      }
+      this.submit();
+    }
+
+    submit() {
+      const missing = this.q.questions.findIndex((_, i) => this.values(i).length === 0);
+      if (missing >= 0) {
+        if (this.several) this.go(missing);
+        this.showError(this.several
+          ? `Answer “${this.q.questions[missing].header}” first.`
+          : 'Choose an option or type an answer first.');
+        return;
+      }
+      const answers = {};
+      this.q.questions.forEach((q, i) => { answers[q.id] = this.values(i); });
+      this.send({ answers });
+    }
+
+    skip() {
+      this.send({ skip: true });
+    }
+
+    async send(body) {
+      if (this.sending) return;
+      this.setSending(true);
+      this.showError('');
+      const id = this.q.id;
+      let res;
+      let data;
+      try {
+        res = await api('api/questions/' + encodeURIComponent(id) + '/answer', { method: 'POST', body: JSON.stringify(body) });
+        data = await readJSON(res);
+      } catch (e) {
+        this.setSending(false);
+        if (!(e instanceof Unauthorized)) this.showError('Could not reach the bridge. Check the connection and try again.');
+        return;
+      }
+      if (res.ok) {
+        state.mine.add(id);
+        this.sent = body;
+        closePrompt(this, data.outcome, data.status, false);
+        notice(data.message || 'Answer recorded.', data.outcome, id);
+        awaitHistory(id);
+        return;
+      }
+      if (res.status === 409) {
+        closePrompt(this, data.outcome, data.status, true);
+        notice(data.message || 'This question has already ended.', data.outcome, id);
+        awaitHistory(id);
+        return;
+      }
+      if (res.status === 404) {
+        closePrompt(this, null, null, true);
+        notice('This question is no longer open.', 'expired', id);
+        awaitHistory(id);
+        return;
+      }
+      this.setSending(false);
+      this.showError(data.error || 'Something went wrong; please try again.');
+    }
+
+    setSending(on) {
+      this.sending = on;
+      this.root.dataset.state = on ? 'sending' : 'pending';
+      this.root.setAttribute('aria-busy', on ? 'true' : 'false');
+      for (const c of this.root.querySelectorAll('button, input')) c.disabled = on || (c.dataset.testid === 'back' && this.step === 0);
+    }
+
+    showError(msg) {
+      this.error.textContent = msg;
+      this.error.hidden = !msg;
+    }
+
+    // entry is the timeline entry shown until the server's arrives. Like
+    // every channel, it names declared labels and never echoes free text.
+    entry(outcome, status, elsewhere) {
+      const mine = !elsewhere && this.sent && this.sent.answers;
+      return {
+        id: this.q.id,
+        agent: this.q.agent,
+        intro: this.q.intro,
+        outcome,
+        status: status || OUTCOME_LABEL[outcome] || '',
+        at: serverNow(),
+        elsewhere,
+        provisional: true,
+        sections: this.q.questions.map((q, i) => {
+          const vals = mine ? this.values(i) : [];
+          const labels = q.options.map((o) => o.label);
+          return {
+            header: q.header,
+            question: q.question,
+            answer: vals.filter((v) => labels.includes(v)),
+            ownWords: vals.some((v) => !labels.includes(v)),
+          };
+        }),
+      };
+    }
+  }
+
+  // ---- timeline --------------------------------------------------------------
+
+  let historyBusy = false;
+  let historyAgain = false;
+
+  async function refreshHistory() {
+    if (state.needToken) return;
+    if (historyBusy) {
+      historyAgain = true;
+      return;
+    }
+    historyBusy = true;
+    try {
+      do {
+        historyAgain = false;
+        const res = await api('api/history?limit=100');
+        if (!res.ok) throw new Error('status ' + res.status);
+        const data = await res.json();
+        state.history = data.entries || [];
+        for (const e of state.history) state.provisional.delete(e.id);
+        state.loaded.history = true;
+        renderTimeline();
+        markReady();
+      } while (historyAgain);
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'Cannot reach the bridge');
+    } finally {
+      historyBusy = false;
+    }
+  }
+
+  // awaitHistory reloads the timeline until it holds id: the engine writes
+  // the entry just after it publishes the end, possibly on another replica.
+  function awaitHistory(id) {
+    const delays = [0, 250, 600, 1200, 2500, 5000];
+    let i = 0;
+    const attempt = async () => {
+      await refreshHistory();
+      if (state.history.some((e) => e.id === id)) return;
+      i++;
+      if (i < delays.length) setTimeout(attempt, delays[i]);
+    };
+    setTimeout(attempt, delays[0]);
+  }
+
+  function renderTimeline() {
+    const known = new Set(state.history.map((e) => e.id));
+    const entries = state.history.slice();
+    for (const [id, e] of state.provisional) if (!known.has(id)) entries.push(e);
+    entries.sort((a, b) => (b.at || 0) - (a.at || 0));
+    ui.timeline.replaceChildren(...entries.map(renderEntry));
+    ui.historyEmpty.hidden = entries.length > 0;
+  }
+
+  function renderEntry(e) {
+    const outcome = ENDS.has(e.outcome) ? e.outcome : 'expired';
+    const elsewhere = e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (outcome === 'answered' || outcome === 'skipped'));
+    const li = el('li', {
+      class: 'entry', 'data-testid': 'history-entry', 'data-id': e.id, 'data-outcome': outcome,
+      'data-elsewhere': elsewhere ? 'true' : null, 'data-provisional': e.provisional ? 'true' : null,
+    });
+    const head = el('div', { class: 'entry-head' },
+      el('span', { class: 'badge ' + outcome, 'data-testid': 'entry-status' }, OUTCOME_LABEL[outcome]),
+      el('span', { class: 'entry-intro' }, stripColon(e.intro)),
+      elsewhere ? el('span', { class: 'entry-where' }, '· elsewhere') : null,
+      e.at ? el('time', { class: 'entry-time', datetime: new Date(e.at).toISOString() }, formatTime(e.at)) : null);
+    const qa = el('ul', { class: 'qa' });
+    for (const s of e.sections || []) {
+      const answer = el('span', { class: 'qa-a', 'data-testid': 'entry-answer' });
+      const labels = s.answer || [];
+      if (labels.length) answer.append(labels.join(', '));
+      if (s.ownWords) {
+        if (labels.length) answer.append(', ');
+        answer.append(el('span', { class: 'own' }, 'own words'));
+      }
+      if (!labels.length && !s.ownWords) {
+        answer.classList.add('none');
+        answer.append(outcome === 'answered' ? 'answered' : 'no answer');
+      }
+      qa.append(el('li', {},
+        el('span', { class: 'chip' }, s.header),
+        el('span', { class: 'qa-q' }, s.question),
+        el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, '→'),
+        answer));
+    }
+    li.append(head, qa);
+    return li;
+  }
+
+  // ---- startup ---------------------------------------------------------------
+
+  function markReady() {
+    if (state.loaded.questions && state.loaded.history) document.body.dataset.ready = '1';
+  }
+
+  function layout() {
+    document.body.dataset.layout = NARROW.matches ? 'cards' : 'panel';
+  }
+
+  NARROW.addEventListener('change', layout);
+  layout();
+  takeTokenFromFragment();
+  updateOpenCount();
+  renderTimeline();
+  setInterval(() => {
+    for (const p of state.prompts.values()) p.tick();
+  }, 1000);
+  refreshQuestions();
+  refreshHistory();
+  connect();
+})();
