@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -12,6 +12,9 @@ import (
 // lists its KEYS, ARGV and return values; every key comes in through KEYS,
 // and all KEYS of one script share a hash slot.
 var (
+	//go:embed lua/*.lua
+	luaFS embed.FS
+
 	//go:embed lua/create.lua
 	createSrc string
 	//go:embed lua/end.lua

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// crc16 is the CRC16-CCITT (XMODEM) Redis Cluster hashes keys with.
+func crc16(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc ^= uint16(c) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// slot is a key's Redis Cluster slot, honouring the first {hash tag}.
+func slot(key string) uint16 {
+	if s := strings.IndexByte(key, '{'); s >= 0 {
+		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
+			key = key[s+1 : s+1+e]
+		}
+	}
+	return crc16([]byte(key)) % 16384
+}
+
+func TestSlot(t *testing.T) {
+	// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+	if got := crc16([]byte("123456789")); got != 0x31C3 {
+		t.Fatalf("crc16 = %#x, want 0x31c3", got)
+	}
+	if slot("{user1000}.following") != slot("{user1000}.followers") || slot("foo{}{bar}") != crc16([]byte("foo{}{bar}"))%16384 {
+		t.Fatal("hash tags")
+	}
+}
+
+// TestScriptKeysShareSlot: the KEYS of each script share one slot for any
+// id or lease name, with the default prefix and another one.
+func TestScriptKeysShareSlot(t *testing.T) {
+	for _, prefix := range []string{DefaultPrefix, "prod:eu:"} {
+		k := keys{prefix: prefix}
+		for _, id := range []string{"deploy-42", "1767322800000-0", "a.b:c_d", "x"} {
+			groups := map[string][]string{
+				"create":      {k.question(id)},
+				"end":         {k.question(id), k.result(id), k.messages(id)},
+				"reject":      {k.question(id), k.result(id)},
+				"add_message": {k.question(id), k.messages(id)},
+				"lease":       {k.lease(id), k.fence(id)},
+				"cursor_set":  {k.lease(id), k.cursor(id)},
+			}
+			for name, ks := range groups {
+				for _, key := range ks[1:] {
+					if slot(key) != slot(ks[0]) {
+						t.Errorf("%s: %s and %s are in slots %d and %d", name, ks[0], key, slot(ks[0]), slot(key))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPublicKeys pins the key names the protocol publishes.
+func TestPublicKeys(t *testing.T) {
+	k := keys{prefix: DefaultPrefix}
+	for got, want := range map[string]string{
+		k.requests():            "askuser:requests",
+		k.events():              "askuser:events",
+		k.result("deploy-42"):   "askuser:result:{deploy-42}",
+		k.question("deploy-42"): "askuser:question:{deploy-42}",
+	} {
+		if got != want {
+			t.Errorf("key %q, want %q", got, want)
+		}
+	}
+}
+
+// TestLuaHeaders holds every script to STYLE.md: a header naming each KEYS
+// and ARGV it uses and its return values, keys only through KEYS, and "now"
+// passed in (no TIME).
+func TestLuaHeaders(t *testing.T) {
+	files, err := fs.Glob(luaFS, "lua/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	used := regexp.MustCompile(`(KEYS|ARGV)\[(\d+)\]`)
+	for _, f := range files {
+		src, err := fs.ReadFile(luaFS, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var header, body []string
+		for _, line := range strings.Split(string(src), "\n") {
+			if strings.HasPrefix(line, "--") && len(body) == 0 {
+				header = append(header, line)
+			} else {
+				body = append(body, line)
+			}
+		}
+		h := strings.Join(header, "\n")
+		b := strings.Join(body, "\n")
+		if !strings.Contains(h, "Returns") {
+			t.Errorf("%s: header does not say what it returns", f)
+		}
+		for _, m := range used.FindAllStringSubmatch(b, -1) {
+			if !strings.Contains(h, "-- "+m[1]+"["+m[2]+"]") && !(m[1] == "ARGV" && strings.Contains(h, "-- ARGV["+m[2]+"..]")) {
+				t.Errorf("%s: %s[%s] is used but not in the header", f, m[1], m[2])
+			}
+		}
+		if strings.Contains(b, "'TIME'") || strings.Contains(b, "prefix") {
+			t.Errorf("%s: reads the server clock or builds key names", f)
+		}
+	}
+}
+
+func TestToOutcome(t *testing.T) {
+	for code, want := range map[int64]outcome{1: outDone, 0: outKept, -1: outMissing, -2: outFull} {
+		if got, err := toOutcome(code); err != nil || got != want {
+			t.Errorf("toOutcome(%d) = %v, %v", code, got, err)
+		}
+	}
+	if _, err := toOutcome(7); err == nil {
+		t.Error("unknown code accepted")
+	}
+	if _, _, err := reply("text"); err == nil {
+		t.Error("a string reply accepted")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	o := Options{}.withDefaults()
+	if o.Prefix != "askuser:" || o.Group != "bridge" || o.Consumer == "" || o.ClaimIdle != 30*time.Second ||
+		o.Retention != 24*time.Hour || o.EventsMaxLen != 100_000 || o.MaxLifetime != time.Hour || o.Logger == nil {
+		t.Fatalf("defaults %+v", o)
+	}
+	if err := (Options{}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Options{{Prefix: "a{b}:"}, {ClaimIdle: -1}, {Retention: -1}, {EventsMaxLen: -1}, {MaxLifetime: -1}, {MaxMessages: -1}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}
+
+func TestToEntry(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   askbridge.Entry
+	}{
+		{"ask", map[string]any{"ask": "{}"}, askbridge.Entry{StreamID: "1-0", Ask: []byte("{}")}},
+		{"empty ask is an ask", map[string]any{"ask": ""}, askbridge.Entry{StreamID: "1-0", Ask: []byte{}}},
+		{"cancel", map[string]any{"cancel": "q"}, askbridge.Entry{StreamID: "1-0", Cancel: "q"}},
+		{"extra fields are ignored", map[string]any{"cancel": "q", "trace": "t"}, askbridge.Entry{StreamID: "1-0", Cancel: "q"}},
+		{"both", map[string]any{"ask": "{}", "cancel": "q"}, askbridge.Entry{StreamID: "1-0", Malformed: "entry has both an ask and a cancel field"}},
+		{"neither", map[string]any{"x": "y"}, askbridge.Entry{StreamID: "1-0", Malformed: "entry has neither an ask nor a cancel field"}},
+		{"deleted", nil, askbridge.Entry{StreamID: "1-0", Malformed: "entry was deleted from the stream"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := toEntry(redis.XMessage{ID: "1-0", Values: tc.values})
+			if got.StreamID != tc.want.StreamID || !slices.Equal(got.Ask, tc.want.Ask) || (got.Ask == nil) != (tc.want.Ask == nil) ||
+				got.Cancel != tc.want.Cancel || got.Malformed != tc.want.Malformed {
+				t.Fatalf("toEntry = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
