@@ -9,12 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
 )
@@ -34,22 +32,20 @@ var (
 	prefixSeq atomic.Int64
 )
 
-// TestMain starts one redis-server for the package. The store's own
-// helper (store/internal/redistest) is internal to store/, so this is the
-// few lines of it the web tests need. Without redis-server the tests run
-// on the embedded server, unless ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that
-// is a failure.
+// TestMain starts one redis-server for the package (internal/redistest).
+// Without redis-server the tests run on the embedded server, unless
+// ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that is a failure.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
-	stop, addr, err := startRedisServer()
+	srv, err := redistest.StartServer()
 	switch {
 	case err == nil:
-		defer stop()
-		redisAddr = addr
-	case errors.Is(err, exec.ErrNotFound) && os.Getenv("ASKBRIDGE_REQUIRE_REDIS") != "1":
+		defer srv.Close()
+		redisAddr = srv.Addr
+	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
 		emb, err := store.StartEmbedded("127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -59,66 +55,10 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "web tests: redis-server not installed, running on the embedded server")
 		redisAddr = emb.Addr()
 	default:
-		fmt.Fprintf(os.Stderr, "web tests need redis-server: %v\n", err)
+		fmt.Fprintf(os.Stderr, "web tests need redis-server (ASKBRIDGE_REQUIRE_REDIS=%q): %v\n", os.Getenv("ASKBRIDGE_REQUIRE_REDIS"), err)
 		return 1
 	}
 	return m.Run()
-}
-
-// startRedisServer runs redis-server on a free loopback port without
-// persistence and waits until it answers.
-func startRedisServer() (stop func(), addr string, err error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, "", err
-	}
-	dir, err := os.MkdirTemp("", "web-redis-")
-	if err != nil {
-		return nil, "", err
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, "", err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", "")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			return nil, "", err
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		stop := func() {
-			_ = cmd.Process.Kill()
-			<-exited
-			_ = os.RemoveAll(dir)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		ok := false
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			select {
-			case <-exited:
-			default:
-				if c.Ping(context.Background()).Err() != nil {
-					continue
-				}
-				ok = true
-			}
-			break
-		}
-		_ = c.Close()
-		if ok {
-			return stop, addr, nil
-		}
-		stop()
-		dir, _ = os.MkdirTemp("", "web-redis-")
-	}
-	return nil, "", errors.New("redis-server did not start")
 }
 
 // clock is the engines' clock: the wall clock moved forward by skew, so a
