@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// roundTrips counts the client's round trips to Redis: one per command,
+// one per pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// BenchmarkQuestionLifecycle runs whole questions from ask to result, the
+// agent and the bridge on one Redis (the test binary's redis-server): the
+// agent's XADD, ReadRequests, Create, AddMessage, End, AckRequest and the
+// agent's BLPOP. It reports per question the round trips of both clients
+// (roundtrips/q, counted by a go-redis hook), the commands Redis executed
+// (cmds/q, from INFO commandstats, counting those run inside the Lua
+// scripts), and the Redis memory one pending question holds (B/pending:
+// used_memory over 1,000 questions created, shown and left pending, per
+// question).
+func BenchmarkQuestionLifecycle(b *testing.B) {
+	ctx := context.Background()
+	counter := &roundTrips{}
+	bridgeClient := backendSingle.client(b)
+	agent := backendSingle.client(b)
+	bridgeClient.AddHook(counter)
+	agent.AddHook(counter)
+	s := New(bridgeClient, Options{Prefix: testPrefix(), Consumer: "bench"})
+	admin := backendSingle.client(b)
+
+	lifecycle := func(i int) {
+		id := "bench-" + strconv.Itoa(i)
+		req := strings.Replace(exampleAsk, "deploy-42", id, 1)
+		if err := agent.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
+			b.Fatal(err)
+		}
+		entries, err := s.ReadRequests(ctx, 10, time.Second)
+		if err != nil || len(entries) != 1 {
+			b.Fatalf("read %v, %v", entries, err)
+		}
+		now := t0.Add(time.Duration(i) * time.Second)
+		q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
+			Answerers: []string{"telegram:7"}, Created: now, Deadline: now.Add(15 * time.Minute)}
+		if created, _, err := s.Create(ctx, q); err != nil || !created {
+			b.Fatalf("create %v, %v", created, err)
+		}
+		if err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}); err != nil {
+			b.Fatal(err)
+		}
+		if r, err := s.End(ctx, id, answered(id), now.Add(time.Minute)); err != nil || !r.Won {
+			b.Fatalf("end %+v, %v", r, err)
+		}
+		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
+			b.Fatal(err)
+		}
+		if err := agent.BLPop(ctx, time.Second, s.k.result(id)).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lifecycle(-1) // loads the scripts and creates the consumer group
+
+	trips0 := counter.n.Load()
+	cmds0, statsOK := commandCalls(ctx, admin)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lifecycle(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(counter.n.Load()-trips0)/float64(b.N), "roundtrips/q")
+	if cmds1, ok := commandCalls(ctx, admin); ok && statsOK {
+		b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "cmds/q")
+	}
+	if perQ, ok := pendingMemory(b, ctx, admin); ok {
+		b.ReportMetric(perQ, "B/pending")
+	}
+}
+
+// commandCalls sums the calls of every command in INFO commandstats except
+// INFO itself. ok is false where the server has no commandstats (miniredis).
+func commandCalls(ctx context.Context, c redis.UniversalClient) (int64, bool) {
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil || !strings.Contains(info, "cmdstat_") {
+		return 0, false
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, kv := range strings.Split(stats, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				total += n
+			}
+		}
+	}
+	return total, true
+}
+
+// usedMemory reads used_memory from INFO memory.
+func usedMemory(ctx context.Context, c redis.UniversalClient) (int64, bool) {
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// pendingMemory creates 1,000 questions the way the bridge does (request
+// read and acknowledged, question created and shown in one of 10 chats)
+// and leaves them pending; it returns the growth of used_memory per
+// question.
+func pendingMemory(b *testing.B, ctx context.Context, admin redis.UniversalClient) (float64, bool) {
+	const n = 1000
+	s := New(backendSingle.client(b), Options{Prefix: testPrefix(), Consumer: "bench-memory"})
+	if _, err := s.ReadRequests(ctx, 1, 0); err != nil { // creates the group and stream
+		b.Fatal(err)
+	}
+	before, ok := usedMemory(ctx, admin)
+	if !ok {
+		return 0, false
+	}
+	for i := range n {
+		id := fmt.Sprintf("mem-%04d", i)
+		req := strings.Replace(exampleAsk, "deploy-42", id, 1)
+		if err := admin.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
+			b.Fatal(err)
+		}
+		entries, err := s.ReadRequests(ctx, 1, 0)
+		if err != nil || len(entries) != 1 {
+			b.Fatalf("read %v, %v", entries, err)
+		}
+		now := t0.Add(time.Duration(i) * time.Millisecond)
+		q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: strconv.Itoa(i % 10)},
+			Answerers: []string{"telegram:" + strconv.Itoa(i%10)}, Created: now, Deadline: now.Add(15 * time.Minute)}
+		if _, _, err := s.Create(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: strconv.Itoa(i % 10), Message: strconv.Itoa(100000 + i)}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after, ok := usedMemory(ctx, admin)
+	if !ok {
+		return 0, false
+	}
+	return float64(after-before) / n, true
+}
