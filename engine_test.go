@@ -1,0 +1,588 @@
+package askbridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store"
+)
+
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	srv, err := redistest.StartServer()
+	switch {
+	case err == nil:
+		redisAddr = srv.Addr
+	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
+		mr, err := miniredis.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		redisAddr = mr.Addr()
+	default:
+		fmt.Fprintf(os.Stderr, "engine tests need redis-server: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if srv != nil {
+		srv.Close()
+	}
+	os.Exit(code)
+}
+
+var prefixSeq atomic.Int64
+
+// fakeChannel is a channel kept in memory: it records what the engine
+// sends and edits, and can be told to fail.
+type fakeChannel struct {
+	platform string
+	caps     askbridge.Capabilities
+
+	mu       sync.Mutex
+	sent     []sentPrompt
+	finished map[string]string // message -> status line
+	nextID   int
+	// failures are returned by the next Send calls, in order.
+	failures []error
+}
+
+type sentPrompt struct {
+	chat string
+	plan askbridge.Plan
+	refs []askbridge.MessageRef
+}
+
+func newFakeChannel(platform string) *fakeChannel {
+	return &fakeChannel{
+		platform: platform,
+		caps:     askbridge.Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64, MessageChars: 4096, ReplyBox: true},
+		finished: map[string]string{},
+	}
+}
+
+func (f *fakeChannel) Platform() string                     { return f.platform }
+func (f *fakeChannel) Capabilities() askbridge.Capabilities { return f.caps }
+func (f *fakeChannel) State() askbridge.ChannelState         { return askbridge.StateConnected }
+func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.failures) > 0 {
+		err := f.failures[0]
+		f.failures = f.failures[1:]
+		return nil, err
+	}
+	f.nextID++
+	ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID)}
+	f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan, refs: []askbridge.MessageRef{ref}})
+	return []askbridge.MessageRef{ref}, nil
+}
+
+func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finished[ref.Message] = status
+	return nil
+}
+
+func (f *fakeChannel) sends() []sentPrompt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]sentPrompt(nil), f.sent...)
+}
+
+func (f *fakeChannel) status(message string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.finished[message]
+}
+
+// clock is a test clock that moves only when told.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// harness is one bridge replica on the shared test Redis, plus an agent's
+// raw client.
+type harness struct {
+	t      *testing.T
+	prefix string
+	agent  *redis.Client
+	ch     *fakeChannel
+	engine *askbridge.Engine
+	store  *store.Store
+	clock  *clock
+}
+
+type harnessOpts struct {
+	prefix    string
+	replica   string
+	claimIdle time.Duration
+	clock     *clock
+	ch        *fakeChannel
+}
+
+func newHarness(t *testing.T, o harnessOpts) *harness {
+	t.Helper()
+	if o.prefix == "" {
+		o.prefix = fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	}
+	if o.replica == "" {
+		o.replica = "replica-1"
+	}
+	if o.clock == nil {
+		o.clock = &clock{}
+	}
+	if o.ch == nil {
+		o.ch = newFakeChannel("telegram")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close(); agent.Close() })
+	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle})
+	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
+	resolve := func(to string) (askbridge.Target, []string, error) {
+		if to == "" {
+			to = "ops"
+		}
+		if t, ok := routes[to]; ok {
+			return t, nil, nil
+		}
+		if p, c, ok := strings.Cut(to, ":"); ok {
+			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+		}
+		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+	}
+	e := askbridge.NewEngine(askbridge.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []askbridge.Channel{o.ch},
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Now: o.clock.now,
+		Replica: o.replica, SweepEvery: 20 * time.Millisecond, SendBudget: 5 * time.Second,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = e.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &harness{t: t, prefix: o.prefix, agent: agent, ch: o.ch, engine: e, store: st, clock: o.clock}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// ask pushes a request the way an agent does.
+func (h *harness) ask(body string) string {
+	h.t.Helper()
+	id, err := h.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask", body}}).Result()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var probe struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &probe)
+	if probe.ID != "" {
+		return probe.ID
+	}
+	return id
+}
+
+// result waits for the one result of a question, as an agent does.
+func (h *harness) result(id string, within time.Duration) askbridge.Result {
+	h.t.Helper()
+	res, err := h.agent.BLPop(context.Background(), within, h.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		h.t.Fatalf("no result for %s within %s: %v", id, within, err)
+	}
+	var r askbridge.Result
+	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+func (h *harness) resultCount(id string) int64 {
+	n, err := h.agent.LLen(context.Background(), h.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// waitSent waits until the channel has posted n prompts.
+func (h *harness) waitSent(n int) []sentPrompt {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := h.ch.sends(); len(s) >= n {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("channel posted %d prompts, want %d", len(h.ch.sends()), n)
+	return nil
+}
+
+func (h *harness) waitStatus(message, want string) {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if h.ch.status(message) == want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("message %s shows %q, want %q", message, h.ch.status(message), want)
+}
+
+const oneQuestion = `{"id":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`
+
+const threeQuestions = `{"id":%q,"questions":[
+ {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+ {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+ {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`
+
+var alice = askbridge.Person{Platform: "telegram", ID: "alice", Name: "Alice"}
+
+func tap(h *harness, p sentPrompt, button int, who askbridge.Person, event string) askbridge.TapReply {
+	return h.engine.Tap(context.Background(), askbridge.Tap{
+		EventID: event, Message: p.refs[0], Person: who, Payload: p.plan.Buttons()[button].Payload,
+	})
+}
+
+func TestEngineTapAnswers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.ask(fmt.Sprintf(oneQuestion, "tap-1"))
+	p := h.waitSent(1)[0]
+	if p.chat != "ops-room" || p.plan.Mode != askbridge.ModeButtons {
+		t.Fatalf("sent to %q in mode %v", p.chat, p.plan.Mode)
+	}
+	reply := tap(h, p, 1, alice, "ev1")
+	if reply.Notice != askbridge.NoticeRecorded {
+		t.Errorf("notice %q", reply.Notice)
+	}
+	r := h.result(id, 2*time.Second)
+	if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaButton || r.AnsweredBy.ID != "alice" {
+		t.Errorf("result %+v", r)
+	}
+	if got := r.Answers.Answers["deploy_target"]; len(got) != 1 || got[0] != "Production" {
+		t.Errorf("answers %v", got)
+	}
+	h.waitStatus(p.refs[0].Message, "Answered: Production")
+
+	// A late tap, and the same tap delivered twice, change nothing.
+	late := tap(h, p, 0, alice, "ev2")
+	if late.Notice != askbridge.NoticeAlreadyAnswered || !late.Ended || late.Status != "Answered: Production" {
+		t.Errorf("late tap: %+v", late)
+	}
+	if dup := tap(h, p, 0, alice, "ev1"); dup.Notice != askbridge.NoticeDuplicate {
+		t.Errorf("duplicate tap: %+v", dup)
+	}
+	if n := h.resultCount(id); n != 0 {
+		t.Errorf("%d more results pushed", n)
+	}
+}
+
+func TestEngineSkipAndOther(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.ask(fmt.Sprintf(oneQuestion, "skip-1"))
+	p := h.waitSent(1)[0]
+	buttons := p.plan.Buttons()
+	other, skip := len(buttons)-2, len(buttons)-1
+	if r := tap(h, p, other, alice, "o1"); !r.OpenReply || r.Notice != askbridge.NoticeOther {
+		t.Errorf("Other tap: %+v", r)
+	}
+	if r := tap(h, p, skip, alice, "s1"); r.Notice != askbridge.NoticeSkipped {
+		t.Errorf("Skip tap: %+v", r)
+	}
+	r := h.result(id, 2*time.Second)
+	if r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v", r)
+	}
+	h.waitStatus(p.refs[0].Message, "Skipped")
+}
+
+func TestEngineForgedAndUnauthorizedTaps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	h.ask(`{"id":"auth-1","answerers":["telegram:alice"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	other := h.ask(fmt.Sprintf(oneQuestion, "auth-2"))
+	sent := h.waitSent(2)
+	p, q := sent[0], sent[1]
+	if p.plan.ID != "auth-1" {
+		p, q = q, p
+	}
+	bob := askbridge.Person{Platform: "telegram", ID: "bob"}
+	if r := tap(h, p, 0, bob, "b1"); r.Notice != askbridge.NoticeNotForYou {
+		t.Errorf("bob's tap: %+v", r)
+	}
+	// A payload of question auth-2 on the message of auth-1 is refused.
+	forged := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "f1", Message: p.refs[0], Person: alice, Payload: q.plan.Buttons()[0].Payload})
+	if forged.Notice != askbridge.NoticeUnknown {
+		t.Errorf("forged tap: %+v", forged)
+	}
+	if r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "f2", Message: p.refs[0], Person: alice, Payload: "garbage"}); r.Notice != askbridge.NoticeUnknown {
+		t.Errorf("garbage tap: %+v", r)
+	}
+	// Bob's text is ignored too.
+	if out := h.engine.Reply(context.Background(), askbridge.TextReply{Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "m1"}, ReplyTo: p.refs[0].Message, Person: bob, Text: "1"}); out.Claimed {
+		t.Errorf("bob's reply claimed: %+v", out)
+	}
+	if n := h.resultCount("auth-1"); n != 0 {
+		t.Fatalf("a result was pushed")
+	}
+	if n := h.resultCount(other); n != 0 {
+		t.Fatalf("a result was pushed")
+	}
+	// Alice may.
+	if r := tap(h, p, 1, alice, "a1"); r.Notice != askbridge.NoticeRecorded {
+		t.Errorf("alice's tap: %+v", r)
+	}
+	if r := h.result("auth-1", 2*time.Second); r.Answers.Answers["a"][0] != "B" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func reply(h *harness, chat, replyTo, text string, who askbridge.Person) askbridge.ReplyOutcome {
+	return h.engine.Reply(context.Background(), askbridge.TextReply{
+		EventID: fmt.Sprint(time.Now().UnixNano()),
+		Message: askbridge.MessageRef{Platform: "telegram", Chat: chat, Message: "m"}, ReplyTo: replyTo, Person: who, Text: text,
+	})
+}
+
+func TestEngineTextReplies(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.ask(fmt.Sprintf(threeQuestions, "text-1"))
+	p := h.waitSent(1)[0]
+	if p.plan.Mode != askbridge.ModeText {
+		t.Fatalf("mode %v", p.plan.Mode)
+	}
+	// A partial reply gets a correction and the question stays open.
+	out := reply(h, "ops-room", "", "1: staging\n2: 1, 3", alice)
+	if !out.Claimed || !strings.Contains(out.Respond, "Notify") {
+		t.Errorf("partial reply: %+v", out)
+	}
+	if n := h.resultCount(id); n != 0 {
+		t.Fatalf("partial reply ended the question")
+	}
+	out = reply(h, "ops-room", p.refs[0].Message, "Staging\nUnit, Load\nmy manager", alice)
+	if !out.Claimed || out.Respond != "" {
+		t.Errorf("full reply: %+v", out)
+	}
+	r := h.result(id, 2*time.Second)
+	want := map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "notify": {"my manager"}}
+	if fmt.Sprint(r.Answers.Answers) != fmt.Sprint(want) || r.Via != askbridge.ViaText {
+		t.Errorf("answers %v, want %v", r.Answers.Answers, want)
+	}
+	h.waitStatus(p.refs[0].Message, "Answered: Staging, Unit, Load")
+	// Text in a chat with no open question is not claimed.
+	if out := reply(h, "ops-room", "", "hello", alice); out.Claimed {
+		t.Errorf("chatter claimed: %+v", out)
+	}
+	// Bots never answer.
+	if out := h.engine.Reply(context.Background(), askbridge.TextReply{Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room"}, Text: "1", FromBot: true}); out.Claimed {
+		t.Errorf("bot claimed")
+	}
+}
+
+func TestEngineSeveralOpenAsksWhich(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	a := h.ask(fmt.Sprintf(oneQuestion, "which-1"))
+	b := h.ask(fmt.Sprintf(oneQuestion, "which-2"))
+	sent := h.waitSent(2)
+	out := reply(h, "ops-room", "", "2", alice)
+	if !out.Claimed || !strings.Contains(out.Respond, "Reply to the question you mean") {
+		t.Errorf("ambiguous reply: %+v", out)
+	}
+	if h.resultCount(a)+h.resultCount(b) != 0 {
+		t.Fatal("an ambiguous reply ended a question")
+	}
+	target := sent[1]
+	out = reply(h, "ops-room", target.refs[0].Message, "skip", alice)
+	if !out.Claimed {
+		t.Errorf("reply to a message: %+v", out)
+	}
+	r := h.result(target.plan.ID, 2*time.Second)
+	if r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v", r)
+	}
+	// Now only one is open: a plain reply goes to it.
+	reply(h, "ops-room", "", "production", alice)
+	rest := sent[0].plan.ID
+	if r := h.result(rest, 2*time.Second); r.Answers.Answers["deploy_target"][0] != "Production" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestEngineRefusesBadRequests(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	tests := []struct {
+		name, body, id, want string
+	}{
+		{"validation", `{"id":"bad-1","questions":[]}`, "bad-1", "questions must contain 1 to 3 questions (got 0)"},
+		{"unknown route", `{"id":"bad-2","to":"nowhere","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, "bad-2", `to: unknown route "nowhere"`},
+		{"platform off", `{"id":"bad-3","to":"slack:C1","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, "bad-3", `to: platform "slack" is not enabled on this bridge`},
+		{"not json", `{{{`, "", "request is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := h.ask(tt.body)
+			if tt.id != "" {
+				id = tt.id
+			}
+			r := h.result(id, time.Second)
+			if r.Status != askbridge.StatusError || !strings.Contains(r.Error, tt.want) {
+				t.Errorf("result %+v, want error containing %q", r, tt.want)
+			}
+		})
+	}
+	if len(h.ch.sends()) != 0 {
+		t.Errorf("a refused request was shown")
+	}
+}
+
+func TestEngineTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	clk := &clock{}
+	h := newHarness(t, harnessOpts{clock: clk})
+	timeout := h.ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	cancelled := h.ask(fmt.Sprintf(oneQuestion, "cancel-1"))
+	sent := h.waitSent(2)
+	if _, err := h.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"cancel", cancelled}}).Result(); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.result(cancelled, 2*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Errorf("cancel result %+v", r)
+	}
+	clk.advance(31 * time.Second)
+	if r := h.result(timeout, 2*time.Second); r.Reason != askbridge.ReasonTimeout {
+		t.Errorf("timeout result %+v", r)
+	}
+	for _, p := range sent {
+		want := "Expired"
+		if p.plan.ID == cancelled {
+			want = "Cancelled"
+		}
+		h.waitStatus(p.refs[0].Message, want)
+	}
+}
+
+func TestEngineUndeliverableAndRetries(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.failures = []error{
+		&askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: 50 * time.Millisecond, Reason: "Too Many Requests"},
+		&askbridge.SendError{Kind: askbridge.Temporary, Reason: "502 Bad Gateway"},
+	}
+	h := newHarness(t, harnessOpts{ch: ch})
+	h.ask(fmt.Sprintf(oneQuestion, "retry-1"))
+	if p := h.waitSent(1)[0]; p.plan.ID != "retry-1" {
+		t.Errorf("sent %s", p.plan.ID)
+	}
+
+	ch.mu.Lock()
+	ch.failures = []error{&askbridge.SendError{Kind: askbridge.Permanent, Reason: "Bad Request: chat not found"}}
+	ch.mu.Unlock()
+	id := h.ask(fmt.Sprintf(oneQuestion, "gone-1"))
+	r := h.result(id, 2*time.Second)
+	if r.Reason != askbridge.ReasonUndeliverable || r.Error != "Bad Request: chat not found" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestEngineRepeatedRequestShownOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	body := fmt.Sprintf(oneQuestion, "repeat-1")
+	h.ask(body)
+	h.waitSent(1)
+	h.ask(body)
+	time.Sleep(300 * time.Millisecond)
+	if n := len(h.ch.sends()); n != 1 {
+		t.Errorf("shown %d times", n)
+	}
+}
+
+func TestEngineTwoReplicas(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	a := newHarness(t, harnessOpts{ch: ch, replica: "a"})
+	b := newHarness(t, harnessOpts{ch: ch, replica: "b", prefix: a.prefix})
+	var ids []string
+	for i := range 20 {
+		ids = append(ids, a.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("two-", i))))
+	}
+	sent := a.waitSent(20)
+	time.Sleep(200 * time.Millisecond)
+	if n := len(ch.sends()); n != 20 {
+		t.Fatalf("shown %d times for 20 questions", n)
+	}
+	// Both replicas take taps for every question; one wins each.
+	var wg sync.WaitGroup
+	for i, p := range sent {
+		for j, h := range []*harness{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tap(h, p, j, alice, fmt.Sprint(i, "-", j))
+			}()
+		}
+	}
+	wg.Wait()
+	for _, id := range ids {
+		a.result(id, 2*time.Second)
+		if n := a.resultCount(id); n != 0 {
+			t.Errorf("%s: %d extra results", id, n)
+		}
+	}
+}
+
+func TestEngineTakesOverFromDeadReplica(t *testing.T) {
+	t.Parallel()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	// A replica that takes the entry and dies before handling it.
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
+	if _, err := dead.ReadRequests(context.Background(), 1, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "requests", Values: []string{"ask", fmt.Sprintf(oneQuestion, "orphan-1")}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := dead.ReadRequests(context.Background(), 1, time.Second)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("dead replica read %d entries: %v", len(entries), err)
+	}
+	h := newHarness(t, harnessOpts{prefix: prefix, replica: "alive", claimIdle: 200 * time.Millisecond})
+	p := h.waitSent(1)[0]
+	if p.plan.ID != "orphan-1" {
+		t.Errorf("delivered %s", p.plan.ID)
+	}
+}
