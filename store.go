@@ -168,7 +168,10 @@ type Store interface {
 	// Cursor reads a named position (such as a poller's update offset).
 	Cursor(ctx context.Context, name string) (value int64, found bool, err error)
 	// SetCursor writes a named position, only while lease is still the
-	// current holder of its lease (fencing). ok is false when it is not.
+	// current holder of its lease (fencing). The cursor is fenced by the
+	// lease of the same name: lease.Name must equal name (both live in one
+	// Redis Cluster slot so one atomic step can check and write). ok is
+	// false when the lease was lost.
 	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
 
 	// Publish appends an event to the capped events stream.
