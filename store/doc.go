@@ -1,0 +1,115 @@
+// Package store is the askbridge.Store on Redis: all state the bridge
+// replicas share, and the public agent protocol of
+// shared/spec/redis-protocol.md (docs/redis-protocol.md), implemented
+// exactly.
+//
+// # Data flow
+//
+// An agent XADDs an `ask` (or `cancel`) entry to <prefix>requests. Every
+// replica reads the stream through one consumer group (ReadRequests; the
+// group is created on first use, and again if the stream is deleted), with
+// its own consumer name. The engine creates the question (Create), shows it
+// and records each message (AddMessage), and ends it once (End, Reject or
+// Sweep); the end pushes the one result JSON onto <prefix>result:{<id>},
+// where the agent BLPOPs it. Only then is the entry acknowledged
+// (AckRequest, which also deletes it from the stream). An entry a replica
+// took and never acknowledged (it died) is claimed by another replica after
+// Options.ClaimIdle with XAUTOCLAIM, and Create's idempotency makes the
+// redelivery harmless.
+//
+// # Keys
+//
+// keys.go builds every key; each function names the Redis type. Public
+// (fixed by the protocol):
+//
+//	<prefix>requests            STREAM  fields ask | cancel
+//	<prefix>result:{<id>}       LIST    the one result JSON; expires after the retention
+//	<prefix>question:{<id>}     HASH    status, result, request, created, deadline (unix ms)
+//	                                    + internal target, answerers, ended
+//	<prefix>events              STREAM  event, id, at [, platform, chat, message, by, error]; MAXLEN ~ 100000
+//
+// Internal (free to change):
+//
+//	<prefix>messages:{<id>}                 LIST    MessageRef JSON per message that showed the question
+//	<prefix>deadlines                       ZSET    id → deadline; read by Sweep
+//	<prefix>open                            ZSET    id → created; read by Open
+//	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
+//	<prefix>chat:<platform>:<chat>          ZSET    id → created, questions shown in the chat
+//	<prefix>person:<platform>:<user>        ZSET    id → created, questions a person may answer
+//	<prefix>seen:<platform>:<event id>      STRING  dedupe mark (FirstSeen), expires after its ttl
+//	<prefix>lease:{<name>}                  HASH    holder, token; expires with the lease
+//	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from
+//	<prefix>cursor:{<name>}                 STRING  a position, fenced by the lease of that name
+//
+// The hash of a pending question expires at deadline + retention (set as
+// deadline − created + retention from creation, so no clock is compared),
+// as a safety net; when the question ends, its hash, result list and
+// message list get the retention from then. The chat and person indexes
+// expire MaxLifetime + Retention after their last write, which is longer
+// than any of their questions can stay pending.
+//
+// # Atomic steps and Redis Cluster
+//
+// Each transition of a question is one Lua script on the question's own
+// slot (every per-question key carries the hash tag {<id>}): create.lua,
+// end.lua (first writer wins: a question that is not pending returns the
+// result that won), reject.lua, add_message.lua. Leases and cursors share
+// the slot of {<name>}. Scripts are one file each under lua/, embedded;
+// each header lists KEYS, ARGV and returns; "now" comes in as an argument;
+// the return codes are read in one place (toOutcome). Keys shared by all
+// questions (deadlines, open, chat, person, msg) are written by separate
+// idempotent commands (ZADD NX, ZREM, SET) next to the scripts.
+//
+// # Crashes between the steps
+//
+// A replica may die, or Redis may fail a command, between a script and the
+// shared writes next to it. Nothing is left stuck:
+//
+//   - Create sends, in one pipeline, ZADD NX to the deadlines zset first,
+//     then the create script, then ZADD NX to open and the person indexes.
+//     If it fails half way it returns an error, the engine does not
+//     acknowledge the request, and the redelivered request runs Create
+//     again: the script finds the question (created false) and the ZADD NX
+//     commands add whatever was missing; Create then corrects a deadline
+//     that the repeat added with its own newer value, and removes what it
+//     added for a question that had already ended. An index member whose
+//     question never came to exist costs nothing lasting: Sweep ends
+//     nothing for it and removes it, Open and OpenForPerson prune it.
+//     Members whose hash does not exist are left alone for a minute
+//     (unknownGrace), because on a Cluster the pipeline's commands go to
+//     different nodes in no fixed order and the hash may still be coming.
+//   - End writes the result in its script, then removes the question from
+//     the deadlines, open, chat and person indexes. If that removal is lost
+//     the question is ended all the same: Sweep meets its deadline later,
+//     the end script says it already ended, and Sweep drops it; the readers
+//     of open, chat and person re-check each member's status and prune
+//     ended ones.
+//   - Sweep reads due ids (ZRANGEBYSCORE ... LIMIT 0 max, so not-yet-due
+//     questions cost nothing), runs end.lua with a timeout result for each
+//     in one pipeline, and only then removes the ids it settled. A sweeper
+//     that dies before the removal leaves the ids due; the next sweep runs
+//     the script again, which reports them ended, and removes them. Several
+//     replicas may sweep the same ids at once: the script lets exactly one
+//     win each question.
+//   - AddMessage records the message in the question's list (deduplicated)
+//     in its script, then writes the message key and the chat index. A
+//     repeated AddMessage redoes those writes.
+//   - AckRequest runs XACK and XDEL in one pipeline. An entry acknowledged
+//     but not deleted is never read again (it is not pending, and the group
+//     has read past it).
+//
+// # Cost
+//
+// Per answered question, agent included: 9 round trips (XADD; ReadRequests
+// 1; Create 1; AddMessage 2; End 2; AckRequest 1; BLPOP). ReadRequests
+// claims idle entries at most every ClaimIdle/2, so a read is normally a
+// single XREADGROUP. Run BenchmarkQuestionLifecycle for the round trips,
+// the commands Redis executes and the memory a pending question holds.
+//
+// # Connections
+//
+// Connect opens a go-redis UniversalClient from redis://, rediss://,
+// unix://, redis-sentinel:// and redis-cluster:// addresses. StartEmbedded
+// runs an in-process Redis (miniredis) on a loopback port for running
+// without Redis: one replica, agents reach it with any Redis client.
+package store
