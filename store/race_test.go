@@ -217,15 +217,26 @@ func testRaceDeadConsumer(t *testing.T, b backend) {
 	dead, heir, third := rs[0], rs[1], rs[2]
 	ctx := ctxT(t)
 	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: []any{"cancel", "orphan"}}).Val()
+	taken := time.Now()
 	got, err := dead.ReadRequests(ctx, 10, 0)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("dying consumer read %v, %v", got, err)
 	}
 	// Before the idle time nobody else gets it.
-	if got, err := heir.ReadRequests(ctx, 10, 0); err != nil || len(got) != 0 {
-		t.Fatalf("claimed too early: %v, %v", got, err)
-	}
 	var handled []string
+	early, err := heir.ReadRequests(ctx, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(early) > 0 {
+		if time.Since(taken) < heir.opts.ClaimIdle {
+			t.Fatalf("claimed before the idle time: %v", early)
+		}
+		handled = append(handled, heir.opts.Consumer) // this machine was slow
+		if err := heir.AckRequest(ctx, early[0].StreamID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(handled) == 0 && time.Now().Before(deadline) {
 		for _, s := range []*Store{heir, third} {
