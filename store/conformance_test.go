@@ -685,6 +685,9 @@ func testLeases(t *testing.T, b backend) {
 	if err != nil || !ok || la.Holder != "a" || la.Token < 1 {
 		t.Fatalf("acquire: %+v, %v, %v", la, ok, err)
 	}
+	if ttl := a.rdb.PTTL(ctx, a.k.fence("telegram:bot1")).Val(); ttl <= time.Minute {
+		t.Fatalf("fencing counter ttl %v, want the lease ttl plus the retention", ttl)
+	}
 	other, ok, err := c.AcquireLease(ctx, "telegram:bot1", "c", time.Minute)
 	if err != nil || ok || other.Holder != "a" || other.Token != la.Token {
 		t.Fatalf("acquire of a held lease: %+v, %v, %v", other, ok, err)

@@ -38,7 +38,8 @@
 //	<prefix>person:<platform>:<user>        ZSET    id → created, questions a person may answer
 //	<prefix>seen:<platform>:<event id>      STRING  dedupe mark (FirstSeen), expires after its ttl
 //	<prefix>lease:{<name>}                  HASH    holder, token; expires with the lease
-//	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from
+//	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from; kept
+//	                                                a retention after the lease's last use
 //	<prefix>cursor:{<name>}                 STRING  a position, fenced by the lease of that name
 //
 // The hash of a pending question expires at deadline + retention (set as

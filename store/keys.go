@@ -72,7 +72,8 @@ func (k keys) seen(platform, eventID string) string {
 func (k keys) lease(name string) string { return k.prefix + "lease:{" + name + "}" }
 
 // fence is the STRING counter the lease tokens of one lease name are drawn
-// from with INCR (internal, never expires, same slot as the lease).
+// from with INCR (internal, same slot as the lease; expires a retention
+// after the lease was last taken or renewed).
 func (k keys) fence(name string) string { return k.prefix + "lease:{" + name + "}:fence" }
 
 // cursor is the STRING holding a named position such as a poller's update

@@ -21,7 +21,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if !validTag(name) || name == "" {
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
 	}
-	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), s.k.fence(name)}, holder, ms(ttl))
+	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), s.k.fence(name)}, holder, ms(ttl), ms(s.fenceTTL(ttl)))
 	if err != nil {
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
@@ -44,14 +44,21 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: unexpected reply %v", v)
 }
 
+// fenceTTL is how long the fencing counter of a lease name is kept after
+// the lease was last taken or renewed: the lease's ttl plus the retention.
+// A token can only be reused once the counter is gone, by then no holder of
+// an old token is still running (its lease ended a retention ago), and a
+// name used once (a per-question delivery lease) leaves nothing behind.
+func (s *Store) fenceTTL(ttl time.Duration) time.Duration { return ttl + s.opts.Retention }
+
 // RenewLease extends a held lease to ttl from now; ok is false when it was
 // lost (expired, or taken again). Safe to repeat.
 func (s *Store) RenewLease(ctx context.Context, lease askbridge.Lease, ttl time.Duration) (bool, error) {
 	if !validTag(lease.Name) {
 		return false, fmt.Errorf("store: renew lease: invalid name %q", lease.Name)
 	}
-	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name)},
-		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl))
+	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name), s.k.fence(lease.Name)},
+		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl), ms(s.fenceTTL(ttl)))
 	if err != nil {
 		return false, fmt.Errorf("store: renew lease: %w", err)
 	}

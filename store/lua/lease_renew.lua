@@ -1,9 +1,11 @@
 -- lease_renew.lua: extend a lease, only while the holder and token match.
 --
 -- KEYS[1]  lease hash           <prefix>lease:{<name>}
+-- KEYS[2]  fencing counter      <prefix>lease:{<name>}:fence
 -- ARGV[1]  holder
 -- ARGV[2]  token
--- ARGV[3]  ttl in ms
+-- ARGV[3]  ttl of the lease in ms
+-- ARGV[4]  ttl of the fencing counter in ms (see lease_acquire.lua)
 --
 -- Returns
 --   1  renewed
@@ -13,4 +15,5 @@ if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
   return 0
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
