@@ -306,8 +306,8 @@ func testCreateRepairs(t *testing.T, b backend) {
 	if sc, err := s.rdb.ZScore(ctx, s.k.deadlines(), "crash").Result(); err != nil || int64(sc) != q.Deadline.UnixMilli() {
 		t.Fatalf("deadline after repair: %v, %v; want %d", sc, err, q.Deadline.UnixMilli())
 	}
-	if _, err := s.rdb.ZScore(ctx, s.k.open(), "crash").Result(); err != nil {
-		t.Fatalf("open index after repair: %v", err)
+	if sc, err := s.rdb.ZScore(ctx, s.k.open(), "crash").Result(); err != nil || int64(sc) != t0.UnixMilli() {
+		t.Fatalf("open index after repair: %v, %v; want the stored created time", sc, err)
 	}
 	ended, err := s.Sweep(ctx, q.Deadline, 10)
 	if err != nil || len(ended) != 1 {

@@ -141,9 +141,21 @@ func (s *Store) repairIndexes(ctx context.Context, q askbridge.NewQuestion, exis
 		for _, p := range q.Answerers {
 			pipe.ZRem(ctx, s.k.person(p), q.ID)
 		}
-	case addedDeadline && !existing.Deadline.Equal(q.Deadline):
-		pipe.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID})
 	default:
+		// Scores the repeat may have added with its own, later times are
+		// set back to the question's (XX: only members already there).
+		if addedDeadline && !existing.Deadline.Equal(q.Deadline) {
+			pipe.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID})
+		}
+		if !existing.Created.Equal(q.Created) {
+			z := redis.Z{Score: float64(existing.Created.UnixMilli()), Member: q.ID}
+			pipe.ZAddXX(ctx, s.k.open(), z)
+			for _, p := range q.Answerers {
+				pipe.ZAddXX(ctx, s.k.person(p), z)
+			}
+		}
+	}
+	if pipe.Len() == 0 {
 		return nil
 	}
 	_, err := pipe.Exec(ctx)
