@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/store/internal/redistest"
 )
 
 // crc16 is the CRC16-CCITT (XMODEM) Redis Cluster hashes keys with.
@@ -179,5 +180,50 @@ func TestToEntry(t *testing.T) {
 				t.Fatalf("toEntry = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestScriptCacheFlushed: a server that lost its script cache (restart,
+// failover, SCRIPT FLUSH) answers NOSCRIPT; single calls and pipelined
+// calls alike are sent again in full, and each runs once.
+func TestScriptCacheFlushed(t *testing.T) {
+	addr := backendEmbedded.addrs[0]
+	if redistest.Installed() {
+		srv, err := redistest.StartServer() // its own: SCRIPT FLUSH hits every test on a shared one
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		addr = srv.Addr
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	s := New(c, Options{Prefix: testPrefix()})
+	ctx := ctxT(t)
+	flush := func() {
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush()
+	mustCreate(t, s, newQ("f1", t0, time.Second)) // pipelined create script
+	mustCreate(t, s, newQ("f2", t0, time.Second))
+	flush()
+	if err := s.AddMessage(ctx, "f1", askbridge.MessageRef{Platform: "web", Message: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+	ended, err := s.Sweep(ctx, t0.Add(time.Second), 10) // pipelined end scripts
+	if err != nil || len(ended) != 2 {
+		t.Fatalf("sweep after a flush: %v, %v", ended, err)
+	}
+	for _, id := range []string{"f1", "f2"} {
+		if n := c.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+			t.Fatalf("%s: %d results", id, n)
+		}
+	}
+	flush()
+	if r, err := s.End(ctx, "f1", answered("f1"), t0); err != nil || r.Won || !r.Found {
+		t.Fatalf("End after a flush: %+v, %v", r, err)
 	}
 }
