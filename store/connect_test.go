@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge/store/internal/redistest"
+	"github.com/askbridge/askbridge/internal/redistest"
 )
 
 func TestParseURL(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge/store/internal/redistest"
+	"github.com/askbridge/askbridge/internal/redistest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/store/internal/redistest"
+	"github.com/askbridge/askbridge/internal/redistest"
 )
 
 // crc16 is the CRC16-CCITT (XMODEM) Redis Cluster hashes keys with.
