@@ -1,0 +1,28 @@
+// Package slack is the Slack channel of the bridge, on slack-go.
+//
+// Sending: a plan becomes Block Kit messages (render.go): a header with the
+// intro, a section per question (its header, the question and the
+// numbered options with descriptions), the free-text hint and the closing
+// line, and one actions block with the buttons in declared order and Skip.
+// All agent text is escaped for mrkdwn (&, <, >), so no mention in it can
+// notify anyone; the plain `text` fallback is always set. A prompt that
+// needs more than 50 blocks is posted as several messages, all returned. A
+// target user id (U…, W…) is reached in its DM (conversations.open).
+//
+// Inbound, two modes. Socket mode (an app token): every replica opens a
+// connection and Slack hands each event to one of them; any replica can
+// handle any question because the state is in Redis. slack-go's run loop
+// gives up when a reconnect fails, so Run starts it again with backoff,
+// forever. HTTP mode (a signing secret): HTTPHandler serves the Events API
+// and interactivity endpoints, checking every request's signature. Either
+// way each event is acknowledged at once, deduplicated by its id in the
+// store (Slack retries), and handled in the background:
+//
+//	block_actions → Inbox.Tap → ephemeral notice (and chat.update when ended)
+//	message       → Inbox.Reply → the engine's response in the thread
+//
+// A message in a question's thread answers that question; elsewhere the
+// engine takes the only open question of that person in that channel or DM.
+// When a question ends, Finish edits each of its messages with chat.update:
+// the actions removed, a context block with the status line added.
+package slack

@@ -1,0 +1,175 @@
+package slack
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Run receives button presses and messages until ctx is done, handing each
+// to in: over socket mode when an app token is set (every replica connects;
+// Slack hands each event to one connection), otherwise from the handler of
+// HTTPHandler, which Run enables. It learns the bot's own user id first
+// (auth.test), owns its reconnects with backoff, and returns only when ctx
+// is done and the events in hand are handled. Call it once.
+func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
+	c.inbox.Store(&inboxRef{ctx: ctx, in: in})
+	defer c.handling.Wait()
+	if !c.whoami(ctx) {
+		return nil
+	}
+	if c.cfg.AppToken == "" {
+		c.setState(askbridge.StateConnected)
+		<-ctx.Done()
+		return nil
+	}
+	c.runSocket(ctx)
+	return nil
+}
+
+// whoami calls auth.test until it answers, to learn the bot's user id.
+func (c *Channel) whoami(ctx context.Context) bool {
+	b := backoff{min: c.cfg.RetryMin, max: c.cfg.RetryMax}
+	for {
+		res, err := c.api.AuthTestContext(ctx)
+		if err == nil {
+			c.botUser.Store(res.UserID)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		se := c.classify(err)
+		if c.State() != askbridge.StateBadCredentials {
+			c.setState(askbridge.StateRetrying)
+		}
+		wait := b.next()
+		c.log.Warn("auth.test failed", "reason", se.Reason, "retry_in", wait)
+		if !sleep(ctx, wait) {
+			return false
+		}
+	}
+}
+
+// runSocket wraps slack-go's socket mode run loop, which gives up when a
+// reconnect fails (bad token, network down): it starts it again with
+// backoff, forever.
+func (c *Channel) runSocket(ctx context.Context) {
+	b := backoff{min: c.cfg.RetryMin, max: c.cfg.RetryMax}
+	for ctx.Err() == nil {
+		if c.State() != askbridge.StateBadCredentials {
+			c.setState(askbridge.StateConnecting)
+		}
+		sm := socketmode.New(c.api, socketmode.OptionPingInterval(c.cfg.PingInterval), socketmode.OptionLog(libLog(c.log)))
+		rctx, cancel := context.WithCancel(ctx)
+		var connected atomic.Bool
+		done := make(chan struct{})
+		go func() { defer close(done); c.socketEvents(rctx, sm, &connected) }()
+		err := sm.RunContext(rctx)
+		cancel()
+		<-done
+		if ctx.Err() != nil {
+			return
+		}
+		if connected.Load() {
+			b.reset()
+		}
+		code := errorCode(err)
+		if code == "" && err != nil {
+			code = err.Error()
+		}
+		if credentialErrors[code] {
+			c.setState(askbridge.StateBadCredentials)
+		} else {
+			c.setState(askbridge.StateRetrying)
+		}
+		wait := b.next()
+		c.log.Warn("socket mode stopped, reconnecting", "reason", code, "retry_in", wait)
+		sleep(ctx, wait)
+	}
+}
+
+// socketEvents drains the client's events (it blocks when they are not
+// read) until rctx is done. Each request is acknowledged at once, then
+// handled in the background.
+func (c *Channel) socketEvents(rctx context.Context, sm *socketmode.Client, connected *atomic.Bool) {
+	for {
+		select {
+		case <-rctx.Done():
+			return
+		case evt := <-sm.Events:
+			c.socketEvent(sm, evt, connected)
+		}
+	}
+}
+
+func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, connected *atomic.Bool) {
+	switch evt.Type {
+	case socketmode.EventTypeConnecting:
+		if !connected.Load() && c.State() != askbridge.StateBadCredentials {
+			c.setState(askbridge.StateConnecting)
+		}
+	case socketmode.EventTypeConnected:
+		connected.Store(true)
+		c.setState(askbridge.StateConnected)
+	case socketmode.EventTypeConnectionError:
+		c.setState(askbridge.StateRetrying)
+		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+			c.log.Warn("socket mode connection failed", "attempt", e.Attempt, "retry_in", e.Backoff, "err", e.ErrorObj)
+		}
+	case socketmode.EventTypeInvalidAuth:
+		c.setState(askbridge.StateBadCredentials)
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive:
+		if evt.Request == nil {
+			return
+		}
+		// Slack: acknowledge every envelope within 3 seconds, or it is
+		// delivered again; acknowledge first, then handle.
+		if err := sm.Ack(*evt.Request); err != nil {
+			c.log.Warn("acknowledge envelope", "envelope", evt.Request.EnvelopeID, "err", err)
+		}
+		ir := c.inbox.Load()
+		switch data := evt.Data.(type) {
+		case slackevents.EventsAPIEvent:
+			c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data) })
+		case slack.InteractionCallback:
+			c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, data) })
+		}
+	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
+		c.log.Warn("socket mode error", "type", string(evt.Type), "data", errorOf(evt.Data))
+	}
+}
+
+func errorOf(v any) string {
+	switch e := v.(type) {
+	case *socketmode.ErrorBadMessage:
+		return e.Cause.Error()
+	case *socketmode.ErrorWriteFailed:
+		return e.Cause.Error()
+	case error:
+		return e.Error()
+	}
+	return ""
+}
+
+// backoff doubles a wait from min up to max.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(b.cur*2, b.max)
+	}
+	return b.cur
+}
+
+func (b *backoff) reset() { b.cur = 0 }
