@@ -485,14 +485,7 @@ func checkBlocks(raw string) []string {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"text"`
-		Elements []struct {
-			Type     string `json:"type"`
-			ActionID string `json:"action_id"`
-			Value    string `json:"value"`
-			Text     *struct {
-				Text string `json:"text"`
-			} `json:"text"`
-		} `json:"elements"`
+		Elements json.RawMessage `json:"elements"`
 	}
 	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
 		return []string{"invalid_blocks_format"}
@@ -514,11 +507,22 @@ func checkBlocks(raw string) []string {
 		if b.Type != "actions" {
 			continue
 		}
-		if len(b.Elements) > MaxActionElements {
+		var elems []struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+			Text     *struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		}
+		if err := json.Unmarshal(b.Elements, &elems); err != nil {
+			return []string{"invalid_blocks_format"}
+		}
+		if len(elems) > MaxActionElements {
 			problems = append(problems, fmt.Sprintf("no more than %d items allowed [json-pointer:/blocks/%d/elements]", MaxActionElements, i))
 		}
 		seen := map[string]bool{}
-		for j, e := range b.Elements {
+		for j, e := range elems {
 			p := fmt.Sprintf("[json-pointer:/blocks/%d/elements/%d", i, j)
 			if e.Text != nil && utf8.RuneCountInString(e.Text.Text) > MaxButtonText {
 				problems = append(problems, fmt.Sprintf("must be less than %d characters %s/text/text]", MaxButtonText+1, p))
@@ -875,6 +879,23 @@ func (s *Server) Press(p Person, channel, ts, label string) (Delivery, error) {
 	if !ok {
 		return Delivery{}, fmt.Errorf("fakeslack: no message %s in %s", ts, channel)
 	}
+	return s.PressOn(p, m, label)
+}
+
+// PressOn presses a button of m as it stood when the test took it, as a
+// person does whose Slack still shows the old message (a late press).
+func (s *Server) PressOn(p Person, m Message, label string) (Delivery, error) {
+	d, err := s.PressPayload(p, m, label)
+	if err != nil {
+		return d, err
+	}
+	return d, s.Deliver(d)
+}
+
+// PressPayload builds the block_actions payload of p pressing label on m,
+// without sending it.
+func (s *Server) PressPayload(p Person, m Message, label string) (Delivery, error) {
+	channel, ts := m.Channel, m.TS
 	btn, blockID, err := findButton(m.Blocks, label)
 	if err != nil {
 		return Delivery{}, err
@@ -897,8 +918,7 @@ func (s *Server) Press(p Person, channel, ts, label string) (Delivery, error) {
 			"text": map[string]any{"type": "plain_text", "text": btn.Text.Text}, "action_ts": actionTS,
 		}},
 	})
-	d := Delivery{Kind: "interactive", Payload: payload}
-	return d, s.Deliver(d)
+	return Delivery{Kind: "interactive", Payload: payload}, nil
 }
 
 type button struct {

@@ -1,0 +1,440 @@
+package slack_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/slack/fakeslack"
+)
+
+const oneQuestion = `{"id":%q,"agent":"deploy-bot","questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+const multiQuestion = `{"id":%q,"questions":[{"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]}]}`
+
+const threeQuestions = `{"id":%q,"questions":[
+ {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+ {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+ {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`
+
+func answers(r askbridge.Result) string {
+	if r.Answers == nil {
+		return "<none>"
+	}
+	return fmt.Sprint(r.Answers.Answers)
+}
+
+func TestButtonAnswer(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(oneQuestion, "button-"+mode))
+		m := e.prompt(opsChannel, id)
+		if got := fakeslack.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip]" {
+			t.Fatalf("buttons %v", got)
+		}
+		e.press(alice, opsChannel, m.TS, "Production")
+		r := e.result(id, 10*time.Second)
+		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaButton || answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		if r.AnsweredBy == nil || *r.AnsweredBy != (askbridge.Person{Platform: "slack", ID: "UALICE", Name: "alice"}) {
+			t.Errorf("answered by %+v", r.AnsweredBy)
+		}
+		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+		ended := e.waitEnded(opsChannel, m.TS, "Answered: Production")
+		if !strings.Contains(ended.Text, "Where should this deploy?") {
+			t.Errorf("the text was not kept: %q", ended.Text)
+		}
+	})
+}
+
+func TestTextReplies(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		cases := []struct {
+			name, body, text string
+			thread           bool
+			want             string
+		}{
+			{"number in thread", oneQuestion, "2", true, "map[deploy_target:[Production]]"},
+			{"label in channel", oneQuestion, "staging", false, "map[deploy_target:[Staging (Recommended)]]"},
+			{"free text", oneQuestion, "the canary <fleet> & friends", true, "map[deploy_target:[the canary <fleet> & friends]]"},
+			{"multi-select", multiQuestion, "1, 3", true, "map[checks:[Unit Load]]"},
+		}
+		for i, c := range cases {
+			id := e.ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%s-%d", mode, i)))
+			m := e.prompt(opsChannel, id)
+			thread := ""
+			if c.thread {
+				thread = m.TS
+			}
+			e.say(alice, opsChannel, thread, c.text)
+			r := e.result(id, 10*time.Second)
+			if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || answers(r) != c.want {
+				t.Errorf("%s: result %+v %s, want %s", c.name, r, answers(r), c.want)
+			}
+			if r.AnsweredBy == nil || r.AnsweredBy.ID != alice.ID || r.AnsweredBy.Platform != "slack" {
+				t.Errorf("%s: answered by %+v", c.name, r.AnsweredBy)
+			}
+			status := "Answered"
+			if strings.HasPrefix(c.want, "map[deploy_target:[Production") {
+				status = "Answered: Production"
+			}
+			e.waitEnded(opsChannel, m.TS, status)
+		}
+	})
+}
+
+func TestThreeQuestionsWithCorrection(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(threeQuestions, "three-"+mode))
+		m := e.prompt(opsChannel, id)
+		if b := fakeslack.Buttons(m.Blocks); fmt.Sprint(b) != "[Skip]" {
+			t.Fatalf("a text prompt shows buttons %v", b)
+		}
+		e.say(alice, opsChannel, m.TS, "1: staging\n2: 1, 3")
+		e.waitThreadReply(opsChannel, m.TS, "Notify")
+		e.noResult(id)
+		e.say(alice, opsChannel, m.TS, "Staging\nUnit, Load\nmy manager")
+		r := e.result(id, 10*time.Second)
+		if answers(r) != "map[checks:[Unit Load] notify:[my manager] target:[Staging]]" {
+			t.Fatalf("answers %s", answers(r))
+		}
+		e.waitEnded(opsChannel, m.TS, "Answered: Staging, Unit, Load")
+	})
+}
+
+func TestSkipTimeoutCancel(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		skip := e.ask(fmt.Sprintf(oneQuestion, "skip-"+mode))
+		ms := e.prompt(opsChannel, skip)
+		e.press(alice, opsChannel, ms.TS, "Skip")
+		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+			t.Errorf("skip: %+v", r)
+		}
+		e.waitEphemeral(alice.ID, string(askbridge.NoticeSkipped))
+		e.waitEnded(opsChannel, ms.TS, "Skipped")
+
+		cancelled := e.ask(fmt.Sprintf(threeQuestions, "cancel-"+mode))
+		mc := e.prompt(opsChannel, cancelled)
+		e.cancel(cancelled)
+		if r := e.result(cancelled, 10*time.Second); r.Reason != askbridge.ReasonCancelled {
+			t.Errorf("cancel: %+v", r)
+		}
+		e.waitEnded(opsChannel, mc.TS, "Cancelled")
+
+		expired := e.ask(fmt.Sprintf(oneQuestion, "timeout-"+mode))
+		mt := e.prompt(opsChannel, expired)
+		e.clock.advance(time.Hour)
+		if r := e.result(expired, 10*time.Second); r.Reason != askbridge.ReasonTimeout {
+			t.Errorf("timeout: %+v", r)
+		}
+		e.waitEnded(opsChannel, mt.TS, "Expired")
+	})
+}
+
+func TestLateClick(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(oneQuestion, "late-"+mode))
+		m := e.prompt(opsChannel, id)
+		e.cancel(id)
+		e.result(id, 10*time.Second)
+		ended := e.waitEnded(opsChannel, m.TS, "Cancelled")
+		// Bob's Slack still shows the buttons: his press is told what
+		// happened, and the message is made right again.
+		if _, err := e.fake.PressOn(bob, m, "Production"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitEphemeral(bob.ID, string(askbridge.NoticeCancelled))
+		if !e.fake.Wait(5*time.Second, func() bool { now, _ := e.fake.Message(opsChannel, m.TS); return now.Updates > ended.Updates }) {
+			t.Errorf("the tapped message was not finalized again")
+		}
+		e.waitEnded(opsChannel, m.TS, "Cancelled")
+		e.noResult(id)
+	})
+}
+
+func TestUnauthorizedChangesNothing(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(`{"id":"auth-%s","answerers":["slack:UALICE"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		m := e.prompt(opsChannel, id)
+		e.press(bob, opsChannel, m.TS, "A")
+		e.waitEphemeral(bob.ID, string(askbridge.NoticeNotForYou))
+		e.say(bob, opsChannel, m.TS, "1")
+		e.say(bob, opsChannel, "", "B")
+		if err := e.fake.SayAsBot(opsChannel, "1"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		e.noResult(id)
+		now, _ := e.fake.Message(opsChannel, m.TS)
+		if now.Updates != 0 || len(fakeslack.Buttons(now.Blocks)) != 3 {
+			t.Fatalf("the prompt changed: %+v", now)
+		}
+		e.say(alice, opsChannel, m.TS, "2")
+		if r := e.result(id, 10*time.Second); answers(r) != "map[a:[B]]" || r.AnsweredBy.ID != alice.ID {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+	})
+}
+
+func TestDuplicateDeliveryOneResult(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		a := e.ask(fmt.Sprintf(oneQuestion, "dup-a-"+mode))
+		ma := e.prompt(opsChannel, a)
+		d := e.press(alice, opsChannel, ma.TS, "Production")
+		if err := e.fake.Deliver(d); err != nil {
+			t.Fatal(err)
+		}
+		b := e.ask(fmt.Sprintf(threeQuestions, "dup-b-"+mode))
+		mb := e.prompt(opsChannel, b)
+		_, db := e.say(alice, opsChannel, mb.TS, "1: staging")
+		if err := e.fake.Deliver(db); err != nil {
+			t.Fatal(err)
+		}
+		e.result(a, 10*time.Second)
+		e.waitEnded(opsChannel, ma.TS, "Answered: Production")
+		time.Sleep(500 * time.Millisecond)
+		e.noResult(a)
+		if n := len(e.fake.Ephemerals(alice.ID)); n != 1 {
+			t.Errorf("%d notices for one press delivered twice, want 1: %+v", n, e.fake.Ephemerals(alice.ID))
+		}
+		var corrections int
+		for _, m := range e.fake.Messages(opsChannel) {
+			if m.ThreadTS == mb.TS && m.BotID != "" {
+				corrections++
+			}
+		}
+		if corrections != 1 {
+			t.Errorf("%d corrections for one message delivered twice, want 1", corrections)
+		}
+	})
+}
+
+func TestMentionsNeverNotify(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(`{"id":"mention-%s","agent":"<!channel>","questions":[{"id":"a","header":"<!here>","question":"Tell <@U0BOSS> & <!channel>?","options":[{"label":"<!everyone>","description":"<#C0GENERAL> <https://evil|x>"},{"label":"B"}]}]}`, mode))
+		m := e.prompt(opsChannel, id)
+		posted := e.fake.Calls("chat.postMessage")
+		var form url.Values
+		for _, c := range posted {
+			if strings.Contains(c.Form.Get("blocks"), askbridge.QuestionDigest(id)) {
+				form = c.Form
+			}
+		}
+		if form == nil {
+			t.Fatal("no chat.postMessage of the prompt")
+		}
+		// Every text Slack parses for mentions (the fallback `text` and
+		// each mrkdwn object) has no "<" left; plain_text (header, button
+		// labels) is never parsed, so it shows the agent's text as is.
+		texts := map[string]string{"text": form.Get("text")}
+		for i, txt := range mrkdwnTexts(t, form.Get("blocks")) {
+			texts[fmt.Sprintf("mrkdwn %d", i)] = txt
+		}
+		for where, v := range texts {
+			if strings.ContainsAny(v, "<>") {
+				t.Errorf("%s reaches Slack with markup unescaped: %q", where, v)
+			}
+		}
+		if !strings.Contains(form.Get("text"), "Tell &lt;@U0BOSS&gt; &amp; &lt;!channel&gt;?") {
+			t.Errorf("text %q", form.Get("text"))
+		}
+		if !strings.Contains(texts["mrkdwn 0"], "[&lt;!here&gt;] Tell &lt;@U0BOSS&gt; &amp; &lt;!channel&gt;?") {
+			t.Errorf("section %q", texts["mrkdwn 0"])
+		}
+		// The agent's label on the button is plain text, which Slack never
+		// parses for mentions, and it answers like any label.
+		e.press(alice, opsChannel, m.TS, "<!everyone>")
+		if r := e.result(id, 10*time.Second); answers(r) != "map[a:[<!everyone>]]" {
+			t.Fatalf("answers %s", answers(r))
+		}
+		ended := e.waitEnded(opsChannel, m.TS, "Answered: &lt;!everyone&gt;")
+		for _, v := range append(mrkdwnTexts(t, string(ended.Blocks)), ended.Text) {
+			if strings.ContainsAny(v, "<>") {
+				t.Errorf("the ended message has markup unescaped: %q", v)
+			}
+		}
+	})
+}
+
+func TestBurstUnderRateLimit(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{sendBudget: 30 * time.Second})
+		e.fake.SetRateLimit(3, time.Second, 1)
+		const n = 8
+		var ids []string
+		for i := range n {
+			ids = append(ids, e.ask(fmt.Sprintf(oneQuestion, fmt.Sprintf("burst-%s-%d", mode, i))))
+		}
+		var prompts []fakeslack.Message
+		for _, id := range ids {
+			prompts = append(prompts, e.prompt(opsChannel, id))
+		}
+		if e.fake.RateLimited() == 0 {
+			t.Fatal("the burst never hit the rate limit")
+		}
+		if got := len(e.waitMessages(opsChannel, n)); got != n {
+			t.Fatalf("%d prompts posted, want %d (one each)", got, n)
+		}
+		e.fake.SetRateLimit(0, 0, 0)
+		for i, id := range ids {
+			e.noResult(id)
+			e.press(alice, opsChannel, prompts[i].TS, "Production")
+		}
+		for _, id := range ids {
+			if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+				t.Errorf("%s: %+v", id, r)
+			}
+		}
+	})
+}
+
+func TestUndeliverableAndDM(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		for _, code := range []string{"not_in_channel", "is_archived"} {
+			ch := "C0" + strings.ToUpper(strings.ReplaceAll(code, "_", ""))
+			e.fake.AddChannel(ch)
+			e.fake.SetChannelError(ch, code)
+			id := e.ask(fmt.Sprintf(`{"id":"undeliverable-%s-%s","to":"slack:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, code, mode, ch))
+			r := e.result(id, 10*time.Second)
+			if r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, code) {
+				t.Errorf("%s: %+v", code, r)
+			}
+		}
+		id := e.ask(fmt.Sprintf(`{"id":"missing-%s","to":"slack:C0NOWHERE","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		if r := e.result(id, 10*time.Second); r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, "channel_not_found") {
+			t.Errorf("missing channel: %+v", r)
+		}
+		dm := e.ask(fmt.Sprintf(`{"id":"dm-%s","to":"slack:UBOB","answerers":["slack:UBOB"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		m := e.prompt("DBOB", dm)
+		e.say(bob, "DBOB", "", "b")
+		if r := e.result(dm, 10*time.Second); answers(r) != "map[a:[B]]" {
+			t.Errorf("DM answer %+v", r)
+		}
+		e.waitEnded("DBOB", m.TS, "Answered: B")
+	})
+}
+
+func TestBadSignatureRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpMode, envOpts{})
+	id := e.ask(fmt.Sprintf(oneQuestion, "signature"))
+	m := e.prompt(opsChannel, id)
+	srv := httptestServer(t, e.replicas[0].ch.HTTPHandler())
+	d, err := pressPayload(e, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(url.Values{"payload": {string(d)}}.Encode())
+	for _, sign := range []fakeslack.Signing{fakeslack.SignBad, fakeslack.SignStale, fakeslack.SignNone} {
+		code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, sign, 0)
+		if err != nil || code != http.StatusUnauthorized {
+			t.Errorf("signing %d: status %d, %v; want 401", sign, code, err)
+		}
+	}
+	event := []byte(`{"type":"event_callback","event_id":"EvX","event":{"type":"message","user":"UALICE","text":"2","ts":"1.000001","channel":"C0OPS","thread_ts":"` + m.TS + `"}}`)
+	for _, sign := range []fakeslack.Signing{fakeslack.SignBad, fakeslack.SignStale} {
+		if code, _, _ := e.fake.PostSigned(srv+slack.EventsPath, "application/json", event, sign, 0); code != http.StatusUnauthorized {
+			t.Errorf("event signing %d: status %d, want 401", sign, code)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	e.noResult(id)
+	if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != 0 || len(e.fake.Ephemerals(alice.ID)) != 0 {
+		t.Fatalf("a refused request changed something: %+v", now)
+	}
+	// url_verification is answered, signed.
+	code, resp, err := e.fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","token":"x","challenge":"c-123"}`), fakeslack.SignValid, 0)
+	if err != nil || code != http.StatusOK || !strings.Contains(resp, `"challenge":"c-123"`) {
+		t.Errorf("url_verification: %d %q %v", code, resp, err)
+	}
+	// The same press, signed, answers.
+	if code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, fakeslack.SignValid, 0); err != nil || code != http.StatusOK {
+		t.Fatalf("signed press: %d %v", code, err)
+	}
+	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+func TestSocketDroppedMidQuestion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, socketMode, envOpts{})
+	id := e.ask(fmt.Sprintf(oneQuestion, "drop"))
+	m := e.prompt(opsChannel, id)
+	opened := e.fake.Opened()
+	if !e.fake.DropConnection(0) {
+		t.Fatal("no connection to drop")
+	}
+	e.press(alice, opsChannel, m.TS, "Production")
+	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		t.Fatalf("result %+v", r)
+	}
+	e.waitEnded(opsChannel, m.TS, "Answered: Production")
+	// The dropped replica reconnects, and a refresh request is followed.
+	if !e.fake.Wait(10*time.Second, func() bool { return e.fake.Connections() == 2 && e.fake.Opened() > opened }) {
+		t.Fatalf("%d connections after the drop", e.fake.Connections())
+	}
+	opened = e.fake.Opened()
+	e.fake.Disconnect(0)
+	if !e.fake.Wait(10*time.Second, func() bool { return e.fake.Connections() == 2 && e.fake.Opened() > opened }) {
+		t.Fatalf("no reconnect after disconnect: %d connections", e.fake.Connections())
+	}
+	// Every envelope was acknowledged in time; none had to be redelivered.
+	if !e.fake.Wait(5*time.Second, func() bool { return e.fake.Unacked() == 0 }) {
+		t.Errorf("%d envelopes unacknowledged", e.fake.Unacked())
+	}
+	for _, r := range e.replicas {
+		if r.ch.State() != askbridge.StateConnected {
+			t.Errorf("state %q", r.ch.State())
+		}
+	}
+}
+
+// mrkdwnTexts lists the text of every mrkdwn object in blocks (sections
+// and context elements).
+func mrkdwnTexts(t *testing.T, blocks string) []string {
+	t.Helper()
+	var bs []struct {
+		Text *struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"text"`
+		Elements []json.RawMessage `json:"elements"`
+	}
+	if err := json.Unmarshal([]byte(blocks), &bs); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range bs {
+		if b.Text != nil && b.Text.Type == "mrkdwn" {
+			out = append(out, b.Text.Text)
+		}
+		for _, raw := range b.Elements {
+			var el struct {
+				Type string `json:"type"`
+				Text any    `json:"text"`
+			}
+			if json.Unmarshal(raw, &el) == nil && el.Type == "mrkdwn" {
+				if s, ok := el.Text.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,365 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/slack/fakeslack"
+	"github.com/askbridge/askbridge/store"
+)
+
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	srv, err := redistest.StartServer()
+	switch {
+	case err == nil:
+		redisAddr = srv.Addr
+	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
+		mr, err := miniredis.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		redisAddr = mr.Addr()
+	default:
+		fmt.Fprintf(os.Stderr, "slack tests need redis-server: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if srv != nil {
+		srv.Close()
+	}
+	os.Exit(code)
+}
+
+const (
+	botToken      = "xoxb-test-bot-token"
+	appToken      = "xapp-test-app-token"
+	signingSecret = "test-signing-secret"
+	opsChannel    = "C0OPS"
+)
+
+var (
+	alice = fakeslack.Person{ID: "UALICE", Name: "alice"}
+	bob   = fakeslack.Person{ID: "UBOB", Name: "bob"}
+)
+
+// Inbound modes of the channel.
+const (
+	socketMode = "socket"
+	httpMode   = "http"
+)
+
+var modes = []string{socketMode, httpMode}
+
+var prefixSeq atomic.Int64
+
+// clock is the engines' clock: it moves only when told.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// replica is one bridge replica: an engine and a Slack channel on the
+// shared Redis.
+type replica struct {
+	engine *askbridge.Engine
+	ch     *slack.Channel
+}
+
+// env is two replicas, one real Redis, the fake Slack, and an agent.
+type env struct {
+	t        *testing.T
+	mode     string
+	prefix   string
+	fake     *fakeslack.Server
+	agent    *redis.Client
+	replicas []*replica
+	clock    *clock
+}
+
+type envOpts struct {
+	sendBudget time.Duration
+}
+
+func newEnv(t *testing.T, mode string, o envOpts) *env {
+	t.Helper()
+	if o.sendBudget == 0 {
+		o.sendBudget = 5 * time.Second
+	}
+	fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret,
+		AckTimeout: 3 * time.Second, PingEvery: 50 * time.Millisecond})
+	t.Cleanup(fake.Close)
+	fake.AddChannel(opsChannel)
+	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: &clock{}}
+	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { e.agent.Close() })
+	var handlers []http.Handler
+	for i := range 2 {
+		r, h := e.startReplica(fmt.Sprintf("replica-%d", i+1), o)
+		e.replicas = append(e.replicas, r)
+		handlers = append(handlers, h)
+	}
+	if mode == httpMode {
+		// A load balancer in front of the replicas: round robin.
+		var n atomic.Int64
+		lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handlers[int(n.Add(1))%len(handlers)].ServeHTTP(w, r)
+		}))
+		t.Cleanup(lb.Close)
+		fake.UseHTTP(lb.URL+slack.EventsPath, lb.URL+slack.InteractivityPath)
+	} else if !fake.Wait(10*time.Second, func() bool { return fake.Connections() == 2 }) {
+		t.Fatalf("%d socket connections, want 2", fake.Connections())
+	}
+	for _, r := range e.replicas {
+		if !fake.Wait(5*time.Second, func() bool { return r.ch.State() == askbridge.StateConnected }) {
+			t.Fatalf("channel state %q", r.ch.State())
+		}
+	}
+	return e
+}
+
+func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
+	t := e.t
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
+	cfg := slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL(),
+		PingInterval: time.Second, RetryMin: 50 * time.Millisecond, RetryMax: time.Second}
+	if e.mode == socketMode {
+		cfg.AppToken = appToken
+	}
+	ch, err := slack.New(cfg, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(to string) (askbridge.Target, []string, error) {
+		if to == "" {
+			return askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, nil, nil
+		}
+		if p, c, ok := strings.Cut(to, ":"); ok {
+			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+		}
+		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+	}
+	eng := askbridge.NewEngine(askbridge.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+		Now: e.clock.now, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
+	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &replica{engine: eng, ch: ch}, ch.HTTPHandler()
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// ask pushes a request the way an agent does and returns its id.
+func (e *env) ask(body string) string {
+	e.t.Helper()
+	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"ask", body}}).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	var probe struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &probe); err != nil || probe.ID == "" {
+		e.t.Fatalf("requests in these tests name their id: %s", body)
+	}
+	return probe.ID
+}
+
+// cancel pushes a cancel the way an agent does.
+func (e *env) cancel(id string) {
+	e.t.Helper()
+	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// result waits for the one result of a question, as an agent does.
+func (e *env) result(id string, within time.Duration) askbridge.Result {
+	e.t.Helper()
+	res, err := e.agent.BLPop(context.Background(), within, e.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		e.t.Fatalf("no result for %s within %s: %v", id, within, err)
+	}
+	var r askbridge.Result
+	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// noResult checks that no result has been pushed for id.
+func (e *env) noResult(id string) {
+	e.t.Helper()
+	n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if n != 0 {
+		e.t.Fatalf("%d results pushed for %s, want none", n, id)
+	}
+}
+
+// waitMessages waits until channel holds n messages of the bot that are
+// not thread replies, and returns them.
+func (e *env) waitMessages(channel string, n int) []fakeslack.Message {
+	e.t.Helper()
+	var got []fakeslack.Message
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		got = nil
+		for _, m := range e.fake.Messages(channel) {
+			if m.BotID == fakeslack.BotID && m.ThreadTS == "" {
+				got = append(got, m)
+			}
+		}
+		return len(got) >= n
+	})
+	if !ok {
+		e.t.Fatalf("%s holds %d prompts, want %d", channel, len(got), n)
+	}
+	return got
+}
+
+// prompt waits for the prompt of question id in channel.
+func (e *env) prompt(channel, id string) fakeslack.Message {
+	e.t.Helper()
+	digest := askbridge.QuestionDigest(id)
+	var found fakeslack.Message
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(channel) {
+			if m.BotID == fakeslack.BotID && m.ThreadTS == "" && strings.Contains(string(m.Blocks), digest) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		e.t.Fatalf("no prompt for %s in %s", id, channel)
+	}
+	return found
+}
+
+// waitEnded waits until message ts shows status and no buttons.
+func (e *env) waitEnded(channel, ts, status string) fakeslack.Message {
+	e.t.Helper()
+	var m fakeslack.Message
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		m, _ = e.fake.Message(channel, ts)
+		return len(fakeslack.Buttons(m.Blocks)) == 0 && strings.Contains(string(m.Blocks), `"context"`) && strings.Contains(m.Text, status) && strings.Contains(string(m.Blocks), jsonString(status))
+	})
+	if !ok {
+		e.t.Fatalf("message %s: want ended with %q, now text %q blocks %s", ts, status, m.Text, m.Blocks)
+	}
+	return m
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
+
+// waitEphemeral waits for an ephemeral notice text to user.
+func (e *env) waitEphemeral(user, text string) {
+	e.t.Helper()
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Ephemerals(user) {
+			if m.Text == text {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		e.t.Fatalf("no ephemeral %q to %s; got %+v", text, user, e.fake.Ephemerals(user))
+	}
+}
+
+// waitThreadReply waits for a reply of the bot in the thread of ts that
+// contains want.
+func (e *env) waitThreadReply(channel, thread, want string) fakeslack.Message {
+	e.t.Helper()
+	var found fakeslack.Message
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(channel) {
+			if m.BotID == fakeslack.BotID && m.ThreadTS == thread && strings.Contains(m.Text, want) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		e.t.Fatalf("no reply containing %q in thread %s", want, thread)
+	}
+	return found
+}
+
+func (e *env) press(p fakeslack.Person, channel, ts, label string) fakeslack.Delivery {
+	e.t.Helper()
+	d, err := e.fake.Press(p, channel, ts, label)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+func (e *env) say(p fakeslack.Person, channel, thread, text string) (string, fakeslack.Delivery) {
+	e.t.Helper()
+	ts, d, err := e.fake.Say(p, channel, thread, text)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ts, d
+}
+
+// bothModes runs f once per inbound mode, in parallel.
+func bothModes(t *testing.T, f func(t *testing.T, mode string)) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			f(t, mode)
+		})
+	}
+}
+
+func httptestServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// pressPayload is the block_actions payload of alice pressing Production
+// on m, built by the fake without sending it.
+func pressPayload(e *env, m fakeslack.Message) ([]byte, error) {
+	d, err := e.fake.PressPayload(alice, m, "Production")
+	return d.Payload, err
+}
