@@ -1,0 +1,62 @@
+// Command bridge runs askbridge: it shows agents' questions to people on
+// Telegram, Discord, Slack or its own web page, and hands the answers back
+// through Redis.
+//
+//	bridge            run the bridge (configured by ASKUSER_* variables)
+//	bridge ask ...    ask a question through Redis and print the result
+//	bridge version    print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := ""
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "", "serve":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "bridge: serve takes no arguments; it is configured by ASKUSER_* variables (see the README)\n")
+			return 2
+		}
+		return serve(ctx, getenv, stdout, stderr)
+	case "ask":
+		return ask(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "healthcheck":
+		return healthcheck(ctx, getenv, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "bridge %s\n", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "bridge: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+const usage = `usage:
+  bridge              run the bridge (configured by ASKUSER_* variables)
+  bridge ask [flags]  ask a question and print the result JSON
+                      (bridge ask -h for its flags)
+  bridge version      print the version
+  bridge healthcheck  exit 0 when the bridge on ASKUSER_HTTP_ADDR is healthy
+`

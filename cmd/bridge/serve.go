@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/config"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/web"
+)
+
+// serve runs the bridge until ctx is done (SIGINT, SIGTERM).
+func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := config.Load(getenv, os.ReadFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "bridge: configuration: %v\n", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel).With("replica", cfg.Replica)
+	b, err := start(ctx, cfg, log, stdout)
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	<-ctx.Done()
+	log.Info("stopping: finishing work in hand")
+	b.stop()
+	log.Info("stopped")
+	return 0
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// bridge is a running bridge process.
+type bridge struct {
+	log      *slog.Logger
+	rdb      redis.UniversalClient
+	embedded *store.Embedded
+	server   *http.Server
+	webh     *web.Handler
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	// Addr is where the HTTP server listens.
+	Addr string
+}
+
+// start connects everything and starts the engine, the channels and the
+// HTTP server. Everything is validated before anything connects.
+func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) (*bridge, error) {
+	b := &bridge{log: log}
+	url := cfg.Redis.URL
+	if url == "" {
+		emb, err := store.StartEmbedded(cfg.Redis.EmbeddedAddr)
+		if err != nil {
+			return nil, fmt.Errorf("start the embedded Redis on %s: %w", cfg.Redis.EmbeddedAddr, err)
+		}
+		b.embedded = emb
+		url = "redis://" + emb.Addr()
+		fmt.Fprintf(stdout, "askbridge: no ASKUSER_REDIS_URL set; embedded Redis listening on %s (it keeps nothing on disk)\n", emb.Addr())
+	}
+	rdb, err := store.Connect(ctx, url)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	b.rdb = rdb
+	st := store.New(rdb, store.Options{
+		Prefix: cfg.Redis.Prefix, Consumer: cfg.Replica, ClaimIdle: cfg.ClaimIdle,
+		Retention: cfg.Retention, Logger: log.With("part", "store"),
+	})
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newMetrics(reg, st)
+
+	webCh := web.NewChannel(st, st)
+	channels := []askbridge.Channel{webCh}
+	channels = append(channels, platformChannels(cfg, st, log)...)
+
+	engine := askbridge.NewEngine(askbridge.EngineConfig{
+		Store: st, Resolve: resolver(cfg), Channels: channels,
+		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica,
+	})
+
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("listen on ASKUSER_HTTP_ADDR %s: %w", cfg.HTTP.Addr, err)
+	}
+	b.Addr = ln.Addr().String()
+	b.webh, err = web.NewHandler(web.Config{Store: st, Submitter: engine, Token: cfg.HTTP.Token, Logger: log.With("part", "web")})
+	if err != nil {
+		ln.Close()
+		b.close()
+		return nil, fmt.Errorf("web page: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("GET /readyz", readyHandler(rdb, channels))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", b.webh)
+	b.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancel = cancel
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := b.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "err", err)
+		}
+	}()
+	for _, ch := range channels {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			_ = ch.Run(runCtx, engine)
+		}()
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		_ = engine.Run(runCtx)
+	}()
+	page := "http://" + b.Addr + "/"
+	fmt.Fprintf(stdout, "askbridge: web page on %s\n", page)
+	log.Info("bridge started", "http", b.Addr, "channels", len(channels))
+	return b, nil
+}
+
+// stop shuts down gracefully: no new requests are taken, the ones in hand
+// are finished, leases are released, then the HTTP server and Redis close.
+func (b *bridge) stop() {
+	b.cancel()
+	shutdownCtx, done := context.WithTimeout(context.Background(), 30*time.Second)
+	defer done()
+	b.webh.Close()
+	_ = b.server.Shutdown(shutdownCtx)
+	b.wg.Wait()
+	b.close()
+}
+
+func (b *bridge) close() {
+	if b.rdb != nil {
+		_ = b.rdb.Close()
+	}
+	if b.embedded != nil {
+		b.embedded.Close()
+	}
+}
+
+// resolver maps a request's `to` through the configured routes.
+func resolver(cfg *config.Config) askbridge.Resolver {
+	return func(to string) (askbridge.Target, []string, error) {
+		route, err := cfg.Resolve(to)
+		if err != nil {
+			return askbridge.Target{}, nil, err
+		}
+		platform, chat, err := config.ParseTarget(route.To)
+		if err != nil {
+			return askbridge.Target{}, nil, err
+		}
+		return askbridge.Target{Platform: platform, Chat: chat}, route.Answerers, nil
+	}
+}
+
+// readyHandler reports whether Redis answers and each channel's state.
+func readyHandler(rdb redis.UniversalClient, channels []askbridge.Channel) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		ready := true
+		redisState := "ok"
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			ready = false
+			redisState = "unreachable: " + err.Error()
+		}
+		states := map[string]string{}
+		for _, ch := range channels {
+			s := ch.State()
+			states[ch.Platform()] = string(s)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		writeJSON(w, map[string]any{"ready": ready, "redis": redisState, "channels": states})
+	})
+}
