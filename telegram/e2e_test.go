@@ -1,0 +1,365 @@
+package telegram_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/telegram/telegramtest"
+)
+
+// twoReplicas starts replicas "a" and "b" on one Redis and one fake.
+func twoReplicas(t *testing.T, o envOpts) *env {
+	e := newEnv(t, o)
+	e.start("a")
+	e.start("b")
+	e.poller()
+	return e
+}
+
+func TestTapAnswers(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := ask1(e, "tap-1", opsGroup)
+	p := e.prompt(opsGroup, 1)
+	if got := buttonTexts(p); !slices.Equal(got, []string{"Staging (Recommended)", "Production", "Other…", "Skip"}) {
+		t.Fatalf("buttons %q", got)
+	}
+	if len(p.Keyboard[0]) != 1 || len(p.Keyboard[1]) != 1 || len(p.Keyboard[2]) != 2 {
+		t.Errorf("want one full-width row per option then Other…|Skip, got %v", p.Keyboard)
+	}
+	a := e.tap(opsGroup, p.ID, alice, "Production")
+	if a.Text != string(askbridge.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
+		t.Errorf("notice %+v", a)
+	}
+	r := e.result(id, 5*time.Second)
+	if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaButton {
+		t.Fatalf("result %+v", r)
+	}
+	if got := r.Answers.Answers["deploy_target"]; !slices.Equal(got, []string{"Production"}) {
+		t.Errorf("answers %v", got)
+	}
+	if r.AnsweredBy == nil || r.AnsweredBy.Platform != "telegram" || r.AnsweredBy.ID != "1001" || r.AnsweredBy.Name != "Alice" {
+		t.Errorf("answered by %+v", r.AnsweredBy)
+	}
+	m := e.finished(opsGroup, p.ID, "Answered: Production")
+	if !strings.HasPrefix(m.Text, p.Text) {
+		t.Errorf("the question text was not kept:\n%s", m.Text)
+	}
+	e.noMoreResults(id)
+}
+
+func buttonTexts(m telegramtest.Message) []string {
+	var out []string
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			out = append(out, b.Text)
+		}
+	}
+	return out
+}
+
+func TestTextReplies(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	multi := `{"id":%q,"to":%q,"questions":[{"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]}]}`
+	tests := []struct {
+		name    string
+		body    string
+		chat    int64
+		reply   string
+		replyTo bool
+		want    []string
+		status  string
+	}{
+		{"number", oneQuestion, alice.ID, "2", false, []string{"Production"}, "Answered: Production"},
+		{"label", oneQuestion, bob.ID, "staging", true, []string{"Staging (Recommended)"}, "Answered: Staging (Recommended)"},
+		{"free text", oneQuestion, carol.ID, "Blue-green on canary", false, []string{"Blue-green on canary"}, "Answered"},
+		{"multi-select", multi, -200001, "1, 3", true, []string{"Unit", "Load"}, "Answered: Unit, Load"},
+	}
+	e.fake.AddChat(-200001, "group", "Checks")
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			from := map[int64]telegramtest.User{alice.ID: alice, bob.ID: bob, carol.ID: carol}[tt.chat]
+			if from.ID == 0 {
+				from = alice
+			}
+			id := e.ask(fmt.Sprintf(tt.body, fmt.Sprint("text-", i), "telegram:"+strconv.FormatInt(tt.chat, 10)))
+			p := e.prompt(tt.chat, 1)
+			replyTo := 0
+			if tt.replyTo {
+				replyTo = p.ID
+			}
+			e.reply(tt.chat, from, replyTo, tt.reply)
+			r := e.result(id, 5*time.Second)
+			key := "deploy_target"
+			if strings.Contains(tt.body, "checks") {
+				key = "checks"
+			}
+			if r.Via != askbridge.ViaText || !slices.Equal(r.Answers.Answers[key], tt.want) {
+				t.Errorf("result %+v, want %v", r, tt.want)
+			}
+			e.finished(tt.chat, p.ID, tt.status)
+		})
+	}
+}
+
+const threeQuestions = `{"id":%q,"to":%q,"questions":[
+ {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+ {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+ {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`
+
+func TestThreeQuestionsWithCorrection(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := e.ask(fmt.Sprintf(threeQuestions, "three-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
+	p := e.prompt(opsGroup, 1)
+	if got := buttonTexts(p); !slices.Equal(got, []string{"Skip"}) {
+		t.Errorf("a text prompt shows %q, want only Skip", got)
+	}
+	if strings.Contains(p.Text, "Tap an option") {
+		t.Errorf("a text prompt says tap:\n%s", p.Text)
+	}
+	partial := e.reply(opsGroup, alice, p.ID, "1: staging\n2: 1, 3")
+	// The correction is a reply to the partial answer.
+	var correction telegramtest.Message
+	e.eventually(5*time.Second, "a correction", func() bool {
+		for _, m := range e.fake.BotMessages(opsGroup) {
+			if m.ReplyTo == partial {
+				correction = m
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(correction.Text, "Notify") {
+		t.Errorf("correction %q does not name the missing question", correction.Text)
+	}
+	e.noMoreResults(id)
+	e.reply(opsGroup, alice, p.ID, "Staging\nUnit, Load\nmy manager")
+	r := e.result(id, 5*time.Second)
+	want := map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "notify": {"my manager"}}
+	if fmt.Sprint(r.Answers.Answers) != fmt.Sprint(want) {
+		t.Errorf("answers %v, want %v", r.Answers.Answers, want)
+	}
+	e.finished(opsGroup, p.ID, "Answered: Staging, Unit, Load")
+}
+
+func TestSkipTimeoutCancel(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	e.fake.AddChat(-300001, "group", "Skip")
+	e.fake.AddChat(-300002, "group", "Timeout")
+	e.fake.AddChat(-300003, "group", "Cancel")
+	skip := ask1(e, "skip-1", -300001)
+	late := e.ask(`{"id":"timeout-1","to":"telegram:-300002","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	gone := ask1(e, "cancel-1", -300003)
+	ps, pt, pc := e.prompt(-300001, 1), e.prompt(-300002, 1), e.prompt(-300003, 1)
+
+	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != string(askbridge.NoticeSkipped) {
+		t.Errorf("skip notice %+v", a)
+	}
+	if r := e.result(skip, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("skip result %+v", r)
+	}
+	e.finished(-300001, ps.ID, "Skipped")
+
+	e.cancel(gone)
+	if r := e.result(gone, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Errorf("cancel result %+v", r)
+	}
+	e.finished(-300003, pc.ID, "Cancelled")
+
+	e.clock.advance(31 * time.Second)
+	if r := e.result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
+		t.Errorf("timeout result %+v", r)
+	}
+	e.finished(-300002, pt.ID, "Expired")
+	e.noMoreResults(skip, late, gone)
+}
+
+func TestOtherOpensAReplyBox(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := ask1(e, "other-1", opsGroup)
+	p := e.prompt(opsGroup, 1)
+	if a := e.tap(opsGroup, p.ID, alice, "Other…"); a.Text != string(askbridge.NoticeOther) {
+		t.Errorf("notice %+v", a)
+	}
+	box := e.prompt(opsGroup, 2)
+	if !box.ForceReply || !box.Selective || box.ReplyTo != p.ID || !slices.Equal(box.TextMentions, []int64{alice.ID}) {
+		t.Fatalf("reply box %+v", box)
+	}
+	if !strings.Contains(box.Text, "Where should this deploy?") {
+		t.Errorf("reply box text %q", box.Text)
+	}
+	e.reply(opsGroup, alice, box.ID, "Blue-green on the canary")
+	r := e.result(id, 5*time.Second)
+	if got := r.Answers.Answers["deploy_target"]; !slices.Equal(got, []string{"Blue-green on the canary"}) {
+		t.Errorf("answers %v", got)
+	}
+	e.finished(opsGroup, p.ID, "Answered")
+	e.finished(opsGroup, box.ID, "Answered")
+}
+
+func TestUnauthorizedChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := e.ask(`{"id":"auth-1","to":"telegram:-100500","answerers":["telegram:1001"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	p := e.prompt(opsGroup, 1)
+	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != string(askbridge.NoticeNotForYou) || a.ShowAlert {
+		t.Errorf("bob's tap: %+v", a)
+	}
+	e.reply(opsGroup, bob, p.ID, "1")
+	e.reply(opsGroup, bob, 0, "B")
+	// A forged payload from alice, naming another question, is refused.
+	q, err := e.fake.TapData(opsGroup, p.ID, alice, askbridge.EncodePayload("other-question", askbridge.Choice{Kind: askbridge.ControlOption}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := e.notice(q); a.Text != string(askbridge.NoticeUnknown) {
+		t.Errorf("forged tap: %+v", a)
+	}
+	time.Sleep(300 * time.Millisecond)
+	e.noMoreResults(id)
+	if m := e.message(opsGroup, p.ID); m.Edits != 0 || len(m.Keyboard) == 0 {
+		t.Errorf("message changed: %+v", m)
+	}
+	if n := len(e.fake.BotMessages(opsGroup)); n != 1 {
+		t.Errorf("the bot posted %d messages, want only the prompt", n)
+	}
+	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != string(askbridge.NoticeRecorded) {
+		t.Errorf("alice's tap: %+v", a)
+	}
+	if r := e.result(id, 5*time.Second); r.Answers.Answers["a"][0] != "B" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestLateTapClearsButtons(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := ask1(e, "late-1", alice.ID)
+	p := e.prompt(alice.ID, 1)
+	// Alice blocks the bot, so the edit at the end fails, then comes back
+	// and taps the button still on her screen.
+	e.fake.Block(alice.ID, telegramtest.ErrBlocked)
+	e.cancel(id)
+	if r := e.result(id, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Fatalf("result %+v", r)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if m := e.message(alice.ID, p.ID); len(m.Keyboard) == 0 {
+		t.Fatal("the buttons went away although the chat was blocked")
+	}
+	e.fake.Block(alice.ID, "")
+	if a := e.tap(alice.ID, p.ID, alice, "Production"); a.Text != string(askbridge.NoticeCancelled) {
+		t.Errorf("late tap notice %+v", a)
+	}
+	e.finished(alice.ID, p.ID, "Cancelled")
+	e.noMoreResults(id)
+}
+
+func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := ask1(e, "race-1", opsGroup)
+	p := e.prompt(opsGroup, 1)
+	var ids []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, tap := range []struct {
+		who   telegramtest.User
+		label string
+	}{{alice, "Production"}, {alice, "Production"}, {bob, "Staging (Recommended)"}, {carol, "Skip"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q, err := e.fake.Tap(opsGroup, p.ID, tap.who, tap.label)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			ids = append(ids, q)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	recorded := 0
+	for _, q := range ids {
+		a := e.notice(q)
+		switch askbridge.Notice(a.Text) {
+		case askbridge.NoticeRecorded, askbridge.NoticeSkipped:
+			recorded++
+		case askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped:
+		default:
+			t.Errorf("notice %q", a.Text)
+		}
+	}
+	if recorded != 1 {
+		t.Errorf("%d taps won, want 1", recorded)
+	}
+	e.result(id, 5*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	e.noMoreResults(id)
+}
+
+func TestUndeliverable(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	e.fake.AddChat(-400001, "group", "Kicked")
+	e.fake.AddChat(-400002, "group", "Muted")
+	e.fake.Block(bob.ID, telegramtest.ErrBlocked)
+	e.fake.Block(-400001, telegramtest.ErrKicked)
+	e.fake.Block(-400002, telegramtest.ErrNoRights)
+	tests := []struct {
+		chat int64
+		want string
+	}{
+		{-999, telegramtest.ErrChatNotFound},
+		{bob.ID, telegramtest.ErrBlocked},
+		{-400001, telegramtest.ErrKicked},
+		{-400002, telegramtest.ErrNoRights},
+	}
+	for i, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			start := time.Now()
+			id := ask1(e, fmt.Sprint("gone-", i), tt.chat)
+			r := e.result(id, 5*time.Second)
+			if r.Reason != askbridge.ReasonUndeliverable || r.Error != tt.want {
+				t.Errorf("result %+v, want undeliverable with %q", r, tt.want)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %s; a permanent refusal ends the question at once", d)
+			}
+		})
+	}
+}
+
+func TestAgentTextIsEscapedAndPingsNobody(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := e.ask(`{"id":"esc-1","to":"telegram:-100500","agent":"<i>bot</i>","questions":[{"id":"a","header":"<b>&amp;","question":"Tell @everyone and @alice_admin about <script>x</script> & more?","options":[{"label":"<b>Yes</b> @here"},{"label":"No & never"}]}]}`)
+	p := e.prompt(opsGroup, 1)
+	for _, want := range []string{"<i>bot</i>", "[<b>&amp;]", "<script>x</script> & more?", "<b>Yes</b> @"} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("text lacks %q:\n%s", want, p.Text)
+		}
+	}
+	if len(p.Mentions) != 0 || len(p.TextMentions) != 0 {
+		t.Errorf("the prompt mentions %v %v", p.Mentions, p.TextMentions)
+	}
+	e.tap(opsGroup, p.ID, alice, "<b>Yes</b> @here")
+	e.result(id, 5*time.Second)
+	m := e.finished(opsGroup, p.ID, "Answered: <b>Yes</b> @\u2060here")
+	if len(m.Mentions) != 0 {
+		t.Errorf("the edited message mentions %v", m.Mentions)
+	}
+}

@@ -1,0 +1,29 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/askbridge/askbridge"
+)
+
+// CrashOnStop makes the channel stop like a crashed process: the poller
+// lease is kept until it expires.
+func (c *Channel) CrashOnStop() { c.crash.Store(true) }
+
+// HandleUpdateJSON feeds one raw update to the update handler, as the
+// poller and the webhook do, and waits for the work it started.
+func (c *Channel) HandleUpdateJSON(ctx context.Context, in askbridge.Inbox, data []byte) error {
+	var upd models.Update
+	if err := json.Unmarshal(data, &upd); err != nil {
+		return nil
+	}
+	err := c.handleUpdate(ctx, in, &upd)
+	c.effects.Wait()
+	return err
+}
+
+// PromptParts exposes the rendering of a plan.
+var PromptParts = promptParts

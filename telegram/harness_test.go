@@ -1,0 +1,365 @@
+package telegram_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/telegram"
+	"github.com/askbridge/askbridge/telegram/telegramtest"
+)
+
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	srv, err := redistest.StartServer()
+	switch {
+	case err == nil:
+		redisAddr = srv.Addr
+	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
+		mr, err := miniredis.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		redisAddr = mr.Addr()
+	default:
+		fmt.Fprintf(os.Stderr, "telegram tests need redis-server: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if srv != nil {
+		srv.Close()
+	}
+	os.Exit(code)
+}
+
+var prefixSeq atomic.Int64
+
+// People and chats of the tests.
+var (
+	alice = telegramtest.User{ID: 1001, FirstName: "Alice", Username: "alice"}
+	bob   = telegramtest.User{ID: 1002, FirstName: "Bob"}
+	carol = telegramtest.User{ID: 1003, FirstName: "Carol"}
+)
+
+const opsGroup int64 = -100500
+
+// clock is a test clock that moves only when told.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// env is a fake Telegram, one Redis key prefix, an agent's client and the
+// bridge replicas.
+type env struct {
+	t      *testing.T
+	fake   *telegramtest.Server
+	prefix string
+	agent  *redis.Client
+	clock  *clock
+	opts   envOpts
+
+	mu       sync.Mutex
+	replicas map[string]*replica
+}
+
+type envOpts struct {
+	fake       telegramtest.Options
+	chatPace   time.Duration
+	globalPace time.Duration
+	webhook    bool
+	logLevel   slog.Level
+}
+
+type replica struct {
+	name   string
+	ch     *telegram.Channel
+	engine *askbridge.Engine
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	if o.chatPace == 0 {
+		o.chatPace = 20 * time.Millisecond
+	}
+	if o.globalPace == 0 {
+		o.globalPace = time.Millisecond
+	}
+	if o.logLevel == 0 {
+		o.logLevel = slog.LevelWarn
+	}
+	fake := telegramtest.New(o.fake)
+	fake.AddChat(opsGroup, "supergroup", "Ops")
+	for _, u := range []telegramtest.User{alice, bob, carol} {
+		fake.AddChat(u.ID, "private", u.FirstName)
+	}
+	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
+	e := &env{
+		t: t, fake: fake, prefix: fmt.Sprintf("tgtest%d:", prefixSeq.Add(1)), agent: agent,
+		clock: &clock{}, opts: o, replicas: map[string]*replica{},
+	}
+	t.Cleanup(func() {
+		e.mu.Lock()
+		rs := make([]*replica, 0, len(e.replicas))
+		for _, r := range e.replicas {
+			rs = append(rs, r)
+		}
+		e.mu.Unlock()
+		for _, r := range rs {
+			r.stop()
+		}
+		fake.Close()
+		agent.Close()
+	})
+	return e
+}
+
+// clientHeader marks a replica's requests so the fake judges 429 honouring
+// per replica.
+type clientHeader struct {
+	name string
+	next http.RoundTripper
+}
+
+func (c clientHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-Client", c.name)
+	return c.next.RoundTrip(r)
+}
+
+const webhookURL = "https://bridge.example/hooks/telegram"
+const webhookSecret = "s3cret-Token_1"
+
+func (e *env) config(name string) telegram.Config {
+	cfg := telegram.Config{
+		Token: e.fake.Token, APIURL: e.fake.URL, Replica: name,
+		PollTimeout: 2 * time.Second, LeaseTTL: 1500 * time.Millisecond, RenewEvery: 300 * time.Millisecond,
+		ChatPace: e.opts.chatPace, GlobalPace: e.opts.globalPace,
+		HTTPClient: &http.Client{Timeout: 20 * time.Second, Transport: clientHeader{name: name, next: http.DefaultTransport}},
+	}
+	if e.opts.webhook {
+		cfg.WebhookURL, cfg.WebhookSecret = webhookURL, webhookSecret
+	}
+	return cfg
+}
+
+// start runs a bridge replica: an engine and a Telegram channel on the
+// shared Redis.
+func (e *env) start(name string) *replica {
+	e.t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 64})
+	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: 2 * time.Second})
+	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: e.opts.logLevel})).With("replica", name)
+	ch, err := telegram.New(e.config(name), st, log)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resolve := func(to string) (askbridge.Target, []string, error) {
+		if to == "" {
+			return askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}, nil, nil
+		}
+		if p, c, ok := strings.Cut(to, ":"); ok {
+			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+		}
+		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+	}
+	eng := askbridge.NewEngine(askbridge.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+		Replica: name, Now: e.clock.now, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{name: name, ch: ch, engine: eng, cancel: cancel, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
+	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
+	go func() { wg.Wait(); rdb.Close(); close(r.done) }()
+	e.mu.Lock()
+	e.replicas[name] = r
+	e.mu.Unlock()
+	if e.opts.webhook {
+		e.fake.SetWebhookTarget(ch.WebhookHandler())
+	}
+	return r
+}
+
+func (r *replica) stop() {
+	r.cancel()
+	<-r.done
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// ask pushes a request the way an agent does and returns its id.
+func (e *env) ask(body string) string {
+	e.t.Helper()
+	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"ask", body}}).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	var probe struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &probe); err != nil || probe.ID == "" {
+		e.t.Fatalf("test requests need an id: %s", body)
+	}
+	return probe.ID
+}
+
+func (e *env) cancel(id string) {
+	e.t.Helper()
+	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// result waits for the one result of a question, as an agent does.
+func (e *env) result(id string, within time.Duration) askbridge.Result {
+	e.t.Helper()
+	res, err := e.agent.BLPop(context.Background(), within, e.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		e.t.Fatalf("no result for %s within %s: %v", id, within, err)
+	}
+	var r askbridge.Result
+	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// noMoreResults checks that nothing else was pushed for the questions.
+func (e *env) noMoreResults(ids ...string) {
+	e.t.Helper()
+	for _, id := range ids {
+		if n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result(); err != nil || n != 0 {
+			e.t.Errorf("%s: %d more results (%v)", id, n, err)
+		}
+	}
+}
+
+// eventually polls cond until it holds or within passes.
+func (e *env) eventually(within time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// prompt waits for the bot's n-th message (1-based) in chat.
+func (e *env) prompt(chat int64, n int) telegramtest.Message {
+	e.t.Helper()
+	var m telegramtest.Message
+	e.eventually(5*time.Second, fmt.Sprintf("bot message %d in chat %d", n, chat), func() bool {
+		msgs := e.fake.BotMessages(chat)
+		if len(msgs) >= n {
+			m = msgs[n-1]
+			return true
+		}
+		return false
+	})
+	return m
+}
+
+// message reads one message as it stands.
+func (e *env) message(chat int64, id int) telegramtest.Message {
+	e.t.Helper()
+	for _, m := range e.fake.Messages(chat) {
+		if m.ID == id {
+			return m
+		}
+	}
+	e.t.Fatalf("no message %d in chat %d", id, chat)
+	return telegramtest.Message{}
+}
+
+// finished waits until a message shows status and has no keyboard.
+func (e *env) finished(chat int64, id int, status string) telegramtest.Message {
+	e.t.Helper()
+	var m telegramtest.Message
+	e.eventually(5*time.Second, fmt.Sprintf("message %d to show %q", id, status), func() bool {
+		m = e.message(chat, id)
+		return strings.HasSuffix(m.Text, "\n\n"+status) && len(m.Keyboard) == 0
+	})
+	return m
+}
+
+// tap presses a button and waits for the notice.
+func (e *env) tap(chat int64, msg int, who telegramtest.User, label string) telegramtest.Answer {
+	e.t.Helper()
+	id, err := e.fake.Tap(chat, msg, who, label)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.notice(id)
+}
+
+func (e *env) notice(queryID string) telegramtest.Answer {
+	e.t.Helper()
+	var a telegramtest.Answer
+	e.eventually(5*time.Second, "the answer to callback query "+queryID, func() bool {
+		var ok bool
+		a, ok = e.fake.Answer(queryID)
+		return ok
+	})
+	return a
+}
+
+func (e *env) reply(chat int64, who telegramtest.User, replyTo int, text string) int {
+	e.t.Helper()
+	id, err := e.fake.Reply(chat, who, replyTo, text)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// poller waits until exactly one replica polls and returns it.
+func (e *env) poller() *replica {
+	e.t.Helper()
+	var p *replica
+	e.eventually(10*time.Second, "one polling replica", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		p = nil
+		n := 0
+		for _, r := range e.replicas {
+			if r.ch.State() == askbridge.StateConnected {
+				p, n = r, n+1
+			}
+		}
+		return n == 1
+	})
+	return p
+}
+
+const oneQuestion = `{"id":%q,"to":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+func ask1(e *env, id string, chat int64) string {
+	return e.ask(fmt.Sprintf(oneQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
+}

@@ -1,0 +1,87 @@
+package telegram
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// pacer spaces the messages of one replica: at least chatGap between two to
+// one chat and globalGap between any two, and nothing at all while a 429's
+// retry_after runs. Callers reserve a slot and sleep until it; nobody is
+// turned away, so a burst is delivered late, never dropped.
+type pacer struct {
+	chatGap, globalGap time.Duration
+	now                func() time.Time
+
+	mu         sync.Mutex
+	globalNext time.Time
+	chatNext   map[string]time.Time
+	pausedTill time.Time
+}
+
+func newPacer(chatGap, globalGap time.Duration) *pacer {
+	return &pacer{chatGap: chatGap, globalGap: globalGap, now: time.Now, chatNext: map[string]time.Time{}}
+}
+
+// reserve books the next slot for chat and returns when it starts.
+func (p *pacer) reserve(chat string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	t := now
+	for _, next := range []time.Time{p.globalNext, p.chatNext[chat], p.pausedTill} {
+		if next.After(t) {
+			t = next
+		}
+	}
+	p.globalNext = t.Add(p.globalGap)
+	p.chatNext[chat] = t.Add(p.chatGap)
+	// Forget chats whose slot has passed, so the map stays small.
+	if len(p.chatNext) > 1024 {
+		for c, next := range p.chatNext {
+			if next.Before(now) {
+				delete(p.chatNext, c)
+			}
+		}
+	}
+	return t
+}
+
+// paused reports until when a retry_after holds every send, if it does.
+func (p *pacer) paused() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pausedTill, p.pausedTill.After(p.now())
+}
+
+// pause holds every send of this replica for d. Telegram's 429 does not say
+// whether the chat or the bot hit the limit, so the whole replica waits (as
+// python-telegram-bot's AIORateLimiter does).
+func (p *pacer) pause(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if till := p.now().Add(d); till.After(p.pausedTill) {
+		p.pausedTill = till
+	}
+}
+
+// wait blocks until chat may get its next message, or ctx is done. A
+// slot reserved before a pause began is booked again after it.
+func (p *pacer) wait(ctx context.Context, chat string) error {
+	for {
+		at := p.reserve(chat)
+		if d := time.Until(at); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		if _, held := p.paused(); !held {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,403 @@
+package telegram
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Run receives updates until ctx is done and hands them to in: by long
+// polling while this replica holds the poller lease (standing by otherwise),
+// or, with a WebhookURL, by registering the webhook and serving
+// WebhookHandler. It owns its reconnects and returns only when ctx is done,
+// after the work it started has finished. Call it once.
+func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
+	c.inbox.Store(&inboxBox{in: in})
+	if c.identify(ctx) {
+		if c.cfg.WebhookURL != "" {
+			c.runWebhook(ctx)
+		} else {
+			c.runPolling(ctx, in)
+		}
+	}
+	c.effects.Wait()
+	return nil
+}
+
+// identify calls getMe until it succeeds, to check the token and learn the
+// bot's username. It reports false when ctx ended first.
+func (c *Channel) identify(ctx context.Context) bool {
+	bo := backoff{min: 500 * time.Millisecond, max: time.Minute}
+	for {
+		me, err := c.bot.GetMe(ctx)
+		if err == nil {
+			c.username.Store(me.Username)
+			c.log.Info("signed in", "bot", me.Username)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		c.failed("get me", err)
+		if !sleep(ctx, bo.next()) {
+			return false
+		}
+	}
+}
+
+// failed records a failed call in the state and the log.
+func (c *Channel) failed(op string, err error) {
+	if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
+		c.setState(askbridge.StateBadCredentials)
+	} else {
+		c.setState(askbridge.StateRetrying)
+	}
+	c.log.Warn(op+" failed", "err", wrap(op, err))
+}
+
+// leaseName names the poller lease and the offset cursor of this bot: by
+// its id, never its token.
+func (c *Channel) leaseName() string { return fmt.Sprintf("telegram:poll:%d", c.botID) }
+
+// runPolling contends for the poller lease and polls while it holds it.
+func (c *Channel) runPolling(ctx context.Context, in askbridge.Inbox) {
+	name := c.leaseName()
+	bo := backoff{min: 200 * time.Millisecond, max: c.cfg.RenewEvery}
+	for ctx.Err() == nil {
+		lease, ok, err := c.store.AcquireLease(ctx, name, c.cfg.Replica, c.cfg.LeaseTTL)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				c.setState(askbridge.StateRetrying)
+				c.log.Error("acquire poller lease", "err", err)
+				sleep(ctx, bo.next())
+			}
+		case !ok:
+			c.setState(askbridge.StateStandby)
+			sleep(ctx, c.cfg.RenewEvery)
+		default:
+			bo.reset()
+			c.log.Info("polling", "lease", name, "token", lease.Token)
+			c.poll(ctx, in, lease)
+		}
+	}
+}
+
+// poll runs the library's getUpdates loop for one term of the lease: from
+// the stored offset, one update at a time, storing the offset after each
+// update is handled. It returns when ctx is done or the lease is lost.
+func (c *Channel) poll(ctx context.Context, in askbridge.Inbox, lease askbridge.Lease) {
+	term, lost := context.WithCancel(ctx)
+	defer lost()
+	var renewing sync.WaitGroup
+	renewing.Add(1)
+	go func() { defer renewing.Done(); c.renew(term, lost, lease) }()
+	defer renewing.Wait()
+	defer func() {
+		if ctx.Err() != nil && !c.crash.Load() {
+			// A graceful stop hands the lease over at once.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := c.store.ReleaseLease(rctx, lease); err != nil {
+				c.log.Warn("release poller lease", "err", err)
+			}
+		}
+	}()
+
+	// getUpdates fails while a webhook is set (webhook mode before).
+	if _, err := c.bot.DeleteWebhook(term, &bot.DeleteWebhookParams{}); err != nil && term.Err() == nil {
+		c.failed("delete webhook", err)
+	}
+	offset, found, err := c.store.Cursor(term, lease.Name)
+	if err != nil {
+		c.log.Error("read update offset", "err", err)
+		sleep(term, c.cfg.RenewEvery)
+		return
+	}
+	gate := &pollGate{c: c, next: c.cfg.HTTPClient}
+	handle := func(_ context.Context, _ *bot.Bot, upd *models.Update) {
+		defer gate.handled()
+		// An update in hand is finished even when the term ends.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(term), time.Minute)
+		defer cancel()
+		c.handlePolled(hctx, in, upd)
+		ok, err := c.store.SetCursor(hctx, lease.Name, upd.ID+1, lease)
+		switch {
+		case err != nil:
+			c.log.Error("store update offset", "update", upd.ID, "err", err)
+		case !ok:
+			c.log.Warn("poller lease lost; stopping polling", "update", upd.ID)
+			lost()
+		}
+	}
+	opts := []bot.Option{
+		bot.WithHTTPClient(c.cfg.PollTimeout, gate),
+		bot.WithDefaultHandler(handle),
+		bot.WithNotAsyncHandlers(),
+		bot.WithWorkers(1),
+		bot.WithAllowedUpdates(allowedUpdates),
+		bot.WithErrorsHandler(func(err error) {
+			if term.Err() == nil {
+				c.log.Debug("poll", "err", err)
+			}
+		}),
+	}
+	if found {
+		// The library asks for offset = initial + 1.
+		opts = append(opts, bot.WithInitialOffset(offset-1))
+	}
+	poller, err := c.newBot(opts...)
+	if err != nil {
+		c.log.Error("make poller", "err", err)
+		return
+	}
+	poller.Start(term)
+}
+
+// handlePolled handles one polled update, retrying a dedupe that could not
+// reach the store a few times before giving the update up.
+func (c *Channel) handlePolled(ctx context.Context, in askbridge.Inbox, upd *models.Update) {
+	bo := backoff{min: 200 * time.Millisecond, max: 2 * time.Second}
+	for attempt := 1; ; attempt++ {
+		err := c.handleUpdate(ctx, in, upd)
+		if err == nil {
+			return
+		}
+		if attempt == 5 {
+			c.log.Error("update dropped", "update", upd.ID, "err", err)
+			return
+		}
+		if !sleep(ctx, bo.next()) {
+			return
+		}
+	}
+}
+
+// renew keeps the lease alive every RenewEvery and calls lost when it is
+// gone, or when the store could not be reached for so long that it may
+// have expired.
+func (c *Channel) renew(ctx context.Context, lost func(), lease askbridge.Lease) {
+	t := time.NewTicker(c.cfg.RenewEvery)
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok, err := c.store.RenewLease(ctx, lease, c.cfg.LeaseTTL)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			c.log.Error("renew poller lease", "err", err)
+			if time.Since(renewed) > c.cfg.LeaseTTL-c.cfg.RenewEvery {
+				lost()
+				return
+			}
+		case !ok:
+			c.log.Warn("poller lease lost")
+			lost()
+			return
+		default:
+			renewed = time.Now()
+		}
+	}
+}
+
+// pollGate is the poller's HTTP client. It holds each getUpdates until
+// every update the previous one returned has been handled and its offset
+// stored: the library asks for offset = last id + 1 as soon as it has queued
+// an update, and Telegram forgets every update below the offset it is
+// asked for, so without the gate a crash could lose an update that was
+// fetched but not handled.
+type pollGate struct {
+	c    *Channel
+	next bot.HttpClient
+
+	mu      sync.Mutex
+	pending int
+	idle    chan struct{} // closed when pending drops to 0
+}
+
+func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.URL.Path, "/getUpdates") {
+		return g.next.Do(req)
+	}
+	if err := g.waitIdle(req.Context()); err != nil {
+		return nil, err
+	}
+	resp, err := g.next.Do(req)
+	if err != nil {
+		if req.Context().Err() == nil {
+			g.c.failed("get updates", err)
+		}
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var r struct {
+		OK          bool             `json:"ok"`
+		Result      []*models.Update `json:"result"`
+		ErrorCode   int              `json:"error_code"`
+		Description string           `json:"description"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return resp, nil // the library reports it
+	}
+	if r.OK {
+		g.c.setState(askbridge.StateConnected)
+		g.add(len(r.Result))
+		return resp, nil
+	}
+	g.c.pollRefused(req.Context(), r.ErrorCode, r.Description)
+	return resp, nil
+}
+
+func (g *pollGate) add(n int) {
+	if n == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.pending += n
+}
+
+func (g *pollGate) handled() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending == 0 {
+		return
+	}
+	g.pending--
+	if g.pending == 0 {
+		close(g.idle)
+	}
+}
+
+func (g *pollGate) waitIdle(ctx context.Context) error {
+	g.mu.Lock()
+	idle := g.idle
+	pending := g.pending
+	g.mu.Unlock()
+	if pending == 0 {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pollRefused reacts to a refused getUpdates.
+func (c *Channel) pollRefused(ctx context.Context, code int, desc string) {
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusNotFound:
+		c.setState(askbridge.StateBadCredentials)
+	case code == http.StatusConflict && strings.Contains(desc, webhookIsActive):
+		c.setState(askbridge.StateRetrying)
+		if _, err := c.bot.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil && ctx.Err() == nil {
+			c.failed("delete webhook", err)
+		}
+	default:
+		// 409 "terminated by other getUpdates request": another process
+		// polls with this token outside the lease (or a crashed holder's
+		// request is still open); the library retries with backoff.
+		c.setState(askbridge.StateRetrying)
+	}
+	c.log.Warn("get updates refused", "code", code, "description", desc)
+}
+
+// runWebhook registers the webhook (every replica does; it is idempotent)
+// and then only serves WebhookHandler until ctx is done.
+func (c *Channel) runWebhook(ctx context.Context) {
+	bo := backoff{min: 500 * time.Millisecond, max: time.Minute}
+	for ctx.Err() == nil {
+		_, err := c.bot.SetWebhook(ctx, &bot.SetWebhookParams{
+			URL: c.cfg.WebhookURL, SecretToken: c.cfg.WebhookSecret, AllowedUpdates: allowedUpdates,
+		})
+		if err == nil {
+			c.setState(askbridge.StateConnected)
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		c.failed("set webhook", err)
+		sleep(ctx, bo.next())
+	}
+	<-ctx.Done()
+}
+
+// maxWebhookBody bounds one update: Telegram's updates are a few KB.
+const maxWebhookBody = 1 << 20
+
+// serveWebhook checks the secret token of every request in constant time
+// and hands the update to the engine before answering, so a 5xx makes
+// Telegram deliver it again (the update_id dedupe keeps it single).
+func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.WebhookURL == "" {
+		http.Error(w, "telegram webhook mode is off", http.StatusNotFound)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
+	if subtle.ConstantTimeCompare([]byte(got), []byte(c.cfg.WebhookSecret)) != 1 {
+		c.log.Warn("webhook request with a wrong secret token", "remote", r.RemoteAddr)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	box := c.inbox.Load()
+	if box == nil {
+		http.Error(w, "not running yet", http.StatusServiceUnavailable)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	var upd models.Update
+	if err := json.Unmarshal(body, &upd); err != nil {
+		// Telegram would resend it forever; it can never be handled.
+		c.log.Warn("webhook update is not JSON", "err", err)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
+	defer cancel()
+	if err := c.handleUpdate(ctx, box.in, &upd); err != nil {
+		c.log.Error("webhook update", "update", upd.ID, "err", err)
+		http.Error(w, "try again", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
