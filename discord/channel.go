@@ -1,0 +1,228 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Platform is the platform name in targets and message references.
+const Platform = "discord"
+
+// Channel shows questions in Discord channels and DMs and brings the
+// answers back from button presses and replies. It is safe for concurrent
+// use.
+type Channel struct {
+	cfg   Config
+	store askbridge.Store
+	log   *slog.Logger
+	// rest carries every REST call; it never opens a gateway.
+	rest   *discordgo.Session
+	client *http.Client
+
+	state atomic.Value // askbridge.ChannelState
+	me    atomic.Pointer[discordgo.User]
+	appID atomic.Value // string
+
+	dmMu sync.Mutex
+	dms  map[string]string // user id -> DM channel id
+}
+
+var (
+	_ askbridge.Channel  = (*Channel)(nil)
+	_ askbridge.Notifier = (*Channel)(nil)
+)
+
+// New makes the Discord channel. st holds the gateway lease and, through
+// the engine, the event dedupe; log gets the channel's logs (the token is
+// never logged). New does not connect: Run does.
+func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, fmt.Errorf("discord: a Store is required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
+	base, err := url.Parse(cfg.APIURL)
+	if err != nil {
+		return nil, fmt.Errorf("discord: APIURL: %w", err)
+	}
+	next := cfg.HTTPClient.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	client := *cfg.HTTPClient
+	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
+	c := &Channel{
+		cfg: cfg, store: st, log: log.With("platform", Platform, "replica", cfg.Replica),
+		client: &client, dms: map[string]string{},
+	}
+	c.rest = c.newSession()
+	c.state.Store(askbridge.StateConnecting)
+	c.appID.Store(cfg.AppID)
+	return c, nil
+}
+
+// newSession makes a discordgo session with the bridge's policies: REST
+// through the rewriting, rate-limiting transport; no retry on 429 or 502
+// (the engine retries, bounded and visibly); no reconnects of its own (Run
+// owns them); no state cache; no logging of its own (errors come back to
+// the caller, who logs them with slog).
+func (c *Channel) newSession() *discordgo.Session {
+	s, _ := discordgo.New(c.cfg.token()) // New never fails
+	s.Client = c.client
+	s.ShouldRetryOnRateLimit = false
+	s.MaxRestRetries = 0
+	s.ShouldReconnectOnError = false
+	s.ShouldReconnectVoiceOnSessionError = false
+	s.StateEnabled = false
+	s.LogLevel = -1
+	s.SyncEvents = true
+	s.Identify.Intents = intents
+	return s
+}
+
+// intents: messages in guild channels and DMs, with their text (the
+// privileged MESSAGE_CONTENT intent, enabled in the developer portal).
+// Button presses arrive without any intent.
+const intents = discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages | discordgo.IntentMessageContent
+
+// Platform is "discord".
+func (c *Channel) Platform() string { return Platform }
+
+// Capabilities: buttons 5 to a row, labels up to 80 characters, custom_id
+// up to 100, messages up to 2000 characters, no reply box.
+func (c *Channel) Capabilities() askbridge.Capabilities { return caps }
+
+// State reports the connection state. Safe for concurrent use.
+func (c *Channel) State() askbridge.ChannelState { return c.state.Load().(askbridge.ChannelState) }
+
+func (c *Channel) setState(s askbridge.ChannelState) {
+	if old := c.state.Swap(s); old != s {
+		c.log.Info("discord state", "state", string(s))
+	}
+}
+
+// Send posts the prompt in chat (a channel id, or "@<user id>" for a DM):
+// the escaped text, cut into messages of at most 2000 characters, the
+// buttons under the last one. It returns every message posted, also when a
+// later part failed. It blocks while Discord rate-limits, up to ctx; safe
+// for concurrent use; not safe to repeat (a repeat posts again).
+func (c *Channel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
+	channelID, err := c.resolveChat(ctx, chat)
+	if err != nil {
+		return nil, err
+	}
+	parts := renderParts(plan)
+	comps := components(plan)
+	var refs []askbridge.MessageRef
+	for i, part := range parts {
+		ms := &discordgo.MessageSend{Content: part, AllowedMentions: noPings()}
+		if i == len(parts)-1 {
+			ms.Components = comps
+		}
+		m, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx))
+		if err != nil {
+			return refs, classify("send message", err)
+		}
+		refs = append(refs, askbridge.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID})
+	}
+	return refs, nil
+}
+
+// resolveChat turns a chat into a channel id, opening the DM channel for
+// "@<user id>" (POST /users/@me/channels; remembered afterwards).
+func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) {
+	user, ok := strings.CutPrefix(chat, "@")
+	if !ok {
+		return chat, nil
+	}
+	c.dmMu.Lock()
+	id, known := c.dms[user]
+	c.dmMu.Unlock()
+	if known {
+		return id, nil
+	}
+	ch, err := c.rest.UserChannelCreate(user, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", classify("open DM", err)
+	}
+	c.dmMu.Lock()
+	c.dms[user] = ch.ID
+	c.dmMu.Unlock()
+	return ch.ID, nil
+}
+
+// Finish edits one message of an ended question: components removed, the
+// status line added under the kept text. A message already in that state
+// is left alone; a deleted message is logged and skipped. Safe to repeat
+// and to call concurrently.
+func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
+	var content string
+	if parts := renderParts(plan); len(parts) == 1 {
+		content = parts[0]
+	} else {
+		// A long prompt: which part this message holds is on Discord.
+		m, err := c.rest.ChannelMessage(ref.Chat, ref.Message, discordgo.WithContext(ctx))
+		if err != nil {
+			if gone(err) {
+				c.log.Warn("message to finish is gone; skipped", "chat", ref.Chat, "message", ref.Message, "question", plan.ID)
+				return nil
+			}
+			return classify("read message", err)
+		}
+		if strings.HasSuffix(m.Content, statusSuffix(status)) && len(m.Components) == 0 {
+			return nil
+		}
+		content = m.Content
+	}
+	content = finished(content, status)
+	none := []discordgo.MessageComponent{}
+	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &none, AllowedMentions: noPings()}
+	if _, err := c.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
+		if gone(err) {
+			c.log.Warn("message to finish is gone; skipped", "chat", ref.Chat, "message", ref.Message, "question", plan.ID)
+			return nil
+		}
+		return classify("edit message", err)
+	}
+	return nil
+}
+
+// gone reports a deleted message or channel.
+func gone(err error) bool {
+	code := restCode(err)
+	return code == codeUnknownMessage || code == codeUnknownChannel
+}
+
+// Notify posts text in chat as a reply to message replyTo (when set),
+// escaped, pinging nobody, not even the person replied to. Not safe to
+// repeat; safe for concurrent use.
+func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
+	channelID, err := c.resolveChat(ctx, chat)
+	if err != nil {
+		return err
+	}
+	ms := &discordgo.MessageSend{Content: cutTo(escape(text), maxContent), AllowedMentions: noPings()}
+	if replyTo != "" {
+		no := false
+		ms.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: channelID, FailIfNotExists: &no}
+	}
+	if _, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx)); err != nil {
+		return classify("send reply", err)
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+package discordtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// messageBody is a create or edit body, as discordgo sends it.
+type messageBody struct {
+	Content         *string          `json:"content"`
+	Components      *[]Row           `json:"components"`
+	AllowedMentions *AllowedMentions `json:"allowed_mentions"`
+	Flags           int              `json:"flags"`
+	Reference       *struct {
+		MessageID string `json:"message_id"`
+	} `json:"message_reference"`
+}
+
+func decodeBody(w http.ResponseWriter, body []byte) (messageBody, bool) {
+	var b messageBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		(&apiError{status: 400, Code: 50109, Message: "The request body contains invalid JSON."}).write(w)
+		return b, false
+	}
+	if e := validate(b); e != nil {
+		e.write(w)
+		return b, false
+	}
+	return b, true
+}
+
+func fieldError(code, msg string) map[string]any {
+	return map[string]any{"_errors": []map[string]string{{"code": code, "message": msg}}}
+}
+
+// validate checks a body against Discord's limits and answers like
+// Discord: 400 Invalid Form Body (50035) with the nested errors.
+func validate(b messageBody) *apiError {
+	errs := map[string]any{}
+	if b.Content != nil && utf16Len(*b.Content) > MaxContent {
+		errs["content"] = fieldError("BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+	}
+	if b.Components != nil {
+		rows := *b.Components
+		if len(rows) > MaxRows {
+			errs["components"] = fieldError("BASE_TYPE_BAD_LENGTH", "Must be between 0 and 5 in length.")
+		} else {
+			rowErrs := map[string]any{}
+			ids := map[string]bool{}
+			for i, row := range rows {
+				if row.Type != 1 {
+					rowErrs[strconv.Itoa(i)] = map[string]any{"type": fieldError("COMPONENT_LAYOUT_WIDTH_EXCEEDED", "The specified component exceeds the maximum width")}
+					continue
+				}
+				if len(row.Components) == 0 || len(row.Components) > MaxRowButtons {
+					rowErrs[strconv.Itoa(i)] = map[string]any{"components": fieldError("BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length.")}
+					continue
+				}
+				btnErrs := map[string]any{}
+				for j, btn := range row.Components {
+					e := map[string]any{}
+					if btn.Type != 2 {
+						e["type"] = fieldError("UNION_TYPE_CHOICES", "Value of field \"type\" must be one of (2,).")
+					}
+					if utf16Len(btn.Label) > MaxLabel {
+						e["label"] = fieldError("BASE_TYPE_MAX_LENGTH", "Must be 80 or fewer in length.")
+					}
+					if n := len(btn.CustomID); n == 0 || n > MaxCustomID {
+						e["custom_id"] = fieldError("BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+					} else if ids[btn.CustomID] {
+						e["custom_id"] = fieldError("COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id cannot be duplicated")
+					}
+					ids[btn.CustomID] = true
+					if btn.Style < 1 || btn.Style > 4 {
+						e["style"] = fieldError("BUTTON_COMPONENT_INVALID_STYLE", "Invalid button style")
+					}
+					if len(e) > 0 {
+						btnErrs[strconv.Itoa(j)] = e
+					}
+				}
+				if len(btnErrs) > 0 {
+					rowErrs[strconv.Itoa(i)] = map[string]any{"components": btnErrs}
+				}
+			}
+			if len(rowErrs) > 0 {
+				errs["components"] = rowErrs
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &apiError{status: 400, Code: 50035, Message: "Invalid Form Body", Errors: errs}
+	}
+	return nil
+}
+
+func (s *Server) createDM(w http.ResponseWriter, body []byte) {
+	var b struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	_ = json.Unmarshal(body, &b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[b.RecipientID]
+	if !ok {
+		errUnknownUser.write(w)
+		return
+	}
+	var ch *channel
+	for _, c := range s.channels {
+		if c.DMUser == u.ID {
+			ch = c
+		}
+	}
+	if ch == nil {
+		ch = &channel{ID: s.id(), DMUser: u.ID}
+		s.channels[ch.ID] = ch
+	}
+	writeJSON(w, 200, map[string]any{"id": ch.ID, "type": 1, "recipients": []User{*u}})
+}
+
+// channelFor finds a channel the bot may post in, or writes the error.
+// Callers hold s.mu.
+func (s *Server) channelFor(w http.ResponseWriter, id string) *channel {
+	ch, ok := s.channels[id]
+	if !ok {
+		errUnknownChannel.write(w)
+		return nil
+	}
+	if ch.deny != nil {
+		ch.deny.write(w)
+		return nil
+	}
+	if ch.DMUser != "" && s.closed[ch.DMUser] {
+		(&apiError{status: 403, Code: 50007, Message: "Cannot send messages to this user"}).write(w)
+		return nil
+	}
+	return ch
+}
+
+func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []byte) {
+	b, ok := decodeBody(w, body)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ch := s.channelFor(w, channelID)
+	if ch == nil {
+		s.mu.Unlock()
+		return
+	}
+	if (b.Content == nil || *b.Content == "") && (b.Components == nil || len(*b.Components) == 0) {
+		s.mu.Unlock()
+		errEmptyMessage.write(w)
+		return
+	}
+	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.Flags, Created: time.Now()}
+	if b.Content != nil {
+		m.Content = *b.Content
+	}
+	if b.Components != nil {
+		m.Components = *b.Components
+	}
+	if b.Reference != nil {
+		m.ReplyTo = b.Reference.MessageID
+	}
+	s.messages[m.ID] = m
+	s.order = append(s.order, m.ID)
+	out := s.messageJSON(m)
+	guild := ch.GuildID
+	s.mu.Unlock()
+	writeJSON(w, 200, out)
+	// Discord sends the bot its own messages too.
+	s.dispatch("MESSAGE_CREATE", withGuild(out, guild), guild == "")
+}
+
+func withGuild(m map[string]any, guild string) map[string]any {
+	if guild != "" {
+		m["guild_id"] = guild
+	}
+	return m
+}
+
+// messageJSON renders a message the way Discord returns it. Callers hold s.mu.
+func (s *Server) messageJSON(m *Message) map[string]any {
+	out := map[string]any{
+		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "author": m.Author,
+		"timestamp": m.Created.UTC().Format(time.RFC3339Nano), "type": 0, "flags": m.Flags,
+		"components": m.Components, "tts": false, "mention_everyone": false,
+	}
+	if m.Components == nil {
+		out["components"] = []Row{}
+	}
+	if m.ReplyTo != "" {
+		out["type"] = 19
+		out["message_reference"] = map[string]string{"message_id": m.ReplyTo, "channel_id": m.ChannelID}
+		if ref, ok := s.messages[m.ReplyTo]; ok {
+			out["referenced_message"] = map[string]any{"id": ref.ID, "channel_id": ref.ChannelID, "content": ref.Content, "author": ref.Author, "timestamp": ref.Created.UTC().Format(time.RFC3339Nano), "type": 0}
+		}
+	}
+	if m.Edits > 0 {
+		out["edited_timestamp"] = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func (s *Server) getMessage(w http.ResponseWriter, channelID, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.channelFor(w, channelID) == nil {
+		return
+	}
+	m, ok := s.messages[id]
+	if !ok || m.ChannelID != channelID {
+		errUnknownMessage.write(w)
+		return
+	}
+	writeJSON(w, 200, s.messageJSON(m))
+}
+
+func (s *Server) editMessage(w http.ResponseWriter, channelID, id string, body []byte) {
+	b, ok := decodeBody(w, body)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.channelFor(w, channelID) == nil {
+		return
+	}
+	m, ok := s.messages[id]
+	if !ok || m.ChannelID != channelID {
+		errUnknownMessage.write(w)
+		return
+	}
+	if m.Author.ID != s.BotID {
+		(&apiError{status: 403, Code: 50005, Message: "Cannot edit a message authored by another user"}).write(w)
+		return
+	}
+	applyEdit(m, b)
+	writeJSON(w, 200, s.messageJSON(m))
+}
+
+func applyEdit(m *Message, b messageBody) {
+	m.History = append(m.History, m.Content)
+	m.Edits++
+	if b.Content != nil {
+		m.Content = *b.Content
+	}
+	if b.Components != nil {
+		m.Components = *b.Components
+	}
+	if b.AllowedMentions != nil {
+		m.AllowedMentions = b.AllowedMentions
+	}
+}
+
+// callback is POST /interactions/{id}/{token}/callback: the first response,
+// due within 3 seconds, exactly once.
+func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) {
+	var b struct {
+		Type int         `json:"type"`
+		Data messageBody `json:"data"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		(&apiError{status: 400, Code: 50109, Message: "The request body contains invalid JSON."}).write(w)
+		return
+	}
+	if e := validate(b.Data); e != nil {
+		e.write(w)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.interactions[id]
+	if !ok || in.Token != token {
+		errUnknownInteraction.write(w)
+		return
+	}
+	in.Calls++
+	late := time.Since(in.Created)
+	if in.AckType != 0 {
+		errAlreadyAcked.write(w)
+		return
+	}
+	if late > InteractionDeadline {
+		in.Failed = true
+		errUnknownInteraction.write(w)
+		return
+	}
+	switch b.Type {
+	case 4, 5, 6, 7:
+	default:
+		(&apiError{status: 400, Code: 50035, Message: "Invalid Form Body", Errors: map[string]any{"type": fieldError("BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 8, 9, 10, 12}.")}}).write(w)
+		return
+	}
+	in.AckType, in.AckLatency = b.Type, late
+	switch b.Type {
+	case 7:
+		if m := s.messages[in.MessageID]; m != nil {
+			applyEdit(m, b.Data)
+		}
+	case 4, 5:
+		r := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Data.Flags, AllowedMentions: b.Data.AllowedMentions, Created: time.Now()}
+		if b.Data.Content != nil {
+			r.Content = *b.Data.Content
+		}
+		in.Responses = append(in.Responses, r)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// followup is POST /webhooks/{app}/{token}: a follow-up message, allowed
+// once the interaction was acknowledged.
+func (s *Server) followup(w http.ResponseWriter, r *http.Request, token string, body []byte) {
+	b, ok := decodeBody(w, body)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.byToken[token]
+	if !ok || in.AckType == 0 {
+		errUnknownWebhook.write(w)
+		return
+	}
+	m := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Flags, AllowedMentions: b.AllowedMentions, Created: time.Now()}
+	if b.Content != nil {
+		m.Content = *b.Content
+	}
+	in.Responses = append(in.Responses, m)
+	if r.URL.Query().Get("wait") == "true" {
+		writeJSON(w, 200, s.messageJSON(&m))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// editOriginal is PATCH /webhooks/{app}/{token}/messages/@original: after a
+// deferred update (6) or an update (7) it edits the pressed message.
+func (s *Server) editOriginal(w http.ResponseWriter, token string, body []byte) {
+	b, ok := decodeBody(w, body)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.byToken[token]
+	if !ok || in.AckType == 0 {
+		errUnknownWebhook.write(w)
+		return
+	}
+	var m *Message
+	if in.AckType == 6 || in.AckType == 7 {
+		m = s.messages[in.MessageID]
+	} else if len(in.Responses) > 0 {
+		m = &in.Responses[0]
+	}
+	if m == nil {
+		errUnknownMessage.write(w)
+		return
+	}
+	applyEdit(m, b)
+	writeJSON(w, 200, s.messageJSON(m))
+}
+
+var mentionRE = regexp.MustCompile(`@everyone|@here|<@!?[0-9]+>|<@&[0-9]+>`)
+
+// Pings lists the mentions in a message that would notify someone under
+// its allowed_mentions: unescaped @everyone, @here, <@user> and <@&role>
+// when allowed_mentions is absent or lets them be parsed.
+func (m Message) Pings() []string {
+	var out []string
+	for _, loc := range mentionRE.FindAllStringIndex(m.Content, -1) {
+		if escaped(m.Content, loc[0]) {
+			continue
+		}
+		text := m.Content[loc[0]:loc[1]]
+		kind := "users"
+		switch {
+		case text == "@everyone" || text == "@here":
+			kind = "everyone"
+		case strings.HasPrefix(text, "<@&"):
+			kind = "roles"
+		}
+		if m.AllowedMentions == nil || m.AllowedMentions.Parse == nil || contains(m.AllowedMentions.Parse, kind) {
+			out = append(out, text)
+		}
+	}
+	return out
+}
+
+// escaped reports whether the character at i follows an odd run of
+// backslashes.
+func escaped(s string, i int) bool {
+	n := 0
+	for i-n-1 >= 0 && s[i-n-1] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package discord
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge"
+)
+
+// handleTimeout bounds the handling of one event; an interaction token
+// lives 15 minutes, so follow-ups still work after a slow engine.
+const handleTimeout = 30 * time.Second
+
+// parseCustomID checks a button's custom_id before the engine sees it: at
+// most 100 characters (Discord's limit) and a payload this bridge makes.
+func parseCustomID(id string) (askbridge.Payload, bool) {
+	if id == "" || len(id) > maxCustomID {
+		return askbridge.Payload{}, false
+	}
+	p, err := askbridge.DecodePayload(id)
+	return p, err == nil
+}
+
+func person(u *discordgo.User) askbridge.Person {
+	name := u.GlobalName
+	if name == "" {
+		name = u.Username
+	}
+	return askbridge.Person{Platform: Platform, ID: u.ID, Name: name}
+}
+
+// onInteraction answers a button press. Discord wants a first response
+// within 3 seconds: the engine gets AckAfter to decide; when it is slower
+// (Redis slow), the press is acknowledged with a deferred update (type 6)
+// and answered by editing the original message and an ephemeral follow-up.
+func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *discordgo.Interaction) {
+	if i == nil || i.Type != discordgo.InteractionMessageComponent || i.Message == nil || i.Token == "" || i.ID == "" {
+		return
+	}
+	data, ok := i.Data.(discordgo.MessageComponentInteractionData)
+	if !ok {
+		return
+	}
+	var u *discordgo.User
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		u = i.Member.User
+	case i.User != nil:
+		u = i.User
+	default:
+		return
+	}
+	if i.AppID == "" {
+		i.AppID = c.appIDValue()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
+	defer cancel()
+	log := c.log.With("interaction", i.ID, "chat", i.ChannelID, "message", i.Message.ID, "by", u.ID)
+
+	if _, ok := parseCustomID(data.CustomID); !ok {
+		log.Warn("discord: press with a custom_id this bridge did not make")
+		c.respond(ctx, log, i, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown})
+		return
+	}
+	replies := make(chan askbridge.TapReply, 1)
+	go func() {
+		replies <- in.Tap(ctx, askbridge.Tap{
+			EventID: i.ID,
+			Message: askbridge.MessageRef{Platform: Platform, Chat: i.ChannelID, Message: i.Message.ID},
+			Person:  person(u),
+			Payload: data.CustomID,
+		})
+	}()
+	t := time.NewTimer(c.cfg.AckAfter)
+	defer t.Stop()
+	var r askbridge.TapReply
+	deferred := false
+	select {
+	case r = <-replies:
+	case <-t.C:
+		deferred = true
+		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, discordgo.WithContext(ctx))
+		if err != nil && restCode(err) != codeAlreadyAcked {
+			log.Warn("discord: deferred acknowledgement", "err", classify("acknowledge", err))
+		}
+		r = <-replies
+	}
+	if r.Notice == askbridge.NoticeDuplicate {
+		// Another session got the same press and answers it.
+		return
+	}
+	c.respond(ctx, log, i, deferred, r)
+}
+
+// respond answers a press: an ended question's message loses its buttons
+// and gets the status line (type 7, or an edit of @original after a
+// deferral), and the presser gets the notice privately (type 4 ephemeral,
+// or an ephemeral follow-up).
+func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r askbridge.TapReply) {
+	notice := escape(string(r.Notice))
+	ephemeral := func() {
+		_, err := c.rest.FollowupMessageCreate(i, false, &discordgo.WebhookParams{
+			Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings(),
+		}, discordgo.WithContext(ctx))
+		if err != nil {
+			log.Warn("discord: ephemeral follow-up", "err", classify("follow up", err))
+		}
+	}
+	if r.Ended {
+		content := finished(i.Message.Content, r.Status)
+		none := []discordgo.MessageComponent{}
+		if !deferred {
+			err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
+				Type: discordgo.InteractionResponseUpdateMessage,
+				Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings()},
+			}, discordgo.WithContext(ctx))
+			if err != nil {
+				if restCode(err) != codeAlreadyAcked {
+					log.Warn("discord: update message", "err", classify("acknowledge", err))
+					return
+				}
+				deferred = true // another replica acknowledged it: edit instead
+			}
+		}
+		if deferred {
+			_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
+			if err != nil {
+				log.Warn("discord: edit original message", "err", classify("edit original", err))
+			}
+		}
+		ephemeral()
+		return
+	}
+	if deferred {
+		ephemeral()
+		return
+	}
+	err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings()},
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		if restCode(err) == codeAlreadyAcked {
+			ephemeral()
+			return
+		}
+		log.Warn("discord: ephemeral notice", "err", classify("acknowledge", err))
+	}
+}
+
+// onMessage hands a text message to the engine and posts its answer, if
+// any, as a reply.
+func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *discordgo.Message) {
+	if m == nil || m.Author == nil || m.ID == "" || m.ChannelID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
+	defer cancel()
+	me := c.me.Load()
+	r := askbridge.TextReply{
+		EventID: m.ID,
+		Message: askbridge.MessageRef{Platform: Platform, Chat: m.ChannelID, Message: m.ID},
+		Person:  person(m.Author),
+		Text:    m.Content,
+		FromBot: m.Author.Bot || (me != nil && m.Author.ID == me.ID),
+	}
+	if m.MessageReference != nil && m.MessageReference.MessageID != "" && m.MessageReference.Type != discordgo.MessageReferenceTypeForward {
+		r.ReplyTo = m.MessageReference.MessageID
+	}
+	out := in.Reply(ctx, r)
+	if out.Respond == "" {
+		return
+	}
+	if err := c.Notify(ctx, m.ChannelID, m.ID, out.Respond); err != nil {
+		c.log.Warn("discord: answer a reply", "chat", m.ChannelID, "message", m.ID, "err", err)
+	}
+}

@@ -1,0 +1,359 @@
+package discord_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store"
+)
+
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	srv, err := redistest.StartServer()
+	switch {
+	case err == nil:
+		redisAddr = srv.Addr
+	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
+		mr, err := miniredis.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		redisAddr = mr.Addr()
+	default:
+		fmt.Fprintf(os.Stderr, "discord tests need redis-server: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if srv != nil {
+		srv.Close()
+	}
+	os.Exit(code)
+}
+
+var prefixSeq atomic.Int64
+
+// clock is a test clock that moves only when told.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// env is a fake Discord, one Redis key prefix, an agent, and bridge
+// replicas, each an engine with a Discord channel.
+type env struct {
+	t      *testing.T
+	fake   *discordtest.Server
+	prefix string
+	agent  *redis.Client
+	clock  *clock
+	room   string // a guild channel; questions go there by default
+	alice  string // may answer
+	bob    string // may not
+	reps   []*replica
+}
+
+type replica struct {
+	name   string
+	ch     *discord.Channel
+	engine *askbridge.Engine
+	store  askbridge.Store
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type envOpts struct {
+	fake discordtest.Options
+	// wrap lets a test wrap a replica's store (slow Redis, dead Redis).
+	wrap     func(i int, st askbridge.Store) askbridge.Store
+	replicas int
+	budget   time.Duration
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	if o.replicas == 0 {
+		o.replicas = 2
+	}
+	fake := discordtest.New(o.fake)
+	t.Cleanup(fake.Close)
+	e := &env{
+		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: &clock{},
+		room: fake.AddChannel(), alice: fake.AddUser("alice"), bob: fake.AddUser("bob"),
+	}
+	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { e.agent.Close() })
+	for i := range o.replicas {
+		e.start(i, o)
+	}
+	return e
+}
+
+func (e *env) start(i int, o envOpts) *replica {
+	t := e.t
+	name := fmt.Sprintf("replica-%d", i)
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
+	if o.wrap != nil {
+		st = o.wrap(i, st)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ch, err := discord.New(discord.Config{
+		Token: e.fake.Token(), APIURL: e.fake.URL, Replica: name,
+		LeaseTTL: time.Second, StandbyPoll: 100 * time.Millisecond,
+		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
+		BadCredentialsRetry: 300 * time.Millisecond, OpenTimeout: 5 * time.Second,
+	}, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room, alice := e.room, e.alice
+	resolve := func(to string) (askbridge.Target, []string, error) {
+		if to == "" {
+			return askbridge.Target{Platform: "discord", Chat: room}, []string{"discord:" + alice}, nil
+		}
+		if p, c, ok := strings.Cut(to, ":"); ok {
+			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+		}
+		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+	}
+	budget := o.budget
+	if budget == 0 {
+		budget = 10 * time.Second
+	}
+	eng := askbridge.NewEngine(askbridge.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+		Replica: name, Now: e.clock.now, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{name: name, ch: ch, engine: eng, store: st, cancel: cancel, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
+	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
+	go func() { wg.Wait(); close(r.done) }()
+	t.Cleanup(r.stop)
+	e.reps = append(e.reps, r)
+	return r
+}
+
+func (r *replica) stop() {
+	r.cancel()
+	<-r.done
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// waitGateway waits until exactly one replica holds a connected gateway
+// and the others stand by, and returns the holder.
+func (e *env) waitGateway() *replica {
+	e.t.Helper()
+	var holder *replica
+	e.eventually(10*time.Second, "one gateway session, the rest standing by", func() bool {
+		holder = nil
+		n := 0
+		for _, r := range e.reps {
+			select {
+			case <-r.done:
+				continue
+			default:
+			}
+			switch r.ch.State() {
+			case askbridge.StateConnected:
+				holder = r
+				n++
+			case askbridge.StateStandby:
+			default:
+				return false
+			}
+		}
+		return n == 1 && e.fake.Sessions() == 1
+	})
+	return holder
+}
+
+func (e *env) eventually(within time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ask pushes a request the way an agent does (XADD on <prefix>requests).
+func (e *env) ask(body string) string {
+	e.t.Helper()
+	id, err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"ask", body}}).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var probe struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &probe)
+	if probe.ID != "" {
+		return probe.ID
+	}
+	return id
+}
+
+func (e *env) cancelAsk(id string) {
+	e.t.Helper()
+	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// result waits for the one result of a question (BLPOP, as an agent does).
+func (e *env) result(id string, within time.Duration) askbridge.Result {
+	e.t.Helper()
+	res, err := e.agent.BLPop(context.Background(), within, e.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		e.t.Fatalf("no result for %s within %s: %v", id, within, err)
+	}
+	var r askbridge.Result
+	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// noResult checks that a question has no result (yet).
+func (e *env) noResult(id string) {
+	e.t.Helper()
+	n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if n != 0 {
+		e.t.Fatalf("question %s has %d results, want none", id, n)
+	}
+}
+
+// prompts waits for n prompt messages with buttons or text from the bot in
+// a channel (messages the bot posted that are not replies) and returns them.
+func (e *env) prompts(channel string, n int) []discordtest.Message {
+	e.t.Helper()
+	var out []discordtest.Message
+	e.eventually(10*time.Second, fmt.Sprintf("%d prompts in %s", n, channel), func() bool {
+		out = e.botMessages(channel)
+		return len(out) >= n
+	})
+	return out
+}
+
+func (e *env) botMessages(channel string) []discordtest.Message {
+	var out []discordtest.Message
+	for _, m := range e.fake.Messages(channel) {
+		if m.Author.ID == e.fake.BotID && m.ReplyTo == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// message waits until a message satisfies cond.
+func (e *env) message(id string, what string, cond func(discordtest.Message) bool) discordtest.Message {
+	e.t.Helper()
+	var m discordtest.Message
+	e.eventually(10*time.Second, "message "+id+" "+what, func() bool {
+		m, _ = e.fake.Message(id)
+		return cond(m)
+	})
+	return m
+}
+
+func ended(status string) func(discordtest.Message) bool {
+	return func(m discordtest.Message) bool {
+		return len(m.Components) == 0 && strings.HasSuffix(m.Content, "\n\n**"+status+"**")
+	}
+}
+
+// click presses a button and waits until the bot answered the press with
+// an ephemeral notice; it returns the interaction.
+func (e *env) click(user, message, customID string) discordtest.Interaction {
+	e.t.Helper()
+	id, err := e.fake.Click(user, message, customID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var in discordtest.Interaction
+	e.eventually(10*time.Second, "an answer to the press", func() bool {
+		in, _ = e.fake.Interaction(id)
+		for _, r := range in.Responses {
+			if r.Ephemeral() {
+				return true
+			}
+		}
+		return false
+	})
+	return in
+}
+
+func notice(in discordtest.Interaction) string {
+	for _, r := range in.Responses {
+		if r.Ephemeral() {
+			return r.Content
+		}
+	}
+	return ""
+}
+
+// replies waits for the bot's replies to a message.
+func (e *env) replyTo(channel, message string) discordtest.Message {
+	e.t.Helper()
+	var got discordtest.Message
+	e.eventually(10*time.Second, "a reply to "+message, func() bool {
+		for _, m := range e.fake.Messages(channel) {
+			if m.Author.ID == e.fake.BotID && m.ReplyTo == message {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func buttonIDs(m discordtest.Message) []string {
+	var ids []string
+	for _, row := range m.Components {
+		for _, b := range row.Components {
+			ids = append(ids, b.CustomID)
+		}
+	}
+	return ids
+}
+
+func answers(r askbridge.Result) map[string][]string {
+	if r.Answers == nil {
+		return nil
+	}
+	return r.Answers.Answers
+}
+
+const oneQuestion = `{"id":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
