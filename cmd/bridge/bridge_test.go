@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// freeAddr returns a loopback address nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runningBridge is `bridge` started in-process with an environment.
+type runningBridge struct {
+	redisAddr, httpAddr string
+	stdout, stderr      *syncBuffer
+	stop                context.CancelFunc
+	done                chan int
+}
+
+func startBridge(t *testing.T, env map[string]string) *runningBridge {
+	t.Helper()
+	b := &runningBridge{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
+	if env["ASKUSER_REDIS_URL"] == "" {
+		b.redisAddr = freeAddr(t)
+		env["ASKUSER_EMBEDDED_REDIS_ADDR"] = b.redisAddr
+	}
+	b.httpAddr = freeAddr(t)
+	env["ASKUSER_HTTP_ADDR"] = b.httpAddr
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stop = cancel
+	go func() { b.done <- serve(ctx, mapEnv(env), b.stdout, b.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-b.done:
+		case <-time.After(40 * time.Second):
+			t.Errorf("bridge did not stop")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(b.stdout.String(), "web page on") {
+			return b
+		}
+		select {
+		case code := <-b.done:
+			t.Fatalf("bridge exited with %d: %s", code, b.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("bridge did not start: %s %s", b.stdout.String(), b.stderr.String())
+	return nil
+}
+
+func mapEnv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+func (b *runningBridge) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + b.httpAddr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// askAsync runs `bridge ask` in-process and returns its exit status and
+// output on a channel.
+type askRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func askAsync(ctx context.Context, env map[string]string, args ...string) <-chan askRun {
+	ch := make(chan askRun, 1)
+	go func() {
+		var out, errb syncBuffer
+		code := ask(ctx, args, strings.NewReader(""), &out, &errb, mapEnv(env))
+		ch <- askRun{code, out.String(), errb.String()}
+	}()
+	return ch
+}
+
+func waitOpen(t *testing.T, b *runningBridge, id string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, body := b.get(t, "/api/questions"); strings.Contains(body, `"id":"`+id+`"`) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("question %s never appeared on the page", id)
+}
+
+func answerOnPage(t *testing.T, b *runningBridge, id, body string) {
+	t.Helper()
+	resp, err := http.Post("http://"+b.httpAddr+"/api/questions/"+id+"/answer", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("answer: %s", resp.Status)
+	}
+}
+
+// TestFirstRun is the README walkthrough: start with no configuration
+// (embedded Redis, web page), ask with `bridge ask`, answer on the page.
+func TestFirstRun(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	out := b.stdout.String()
+	if !strings.Contains(out, "embedded Redis listening on "+b.redisAddr) || !strings.Contains(out, "http://"+b.httpAddr+"/") {
+		t.Errorf("start-up does not say where things are:\n%s", out)
+	}
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+	res := askAsync(context.Background(), env, "--question", "Where should this deploy?", "--header", "Target",
+		"--option", "Staging: safer default", "--option", "Production", "--id", "walk-1", "--agent", "deploy-bot")
+	waitOpen(t, b, "walk-1")
+	answerOnPage(t, b, "walk-1", `{"answers":{"answer":["Staging"]}}`)
+	r := <-res
+	if r.code != exitAnswered {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	var result struct {
+		ID      string
+		Status  string
+		Answers struct{ Answers map[string][]string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &result); err != nil {
+		t.Fatalf("output is not the result JSON: %q", r.stdout)
+	}
+	if result.ID != "walk-1" || result.Status != "answered" || result.Answers.Answers["answer"][0] != "Staging" {
+		t.Errorf("result %+v", result)
+	}
+
+	// The same Redis is open to redis-cli users: the protocol example.
+	rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	req := `{"id":"deploy-42","to":"web","questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask", req}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitOpen(t, b, "deploy-42")
+	answerOnPage(t, b, "deploy-42", `{"answers":{"deploy_target":["Staging (Recommended)"]}}`)
+	got, err := rdb.BLPop(ctx, 5*time.Second, "askuser:result:{deploy-42}").Result()
+	if err != nil || !strings.Contains(got[1], `"answers":{"answers":{"deploy_target":["Staging (Recommended)"]}}`) {
+		t.Errorf("BLPOP: %v %v", got, err)
+	}
+}
+
+func TestAskCancelOnInterrupt(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+	ctx, interrupt := context.WithCancel(context.Background())
+	res := askAsync(ctx, env, "--question", "Proceed?", "--option", "A", "--option", "B", "--id", "ctrl-c")
+	waitOpen(t, b, "ctrl-c")
+	interrupt()
+	r := <-res
+	if r.code != exitNoAnswer || !strings.Contains(r.stdout, `"reason":"cancelled"`) {
+		t.Errorf("exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestAskExitStatuses(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"id":"refused-1","questions":[{"id":"Bad","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := <-askAsync(context.Background(), env, "--json", bad)
+	if r.code != exitError || !strings.Contains(r.stdout, "snake_case") {
+		t.Errorf("refused: exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
+	}
+	r = <-askAsync(context.Background(), env, "--question", "Q?", "--option", "A", "--option", "B", "--to", "nowhere", "--id", "refused-2")
+	if r.code != exitError || !strings.Contains(r.stdout, `unknown route \"nowhere\"`) {
+		t.Errorf("unknown route: exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
+	}
+	res := askAsync(context.Background(), env, "--question", "Q?", "--option", "A", "--option", "B", "--id", "skip-1", "--multi")
+	waitOpen(t, b, "skip-1")
+	answerOnPage(t, b, "skip-1", `{"skip":true}`)
+	if r := <-res; r.code != exitNoAnswer || !strings.Contains(r.stdout, `"reason":"skipped"`) {
+		t.Errorf("skip: exit %d, out %s", r.code, r.stdout)
+	}
+	if r := <-askAsync(context.Background(), env, "--question", "Q?"); r.code != exitError || !strings.Contains(r.stderr, "--option") {
+		t.Errorf("missing options: exit %d, err %s", r.code, r.stderr)
+	}
+}
+
+// TestRefusalsArriveAtOnce pushes one invalid request per validation rule
+// and expects each error result within a second.
+func TestRefusalsArriveAtOnce(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+	defer rdb.Close()
+	q := func(s string) string { return `"questions":[` + s + `]` }
+	ok := `{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}`
+	tests := []struct{ body, want string }{
+		{`{"id":"r1"}`, "questions is required"},
+		{`{"id":"r2",` + q(``) + `}`, "questions must contain 1 to 3 questions"},
+		{`{"id":"r3",` + q(ok+","+ok) + `}`, `questions[1].id "a" is already used`},
+		{`{"id":"r4",` + q(`{"id":"A","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}`) + `}`, "snake_case"},
+		{`{"id":"r5",` + q(`{"id":"a","header":" ","question":"Q?","options":[{"label":"A"},{"label":"B"}]}`) + `}`, "questions[0].header must not be empty"},
+		{`{"id":"r6",` + q(`{"id":"a","header":"H","question":"","options":[{"label":"A"},{"label":"B"}]}`) + `}`, "questions[0].question must not be empty"},
+		{`{"id":"r7",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A"}]}`) + `}`, "questions[0].options must contain 2 to 4 options"},
+		{`{"id":"r8",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":"`+strings.Repeat("x", 65)+`"},{"label":"B"}]}`) + `}`, "questions[0].options[0].label must be at most 64 characters"},
+		{`{"id":"r9",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"a"}]}`) + `}`, "labels must be unique, ignoring case"},
+		{`{"id":"r10",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":""},{"label":"B"}]}`) + `}`, "questions[0].options[0].label must not be empty"},
+		{`{"id":"r11",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}],"multiSelect":"yes"}`) + `}`, "multiSelect must be a boolean"},
+		{`{"id":"r12",` + q(ok) + `,"timeoutSeconds":12.5}`, "timeoutSeconds must be an integer"},
+		{`{"id":"r13",` + q(ok) + `,"timeoutSeconds":"60"}`, "timeoutSeconds must be an integer"},
+		{`{"id":"r14",` + q(ok) + `,"extra":1}`, `"extra" is not a known field`},
+		{`{"id":"r15",` + q(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A","value":1},{"label":"B"}]}`) + `}`, `questions[0].options[0]."value" is not a known field`},
+		{`{"id":"r16","to":"nowhere",` + q(ok) + `}`, `unknown route "nowhere"`},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		var probe struct{ ID string }
+		_ = json.Unmarshal([]byte(tt.body), &probe)
+		t.Run(probe.ID, func(t *testing.T) {
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask", tt.body}}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := rdb.BLPop(ctx, time.Second, "askuser:result:{"+probe.ID+"}").Result()
+			if err != nil {
+				t.Fatalf("no error result within a second: %v", err)
+			}
+			if !strings.Contains(got[1], `"status":"error"`) || !strings.Contains(got[1], jsonQuote(tt.want)) {
+				t.Errorf("result %s, want an error containing %q", got[1], tt.want)
+			}
+		})
+	}
+}
+
+func jsonQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func TestOperations(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	if code, body := b.get(t, "/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	code, body := b.get(t, "/readyz")
+	var ready struct {
+		Ready    bool
+		Redis    string
+		Channels map[string]string
+	}
+	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != 200 || !ready.Ready || ready.Channels["web"] != "connected" {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	// One answered question shows in the metrics.
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+	res := askAsync(context.Background(), env, "--question", "Q?", "--option", "A", "--option", "B", "--id", "metrics-1")
+	waitOpen(t, b, "metrics-1")
+	_, body = b.get(t, "/metrics")
+	if !strings.Contains(body, "askbridge_questions_pending 1") {
+		t.Errorf("metrics do not show the pending question:\n%s", grepLines(body, "askbridge_"))
+	}
+	answerOnPage(t, b, "metrics-1", `{"answers":{"answer":["A"]}}`)
+	<-res
+	_, body = b.get(t, "/metrics")
+	for _, want := range []string{
+		`askbridge_questions_ended_total{outcome="answered",platform="web"} 1`,
+		`askbridge_time_to_answer_seconds_count{platform="web"} 1`,
+		`askbridge_messages_sent_total{platform="web"} 1`,
+		"askbridge_questions_pending 0",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "askbridge_"))
+		}
+	}
+	// Logs are JSON and never hold a secret.
+	for _, line := range strings.Split(strings.TrimSpace(b.stderr.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("log line is not JSON: %q", line)
+		}
+	}
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestBadConfigurationNamesTheKey(t *testing.T) {
+	var out, errb syncBuffer
+	code := serve(context.Background(), mapEnv(map[string]string{"ASKUSER_HTTP_ADDR": "not-an-address"}), &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "ASKUSER_HTTP_ADDR") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	code = serve(context.Background(), mapEnv(map[string]string{"ASKUSER_TELEGRAM_TOKEN": "123:abc", "ASKUSER_TELEGRAM_TOKEN_FILE": "/x"}), &out, &errb)
+	if code != 2 || strings.Contains(errb.String(), "123:abc") {
+		t.Errorf("exit %d, stderr shows the token or is wrong: %q", code, errb.String())
+	}
+}
+
+func TestGracefulShutdownReleasesWork(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	b.stop()
+	select {
+	case code := <-b.done:
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		b.done <- code // for the cleanup
+	case <-time.After(35 * time.Second):
+		t.Fatal("bridge did not stop on its context")
+	}
+	if !strings.Contains(b.stderr.String(), `"msg":"stopped"`) {
+		t.Errorf("no stop logged: %s", b.stderr.String())
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, nil, &out, &errb, mapEnv(nil)); code != 0 || out.String() != fmt.Sprintf("bridge %s\n", version) {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+	if code := run([]string{"frobnicate"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.Contains(errb.String(), "unknown command") {
+		t.Errorf("unknown command: %d %q", code, errb.String())
+	}
+}
