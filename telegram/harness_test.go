@@ -93,8 +93,9 @@ type replica struct {
 	name   string
 	ch     *telegram.Channel
 	engine *askbridge.Engine
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+	stopped atomic.Bool
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -167,6 +168,13 @@ func (e *env) config(name string) telegram.Config {
 // shared Redis.
 func (e *env) start(name string) *replica {
 	e.t.Helper()
+	return e.startWith(name, nil)
+}
+
+// startWith runs a replica whose channel hands what people do to
+// wrap(engine) instead of the engine itself.
+func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox) *replica {
+	e.t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 64})
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: 2 * time.Second})
 	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: e.opts.logLevel})).With("replica", name)
@@ -192,7 +200,11 @@ func (e *env) start(name string) *replica {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
+	var in askbridge.Inbox = eng
+	if wrap != nil {
+		in = wrap(eng)
+	}
+	go func() { defer wg.Done(); _ = ch.Run(ctx, in) }()
 	go func() { wg.Wait(); rdb.Close(); close(r.done) }()
 	e.mu.Lock()
 	e.replicas[name] = r
@@ -204,6 +216,7 @@ func (e *env) start(name string) *replica {
 }
 
 func (r *replica) stop() {
+	r.stopped.Store(true)
 	r.cancel()
 	<-r.done
 }
@@ -349,7 +362,7 @@ func (e *env) poller() *replica {
 		p = nil
 		n := 0
 		for _, r := range e.replicas {
-			if r.ch.State() == askbridge.StateConnected {
+			if !r.stopped.Load() && r.ch.State() == askbridge.StateConnected {
 				p, n = r, n+1
 			}
 		}

@@ -127,6 +127,7 @@ func (c *Channel) poll(ctx context.Context, in askbridge.Inbox, lease askbridge.
 		sleep(term, c.cfg.RenewEvery)
 		return
 	}
+	c.setState(askbridge.StateConnected)
 	gate := &pollGate{c: c, next: c.cfg.HTTPClient}
 	handle := func(_ context.Context, _ *bot.Bot, upd *models.Update) {
 		defer gate.handled()
