@@ -78,7 +78,7 @@ func newFakeChannel(platform string) *fakeChannel {
 
 func (f *fakeChannel) Platform() string                     { return f.platform }
 func (f *fakeChannel) Capabilities() askbridge.Capabilities { return f.caps }
-func (f *fakeChannel) State() askbridge.ChannelState         { return askbridge.StateConnected }
+func (f *fakeChannel) State() askbridge.ChannelState        { return askbridge.StateConnected }
 func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
 	<-ctx.Done()
 	return nil
