@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -437,4 +438,70 @@ func mrkdwnTexts(t *testing.T, blocks string) []string {
 		}
 	}
 	return out
+}
+
+// A bad token never stops Run: it reports bad credentials and keeps
+// retrying with backoff until it is stopped.
+func TestBadCredentialsKeepRetrying(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, bot, app string }{
+		{"bot token", "xoxb-wrong", appToken},
+		{"app token", botToken, "xapp-wrong"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret})
+			defer fake.Close()
+			ch, err := slack.New(slack.Config{BotToken: c.bot, AppToken: c.app, APIURL: fake.APIURL(), RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond}, newMemStoreForE2E(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- ch.Run(ctx, nopInbox{}) }()
+			if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateBadCredentials }) {
+				t.Fatalf("state %q", ch.State())
+			}
+			calls := len(fake.Calls("auth.test"))
+			time.Sleep(300 * time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("Run returned: %v", err)
+			default:
+			}
+			if c.name == "bot token" && len(fake.Calls("auth.test")) <= calls {
+				t.Errorf("no retry of auth.test")
+			}
+			if c.name == "app token" && fake.Opened() != 0 {
+				t.Errorf("a socket opened with a bad app token")
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run did not return after its context ended")
+			}
+		})
+	}
+}
+
+func TestNewChecksConfig(t *testing.T) {
+	st := newMemStoreForE2E()
+	for _, c := range []struct {
+		name string
+		cfg  slack.Config
+	}{
+		{"no bot token", slack.Config{AppToken: appToken}},
+		{"no inbound", slack.Config{BotToken: botToken}},
+		{"api url without slash", slack.Config{BotToken: botToken, AppToken: appToken, APIURL: "http://x/api"}},
+	} {
+		if _, err := slack.New(c.cfg, st, nil); err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+	}
+	if _, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: "s"}, nil, nil); err == nil {
+		t.Errorf("no store: accepted")
+	}
 }
