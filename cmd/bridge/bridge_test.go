@@ -136,14 +136,20 @@ func waitOpen(t *testing.T, b *runningBridge, id string) {
 
 func answerOnPage(t *testing.T, b *runningBridge, id, body string) {
 	t.Helper()
+	if code, out := postAnswer(t, b, id, body); code != http.StatusOK {
+		t.Fatalf("answer: %d %s", code, out)
+	}
+}
+
+func postAnswer(t *testing.T, b *runningBridge, id, body string) (int, string) {
+	t.Helper()
 	resp, err := http.Post("http://"+b.httpAddr+"/api/questions/"+id+"/answer", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("answer: %s", resp.Status)
-	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
 }
 
 // TestFirstRun is the README walkthrough: start with no configuration
