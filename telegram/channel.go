@@ -157,7 +157,13 @@ func (c *Channel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([
 		if err != nil {
 			return refs, err
 		}
-		refs = append(refs, refOf(msg))
+		ref := refOf(msg)
+		refs = append(refs, ref)
+		// Record the message at once, so a tap that comes before the
+		// engine records it (it does too; adding is idempotent) finds it.
+		if err := c.store.AddMessage(ctx, plan.ID, ref); err != nil {
+			c.log.Warn("record message", "question", plan.ID, "err", err)
+		}
 	}
 	return refs, nil
 }

@@ -74,6 +74,7 @@ type env struct {
 	fake   *telegramtest.Server
 	prefix string
 	agent  *redis.Client
+	check  *store.Store
 	clock  *clock
 	opts   envOpts
 
@@ -119,6 +120,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t: t, fake: fake, prefix: fmt.Sprintf("tgtest%d:", prefixSeq.Add(1)), agent: agent,
 		clock: &clock{}, opts: o, replicas: map[string]*replica{},
 	}
+	e.check = store.New(agent, store.Options{Prefix: e.prefix, Consumer: "check"})
 	t.Cleanup(func() {
 		e.mu.Lock()
 		rs := make([]*replica, 0, len(e.replicas))
@@ -284,7 +286,9 @@ func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 	}
 }
 
-// prompt waits for the bot's n-th message (1-based) in chat.
+// prompt waits for the bot's n-th message (1-based) in chat, and until
+// the bridge has recorded it for its question (a person cannot tap faster
+// than that; a test can).
 func (e *env) prompt(chat int64, n int) telegramtest.Message {
 	e.t.Helper()
 	var m telegramtest.Message
@@ -295,6 +299,11 @@ func (e *env) prompt(chat int64, n int) telegramtest.Message {
 			return true
 		}
 		return false
+	})
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(chat, 10), Message: strconv.Itoa(m.ID)}
+	e.eventually(5*time.Second, "the message recorded", func() bool {
+		_, found, err := e.check.QuestionByMessage(context.Background(), ref)
+		return err == nil && found
 	})
 	return m
 }
