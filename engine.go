@@ -3,6 +3,7 @@ package askbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -175,6 +176,10 @@ func (e *Engine) handle(ctx context.Context, entry Entry) {
 		e.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
 		err = e.publish(ctx, Event{Kind: "rejected", ID: entry.StreamID, Error: entry.Malformed})
 	}
+	if errors.Is(err, errDelivering) {
+		e.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
+		return
+	}
 	if err != nil {
 		e.log.Error("handle request", "entry", entry.StreamID, "err", err)
 		return
@@ -290,9 +295,16 @@ func (e *Engine) deliver(ctx context.Context, id string, req Request, target Tar
 		return fmt.Errorf("delivery lease: %w", err)
 	}
 	if !ok {
-		return nil // another replica is delivering it
+		// Another replica is delivering it: leave the entry unacknowledged,
+		// so it is claimed again should that replica die mid-delivery.
+		return errDelivering
 	}
 	defer func() { _ = e.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+	// Another replica may have delivered it between our look and the
+	// lease: look again under the lease.
+	if msgs, err := e.store.Messages(ctx, id); err != nil || len(msgs) > 0 {
+		return err
+	}
 
 	ch := e.channels[target.Platform]
 	plan := BuildPlan(id, req, ch.Capabilities())
@@ -348,6 +360,9 @@ func (e *Engine) undeliverable(ctx context.Context, id, reason string) error {
 	_, err := e.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
 	return err
 }
+
+// errDelivering means another replica holds the question's delivery lease.
+var errDelivering = errors.New("another replica is delivering the question")
 
 // Cancel ends a pending question as cancelled. Cancelling an unknown or
 // ended question does nothing.
