@@ -395,9 +395,39 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 	if !e.fake.Wait(10*time.Second, func() bool { return e.fake.Connections() == 2 && e.fake.Opened() > opened }) {
 		t.Fatalf("no reconnect after disconnect: %d connections", e.fake.Connections())
 	}
-	// Every envelope was acknowledged in time; none had to be redelivered.
 	if !e.fake.Wait(5*time.Second, func() bool { return e.fake.Unacked() == 0 }) {
 		t.Errorf("%d envelopes unacknowledged", e.fake.Unacked())
+	}
+	if n := e.fake.Redelivered(); n != 0 {
+		t.Errorf("%d envelopes delivered again though every one was acknowledged", n)
+	}
+
+	// A connection dies with a press in flight, before its ack: Slack
+	// delivers the envelope again; the answer lands once.
+	second := e.ask(fmt.Sprintf(oneQuestion, "drop-in-flight"))
+	m2 := e.prompt(opsChannel, second)
+	e.fake.DropAfterNextDelivery()
+	e.press(alice, opsChannel, m2.TS, "Staging (Recommended)")
+	if r := e.result(second, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
+		t.Fatalf("result %+v", r)
+	}
+	e.waitEnded(opsChannel, m2.TS, "Answered: Staging (Recommended)")
+	if !e.fake.Wait(10*time.Second, func() bool { return e.fake.Unacked() == 0 && e.fake.Connections() == 2 }) {
+		t.Errorf("%d envelopes unacknowledged, %d connections", e.fake.Unacked(), e.fake.Connections())
+	}
+	if e.fake.Redelivered() == 0 {
+		t.Errorf("the envelope of the dropped connection was never delivered again")
+	}
+	time.Sleep(200 * time.Millisecond)
+	e.noResult(second)
+	recorded := 0
+	for _, n := range e.fake.Ephemerals(alice.ID) {
+		if n.Text == string(askbridge.NoticeRecorded) {
+			recorded++
+		}
+	}
+	if recorded != 2 {
+		t.Errorf("%d \"recorded\" notices for two presses, want 2 (a redelivery must not notify again)", recorded)
 	}
 	for _, r := range e.replicas {
 		if r.ch.State() != askbridge.StateConnected {

@@ -94,6 +94,8 @@ type env struct {
 	agent    *redis.Client
 	replicas []*replica
 	clock    *clock
+	// store reads what the replicas recorded.
+	store *store.Store
 }
 
 type envOpts struct {
@@ -112,6 +114,7 @@ func newEnv(t *testing.T, mode string, o envOpts) *env {
 	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: &clock{}}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
+	e.store = store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "reader"})
 	var handlers []http.Handler
 	for i := range 2 {
 		r, h := e.startReplica(fmt.Sprintf("replica-%d", i+1), o)
@@ -264,6 +267,16 @@ func (e *env) prompt(channel, id string) fakeslack.Message {
 	})
 	if !ok {
 		e.t.Fatalf("no prompt for %s in %s", id, channel)
+	}
+	// The engine records the message once chat.postMessage has answered;
+	// a person replies seconds later, a test within milliseconds, so it
+	// waits for the record first.
+	ref := askbridge.MessageRef{Platform: slack.Platform, Chat: channel, Message: found.TS}
+	if !e.fake.Wait(10*time.Second, func() bool {
+		got, known, err := e.store.QuestionByMessage(context.Background(), ref)
+		return err == nil && known && got == id
+	}) {
+		e.t.Fatalf("the prompt of %s was never recorded", id)
 	}
 	return found
 }

@@ -120,6 +120,8 @@ type Server struct {
 	opened   int
 	acked    int
 	redelivd int
+	// dropAfter closes the connection of the next envelope once written.
+	dropAfter bool
 	// HTTP mode
 	eventsURL, interactURL string
 	httpClient             *http.Client
@@ -140,6 +142,9 @@ type envelope struct {
 	payload json.RawMessage
 	attempt int
 	timer   *time.Timer
+	// conn is the connection it was last sent on; only an ack on that
+	// connection counts.
+	conn *conn
 }
 
 // New starts a fake Slack on 127.0.0.1. Close it when done.
@@ -587,7 +592,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			EnvelopeID string `json:"envelope_id"`
 		}
 		if json.Unmarshal(data, &ack) == nil && ack.EnvelopeID != "" {
-			s.ack(ack.EnvelopeID)
+			s.ack(c, ack.EnvelopeID)
 		}
 	}
 	s.drop(c)
@@ -690,10 +695,10 @@ func (s *Server) Redelivered() int {
 	return s.redelivd
 }
 
-func (s *Server) ack(id string) {
+func (s *Server) ack(c *conn, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.pending[id]; ok {
+	if e, ok := s.pending[id]; ok && e.conn == c {
 		if e.timer != nil {
 			e.timer.Stop()
 		}
@@ -724,6 +729,7 @@ func (s *Server) send(e *envelope) {
 	}
 	c := s.conns[s.next%len(s.conns)]
 	s.next++
+	e.conn = c
 	s.pending[e.id] = e
 	msg := map[string]any{"envelope_id": e.id, "type": e.typ, "payload": e.payload, "accepts_response_payload": false}
 	if e.attempt > 0 {
@@ -731,10 +737,21 @@ func (s *Server) send(e *envelope) {
 		msg["retry_reason"] = "timeout"
 	}
 	e.timer = time.AfterFunc(s.opts.AckTimeout, func() { s.expire(e) })
+	dropAfter := s.dropAfter
+	s.dropAfter = false
 	s.mu.Unlock()
-	if err := c.write(msg); err != nil {
+	if err := c.write(msg); err != nil || dropAfter {
 		s.drop(c)
 	}
+}
+
+// DropAfterNextDelivery closes the connection the next envelope goes to
+// right after writing it, before any ack can come back: the envelope is
+// delivered again (to an open connection) when its ack does not come.
+func (s *Server) DropAfterNextDelivery() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropAfter = true
 }
 
 func (s *Server) expire(e *envelope) {
