@@ -58,6 +58,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "web tests need redis-server (ASKBRIDGE_REQUIRE_REDIS=%q): %v\n", os.Getenv("ASKBRIDGE_REQUIRE_REDIS"), err)
 		return 1
 	}
+	defer stopBrowser()
 	return m.Run()
 }
 

@@ -275,8 +275,13 @@
     }
   }
 
+  // summary names a prompt in a notice: its question, or how many.
+  function summary(q) {
+    return q.questions.length === 1 ? `“${q.questions[0].question}”` : `${q.questions.length} questions from ${q.agent || 'an agent'}`;
+  }
+
   function endedText(outcome, q) {
-    const what = q.questions.length === 1 ? `“${q.questions[0].question}”` : `${q.questions.length} questions from ${q.agent || 'an agent'}`;
+    const what = summary(q);
     switch (outcome) {
       case 'answered': return `Answered elsewhere: ${what}`;
       case 'skipped': return `Skipped elsewhere: ${what}`;
@@ -335,7 +340,7 @@
         state.prompts.set(q.id, p);
         state.shown.add(q.id);
         ui.prompts.insertBefore(p.root, before);
-        announce(`New question${q.agent ? ' from ' + q.agent : ''}: ${q.questions[0].question}`);
+        if (state.loaded.questions) announce(`New question${q.agent ? ' from ' + q.agent : ''}: ${q.questions[0].question}`);
       } else if (p.root.nextSibling !== before) {
         ui.prompts.insertBefore(p.root, before);
       }
@@ -616,7 +621,7 @@
         state.mine.add(id);
         this.sent = body;
         closePrompt(this, data.outcome, data.status, false);
-        notice(data.message || 'Answer recorded.', data.outcome, id);
+        notice(`${(data.message || 'Answer recorded.').replace(/\.$/, '')}: ${summary(this.q)}`, data.outcome, id);
         awaitHistory(id);
         return;
       }
@@ -720,18 +725,41 @@
     setTimeout(attempt, delays[0]);
   }
 
+  // rendered keeps each entry's element with what it was drawn from, so a
+  // reload of the timeline touches only what changed.
+  const rendered = new Map(); // id -> { key, node }
+
   function renderTimeline() {
     const known = new Set(state.history.map((e) => e.id));
     const entries = state.history.slice();
     for (const [id, e] of state.provisional) if (!known.has(id)) entries.push(e);
     entries.sort((a, b) => (b.at || 0) - (a.at || 0));
-    ui.timeline.replaceChildren(...entries.map(renderEntry));
+    const keep = new Set();
+    entries.forEach((e, i) => {
+      const elsewhere = !!(e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (e.outcome === 'answered' || e.outcome === 'skipped')));
+      const key = JSON.stringify([e, elsewhere]);
+      let r = rendered.get(e.id);
+      if (!r || r.key !== key) {
+        const node = renderEntry(e, elsewhere);
+        if (r) r.node.replaceWith(node);
+        r = { key, node };
+        rendered.set(e.id, r);
+      }
+      keep.add(e.id);
+      const at = ui.timeline.children[i];
+      if (at !== r.node) ui.timeline.insertBefore(r.node, at || null);
+    });
+    for (const [id, r] of rendered) {
+      if (!keep.has(id)) {
+        r.node.remove();
+        rendered.delete(id);
+      }
+    }
     ui.historyEmpty.hidden = entries.length > 0;
   }
 
-  function renderEntry(e) {
+  function renderEntry(e, elsewhere) {
     const outcome = ENDS.has(e.outcome) ? e.outcome : 'expired';
-    const elsewhere = e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (outcome === 'answered' || outcome === 'skipped'));
     const li = el('li', {
       class: 'entry', 'data-testid': 'history-entry', 'data-id': e.id, 'data-outcome': outcome,
       'data-elsewhere': elsewhere ? 'true' : null, 'data-provisional': e.provisional ? 'true' : null,
@@ -756,9 +784,11 @@
       }
       qa.append(el('li', {},
         el('span', { class: 'chip' }, s.header),
-        el('span', { class: 'qa-q' }, s.question),
-        el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, '→'),
-        answer));
+        el('span', { class: 'qa-line' },
+          el('span', { class: 'qa-q' }, s.question),
+          el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, ' → '),
+          el('span', { class: 'visually-hidden' }, 'Answer: '),
+          answer)));
     }
     li.append(head, qa);
     return li;

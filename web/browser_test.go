@@ -1,0 +1,617 @@
+package web_test
+
+// End-to-end tests of the page in a real headless Chromium, driven with
+// chromedp, against the page served by httptest with a real engine and a
+// real store. Each test has its own tab (and browser context) and its own
+// key prefix, so they run in parallel in one browser. A screenshot of each
+// state goes to $ASKBRIDGE_ARTIFACTS (default <repo>/artifacts/screenshots).
+//
+// Without Chromium the tests are skipped, unless ASKBRIDGE_REQUIRE_BROWSER=1
+// (CI), where that is a failure. ASKBRIDGE_CHROMIUM names the browser binary
+// when it is not on the PATH as chromium.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/askbridge/askbridge"
+)
+
+// browser is the one Chromium the tests share.
+var browser struct {
+	once sync.Once
+	ctx  context.Context
+	stop func()
+	err  error
+}
+
+// chromiumPath finds the browser: ASKBRIDGE_CHROMIUM, else Debian's
+// chromium (or a Chrome) on the PATH.
+func chromiumPath() string {
+	if p := os.Getenv("ASKBRIDGE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browserContext starts the shared browser once, or skips (fails in CI)
+// when there is none.
+func browserContext(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if path == "" {
+		if os.Getenv("ASKBRIDGE_REQUIRE_BROWSER") == "1" {
+			t.Fatal("Chromium not found (install Debian's chromium, or set ASKBRIDGE_CHROMIUM); ASKBRIDGE_REQUIRE_BROWSER=1 makes that a failure")
+		}
+		t.Skip("Chromium not found: install Debian's chromium (or set ASKBRIDGE_CHROMIUM) to run the browser tests")
+	}
+	browser.once.Do(func() {
+		dir, err := os.MkdirTemp("", "web-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(path),
+			chromedp.UserDataDir(dir),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.Flag("disable-extensions", true),
+			chromedp.Flag("disable-background-timer-throttling", true),
+			chromedp.Flag("disable-backgrounding-occluded-windows", true),
+			chromedp.Flag("disable-renderer-backgrounding", true),
+			chromedp.Flag("hide-scrollbars", true),
+			chromedp.Flag("mute-audio", true),
+			chromedp.Flag("force-color-profile", "srgb"),
+			chromedp.WindowSize(1100, 800),
+		)
+		ctx, cancelBrowser := chromedp.NewContext(allocCtx)
+		browser.ctx = ctx
+		browser.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+			_ = os.RemoveAll(dir)
+		}
+		if err := chromedp.Do(ctx); err != nil {
+			browser.err = fmt.Errorf("start %s: %w", path, err)
+		}
+	})
+	if browser.err != nil {
+		t.Fatal(browser.err)
+	}
+	return browser.ctx
+}
+
+// stopBrowser ends the shared browser after the last test.
+func stopBrowser() {
+	if browser.stop != nil {
+		browser.stop()
+	}
+}
+
+// artifactDir is where screenshots go.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ASKBRIDGE_ARTIFACTS")
+	if dir == "" {
+		abs, err := filepath.Abs(filepath.Join("..", "artifacts", "screenshots"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = abs
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// tab is one browser tab showing a bridge's page.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+	mu  sync.Mutex
+	bad []string // exceptions and security errors seen in the page
+}
+
+// openTab opens a tab of width x height in its own browser context (its
+// own sessionStorage) and loads the bridge's page; fragment is appended to
+// the URL ("#token=…"). It waits until the page has loaded its lists and
+// its event stream is live, unless the page is expected to ask for a token.
+func openTab(t *testing.T, b *bridge, width, height int64, fragment string, mobile bool) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browserContext(t), chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	opts := []chromedp.EmulateViewportOption{}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
+		t.Fatal(err)
+	}
+	tb := &tab{t: t, ctx: ctx}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			// Network errors (an event stream cut when a test ends, a
+			// refused token) are expected; script errors and CSP
+			// violations are not.
+			if m.IsException() || m.Source == "security" || (m.Source == "" && m.Type == chromedp.ConsoleError) {
+				tb.mu.Lock()
+				tb.bad = append(tb.bad, m.String())
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, m := range tb.bad {
+			t.Errorf("page error: %s", m)
+		}
+	})
+	tb.do(chromedp.Navigate(b.srv.URL + "/" + fragment))
+	if !strings.HasPrefix(fragment, "#no-wait") {
+		tb.waitReady()
+	}
+	return tb
+}
+
+// waitReady waits for the lists and a live event stream.
+func (tb *tab) waitReady() {
+	tb.t.Helper()
+	tb.do(chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`)),
+		chromedp.WaitReady(chromedp.CSS(`#connection[data-state="live"]`)))
+}
+
+// do runs actions with a timeout.
+func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	tb.doWithin(20*time.Second, actions...)
+}
+
+func (tb *tab) doWithin(d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, d)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("browser: %v", err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](tb *tab, js string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// waitJS waits until a JavaScript expression is truthy.
+func (tb *tab) waitJS(what, js string, within time.Duration) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, within+5*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(within))); err != nil {
+		tb.t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// text reads an element's text in one step in the page, so a re-render in
+// between cannot pull the node away.
+func (tb *tab) text(sel string) string {
+	tb.t.Helper()
+	s := eval[*string](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.textContent : null; })()`, jsq(sel)))
+	if s == nil {
+		tb.t.Fatalf("no element %s", sel)
+	}
+	return strings.TrimSpace(*s)
+}
+
+func (tb *tab) click(sel string) { tb.t.Helper(); tb.do(chromedp.Click(chromedp.CSS(sel))) }
+
+// shot writes a full-page PNG screenshot.
+func (tb *tab) shot(name string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	// Let the arrival highlight fade, so the picture shows the settled state.
+	time.Sleep(400 * time.Millisecond)
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(artifactDir(tb.t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot: %s", path)
+}
+
+// Selectors of the page (see the hooks documented at the top of app.js).
+func promptSel(id string) string { return fmt.Sprintf(`[data-testid=prompt][data-id=%q]`, id) }
+func optionSel(id, label string) string {
+	return promptSel(id) + fmt.Sprintf(` [data-testid=option][data-label=%q]`, label)
+}
+func checkSel(id, label string) string {
+	return promptSel(id) + fmt.Sprintf(` [data-testid=option-check][value=%q]`, label)
+}
+func entrySel(id string) string {
+	return fmt.Sprintf(`#timeline [data-testid=history-entry][data-id=%q]`, id)
+}
+func jsq(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// waitEnded waits until the prompt is gone and the timeline shows the
+// question with outcome, as the server wrote it (not the page's
+// provisional entry).
+func (tb *tab) waitEnded(id, outcome string, within time.Duration) {
+	tb.t.Helper()
+	tb.waitJS(id+" ended as "+outcome, fmt.Sprintf(`!document.querySelector(%s) && !!document.querySelector(%s)`,
+		jsq(promptSel(id)), jsq(entrySel(id)+fmt.Sprintf(`[data-outcome=%q]:not([data-provisional])`, outcome))), within)
+}
+
+func (tb *tab) stepCount(id string) string {
+	return tb.text(promptSel(id) + ` [data-testid=step-count]`)
+}
+
+func wantResult(t *testing.T, res askbridge.Result, answers map[string][]string) {
+	t.Helper()
+	if res.Status != askbridge.StatusAnswered || res.Via != askbridge.ViaWeb {
+		t.Fatalf("result = %+v; want answered on the web", res)
+	}
+	if !sameAnswers(res.Answers.Answers, answers) {
+		t.Fatalf("answers = %v; want %v", res.Answers.Answers, answers)
+	}
+}
+
+func TestBrowser(t *testing.T) {
+	browserContext(t) // skip or fail early, before starting bridges
+	t.Run("appears-and-click-answers", browserClick)
+	t.Run("stepper", browserStepper)
+	t.Run("multi-select", browserMultiSelect)
+	t.Run("other", browserOther)
+	t.Run("skip", browserSkip)
+	t.Run("timeout", browserTimeout)
+	t.Run("cancel", browserCancel)
+	t.Run("narrow-cards", browserNarrow)
+	t.Run("two-replicas", browserReplicas)
+	t.Run("token", browserToken)
+}
+
+func browserClick(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	if tb.text(`[data-testid=open-count]`) != "0" {
+		t.Errorf("open count on an empty page = %q", tb.text(`[data-testid=open-count]`))
+	}
+	tb.shot("01-empty")
+
+	id := b.ask(t, oneQuestion("b-click"))
+	// No reload: the event stream brings it.
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
+	if got := tb.text(promptSel(id) + ` [data-testid=question-text]`); got != "Where should this deploy?" {
+		t.Errorf("question text = %q", got)
+	}
+	if left := tb.text(promptSel(id) + ` [data-testid=remaining]`); !strings.HasSuffix(left, " left") || !strings.HasPrefix(left, "1") {
+		t.Errorf("remaining = %q; want about 15:00 left", left)
+	}
+	layout := eval[map[string]any](tb, `(() => {
+		const os = document.querySelectorAll('[data-testid=option]');
+		return {layout: document.body.dataset.layout, sideBySide: os[0].getBoundingClientRect().top === os[1].getBoundingClientRect().top};
+	})()`)
+	if layout["layout"] != "panel" || layout["sideBySide"] != true {
+		t.Errorf("desktop layout = %v; want the panel with options side by side", layout)
+	}
+	tb.shot("02-question-pending")
+
+	tb.click(optionSel(id, "Production"))
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "Production" {
+		t.Errorf("timeline answer = %q; want Production", got)
+	}
+	if tb.text(entrySel(id)+` [data-testid=entry-status]`) != "Answered" {
+		t.Errorf("status = %q", tb.text(entrySel(id)+` [data-testid=entry-status]`))
+	}
+	if eval[bool](tb, `document.querySelector('[data-testid=open-empty]').hidden`) {
+		t.Error("the empty panel note is hidden after the only question was answered")
+	}
+	tb.shot("03-answered")
+}
+
+func browserStepper(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	id := b.ask(t, threeQuestions("b-stepper"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Staging"))))
+	if got := tb.stepCount(id); got != "1 / 3" {
+		t.Fatalf("step count = %q; want 1 / 3", got)
+	}
+	tb.shot("04-stepper-question-1")
+
+	// A single-select click selects and moves on.
+	tb.click(optionSel(id, "Staging"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(checkSel(id, "Unit"))))
+	if got := tb.stepCount(id); got != "2 / 3" {
+		t.Fatalf("step count = %q; want 2 / 3", got)
+	}
+	tb.click(checkSel(id, "Unit"))
+	tb.click(checkSel(id, "Load"))
+	tb.shot("05-stepper-question-2")
+	tb.click(promptSel(id) + ` [data-testid=next]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Tonight"))))
+
+	// Back keeps the answers.
+	tb.click(promptSel(id) + ` [data-testid=back]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(checkSel(id, "Unit"))))
+	checked := eval[[]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].filter(c => c.checked).map(c => c.value)`, jsq(promptSel(id)+` [data-testid=option-check]`)))
+	if !slices.Equal(checked, []string{"Unit", "Load"}) {
+		t.Fatalf("after Back the checked boxes are %v; want Unit, Load", checked)
+	}
+	tb.click(promptSel(id) + ` li:nth-child(1) [data-testid=step]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Staging"))))
+	if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-pressed')`, jsq(optionSel(id, "Staging")))); got != "true" {
+		t.Errorf("question 1 lost its answer: aria-pressed = %q", got)
+	}
+	tb.click(promptSel(id) + ` li:nth-child(3) [data-testid=step]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Tonight"))))
+	if got := tb.stepCount(id); got != "3 / 3" {
+		t.Fatalf("step count = %q; want 3 / 3", got)
+	}
+	// On the last question a click selects; Submit sends everything.
+	tb.click(optionSel(id, "Tonight"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=option][aria-pressed="true"]`)))
+	tb.shot("06-stepper-question-3")
+	tb.click(promptSel(id) + ` [data-testid=submit]`)
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+	answers := eval[[]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(a => a.textContent)`, jsq(entrySel(id)+` [data-testid=entry-answer]`)))
+	if !slices.Equal(answers, []string{"Staging", "Unit, Load", "Tonight"}) {
+		t.Errorf("timeline answers = %q", answers)
+	}
+	tb.shot("07-stepper-answered")
+}
+
+func browserMultiSelect(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	id := b.ask(t, multiSelect("b-multi"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(checkSel(id, "EU"))))
+	tb.click(checkSel(id, "Asia"))
+	tb.click(checkSel(id, "EU"))
+	tb.shot("08-multi-select")
+	tb.click(promptSel(id) + ` [data-testid=submit]`)
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"regions": {"EU", "Asia"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "EU, Asia" {
+		t.Errorf("timeline answer = %q", got)
+	}
+}
+
+func browserOther(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	id := b.ask(t, oneQuestion("b-other"))
+	input := promptSel(id) + ` [data-testid=other-input]`
+	tb.do(chromedp.WaitVisible(chromedp.CSS(input)))
+	// An empty Other is refused on the page, and the question stays open.
+	tb.click(promptSel(id) + ` [data-testid=other-submit]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=prompt-error]`)))
+	tb.do(chromedp.SendKeys(chromedp.CSS(input), "the canary pool"))
+	tb.shot("09-other-typed")
+	tb.click(promptSel(id) + ` [data-testid=other-submit]`)
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+	// Free text is not echoed back in the timeline.
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "own words" {
+		t.Errorf("timeline answer = %q; want own words", got)
+	}
+	tb.shot("10-other-answered")
+}
+
+func browserSkip(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	id := b.ask(t, threeQuestions("b-skip"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=skip]`)))
+	tb.click(promptSel(id) + ` [data-testid=skip]`)
+	res := b.result(t, id, 10*time.Second)
+	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonSkipped {
+		t.Fatalf("result = %+v; want no_answer/skipped", res)
+	}
+	tb.waitEnded(id, "skipped", 10*time.Second)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Skipped" {
+		t.Errorf("status = %q", got)
+	}
+	tb.shot("11-skipped")
+}
+
+func browserTimeout(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	id := b.ask(t, `{"id":"b-timeout","to":"web","agent":"nightly-job","timeoutSeconds":30,"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id))))
+	if left := tb.text(promptSel(id) + ` [data-testid=remaining]`); !strings.HasPrefix(left, "0:") {
+		t.Errorf("remaining = %q; want under 0:30", left)
+	}
+	tb.shot("12-timeout-pending")
+	res := b.result(t, id, 45*time.Second)
+	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonTimeout {
+		t.Fatalf("result = %+v; want no_answer/timeout", res)
+	}
+	tb.waitEnded(id, "expired", 10*time.Second)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Expired" {
+		t.Errorf("status = %q", got)
+	}
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=expired]`, id))))
+	tb.shot("13-expired")
+}
+
+func browserCancel(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 800, "", false)
+	// Agent text is shown as text, never as HTML.
+	const sneaky = `Ship <b>it</b>? <img src=x onerror="window.pwned=1">`
+	id := b.ask(t, fmt.Sprintf(`{"id":"b-cancel","to":"web","agent":"<i>bot</i>","questions":[{"id":"ship","header":"<u>Ship</u>","question":%s,"options":[{"label":"<script>x</script>"},{"label":"No"}]}]}`, jsq(sneaky)))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id))))
+	if got := tb.text(promptSel(id) + ` [data-testid=question-text]`); got != sneaky {
+		t.Errorf("question text = %q; want it verbatim", got)
+	}
+	if n := eval[int](tb, `document.querySelectorAll('#prompts img, #prompts b, #prompts i, #prompts u, #prompts script').length`); n != 0 {
+		t.Errorf("agent text made %d elements", n)
+	}
+	tb.shot("14-cancel-pending")
+	b.cancelQuestion(t, id)
+	if res := b.result(t, id, 10*time.Second); res.Reason != askbridge.ReasonCancelled {
+		t.Fatalf("result = %+v; want cancelled", res)
+	}
+	tb.waitEnded(id, "cancelled", 10*time.Second)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=cancelled]`, id))))
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Cancelled" {
+		t.Errorf("status = %q", got)
+	}
+	if eval[bool](tb, `window.pwned === 1`) {
+		t.Error("agent text ran a script")
+	}
+	tb.shot("15-cancelled")
+}
+
+func browserNarrow(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 390, 844, "", true)
+	first := b.ask(t, oneQuestion("b-narrow-1"))
+	second := b.ask(t, threeQuestions("b-narrow-2"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(first))), chromedp.WaitVisible(chromedp.CSS(promptSel(second))))
+	got := eval[map[string]any](tb, fmt.Sprintf(`(() => {
+		const a = document.querySelector(%s), b = document.querySelector(%s);
+		const os = a.querySelectorAll('[data-testid=option]');
+		const o1 = os[0].getBoundingClientRect(), o2 = os[1].getBoundingClientRect();
+		const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+		const skip = a.querySelector('[data-testid=skip]').getBoundingClientRect();
+		return {
+			layout: document.body.dataset.layout,
+			stacked: o2.top >= o1.bottom,
+			fullWidth: o1.width >= ra.width * 0.8,
+			tall: o1.height >= 44 && skip.height >= 44,
+			separateCards: rb.top - ra.bottom >= 8,
+			noSideScroll: document.documentElement.scrollWidth <= window.innerWidth,
+		};
+	})()`, jsq(promptSel(first)), jsq(promptSel(second))))
+	for _, k := range []string{"stacked", "fullWidth", "tall", "separateCards", "noSideScroll"} {
+		if got[k] != true {
+			t.Errorf("narrow layout: %s is %v (%v)", k, got[k], got)
+		}
+	}
+	if got["layout"] != "cards" {
+		t.Errorf("layout = %v; want cards", got["layout"])
+	}
+	tb.shot("16-narrow-cards")
+	tb.do(chromedp.Tap(chromedp.CSS(optionSel(first, "Staging (Recommended)"))))
+	wantResult(t, b.result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"Staging (Recommended)"}})
+	tb.waitEnded(first, "answered", 10*time.Second)
+	tb.shot("17-narrow-answered")
+}
+
+func browserReplicas(t *testing.T) {
+	t.Parallel()
+	a := startBridge(t, bridgeOptions{})
+	b := startBridge(t, bridgeOptions{prefix: a.prefix})
+	pa := openTab(t, a, 1100, 800, "", false)
+	pb := openTab(t, b, 1100, 800, "", false)
+	id := a.ask(t, oneQuestion("b-replicas"))
+	pa.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
+	pb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
+	pb.shot("18-replica-b-pending")
+
+	pa.click(optionSel(id, "Production"))
+	pa.waitEnded(id, "answered", 10*time.Second)
+	pb.waitEnded(id, "answered", 10*time.Second)
+	pb.do(chromedp.WaitVisible(chromedp.CSS(entrySel(id) + `[data-elsewhere]`)))
+	pb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id))))
+	if eval[bool](pa, fmt.Sprintf(`!!document.querySelector(%s)`, jsq(entrySel(id)+`[data-elsewhere]`))) {
+		t.Error("page A marks its own answer as given elsewhere")
+	}
+	pb.shot("19-replica-b-answered-elsewhere")
+
+	// One result, pushed once, although two engines and two pages saw it.
+	time.Sleep(300 * time.Millisecond)
+	if n := a.resultCount(t, id); n != 1 {
+		t.Fatalf("LLEN result = %d; want 1", n)
+	}
+	wantResult(t, a.result(t, id, time.Second), map[string][]string{"deploy_target": {"Production"}})
+	raw, err := a.store.History(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 1 {
+		t.Errorf("%d timeline entries in Redis; want 1", len(raw))
+	}
+}
+
+func browserToken(t *testing.T) {
+	t.Parallel()
+	const token = "browser-test-token-0123456789"
+	b := startBridge(t, bridgeOptions{token: token})
+	tb := openTab(t, b, 1100, 800, "#token="+token, false)
+	if h := eval[string](tb, `location.hash`); h != "" {
+		t.Errorf("the token stays in the address bar: %q", h)
+	}
+	if got := eval[string](tb, `sessionStorage.getItem('askbridge.token')`); got != token {
+		t.Errorf("sessionStorage token = %q", got)
+	}
+	id := b.ask(t, oneQuestion("b-token"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
+	tb.click(optionSel(id, "Production"))
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+
+	// A fresh browser context without the token is asked for it.
+	other := openTab(t, b, 1100, 800, "#no-wait", false)
+	other.do(chromedp.WaitVisible(chromedp.CSS(`#auth`)))
+	other.shot("20-token-needed")
+	other.do(chromedp.SendKeys(chromedp.CSS(`#auth-token`), "wrong-token-wrong-token"), chromedp.Click(chromedp.CSS(`[data-testid=auth-submit]`)))
+	other.do(chromedp.WaitVisible(chromedp.CSS(`#auth-error`)))
+	other.do(chromedp.SendKeys(chromedp.CSS(`#auth-token`), token), chromedp.Click(chromedp.CSS(`[data-testid=auth-submit]`)))
+	other.do(chromedp.WaitNotVisible(chromedp.CSS(`#auth`)))
+	other.waitReady()
+	other.do(chromedp.WaitVisible(chromedp.CSS(entrySel(id))))
+}
