@@ -3,10 +3,13 @@ package discord_test
 import (
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/discord/discordtest"
 )
 
 func TestButtonAnswer(t *testing.T) {
@@ -14,7 +17,7 @@ func TestButtonAnswer(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
 	id := e.ask(fmt.Sprintf(oneQuestion, "button-1"))
-	p := e.prompts(e.room, 1)[0]
+	p := e.shown(id)[0]
 	ids := buttonIDs(p)
 	if len(ids) != 3 {
 		t.Fatalf("buttons %v, want 2 options and Skip", ids)
@@ -23,7 +26,7 @@ func TestButtonAnswer(t *testing.T) {
 	if in.AckType != 7 || in.Failed || in.AckLatency > 3*time.Second {
 		t.Errorf("press answered with type %d after %s (failed %v), want an update within 3s", in.AckType, in.AckLatency, in.Failed)
 	}
-	if got := notice(in); got != "Answer recorded\\." {
+	if got := notice(in); got != "Answer recorded." {
 		t.Errorf("notice %q", got)
 	}
 	r := e.result(id, 5*time.Second)
@@ -34,4 +37,241 @@ func TestButtonAnswer(t *testing.T) {
 		t.Errorf("answered by %+v", r.AnsweredBy)
 	}
 	e.message(p.ID, "finished", ended("Answered: Production"))
+}
+
+func TestTextReplies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	multi := `{"id":%q,"questions":[{"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]}]}`
+	three := `{"id":%q,"questions":[
+ {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+ {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+ {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`
+	cases := []struct {
+		name, body, reply string
+		want              map[string][]string
+		status            string
+	}{
+		{"number", oneQuestion, "2", map[string][]string{"deploy_target": {"Production"}}, "Answered: Production"},
+		{"label", oneQuestion, "staging", map[string][]string{"deploy_target": {"Staging (Recommended)"}}, "Answered: Staging (Recommended)"},
+		{"free text", oneQuestion, "the canary cluster", map[string][]string{"deploy_target": {"the canary cluster"}}, "Answered"},
+		{"multi-select", multi, "1, load", map[string][]string{"checks": {"Unit", "Load"}}, "Answered: Unit, Load"},
+		{"three questions", three, "1: production\n2: 1, 2\n3: nobody", map[string][]string{"target": {"Production"}, "checks": {"Unit", "Integration"}, "notify": {"Nobody"}}, "Answered: Production, Unit, Integration, Nobody"},
+	}
+	for i, c := range cases {
+		id := e.ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%d", i)))
+		p := e.shown(id)[0]
+		if _, err := e.fake.Reply(e.alice, e.room, p.ID, c.reply); err != nil {
+			t.Fatal(err)
+		}
+		r := e.result(id, 5*time.Second)
+		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !reflect.DeepEqual(answers(r), c.want) {
+			t.Errorf("%s: result %+v answers %v", c.name, r, answers(r))
+		}
+		e.message(p.ID, c.status, ended(c.status))
+	}
+}
+
+func TestPartialReplyGetsCorrection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	id := e.ask(`{"id":"partial-1","questions":[
+ {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+ {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"}]},
+ {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`)
+	p := e.shown(id)[0]
+	if ids := buttonIDs(p); len(ids) != 1 || p.Components[0].Components[0].Label != "Skip" {
+		t.Errorf("a text prompt shows %v, want only Skip", ids)
+	}
+	first, err := e.fake.Reply(e.alice, e.room, p.ID, "1: staging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	corr := e.replyTo(e.room, first)
+	if !strings.Contains(corr.Content, "Checks") || !strings.Contains(corr.Content, "Notify") {
+		t.Errorf("correction %q does not name the missing questions", corr.Content)
+	}
+	if corr.AllowedMentions == nil || corr.AllowedMentions.Parse == nil || len(corr.AllowedMentions.Parse) != 0 || corr.AllowedMentions.RepliedUser {
+		t.Errorf("correction allowed_mentions %+v, want parse [] and no replied-user ping", corr.AllowedMentions)
+	}
+	e.noResult(id)
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "staging\nunit, integration\nteam"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.result(id, 5*time.Second)
+	want := map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Integration"}, "notify": {"Team"}}
+	if !reflect.DeepEqual(answers(r), want) {
+		t.Errorf("answers %v, want %v", answers(r), want)
+	}
+}
+
+func TestSkip(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	byButton := e.ask(fmt.Sprintf(oneQuestion, "skip-button"))
+	p := e.shown(byButton)[0]
+	ids := buttonIDs(p)
+	skip := p.Components[len(p.Components)-1].Components[0]
+	if skip.Label != "Skip" || skip.Style != 2 || skip.CustomID != ids[len(ids)-1] {
+		t.Fatalf("last button %+v, want a secondary Skip", skip)
+	}
+	in := e.click(e.alice, p.ID, skip.CustomID)
+	if notice(in) != "Skipped." {
+		t.Errorf("notice %q", notice(in))
+	}
+	if r := e.result(byButton, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v", r)
+	}
+	e.message(p.ID, "skipped", ended("Skipped"))
+
+	byText := e.ask(fmt.Sprintf(oneQuestion, "skip-text"))
+	p = e.shown(byText)[0]
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "/skip"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.result(byText, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v", r)
+	}
+	e.message(p.ID, "skipped", ended("Skipped"))
+}
+
+func TestTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	late := e.ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	cancelled := e.ask(fmt.Sprintf(oneQuestion, "cancel-1"))
+	ps := []discordtest.Message{e.shown(late)[0], e.shown(cancelled)[0]}
+	e.cancelAsk(cancelled)
+	if r := e.result(cancelled, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Errorf("cancel result %+v", r)
+	}
+	e.clock.advance(31 * time.Second)
+	if r := e.result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
+		t.Errorf("timeout result %+v", r)
+	}
+	for _, p := range ps {
+		want := "Expired"
+		if strings.Contains(p.Content, "deploy") {
+			want = "Cancelled"
+		}
+		m := e.message(p.ID, want, ended(want))
+		if !strings.HasPrefix(m.Content, p.Content) {
+			t.Errorf("the edit did not keep the text:\n%s\nwas\n%s", m.Content, p.Content)
+		}
+	}
+	// A press on the expired question: a notice, and the message stays final.
+	in := e.click(e.alice, ps[0].ID, buttonIDs(ps[0])[0])
+	_ = in
+}
+
+func TestUnauthorizedChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	id := e.ask(fmt.Sprintf(oneQuestion, "auth-1"))
+	p := e.shown(id)[0]
+	in := e.click(e.bob, p.ID, buttonIDs(p)[0])
+	if in.AckType != 4 || notice(in) != "This question is not for you." {
+		t.Errorf("bob's press: type %d notice %q", in.AckType, notice(in))
+	}
+	reply, err := e.fake.Reply(e.bob, e.room, p.ID, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	e.noResult(id)
+	m, _ := e.fake.Message(p.ID)
+	if m.Edits != 0 || len(m.Components) == 0 {
+		t.Errorf("the prompt changed: %d edits, %d rows", m.Edits, len(m.Components))
+	}
+	for _, m := range e.fake.Messages(e.room) {
+		if m.ReplyTo == reply {
+			t.Errorf("the bot answered bob's text: %q", m.Content)
+		}
+	}
+	e.click(e.alice, p.ID, buttonIDs(p)[0])
+	if r := e.result(id, 5*time.Second); r.AnsweredBy == nil || r.AnsweredBy.ID != e.alice {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestLateAndDoubleClicks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	id := e.ask(fmt.Sprintf(oneQuestion, "double-1"))
+	p := e.shown(id)[0]
+	ids := buttonIDs(p)
+	// Two presses at once (two interactions): one result.
+	i1, err := e.fake.Click(e.alice, p.ID, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	i2, err := e.fake.Click(e.alice, p.ID, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.result(id, 5*time.Second)
+	var notices []string
+	e.eventually(5*time.Second, "both presses answered", func() bool {
+		notices = notices[:0]
+		for _, iid := range []string{i1, i2} {
+			in, _ := e.fake.Interaction(iid)
+			if n := notice(in); n != "" {
+				notices = append(notices, n)
+			}
+		}
+		return len(notices) == 2
+	})
+	sort.Strings(notices)
+	if !reflect.DeepEqual(notices, []string{"Answer recorded.", "This question was already answered."}) {
+		t.Errorf("notices %q", notices)
+	}
+	e.message(p.ID, "finished", ended(askbridge.StatusLine(askbridge.Request{Questions: []askbridge.Question{{ID: "deploy_target", Options: []askbridge.Option{{Label: "Staging (Recommended)"}, {Label: "Production"}}}}}, r)))
+	time.Sleep(200 * time.Millisecond)
+	if n, _ := e.agent.LLen(t.Context(), e.prefix+"result:{"+id+"}").Result(); n != 0 {
+		t.Errorf("%d more results", n)
+	}
+	// A late press, long after: a notice, and the buttons are (still) gone.
+	late := e.click(e.bob, p.ID, ids[0])
+	if notice(late) != "This question was already answered." || late.AckType != 7 {
+		t.Errorf("late press: type %d notice %q", late.AckType, notice(late))
+	}
+	m, _ := e.fake.Message(p.ID)
+	if len(m.Components) != 0 {
+		t.Errorf("buttons left after a late press: %v", m.Components)
+	}
+}
+
+func TestMentionsDoNotPing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	body := fmt.Sprintf(`{"id":"ping-1","agent":"@everyone bot","questions":[{"id":"a","header":"<@&42>","question":"Hey @here and <@%s>, **really** [click](https://x.test) || > # -# ?","options":[{"label":"@everyone yes","description":"<@%s> says _so_"},{"label":"no <#123>"}]}]}`, e.alice, e.alice)
+	id := e.ask(body)
+	p := e.shown(id)[0]
+	if pings := p.Pings(); len(pings) > 0 {
+		t.Errorf("the prompt pings %v:\n%s", pings, p.Content)
+	}
+	if p.AllowedMentions == nil || p.AllowedMentions.Parse == nil || len(p.AllowedMentions.Parse) != 0 {
+		t.Errorf("allowed_mentions %+v, want parse []", p.AllowedMentions)
+	}
+	for _, raw := range []string{"@everyone", "@here", "<@" + e.alice + ">", "<@&42>", "**really**", "[click]", "<#123>"} {
+		if unescaped(p.Content, raw) {
+			t.Errorf("the prompt shows %q unescaped:\n%s", raw, p.Content)
+		}
+	}
+	if !strings.Contains(p.Content, `\@everyone`) || !strings.Contains(p.Content, `\<\@`+e.alice+`\>`) {
+		t.Errorf("escaped mentions missing:\n%s", p.Content)
+	}
+	e.click(e.alice, p.ID, buttonIDs(p)[0])
+	e.result(id, 5*time.Second)
+	m := e.message(p.ID, "answered", ended("Answered: @everyone yes"))
+	if pings := m.Pings(); len(pings) > 0 {
+		t.Errorf("the edited prompt pings %v", pings)
+	}
 }

@@ -59,6 +59,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
 	defer cancel()
 	log := c.log.With("interaction", i.ID, "chat", i.ChannelID, "message", i.Message.ID, "by", u.ID)
+	log.Debug("discord: button press")
 
 	if _, ok := parseCustomID(data.CustomID); !ok {
 		log.Warn("discord: press with a custom_id this bridge did not make")

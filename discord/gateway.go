@@ -124,14 +124,16 @@ func (c *Channel) identify(ctx context.Context) error {
 // deduplicated by the engine (Store.FirstSeen on the event id).
 func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in askbridge.Inbox, handlers *sync.WaitGroup) error {
 	lctx, lost := context.WithCancel(ctx)
-	defer lost()
 	var renewer sync.WaitGroup
 	renewer.Add(1)
 	go func() {
 		defer renewer.Done()
 		c.renew(lctx, lease, lost)
 	}()
-	defer renewer.Wait()
+	defer func() {
+		lost()
+		renewer.Wait()
+	}()
 
 	g := &gateway{c: c, in: in, handlers: handlers, ctx: ctx}
 	s := c.newSession()
@@ -145,6 +147,7 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 	})
 	s.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { g.spawn(func() { c.onInteraction(ctx, in, ic.Interaction) }) })
 	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { g.spawn(func() { c.onMessage(ctx, in, m.Message) }) })
+	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Resumed) { c.log.Info("discord: gateway session resumed") })
 
 	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)
 	for lctx.Err() == nil {

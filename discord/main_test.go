@@ -289,7 +289,7 @@ func (e *env) message(id string, what string, cond func(discordtest.Message) boo
 
 func ended(status string) func(discordtest.Message) bool {
 	return func(m discordtest.Message) bool {
-		return len(m.Components) == 0 && strings.HasSuffix(m.Content, "\n\n**"+status+"**")
+		return len(m.Components) == 0 && strings.HasSuffix(m.Content, "\n\n**"+discord.Escape(status)+"**")
 	}
 }
 
@@ -357,3 +357,39 @@ func answers(r askbridge.Result) map[string][]string {
 }
 
 const oneQuestion = `{"id":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+// unescaped reports whether s shows raw where no backslash escapes it.
+func unescaped(s, raw string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], raw)
+		if j < 0 {
+			return false
+		}
+		if k := i + j; k == 0 || s[k-1] != '\\' {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// shown waits until a question's messages are recorded in the store (the
+// engine records them right after Discord accepted them; a person cannot
+// press or reply sooner) and returns them as the fake has them.
+func (e *env) shown(id string) []discordtest.Message {
+	e.t.Helper()
+	var refs []askbridge.MessageRef
+	e.eventually(10*time.Second, "question "+id+" shown", func() bool {
+		var err error
+		refs, err = e.reps[0].store.Messages(context.Background(), id)
+		return err == nil && len(refs) > 0
+	})
+	out := make([]discordtest.Message, len(refs))
+	for i, ref := range refs {
+		m, ok := e.fake.Message(ref.Message)
+		if !ok {
+			e.t.Fatalf("message %s of %s is not on Discord", ref.Message, id)
+		}
+		out[i] = m
+	}
+	return out
+}

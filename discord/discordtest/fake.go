@@ -186,7 +186,11 @@ func New(opts Options) *Server {
 }
 
 // Token is the accepted bot token.
-func (s *Server) Token() string { return s.opts.Token }
+func (s *Server) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Token
+}
 
 // Close drops every gateway session and stops the server.
 func (s *Server) Close() {
@@ -381,7 +385,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Interaction callbacks and webhooks authenticate by their token.
-	if segs[0] != "interactions" && segs[0] != "webhooks" && r.Header.Get("Authorization") != "Bot "+s.opts.Token {
+	if segs[0] != "interactions" && segs[0] != "webhooks" && r.Header.Get("Authorization") != "Bot "+s.Token() {
 		errUnauthorized.write(w)
 		return
 	}

@@ -43,7 +43,12 @@ type gwSession struct {
 	seq     int64
 	events  []frame
 	conn    *gwConn
+	lostAt  time.Time // when conn went away
 }
+
+// resumeWindow is how long a session without a connection keeps its
+// events for a RESUME.
+const resumeWindow = 30 * time.Second
 
 type gwConn struct {
 	ws      *websocket.Conn
@@ -90,6 +95,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		delete(g.conns, c)
 		if c.session != nil && c.session.conn == c {
 			c.session.conn = nil
+			c.session.lostAt = time.Now()
 		}
 		g.mu.Unlock()
 		_ = ws.Close()
@@ -141,7 +147,7 @@ func (s *Server) identify(c *gwConn, d json.RawMessage) bool {
 		Intents int    `json:"intents"`
 	}
 	_ = json.Unmarshal(d, &id)
-	if id.Token != "Bot "+s.opts.Token {
+	if id.Token != "Bot "+s.Token() {
 		s.closeWith(c, 4004, "Authentication failed.")
 		return false
 	}
@@ -178,7 +184,7 @@ func (s *Server) resume(c *gwConn, d json.RawMessage) bool {
 		Seq       int64  `json:"seq"`
 	}
 	_ = json.Unmarshal(d, &rs)
-	if rs.Token != "Bot "+s.opts.Token {
+	if rs.Token != "Bot "+s.Token() {
 		s.closeWith(c, 4004, "Authentication failed.")
 		return false
 	}
@@ -235,8 +241,9 @@ func (s *Server) dispatch(t string, d map[string]any, dm bool) {
 	g := &s.gw
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, sess := range g.sessions {
-		if sess.conn == nil {
+	for id, sess := range g.sessions {
+		if sess.conn == nil && time.Since(sess.lostAt) > resumeWindow {
+			delete(g.sessions, id)
 			continue
 		}
 		ev := d

@@ -1,0 +1,4 @@
+package discord
+
+// Escape is escape, for the external tests.
+var Escape = escape
