@@ -165,7 +165,34 @@ func TestTimeoutAndCancel(t *testing.T) {
 	}
 	// A press on the expired question: a notice, and the message stays final.
 	in := e.click(e.alice, ps[0].ID, buttonIDs(ps[0])[0])
-	_ = in
+	if in.AckType != 7 || notice(in) != "This question has expired." {
+		t.Errorf("press on an expired question: type %d notice %q", in.AckType, notice(in))
+	}
+}
+
+// TestLatePressRemovesStaleButtons: the bot lost access to the channel, so
+// the edit at the end failed and the buttons stayed; a press on them gets
+// the notice and the buttons go (interaction responses need no channel
+// permission).
+func TestLatePressRemovesStaleButtons(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	room := e.fake.AddChannel()
+	id := e.ask(fmt.Sprintf(`{"id":"stale-1","to":"discord:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, room))
+	p := e.shown(id)[0]
+	e.fake.DenyChannel(room)
+	e.cancelAsk(id)
+	e.result(id, 5*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	if m, _ := e.fake.Message(p.ID); len(m.Components) == 0 {
+		t.Fatal("the edit went through a denied channel")
+	}
+	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
+	if in.AckType != 7 || notice(in) != "This question was cancelled." {
+		t.Errorf("late press: type %d notice %q", in.AckType, notice(in))
+	}
+	e.message(p.ID, "cancelled", ended("Cancelled"))
 }
 
 func TestUnauthorizedChangesNothing(t *testing.T) {
