@@ -438,8 +438,8 @@ func browserOther(t *testing.T) {
 	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	// Free text is not echoed back in the timeline.
-	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "own words" {
-		t.Errorf("timeline answer = %q; want own words", got)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "own answer" {
+		t.Errorf("timeline answer = %q; want own answer", got)
 	}
 	tb.shot("10-other-answered")
 }

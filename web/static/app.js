@@ -776,7 +776,7 @@
       if (labels.length) answer.append(labels.join(', '));
       if (s.ownWords) {
         if (labels.length) answer.append(', ');
-        answer.append(el('span', { class: 'own' }, 'own words'));
+        answer.append(el('span', { class: 'own', title: 'Free-text answers are not repeated here' }, 'own answer'));
       }
       if (!labels.length && !s.ownWords) {
         answer.classList.add('none');
