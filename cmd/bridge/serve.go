@@ -143,6 +143,10 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		_ = engine.Run(runCtx)
 	}()
 	page := "http://" + b.Addr + "/"
+	if cfg.HTTP.Token != "" {
+		// The token itself is never printed: the operator has it.
+		page += "#token=<ASKUSER_HTTP_TOKEN>"
+	}
 	fmt.Fprintf(stdout, "askbridge: web page on %s\n", page)
 	log.Info("bridge started", "http", b.Addr, "channels", len(channels))
 	return b, nil
