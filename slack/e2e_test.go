@@ -290,15 +290,25 @@ func TestBurstUnderRateLimit(t *testing.T) {
 		if got := len(e.waitMessages(opsChannel, n)); got != n {
 			t.Fatalf("%d prompts posted, want %d (one each)", got, n)
 		}
-		e.fake.SetRateLimit(0, 0, 0)
+		// Presses, their notices and the edits, still under a limit:
+		// nothing is lost either.
+		e.fake.SetRateLimit(6, time.Second, 1)
+		limited := e.fake.RateLimited()
 		for i, id := range ids {
 			e.noResult(id)
 			e.press(alice, opsChannel, prompts[i].TS, "Production")
 		}
-		for _, id := range ids {
+		for i, id := range ids {
 			if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 				t.Errorf("%s: %+v", id, r)
 			}
+			e.waitEnded(opsChannel, prompts[i].TS, "Answered: Production")
+		}
+		if !e.fake.Wait(15*time.Second, func() bool { return len(e.fake.Ephemerals(alice.ID)) == n }) {
+			t.Errorf("%d notices for %d presses", len(e.fake.Ephemerals(alice.ID)), n)
+		}
+		if e.fake.RateLimited() == limited {
+			t.Errorf("the presses never hit the rate limit")
 		}
 	})
 }
@@ -534,4 +544,28 @@ func TestNewChecksConfig(t *testing.T) {
 	if _, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: "s"}, nil, nil); err == nil {
 		t.Errorf("no store: accepted")
 	}
+}
+
+// With two questions open, a reply outside their threads is not taken as
+// either: the person is asked, in a thread, to reply to the one they mean.
+func TestSeveralOpenAsksWhich(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		a := e.ask(fmt.Sprintf(oneQuestion, "which-a-"+mode))
+		b := e.ask(fmt.Sprintf(oneQuestion, "which-b-"+mode))
+		ma, mb := e.prompt(opsChannel, a), e.prompt(opsChannel, b)
+		ts, _ := e.say(alice, opsChannel, "", "2")
+		e.waitThreadReply(opsChannel, ts, "Reply to the question you mean")
+		e.noResult(a)
+		e.noResult(b)
+		e.say(alice, opsChannel, mb.TS, "2")
+		if r := e.result(b, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v", r)
+		}
+		e.noResult(a)
+		e.waitEnded(opsChannel, mb.TS, "Answered: Production")
+		if now, _ := e.fake.Message(opsChannel, ma.TS); now.Updates != 0 {
+			t.Errorf("the other prompt changed")
+		}
+	})
 }

@@ -78,12 +78,20 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 		}
 		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
 		if reply.Notice != "" {
-			if _, err := c.api.PostEphemeralContext(ctx, channel, cb.User.ID, slack.MsgOptionText(Escape(string(reply.Notice)), false)); err != nil {
+			err := c.retry(ctx, func() error {
+				_, err := c.api.PostEphemeralContext(ctx, channel, cb.User.ID, slack.MsgOptionText(Escape(string(reply.Notice)), false))
+				if err != nil {
+					return c.classify(err)
+				}
+				return nil
+			})
+			if err != nil {
 				c.log.Warn("post ephemeral notice", "chat", channel, "err", err)
 			}
 		}
 		if reply.Ended && reply.Plan != nil {
-			if err := c.Finish(ctx, ref, *reply.Plan, reply.Status); err != nil {
+			err := c.retry(ctx, func() error { return c.Finish(ctx, ref, *reply.Plan, reply.Status) })
+			if err != nil {
 				c.log.Warn("finalize tapped message", "question", reply.QuestionID, "chat", channel, "message", ts, "err", err)
 			}
 		}
@@ -137,7 +145,35 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if thread == "" {
 		thread = m.TimeStamp
 	}
-	if err := c.Notify(ctx, m.Channel, thread, out.Respond); err != nil {
+	if err := c.retry(ctx, func() error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
 		c.log.Warn("answer a text reply", "chat", m.Channel, "err", err)
+	}
+}
+
+// retry runs a Web API call of an inbound event again while Slack
+// rate-limits it (waiting its Retry-After, within ctx, which HandleTimeout
+// bounds) and up to three times while it fails otherwise. A permanent
+// refusal is returned at once.
+func (c *Channel) retry(ctx context.Context, call func() error) error {
+	b := backoff{min: 200 * time.Millisecond, max: 2 * time.Second}
+	failures := 0
+	for {
+		err := call()
+		if err == nil {
+			return nil
+		}
+		kind, wait, _ := askbridge.Classify(err)
+		switch kind {
+		case askbridge.Permanent:
+			return err
+		case askbridge.Temporary:
+			if failures++; failures >= 3 {
+				return err
+			}
+			wait = b.next()
+		}
+		if !sleep(ctx, wait) {
+			return err
+		}
 	}
 }
