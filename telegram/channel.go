@@ -224,6 +224,7 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 			}
 		case askbridge.Temporary:
 			temporary++
+			c.log.Warn("call failed", "op", op, "chat", chat, "attempt", temporary, "err", se.Err)
 			if ctx.Err() == nil && temporary < temporaryAttempts {
 				d := time.Duration(temporary) * 300 * time.Millisecond
 				if !sleep(ctx, d+time.Duration(rand.Int64N(int64(d)/5))) {

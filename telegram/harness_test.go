@@ -87,6 +87,7 @@ type envOpts struct {
 	chatPace   time.Duration
 	globalPace time.Duration
 	webhook    bool
+	verbose    bool // log at Info, not only warnings
 	logLevel   slog.Level
 }
 
@@ -107,7 +108,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.globalPace == 0 {
 		o.globalPace = time.Millisecond
 	}
-	if o.logLevel == 0 {
+	if !o.verbose {
 		o.logLevel = slog.LevelWarn
 	}
 	fake := telegramtest.New(o.fake)
@@ -147,6 +148,7 @@ type clientHeader struct {
 func (c clientHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Test-Client", c.name)
+	r.Header.Set("X-Test-Sent", strconv.FormatInt(time.Now().UnixNano(), 10))
 	return c.next.RoundTrip(r)
 }
 
@@ -178,7 +180,11 @@ func (e *env) start(name string) *replica {
 func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox) *replica {
 	e.t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 64})
-	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: 2 * time.Second})
+	// ClaimIdle is longer than any send in these tests: the engine's
+	// delivery lease is re-entrant for its own replica, so a replica that
+	// claims back its own entry while still sending it would post it twice
+	// (see the report on engine.deliver).
+	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute})
 	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: e.opts.logLevel})).With("replica", name)
 	ch, err := telegram.New(e.config(name), st, log)
 	if err != nil {

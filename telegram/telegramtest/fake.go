@@ -35,9 +35,9 @@ const (
 	NoticeChars = 200
 	// maxLimit: getUpdates returns at most 100 updates.
 	maxLimit = 100
-	// earlyGrace: a request that arrives within this time of a 429 may
-	// have been sent before the client saw the 429, so it is not counted
-	// as ignoring retry_after.
+	// earlyGrace: a request started within this time of a 429 may have
+	// been started before the client saw the 429, so it is not counted as
+	// ignoring retry_after.
 	earlyGrace = 250 * time.Millisecond
 )
 
@@ -82,6 +82,11 @@ type Options struct {
 	// as bridge replicas sharing one token); whether a client honoured a
 	// 429 is judged per client. Default "X-Test-Client".
 	ClientHeader string
+	// SentHeader names a request header with the time the client started
+	// the request (Unix nanoseconds); with it, a request that was already
+	// on its way when a 429 was given is not held against the client even
+	// when it arrives late. Default "X-Test-Sent".
+	SentHeader string
 }
 
 // User is a Telegram user.
@@ -219,6 +224,9 @@ func New(opts Options) *Server {
 	}
 	if opts.ClientHeader == "" {
 		opts.ClientHeader = "X-Test-Client"
+	}
+	if opts.SentHeader == "" {
+		opts.SentHeader = "X-Test-Sent"
 	}
 	if opts.ChatBurst <= 0 {
 		opts.ChatBurst = max(1, int(opts.ChatRate))
@@ -507,7 +515,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error(), 0)
 		return
 	}
-	client := r.Header.Get(s.opts.ClientHeader)
+	client := clientOf{name: r.Header.Get(s.opts.ClientHeader), sent: time.Now()}
+	if ns, err := strconv.ParseInt(r.Header.Get(s.opts.SentHeader), 10, 64); err == nil {
+		client.sent = time.Unix(0, ns)
+	}
 	switch strings.ToLower(method) {
 	case "getme":
 		ok200(w, userJSON(s.Bot))
@@ -672,13 +683,22 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p map[string
 	}
 }
 
+// clientOf is who made a request, and when they started it.
+type clientOf struct {
+	name string
+	sent time.Time
+}
+
 // limitLocked applies the rates to one message of chat by client and
-// reports the retry_after to answer, 0 to let it through.
-func (s *Server) limitLocked(chatID int64, client string) int {
+// reports the retry_after to answer, 0 to let it through. A request the
+// client started inside a retry_after it had been given counts as Early.
+func (s *Server) limitLocked(chatID int64, c clientOf) int {
 	now := time.Now()
+	client := c.name
 	for _, scope := range []string{"global", "chat:" + strconv.FormatInt(chatID, 10)} {
-		if w, ok := s.retryUntil[client+"|"+scope]; ok && now.Before(w.until) && now.Sub(w.from) > earlyGrace {
+		if w, ok := s.retryUntil[client+"|"+scope]; ok && c.sent.Before(w.until) && c.sent.Sub(w.from) > earlyGrace {
 			s.stats.Early++
+			break
 		}
 	}
 	b, ok := s.perChat[chatID]
@@ -828,7 +848,7 @@ func mentions(plain, html string) ([]string, []int64) {
 	return names, ids
 }
 
-func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client string) {
+func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client clientOf) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.chatLocked(p["chat_id"])
@@ -887,7 +907,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client 
 	ok200(w, s.messageJSON(c, m))
 }
 
-func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client string, withText bool) {
+func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client clientOf, withText bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.chatLocked(p["chat_id"])

@@ -1,0 +1,88 @@
+package telegram_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/telegram/telegramtest"
+)
+
+// TestBurst500 sends 500 questions to 50 chats through two replicas under
+// the fake's rate limits (scaled up 20× from Telegram's 1/s per chat and
+// 30/s per bot, with the replicas' pacing scaled the same), answers every
+// one, and checks that each 429 was waited out and nothing was lost.
+func TestBurst500(t *testing.T) {
+	t.Parallel()
+	const questions, chats = 500, 50
+	e := newEnv(t, envOpts{
+		fake:     telegramtest.Options{ChatRate: 20, ChatBurst: 3, GlobalRate: 300, GlobalBurst: 30},
+		chatPace: time.Second / 20, globalPace: time.Second / 300,
+	})
+	for c := range chats {
+		e.fake.AddChat(burstChat(c), "group", fmt.Sprint("Team ", c))
+	}
+	e.start("a")
+	e.start("b")
+	e.poller()
+	start := time.Now()
+	body := `{"id":"burst-%d","to":"telegram:%d","questions":[{"id":"pick","header":"Pick","question":"Question %d?","options":[{"label":"Left"},{"label":"Right"}]}]}`
+	for i := range questions {
+		e.ask(fmt.Sprintf(body, i, burstChat(i%chats), i))
+	}
+	questionRe := regexp.MustCompile(`Question (\d+)\?`)
+	shown := map[int]telegramtest.Message{}
+	e.eventually(40*time.Second, "all prompts shown", func() bool {
+		for c := range chats {
+			for _, m := range e.fake.BotMessages(burstChat(c)) {
+				if g := questionRe.FindStringSubmatch(m.Text); g != nil {
+					n, _ := strconv.Atoi(g[1])
+					shown[n] = m
+				}
+			}
+		}
+		return len(shown) == questions
+	})
+	t.Logf("%d prompts shown in %s", questions, time.Since(start))
+	for i := range questions {
+		m := shown[i]
+		if _, err := e.fake.Tap(m.ChatID, m.ID, alice, []string{"Left", "Right"}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range questions {
+		r := e.result(fmt.Sprint("burst-", i), 20*time.Second)
+		if r.Status != askbridge.StatusAnswered || r.Answers.Answers["pick"][0] != []string{"Left", "Right"}[i%2] {
+			t.Fatalf("question %d: result %+v", i, r)
+		}
+	}
+	e.eventually(40*time.Second, "every prompt edited", func() bool {
+		for i := range questions {
+			m := e.message(shown[i].ChatID, shown[i].ID)
+			if len(m.Keyboard) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	st := e.fake.Stats()
+	t.Logf("done in %s: %+v", time.Since(start), st)
+	if st.Sent != questions {
+		t.Errorf("%d messages sent for %d questions", st.Sent, questions)
+	}
+	if st.Answered != questions || st.AnswerRefused != 0 {
+		t.Errorf("%d taps answered (%d refused), want %d", st.Answered, st.AnswerRefused, questions)
+	}
+	if st.RateLimited == 0 {
+		t.Error("no 429 was given: the test did not exercise the limits")
+	}
+	if st.Early != 0 {
+		t.Errorf("%d requests came before their retry_after passed", st.Early)
+	}
+	e.noMoreResults()
+}
+
+func burstChat(i int) int64 { return -5000 - int64(i) }
