@@ -1,0 +1,197 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/discord/discordtest"
+)
+
+// nopStore is enough for Send and Finish, which never touch the store.
+type nopStore struct{ askbridge.Store }
+
+func newTestChannel(t *testing.T, apiURL, token string) *Channel {
+	t.Helper()
+	c, err := New(Config{Token: token, APIURL: apiURL, Replica: "test"}, nopStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func testPlan(t testing.TB, id string) askbridge.Plan {
+	req, err := askbridge.DecodeRequest([]byte(`{"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return askbridge.BuildPlan(id, req, caps)
+}
+
+func TestRateLimitResponsesAreClassified(t *testing.T) {
+	cases := []struct {
+		name    string
+		headers map[string]string
+		body    string
+		want    time.Duration
+		global  bool
+	}{
+		{"body retry_after in seconds", nil, `{"message":"You are being rate limited.","retry_after":1.5,"global":false}`, 1500 * time.Millisecond, false},
+		{"Reset-After header longer", map[string]string{"X-RateLimit-Reset-After": "2.25", "X-RateLimit-Remaining": "0"}, `{"message":"You are being rate limited.","retry_after":0.5,"global":false}`, 2250 * time.Millisecond, false},
+		{"Retry-After header", map[string]string{"Retry-After": "3"}, `{"message":"You are being rate limited."}`, 3 * time.Second, false},
+		{"global", map[string]string{"X-RateLimit-Global": "true", "Retry-After": "1"}, `{"message":"You are being rate limited.","retry_after":0.75,"global":true}`, time.Second, true},
+		{"scope global", map[string]string{"X-RateLimit-Scope": "global"}, `{"message":"You are being rate limited.","retry_after":0.2}`, 200 * time.Millisecond, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				for k, v := range c.headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(429)
+				fmt.Fprint(w, c.body)
+			}))
+			defer srv.Close()
+			ch := newTestChannel(t, srv.URL+"/", "tok")
+			start := time.Now()
+			_, err := ch.Send(context.Background(), "123", testPlan(t, "q"))
+			var se *askbridge.SendError
+			if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != c.want {
+				t.Fatalf("error %v (%#v), want rate limited for %s", err, se, c.want)
+			}
+			if time.Since(start) > 500*time.Millisecond || calls.Load() != 1 {
+				t.Errorf("discordgo retried by itself: %d calls in %s", calls.Load(), time.Since(start))
+			}
+			var rl *rateLimitError
+			if !errors.As(err, &rl) || rl.Global != c.global {
+				t.Errorf("global %v, want %v", rl != nil && rl.Global, c.global)
+			}
+		})
+	}
+}
+
+func TestRouteBucketsAreHonoured(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{Limits: map[string]discordtest.Limit{
+		"POST /channels/{id}/messages": {Count: 2, Window: 400 * time.Millisecond},
+	}})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	start := time.Now()
+	for i := range 5 {
+		if _, err := ch.Send(context.Background(), room, testPlan(t, fmt.Sprint("q", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 700*time.Millisecond {
+		t.Errorf("5 messages at 2 per 400ms took only %s", d)
+	}
+	for _, r := range fake.Requests() {
+		if r.Status == 429 {
+			t.Errorf("the bucket was not honoured: %s %s got 429", r.Method, r.Path)
+		}
+	}
+	// A wait longer than the caller allows is a rate limit at once.
+	other := fake.AddChannel()
+	for i := range 2 {
+		if _, err := ch.Send(context.Background(), other, testPlan(t, fmt.Sprint("fill", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	before := len(fake.Requests())
+	_, err := ch.Send(ctx, other, testPlan(t, "late"))
+	if kind, wait, _ := askbridge.Classify(err); kind != askbridge.RateLimited || wait <= 0 {
+		t.Errorf("send past the deadline: %v", err)
+	}
+	if len(fake.Requests()) != before {
+		t.Error("a request went out although its wait passed the deadline")
+	}
+}
+
+func TestPlatformErrorsAreClassified(t *testing.T) {
+	cases := []struct {
+		status int
+		body   string
+		kind   askbridge.ErrorKind
+		reason string
+	}{
+		{404, `{"message":"Unknown Channel","code":10003}`, askbridge.Permanent, "Discord: Unknown Channel (code 10003)"},
+		{403, `{"message":"Missing Access","code":50001}`, askbridge.Permanent, "Discord: Missing Access (code 50001)"},
+		{403, `{"message":"Missing Permissions","code":50013}`, askbridge.Permanent, "Discord: Missing Permissions (code 50013)"},
+		{403, `{"message":"Cannot send messages to this user","code":50007}`, askbridge.Permanent, "Discord: Cannot send messages to this user (code 50007)"},
+		{401, `{"message":"401: Unauthorized","code":0}`, askbridge.Permanent, "Discord: 401: Unauthorized (code 0)"},
+		{500, `{"message":"Internal Server Error","code":0}`, askbridge.Temporary, "Discord: Internal Server Error (code 0)"},
+		{502, `<html>bad gateway</html>`, askbridge.Temporary, "Discord: "},
+	}
+	for _, c := range cases {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.WriteHeader(c.status)
+			fmt.Fprint(w, c.body)
+		}))
+		ch := newTestChannel(t, srv.URL+"/", "tok")
+		_, err := ch.Send(context.Background(), "123", testPlan(t, "q"))
+		srv.Close()
+		kind, _, reason := askbridge.Classify(err)
+		if kind != c.kind || !strings.HasPrefix(reason, c.reason) {
+			t.Errorf("%d %s: kind %v reason %q, want %v %q", c.status, c.body, kind, reason, c.kind, c.reason)
+		}
+		if calls.Load() != 1 {
+			t.Errorf("%d: %d calls; discordgo must not retry on its own", c.status, calls.Load())
+		}
+	}
+}
+
+func TestFakeRefusesWhatDiscordRefuses(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	btn := func(label, id string) discordgo.MessageComponent {
+		return discordgo.Button{Label: label, CustomID: id, Style: discordgo.PrimaryButton}
+	}
+	row := func(btns ...discordgo.MessageComponent) discordgo.MessageComponent {
+		return discordgo.ActionsRow{Components: btns}
+	}
+	six := []discordgo.MessageComponent{}
+	for i := range 6 {
+		six = append(six, row(btn("x", fmt.Sprint("id", i))))
+	}
+	cases := []struct {
+		name string
+		ms   *discordgo.MessageSend
+	}{
+		{"2001 characters", &discordgo.MessageSend{Content: strings.Repeat("y", 2001)}},
+		{"6 rows", &discordgo.MessageSend{Content: "x", Components: six}},
+		{"6 buttons in a row", &discordgo.MessageSend{Content: "x", Components: []discordgo.MessageComponent{row(btn("a", "1"), btn("b", "2"), btn("c", "3"), btn("d", "4"), btn("e", "5"), btn("f", "6"))}}},
+		{"81-character label", &discordgo.MessageSend{Content: "x", Components: []discordgo.MessageComponent{row(btn(strings.Repeat("l", 81), "1"))}}},
+		{"101-character custom_id", &discordgo.MessageSend{Content: "x", Components: []discordgo.MessageComponent{row(btn("l", strings.Repeat("i", 101)))}}},
+	}
+	for _, c := range cases {
+		_, err := ch.rest.ChannelMessageSendComplex(room, c.ms)
+		if restCode(err) != codeInvalidFormBody || restStatus(err) != 400 {
+			t.Errorf("%s: %v, want 400 Invalid Form Body (50035)", c.name, err)
+		}
+	}
+	// What the renderer makes of the tightest plan passes.
+	plan := testPlan(t, "q")
+	plan.Rows[0][0].Label = strings.Repeat("x", 200)
+	if _, err := ch.Send(context.Background(), room, plan); err != nil {
+		t.Errorf("the renderer let a long label through: %v", err)
+	}
+}
