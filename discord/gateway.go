@@ -145,8 +145,12 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 		default:
 		}
 	})
-	s.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { g.spawn(func() { c.onInteraction(ctx, in, ic.Interaction) }) })
-	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { g.spawn(func() { c.onMessage(ctx, in, m.Message) }) })
+	s.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) {
+		g.spawn(func() { c.onInteraction(ctx, in, ic.Interaction) })
+	})
+	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) {
+		g.spawn(func() { c.onMessage(ctx, in, m.Message) })
+	})
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Resumed) { c.log.Info("discord: gateway session resumed") })
 
 	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)

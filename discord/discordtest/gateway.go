@@ -396,3 +396,11 @@ func (s *Server) Ack(id string) (int, time.Duration) {
 	return in.AckType, in.AckLatency
 }
 
+// ForgetSessions makes every gateway session unknown, as after Discord
+// restarted: a RESUME gets op 9 INVALID SESSION and must IDENTIFY again.
+func (s *Server) ForgetSessions() {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sessions = map[string]*gwSession{}
+}
