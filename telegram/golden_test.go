@@ -163,3 +163,38 @@ func TestLongPromptSplitsAndEveryPartIsEdited(t *testing.T) {
 		t.Errorf("%d of %d parts show the status line", n, len(parts))
 	}
 }
+
+// TestOverlongPlanStillFits sends a plan no valid request makes (one
+// question line of 10,000 characters to escape) and checks that every part
+// is taken by the fake, status line included.
+func TestOverlongPlanStillFits(t *testing.T) {
+	t.Parallel()
+	fake := telegramtest.New(telegramtest.Options{})
+	defer fake.Close()
+	fake.AddChat(opsGroup, "supergroup", "Ops")
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemStore(askbridge.Record{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := askbridge.Plan{ID: "huge", Mode: askbridge.ModeText, Intro: "Question for you:", FreeText: "Free text.", Closing: "Reply.",
+		Sections: []askbridge.Section{{Header: "H", Question: strings.Repeat("<&> 🙂 ", 1500)}}}
+	refs, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) < 3 {
+		t.Fatalf("%d parts", len(refs))
+	}
+	for _, ref := range refs {
+		if err := ch.Finish(context.Background(), ref, plan, strings.Repeat("Answered: x & y, ", 40)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for _, m := range fake.BotMessages(opsGroup) {
+		total += strings.Count(m.Text, "🙂")
+	}
+	if total != 1500 {
+		t.Errorf("%d of 1500 pieces arrived", total)
+	}
+}

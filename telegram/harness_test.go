@@ -92,9 +92,9 @@ type envOpts struct {
 }
 
 type replica struct {
-	name   string
-	ch     *telegram.Channel
-	engine *askbridge.Engine
+	name    string
+	ch      *telegram.Channel
+	engine  *askbridge.Engine
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped atomic.Bool

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"html"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -19,8 +20,7 @@ const (
 	// line fits when the message is edited at the end: "Answered: " and up
 	// to 3 × 4 labels of 64 characters (ask-user.md §1) come to about 800.
 	statusReserve = 1000
-	// partLimit is the longest rendered part of a prompt. It is measured on
-	// the HTML, which is never shorter than the text Telegram counts.
+	// partLimit is the longest part of a prompt, as Telegram counts it.
 	partLimit = messageChars - statusReserve
 	// placeholderChars: Telegram: ForceReply input_field_placeholder is
 	// 1-64 characters.
@@ -60,20 +60,21 @@ func defuseMentions(s string) string {
 }
 
 // promptParts renders a plan as the HTML text of its messages, in order.
-// Each part is at most partLimit long and every tag opens and closes on one
-// line, so a cut between lines never breaks the markup.
+// Each part holds at most partLimit characters as Telegram counts them
+// (after entities parsing), and is cut only between lines, preferring a
+// blank line; every tag opens and closes on one line, so a cut never
+// breaks the markup.
 func promptParts(p askbridge.Plan) []string {
 	var lines []string
 	add := func(prefix, plain, suffix string) {
 		line := prefix + esc(plain) + suffix
-		if askbridge.TextLength(line) <= partLimit {
+		if plainLen(line) <= partLimit {
 			lines = append(lines, line)
 			return
 		}
 		// Only a plan that breaks the request limits gets here: cut the
-		// text itself so each piece, escaped, still fits (an escape is at
-		// most 6 characters: &quot; … &#39;).
-		for _, piece := range askbridge.SplitText(plain, (partLimit-len(prefix)-len(suffix))/6) {
+		// text itself into pieces that fit.
+		for _, piece := range askbridge.SplitText(plain, partLimit-plainLen(prefix+suffix)) {
 			lines = append(lines, prefix+esc(piece)+suffix)
 		}
 	}
@@ -98,7 +99,64 @@ func promptParts(p askbridge.Plan) []string {
 	for _, line := range strings.Split(p.Closing, "\n") {
 		add("", line, "")
 	}
-	return askbridge.SplitText(strings.Join(lines, "\n"), partLimit)
+	return packLines(lines, partLimit)
+}
+
+// packLines joins lines into parts of at most limit characters (as
+// plainLen counts), cutting at the last blank line of a full part when it
+// has one.
+func packLines(lines []string, limit int) []string {
+	var parts []string
+	var cur []string
+	size := func(ls []string) int {
+		n := max(len(ls)-1, 0) // the newlines
+		for _, l := range ls {
+			n += plainLen(l)
+		}
+		return n
+	}
+	emit := func(ls []string) {
+		for len(ls) > 0 && ls[len(ls)-1] == "" {
+			ls = ls[:len(ls)-1]
+		}
+		if len(ls) > 0 {
+			parts = append(parts, strings.Join(ls, "\n"))
+		}
+	}
+	for _, l := range lines {
+		if len(cur) > 0 && size(append(cur[:len(cur):len(cur)], l)) > limit {
+			carry := []string(nil)
+			if i := lastBlank(cur); i > 0 {
+				cur, carry = cur[:i], cur[i+1:]
+			}
+			emit(cur)
+			cur = carry
+		}
+		if len(cur) == 0 && l == "" {
+			continue
+		}
+		cur = append(cur, l)
+	}
+	emit(cur)
+	return parts
+}
+
+func lastBlank(ls []string) int {
+	for i := len(ls) - 1; i > 0; i-- {
+		if ls[i] == "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// tagRe matches the tags the renderer writes.
+var tagRe = regexp.MustCompile(`<[^>]*>`)
+
+// plainLen is the length Telegram counts for rendered HTML: tags dropped,
+// entities decoded, in UTF-16 code units.
+func plainLen(h string) int {
+	return askbridge.TextLength(html.UnescapeString(tagRe.ReplaceAllString(h, "")))
 }
 
 // withStatus is a part of an ended prompt: its text kept, the status line
