@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -568,4 +569,40 @@ func TestSeveralOpenAsksWhich(t *testing.T) {
 			t.Errorf("the other prompt changed")
 		}
 	})
+}
+
+// Stopping Run leaves no goroutine of the channel behind, in either mode.
+func TestRunStopsCleanly(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret, PingEvery: 50 * time.Millisecond})
+			defer fake.Close()
+			client := &http.Client{Transport: &http.Transport{}}
+			before := runtime.NumGoroutine()
+			cfg := slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL(), HTTPClient: client, PingInterval: time.Second}
+			if mode == socketMode {
+				cfg.AppToken = appToken
+			}
+			ch, err := slack.New(cfg, newMemStoreForE2E(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- ch.Run(ctx, nopInbox{}) }()
+			if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateConnected }) {
+				t.Fatalf("state %q", ch.State())
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			client.CloseIdleConnections()
+			var now int
+			if !fake.Wait(5*time.Second, func() bool { now = runtime.NumGoroutine(); return now <= before }) {
+				buf := make([]byte, 1<<16)
+				t.Fatalf("%d goroutines before Run, %d after it returned:\n%s", before, now, buf[:runtime.Stack(buf, true)])
+			}
+		})
+	}
 }

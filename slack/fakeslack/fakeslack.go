@@ -739,6 +739,10 @@ func (s *Server) send(e *envelope) {
 	e.timer = time.AfterFunc(s.opts.AckTimeout, func() { s.expire(e) })
 	dropAfter := s.dropAfter
 	s.dropAfter = false
+	if dropAfter {
+		// The connection dies before the ack reaches Slack: none counts.
+		e.conn = nil
+	}
 	s.mu.Unlock()
 	if err := c.write(msg); err != nil || dropAfter {
 		s.drop(c)
