@@ -67,7 +67,7 @@ func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
 	client := *cfg.HTTPClient
 	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
 	c := &Channel{
-		cfg: cfg, store: st, log: log.With("platform", Platform, "replica", cfg.Replica),
+		cfg: cfg, store: st, log: log.With("platform", Platform),
 		client: &client, dms: map[string]string{},
 	}
 	c.rest = c.newSession()

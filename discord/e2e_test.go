@@ -205,6 +205,13 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if in.AckType != 4 || notice(in) != "This question is not for you." {
 		t.Errorf("bob's press: type %d notice %q", in.AckType, notice(in))
 	}
+	// Forged presses: a custom_id the bridge never made, and a real-looking
+	// one for another question.
+	for _, forged := range []string{"evil", askbridge.EncodePayload("another-question", askbridge.Choice{Kind: askbridge.ControlOption})} {
+		if in := e.click(e.alice, p.ID, forged); notice(in) != "This button is no longer valid." {
+			t.Errorf("forged press %q: notice %q", forged, notice(in))
+		}
+	}
 	reply, err := e.fake.Reply(e.bob, e.room, p.ID, "2")
 	if err != nil {
 		t.Fatal(err)

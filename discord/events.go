@@ -14,6 +14,9 @@ import (
 // lives 15 minutes, so follow-ups still work after a slow engine.
 const handleTimeout = 30 * time.Second
 
+// dedupeTTL is how long an event id is remembered, as the engine does.
+const dedupeTTL = 2 * time.Hour
+
 // parseCustomID checks a button's custom_id before the engine sees it: at
 // most 100 characters (Discord's limit) and a payload this bridge makes.
 func parseCustomID(id string) (askbridge.Payload, bool) {
@@ -62,6 +65,11 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 	log.Debug("discord: button press")
 
 	if _, ok := parseCustomID(data.CustomID); !ok {
+		// The engine never sees this press, so it is deduplicated here
+		// (under the engine's key for presses).
+		if first, err := c.store.FirstSeen(ctx, Platform, "tap:"+i.ID, dedupeTTL); err == nil && !first {
+			return
+		}
 		log.Warn("discord: press with a custom_id this bridge did not make")
 		c.respond(ctx, log, i, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown})
 		return

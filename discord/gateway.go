@@ -23,6 +23,14 @@ const (
 	closeDisallowedIntents    = 4014
 )
 
+// errHandOver ends a gateway attempt that kept failing on this replica, so
+// another replica (perhaps with a working network path) can take over.
+var errHandOver = errors.New("discord: the gateway keeps failing here; handing the lease over")
+
+// maxOpenFailures is how many connects in a row may fail before the lease
+// is handed over.
+const maxOpenFailures = 5
+
 // errBadCredentials ends a gateway attempt that Discord refused for the
 // token or the intents.
 var errBadCredentials = errors.New("discord: bad credentials")
@@ -43,8 +51,8 @@ func (c *Channel) appIDValue() string {
 // refused token puts the channel in "bad credentials" and is retried
 // slowly. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
-	var handlers sync.WaitGroup
-	defer handlers.Wait()
+	handlers := &tracker{}
+	defer handlers.close()
 	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)
 	for ctx.Err() == nil {
 		if err := c.identify(ctx); err != nil {
@@ -77,14 +85,18 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 		}
 		bo.reset()
 		c.log.Info("discord: holding the gateway lease", "lease", lease.Name, "token", lease.Token)
-		err = c.holdGateway(ctx, lease, in, &handlers)
+		err = c.holdGateway(ctx, lease, in, handlers)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		if rerr := c.store.ReleaseLease(rctx, lease); rerr != nil {
 			c.log.Warn("discord: release gateway lease", "err", rerr)
 		}
 		cancel()
-		if errors.Is(err, errBadCredentials) {
+		switch {
+		case errors.Is(err, errBadCredentials):
 			c.badCredentials(ctx, err)
+		case errors.Is(err, errHandOver):
+			c.log.Warn(err.Error())
+			sleep(ctx, 2*c.cfg.StandbyPoll)
 		}
 	}
 	c.log.Info("discord: stopped")
@@ -122,7 +134,7 @@ func (c *Channel) identify(ctx context.Context) error {
 // and closes the session as soon as renewal fails, so two replicas never
 // hold sessions for long at once; events seen twice during a hand-over are
 // deduplicated by the engine (Store.FirstSeen on the event id).
-func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in askbridge.Inbox, handlers *sync.WaitGroup) error {
+func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in askbridge.Inbox, handlers *tracker) error {
 	lctx, lost := context.WithCancel(ctx)
 	var renewer sync.WaitGroup
 	renewer.Add(1)
@@ -154,6 +166,7 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Resumed) { c.log.Info("discord: gateway session resumed") })
 
 	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)
+	failures := 0
 	for lctx.Err() == nil {
 		select {
 		case <-disconnected: // left over from an earlier connection
@@ -172,11 +185,15 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 				return fmt.Errorf("%w: gateway closed with %d %s", errBadCredentials, ce.Code, ce.Text)
 			}
 			c.setState(askbridge.StateRetrying)
+			if failures++; failures >= maxOpenFailures {
+				return fmt.Errorf("%w (%d connects failed, last: %w)", errHandOver, failures, err)
+			}
 			wait := bo.next()
 			c.log.Warn("discord: connect to the gateway", "err", err, "retry_in", wait)
 			sleep(lctx, wait)
 			continue
 		}
+		failures = 0
 		c.setState(askbridge.StateConnected)
 		c.log.Info("discord: gateway connected")
 		select {
@@ -232,7 +249,7 @@ func (c *Channel) renew(ctx context.Context, lease askbridge.Lease, lost context
 type gateway struct {
 	c        *Channel
 	in       askbridge.Inbox
-	handlers *sync.WaitGroup
+	handlers *tracker
 	ctx      context.Context
 
 	mu   sync.Mutex
@@ -240,12 +257,34 @@ type gateway struct {
 }
 
 // spawn runs an event handler off the read loop; Run waits for them.
-func (g *gateway) spawn(f func()) {
-	g.handlers.Add(1)
+func (g *gateway) spawn(f func()) { g.handlers.spawn(f) }
+
+// tracker runs event handlers and waits for them at shutdown; an event that
+// arrives after close (from a session being torn down) is dropped.
+type tracker struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (t *tracker) spawn(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.wg.Add(1)
 	go func() {
-		defer g.handlers.Done()
+		defer t.wg.Done()
 		f()
 	}()
+}
+
+func (t *tracker) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.wg.Wait()
 }
 
 func (g *gateway) dialer() *websocket.Dialer {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -85,6 +86,8 @@ type envOpts struct {
 	wrap     func(i int, st askbridge.Store) askbridge.Store
 	replicas int
 	budget   time.Duration
+	// client gives a replica its own HTTP client (nil: the default).
+	client func(i int) *http.Client
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -115,8 +118,13 @@ func (e *env) start(i int, o envOpts) *replica {
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
+	var client *http.Client
+	if o.client != nil {
+		client = o.client(i)
+	}
 	ch, err := discord.New(discord.Config{
+		HTTPClient: client,
 		Token: e.fake.Token(), APIURL: e.fake.URL, Replica: name,
 		LeaseTTL: time.Second, StandbyPoll: 100 * time.Millisecond,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
@@ -302,6 +310,11 @@ func (e *env) click(user, message, customID string) discordtest.Interaction {
 		e.t.Fatal(err)
 	}
 	var in discordtest.Interaction
+	defer func() {
+		if e.t.Failed() {
+			e.t.Logf("press %s: ack type %d after %s, failed %v, %d callback calls, %d responses", id, in.AckType, in.AckLatency, in.Failed, in.Calls, len(in.Responses))
+		}
+	}()
 	e.eventually(10*time.Second, "an answer to the press", func() bool {
 		in, _ = e.fake.Interaction(id)
 		for _, r := range in.Responses {

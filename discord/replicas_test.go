@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -383,4 +384,39 @@ func TestBurstUnderRateLimits(t *testing.T) {
 		}
 	}
 	t.Logf("%d prompts, %d requests refused with 429", got, limited)
+}
+
+// noGateway is a network path on which Discord's gateway cannot be reached.
+type noGateway struct{}
+
+func (noGateway) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/gateway") {
+		return nil, errors.New("no route to the gateway")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayHandedOverWhenItKeepsFailing: the lease holder cannot reach
+// the gateway; after a few failed connects it hands the lease over and a
+// replica that can takes the gateway.
+func TestGatewayHandedOverWhenItKeepsFailing(t *testing.T) {
+	t.Parallel()
+	o := envOpts{replicas: 1, client: func(i int) *http.Client {
+		if i == 0 {
+			return &http.Client{Transport: noGateway{}}
+		}
+		return nil
+	}}
+	e := newEnv(t, o)
+	e.eventually(5*time.Second, "the broken replica retrying", func() bool { return e.reps[0].ch.State() == askbridge.StateRetrying })
+	e.start(1, o)
+	e.eventually(15*time.Second, "the working replica connected", func() bool {
+		return e.reps[1].ch.State() == askbridge.StateConnected && e.fake.Sessions() == 1
+	})
+	id := e.ask(fmt.Sprintf(oneQuestion, "handover-1"))
+	p := e.shown(id)[0]
+	e.click(e.alice, p.ID, buttonIDs(p)[0])
+	if r := e.result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
+		t.Errorf("result %+v", r)
+	}
 }

@@ -17,8 +17,13 @@ import (
 	"github.com/askbridge/askbridge/discord/discordtest"
 )
 
-// nopStore is enough for Send and Finish, which never touch the store.
+// nopStore is enough for Send and Finish, which never touch the store,
+// and for the handlers, which only deduplicate refused presses.
 type nopStore struct{ askbridge.Store }
+
+func (nopStore) FirstSeen(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
 
 func newTestChannel(t *testing.T, apiURL, token string) *Channel {
 	t.Helper()
