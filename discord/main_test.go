@@ -125,7 +125,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	}
 	ch, err := discord.New(discord.Config{
 		HTTPClient: client,
-		Token: e.fake.Token(), APIURL: e.fake.URL, Replica: name,
+		Token:      e.fake.Token(), APIURL: e.fake.URL, Replica: name,
 		LeaseTTL: time.Second, StandbyPoll: 100 * time.Millisecond,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		BadCredentialsRetry: 300 * time.Millisecond, OpenTimeout: 5 * time.Second,
