@@ -132,16 +132,18 @@ func actionBlocks(plan askbridge.Plan) []slack.Block {
 	return out
 }
 
-// render lays a plan out as one or more messages of at most maxBlocks
+// render lays a plan out as one or more messages of fewer than maxBlocks
 // blocks, the buttons in the last one. Every message has its plain `text`
 // fallback (escaped), which is what notifications show.
 func render(plan askbridge.Plan) []message {
 	content, actions := contentBlocks(plan), actionBlocks(plan)
 	var groups [][]slack.Block
 	all := append(content, actions...)
-	for len(all) > maxBlocks {
-		groups = append(groups, all[:maxBlocks])
-		all = all[maxBlocks:]
+	// One block of each message is kept free for the status line its
+	// end adds.
+	for len(all) > maxBlocks-1 {
+		groups = append(groups, all[:maxBlocks-1])
+		all = all[maxBlocks-1:]
 	}
 	groups = append(groups, all)
 	// The first message carries the whole prompt as its fallback (cut to
