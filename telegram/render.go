@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
+
 	"github.com/askbridge/askbridge"
 )
 
@@ -227,7 +229,22 @@ func keyboard(p askbridge.Plan) *inlineKeyboard {
 // noKeyboard removes an inline keyboard in an edit.
 var noKeyboard = &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 
-// cutRunes cuts s to at most n characters with "…".
-func cutRunes(s string, n int) string {
-	return askbridge.CutLabel(s, n)
+// cutText cuts s to at most n characters as Telegram counts them (UTF-16
+// code units), on a grapheme boundary, ending it with "…" when cut.
+func cutText(s string, n int) string {
+	if askbridge.TextLength(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	g := uniseg.NewGraphemes(s)
+	used := 1 // the "…"
+	for g.Next() {
+		w := askbridge.TextLength(g.Str())
+		if used+w > n {
+			break
+		}
+		b.WriteString(g.Str())
+		used += w
+	}
+	return b.String() + "…"
 }

@@ -107,7 +107,7 @@ func (c *Channel) answer(ctx context.Context, id string, notice askbridge.Notice
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
 	_, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{
-		CallbackQueryID: id, Text: cutRunes(string(notice), noticeChars),
+		CallbackQueryID: id, Text: cutText(string(notice), noticeChars),
 	})
 	if err != nil {
 		c.log.Warn("answer callback query", "err", wrap("answer callback query", err))
@@ -128,7 +128,7 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 		ChatID: chatID(prompt.Chat), ParseMode: models.ParseModeHTML,
 		Text: replyBoxText(rec.Request.Questions[0].Question, who, group),
 		ReplyMarkup: &models.ForceReply{ForceReply: true, Selective: group,
-			InputFieldPlaceholder: cutRunes("Your answer", placeholderChars)},
+			InputFieldPlaceholder: cutText("Your answer", placeholderChars)},
 	}
 	if mid, err := strconv.Atoi(prompt.Message); err == nil {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: mid, AllowSendingWithoutReply: true}

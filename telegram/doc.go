@@ -1,0 +1,111 @@
+// Package telegram shows ask_user questions in Telegram chats and brings
+// the answers back, on the Bot API through github.com/go-telegram/bot.
+//
+// # Data flow
+//
+// The engine calls [Channel.Send] with a plan. The plan is rendered as HTML
+// (parse_mode HTML) with every piece of agent text escaped (&, <, > and
+// quotes) and every "@name" defused with an invisible word joiner, so agent
+// text is shown as text and never mentions or notifies anyone. A one-question
+// single-select prompt gets an inline keyboard: one full-width row per
+// option, in the declared order, then a row with "Other…" and "Skip"; text
+// prompts (several questions, multi-select) get only "Skip". Each button's
+// callback_data is the 21-byte payload of askbridge.EncodePayload (Telegram
+// allows 1-64 bytes). A prompt longer than one message is cut between lines
+// into parts of at most 3096 characters as Telegram counts them, leaving
+// room for the status line; the keyboard goes under the last part, and every
+// part is recorded for the question.
+//
+// Sends and edits are paced per chat (Config.ChatPace, default 1 s) and per
+// replica (Config.GlobalPace, default 1/30 s), following Telegram's advice
+// of about one message per second in a chat and thirty per second overall.
+// A 429 holds every send of the replica for its retry_after (Telegram does
+// not say whether the chat or the bot hit the limit) and the call is retried
+// after it, so a burst is delivered late, never dropped. The pacing is per
+// replica: with N replicas, give each 1/N of the bot's budget.
+//
+// Telegram's refusals are classified at this boundary: 429 is RateLimited;
+// 400, 401, 403 and 404 are Permanent — "Bad Request: chat not found",
+// "Forbidden: bot was blocked by the user", "Forbidden: bot was kicked from
+// the group chat", "Bad Request: not enough rights to send text messages to
+// the chat" end the question as undeliverable at once, with Telegram's own
+// description as the reason; network errors, 5xx and 409 are Temporary.
+//
+// When a question ends, [Channel.Finish] edits each of its messages with
+// editMessageText: the same text, the status line ("Answered: …",
+// "Skipped", "Expired", "Cancelled") in bold under it, and the keyboard
+// removed. "message is not modified" counts as success and "message to edit
+// not found" (someone deleted it) is logged and skipped.
+//
+// # Taps and replies
+//
+// A callback query goes to the engine's Inbox.Tap and is answered with
+// answerCallbackQuery at once (a toast, not an alert) with the engine's
+// notice: recorded, skipped, already answered, expired, cancelled, not for
+// you, no longer valid. "Other…" posts a force-reply message under the
+// prompt and attaches it to the question, so the reply to it answers; in a
+// group the box is selective and mentions the tapper, so it opens for them
+// only. A tap on a question that had already ended also clears that
+// message's buttons.
+//
+// A text message goes to Inbox.Reply with the message it replies to
+// (reply_to_message), the sender as Person{Platform: "telegram", ID: the
+// user id, Name}, and FromBot from from.is_bot; "/skip@this_bot" is read as
+// "/skip". A correction or a "reply to the question you mean" is posted as a
+// reply to the person's message.
+//
+// # Privacy mode in groups
+//
+// With privacy mode on (the default for bots), a bot in a group receives only
+// commands, replies to its own messages, and messages that mention it. The
+// bridge works with that: replying to a prompt (or to the reply box "Other…"
+// opens) always reaches it, and so does "/skip". A plain message in a group
+// that is not a reply reaches the bridge only when privacy mode is off
+// (@BotFather → /setprivacy → Disable) or the bot is a group admin. Private
+// chats see every message.
+//
+// # Receiving updates across replicas
+//
+// Telegram allows one getUpdates consumer per bot token: a second one makes
+// the first fail with 409 "Conflict: terminated by other getUpdates request".
+// So in polling mode (the default) [Channel.Run] polls in exactly one
+// replica: the one holding the Store lease "telegram:poll:<bot id>" (named by
+// the bot's id, never its token). The holder renews it every RenewEvery
+// (default 3 s); it lives LeaseTTL (default 10 s); the other replicas stand by
+// (State "standby") and try to take it every RenewEvery, so one takes over
+// within LeaseTTL + RenewEvery = 13 s of the holder dying. A replica that
+// stops gracefully releases the lease at once.
+//
+// The update offset is a Store cursor of the same name, written with
+// SetCursor fenced by the lease (a replica that lost the lease cannot move
+// it) after each update is handled. The poller starts from the stored
+// offset, and its getUpdates calls are held until every update the previous
+// call returned is handled and its offset stored: Telegram forgets every
+// update below the offset it is asked for, and the library asks for the next
+// offset as soon as it has queued an update, so without that hold a crash
+// could lose updates fetched but not handled. Every update_id also goes
+// through Store.FirstSeen (kept 24 h, as long as Telegram keeps an
+// unconfirmed update), so an update delivered twice (after a takeover, or a
+// webhook retry) is handled once.
+//
+// # Webhook mode
+//
+// With Config.WebhookURL (an https URL; ASKUSER_TELEGRAM_WEBHOOK_URL in the
+// bridge's configuration) and Config.WebhookSecret, every replica calls
+// setWebhook with the URL, secret_token and allowed_updates on start, and
+// serves [Channel.WebhookHandler] on [Channel.WebhookPath] (the URL's path;
+// mount it on the bridge's HTTP server). Telegram may deliver to any replica
+// behind the load balancer. The handler checks the
+// X-Telegram-Bot-Api-Secret-Token header on every request in constant time
+// (401 otherwise), hands the update to the engine before answering, and
+// answers 500 when the dedupe cannot reach Redis so Telegram delivers again.
+// Switching back to polling needs nothing: the poller calls deleteWebhook
+// when it takes the lease (getUpdates fails while a webhook is set).
+//
+// # Tests
+//
+// Package telegramtest is a fake Bot API that the tests drive the real
+// library against: the same request encodings, limits and error bodies,
+// 409 for a superseded getUpdates, 429 with retry_after over configurable
+// rates, and helpers to play a person.
+package telegram

@@ -1,0 +1,219 @@
+package telegramtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/askbridge/askbridge/telegram/telegramtest"
+)
+
+const chat int64 = -100777
+
+func setup(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *bot.Bot) {
+	t.Helper()
+	s := telegramtest.New(o)
+	t.Cleanup(s.Close)
+	s.AddChat(chat, "supergroup", "Test")
+	b, err := bot.New(s.Token, bot.WithServerURL(s.URL), bot.WithSkipGetMe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b
+}
+
+// raw posts a form to a method and returns the status and decoded body.
+func raw(t *testing.T, s *telegramtest.Server, method string, form url.Values) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.PostForm(s.URL+"/bot"+s.Token+"/"+method, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &body); err != nil {
+		t.Fatalf("%s: %s", err, data)
+	}
+	return resp.StatusCode, body
+}
+
+func TestSendRefusalsLikeTelegram(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{})
+	long := strings.Repeat("x", telegramtest.MessageChars+1)
+	tests := []struct {
+		name   string
+		params *bot.SendMessageParams
+		want   string
+	}{
+		{"unknown chat", &bot.SendMessageParams{ChatID: 42, Text: "hi"}, telegramtest.ErrChatNotFound},
+		{"too long", &bot.SendMessageParams{ChatID: chat, Text: long}, telegramtest.ErrTooLong},
+		{"empty", &bot.SendMessageParams{ChatID: chat, Text: "<b> </b>", ParseMode: models.ParseModeHTML}, telegramtest.ErrEmpty},
+		{"unknown tag", &bot.SendMessageParams{ChatID: chat, Text: "a <foo>b</foo>", ParseMode: models.ParseModeHTML}, `Bad Request: can't parse entities: Unsupported start tag "foo" at byte offset 2`},
+		{"unclosed tag", &bot.SendMessageParams{ChatID: chat, Text: "<b>bold", ParseMode: models.ParseModeHTML}, `Bad Request: can't parse entities: Can't find end tag corresponding to start tag "b"`},
+		{"stray end tag", &bot.SendMessageParams{ChatID: chat, Text: "x</i>", ParseMode: models.ParseModeHTML}, "Bad Request: can't parse entities: Unexpected end tag at byte offset 1"},
+		{"callback data too long", &bot.SendMessageParams{ChatID: chat, Text: "q", ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{{Text: "A", CallbackData: strings.Repeat("d", 65)}}}}}, telegramtest.ErrButtonData},
+		{"reply to nothing", &bot.SendMessageParams{ChatID: chat, Text: "q", ReplyParameters: &models.ReplyParameters{MessageID: 999}}, telegramtest.ErrReplyNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.SendMessage(context.Background(), tt.params)
+			if !errors.Is(err, bot.ErrorBadRequest) || !strings.HasSuffix(err.Error(), ", "+tt.want) {
+				t.Errorf("error %v, want 400 %q", err, tt.want)
+			}
+		})
+	}
+	// The limit counts characters after entities parsing.
+	exact := strings.Repeat("&amp;", telegramtest.MessageChars)
+	if _, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: exact, ParseMode: models.ParseModeHTML}); err != nil {
+		t.Errorf("4096 characters after parsing: %v", err)
+	}
+	// The library's empty copy_text on every button is taken.
+	m, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "q",
+		ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{{Text: "A", CallbackData: strings.Repeat("d", 64)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Messages(chat); len(got) != 2 || got[1].Keyboard[0][0].Data != strings.Repeat("d", 64) {
+		t.Errorf("messages %+v", got)
+	}
+	s.Block(chat, telegramtest.ErrBlocked)
+	if _, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "q"}); !errors.Is(err, bot.ErrorForbidden) || !strings.Contains(err.Error(), telegramtest.ErrBlocked) {
+		t.Errorf("blocked: %v", err)
+	}
+	s.Block(chat, "")
+	// An edit that changes nothing, and one of a deleted message.
+	edit := &bot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: "q",
+		ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{{Text: "A", CallbackData: strings.Repeat("d", 64)}}}}}
+	if _, err := b.EditMessageText(context.Background(), edit); err == nil || !strings.HasSuffix(err.Error(), telegramtest.ErrNotModified) {
+		t.Errorf("same edit: %v", err)
+	}
+	edit.ReplyMarkup = nil
+	if _, err := b.EditMessageText(context.Background(), edit); err != nil {
+		t.Errorf("an edit without reply_markup removes the keyboard: %v", err)
+	}
+	if got := s.Messages(chat)[1]; len(got.Keyboard) != 0 || got.Edits != 1 {
+		t.Errorf("after the edit: %+v", got)
+	}
+	s.DeleteMessage(chat, m.ID)
+	if _, err := b.EditMessageText(context.Background(), edit); err == nil || !strings.HasSuffix(err.Error(), telegramtest.ErrEditNotFound) {
+		t.Errorf("deleted: %v", err)
+	}
+}
+
+func TestRateLimitBody(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{ChatRate: 1, ChatBurst: 1})
+	if _, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "two"})
+	var tooMany *bot.TooManyRequestsError
+	if !errors.As(err, &tooMany) || tooMany.RetryAfter != 1 {
+		t.Fatalf("error %v, want a 429 with retry_after 1", err)
+	}
+	time.Sleep(400 * time.Millisecond) // past the grace for requests already on their way
+	code, body := raw(t, s, "sendMessage", url.Values{"chat_id": {"-100777"}, "text": {"three"}})
+	want := `{"description":"Too Many Requests: retry after 1","error_code":429,"ok":false,"parameters":{"retry_after":1}}`
+	if got, _ := json.Marshal(body); code != http.StatusTooManyRequests || string(got) != want {
+		t.Errorf("%d %s, want 429 %s", code, got, want)
+	}
+	if st := s.Stats(); st.RateLimited != 2 || st.Early != 1 {
+		t.Errorf("stats %+v: the third send came inside the retry_after", st)
+	}
+}
+
+func TestOnePollerAtATime(t *testing.T) {
+	s, _ := setup(t, telegramtest.Options{})
+	first := make(chan int, 1)
+	go func() {
+		code, _ := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}})
+		first <- code
+	}()
+	time.Sleep(200 * time.Millisecond)
+	// The second poll terminates the first, which gets 409.
+	go func() { raw(t, s, "getUpdates", url.Values{"timeout": {"1"}}) }()
+	select {
+	case code := <-first:
+		if code != http.StatusConflict {
+			t.Errorf("first poller got %d, want 409", code)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the first poll was not terminated")
+	}
+	if s.Stats().Conflicts != 1 {
+		t.Errorf("stats %+v", s.Stats())
+	}
+	// Long polling returns as soon as an update arrives, and an offset
+	// confirms what came before it.
+	got := make(chan map[string]any, 1)
+	go func() { _, body := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}}); got <- body }()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := s.SendText(chat, telegramtest.User{ID: 7, FirstName: "P"}, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	select {
+	case body = <-got:
+	case <-time.After(2 * time.Second):
+		t.Fatal("getUpdates did not return on a new update")
+	}
+	result := body["result"].([]any)
+	if len(result) != 1 {
+		t.Fatalf("result %v", result)
+	}
+	id := int(result[0].(map[string]any)["update_id"].(float64))
+	if s.Pending() != 1 {
+		t.Error("an update was dropped before it was confirmed")
+	}
+	raw(t, s, "getUpdates", url.Values{"offset": {strings.TrimSpace(jsonNumber(id + 1))}})
+	if s.Pending() != 0 {
+		t.Error("the offset did not confirm the update")
+	}
+	// A webhook blocks getUpdates.
+	if code, _ := raw(t, s, "setWebhook", url.Values{"url": {"http://insecure.example"}}); code != http.StatusBadRequest {
+		t.Errorf("http webhook: %d", code)
+	}
+	raw(t, s, "setWebhook", url.Values{"url": {"https://bridge.example/hook"}, "secret_token": {"abc"}})
+	if code, body := raw(t, s, "getUpdates", nil); code != http.StatusConflict || body["description"] != telegramtest.ErrConflictHook {
+		t.Errorf("getUpdates with a webhook: %d %v", code, body)
+	}
+}
+
+func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestBodiesAndToken(t *testing.T) {
+	s, _ := setup(t, telegramtest.Options{})
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/bot"+s.Token+"/sendMessage", strings.NewReader(`{"chat_id":-100777,"text":"<b>json</b>","parse_mode":"HTML","reply_markup":{"inline_keyboard":[[{"text":"A","callback_data":"a"}]]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("json body: %d", resp.StatusCode)
+	}
+	if m := s.Messages(chat)[0]; m.Text != "json" || m.Keyboard[0][0].Data != "a" {
+		t.Errorf("message %+v", m)
+	}
+	if code, _ := raw(t, s, "sendMessage", url.Values{"chat_id": {"-100777"}, "text": {"form"}}); code != http.StatusOK {
+		t.Errorf("form body: %d", code)
+	}
+	resp, err = http.Post(s.URL+"/bot1:wrong/getMe", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", resp.StatusCode)
+	}
+}
