@@ -217,6 +217,16 @@ func TestReconnectResumes(t *testing.T) {
 	if in.Failed {
 		t.Errorf("the press failed: acknowledged after %s", in.AckLatency)
 	}
+	// Discord asks for a reconnect (op 7): the session is resumed again.
+	e.fake.RequestReconnect()
+	e.eventually(10*time.Second, "a second resume", func() bool {
+		_, n, _ := e.fake.GatewayStats()
+		return n >= resumes+1 && e.fake.Sessions() == 1
+	})
+	next := e.ask(fmt.Sprintf(oneQuestion, "resume-2"))
+	p = e.shown(next)[0]
+	e.click(e.alice, p.ID, buttonIDs(p)[0])
+	e.result(next, 5*time.Second)
 }
 
 func TestBadCredentials(t *testing.T) {

@@ -335,7 +335,23 @@ func classify(op string, err error) error {
 		}
 		return &askbridge.SendError{Kind: kind, Reason: reason, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// The URL of an interaction or webhook call holds its token.
+		err = fmt.Errorf("%s %s: %w", ue.Op, redactURL(ue.URL), ue.Err)
+	}
 	return &askbridge.SendError{Kind: askbridge.Temporary, Reason: "Discord: " + err.Error(), Err: fmt.Errorf("discord: %s: %w", op, err)}
+}
+
+// redactURL hides the token segment of interaction and webhook URLs.
+func redactURL(raw string) string {
+	segs := strings.Split(raw, "/")
+	for i := 0; i+2 < len(segs); i++ {
+		if segs[i] == "interactions" || segs[i] == "webhooks" {
+			segs[i+2] = "<token>"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // restCode is the JSON error code of a Discord REST error, or 0.

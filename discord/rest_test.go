@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -198,5 +199,29 @@ func TestFakeRefusesWhatDiscordRefuses(t *testing.T) {
 	plan.Rows[0][0].Label = strings.Repeat("x", 200)
 	if _, err := ch.Send(context.Background(), room, plan); err != nil {
 		t.Errorf("the renderer let a long label through: %v", err)
+	}
+}
+
+func TestTokensStayOutOfErrors(t *testing.T) {
+	if got := redactURL("https://discord.com/api/v9/interactions/123/secret-token/callback"); strings.Contains(got, "secret") {
+		t.Errorf("redactURL kept the token: %s", got)
+	}
+	if got := redactURL("https://discord.com/api/v9/webhooks/1/secret-token/messages/@original"); strings.Contains(got, "secret") {
+		t.Errorf("redactURL kept the token: %s", got)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close() // hang up: the client gets a *url.Error naming the URL
+	}))
+	defer srv.Close()
+	ch := newTestChannel(t, srv.URL+"/", "bot-token-value")
+	err := ch.rest.InteractionRespond(&discordgo.Interaction{ID: "1", Token: "interaction-secret"}, &discordgo.InteractionResponse{Type: 6})
+	serr := classify("acknowledge", err)
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v is not a *url.Error", err)
+	}
+	if err == nil || strings.Contains(serr.Error(), "interaction-secret") || strings.Contains(serr.Error(), "bot-token-value") {
+		t.Errorf("error %v shows a token", serr)
 	}
 }

@@ -404,3 +404,18 @@ func (s *Server) ForgetSessions() {
 	defer g.mu.Unlock()
 	g.sessions = map[string]*gwSession{}
 }
+
+// RequestReconnect sends op 7 RECONNECT on every connection, as Discord
+// does before it moves a session: the client should reconnect and resume.
+func (s *Server) RequestReconnect() {
+	g := &s.gw
+	g.mu.Lock()
+	conns := make([]*gwConn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range conns {
+		_ = c.send(map[string]any{"op": 7, "d": nil})
+	}
+}
