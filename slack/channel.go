@@ -68,6 +68,9 @@ type Channel struct {
 	dms      sync.Map     // user id -> DM channel id
 	inbox    atomic.Pointer[inboxRef]
 	handling sync.WaitGroup
+	// stopMu guards stopped, set when Run ends: no handling starts after.
+	stopMu  sync.Mutex
+	stopped bool
 	// slots bounds the inbound events handled at once.
 	slots chan struct{}
 }

@@ -40,7 +40,8 @@ const (
 // five minutes, else it gets 401 and changes nothing. url_verification is
 // answered; events are acknowledged with 200 at once and handled in the
 // background (Slack wants an answer within 3 seconds). Until Run has
-// started it answers 503, so Slack retries. Safe for concurrent use.
+// started, and once it is stopping, it answers 503, so Slack retries
+// (another replica takes the event). Safe for concurrent use.
 func (c *Channel) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(EventsPath, c.serveEvents)
@@ -79,8 +80,11 @@ func (c *Channel) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, ev) }) {
+		http.Error(w, "stopping", http.StatusServiceUnavailable)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, ev) })
 }
 
 func (c *Channel) serveInteractivity(w http.ResponseWriter, r *http.Request) {
@@ -103,8 +107,11 @@ func (c *Channel) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not running", http.StatusServiceUnavailable)
 		return
 	}
+	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, cb) }) {
+		http.Error(w, "stopping", http.StatusServiceUnavailable)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, cb) })
 }
 
 // verified reads the body and checks Slack's signature: v0=HMAC-SHA256 of

@@ -19,8 +19,15 @@ const dedupeTTL = 2 * time.Hour
 // dispatch runs handle for one acknowledged event, in the background and
 // within HandleTimeout. Slack needs the acknowledgement within 3 seconds, so
 // handling never holds it up; an event that fails after that is logged.
-func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in askbridge.Inbox)) {
+// It reports false, handling nothing, once Run is stopping.
+func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in askbridge.Inbox)) bool {
+	c.stopMu.Lock()
+	if c.stopped || ir.ctx.Err() != nil {
+		c.stopMu.Unlock()
+		return false
+	}
 	c.handling.Add(1)
+	c.stopMu.Unlock()
 	go func() {
 		defer c.handling.Done()
 		c.slots <- struct{}{}
@@ -29,6 +36,7 @@ func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in ask
 		defer cancel()
 		handle(ctx, ir.in)
 	}()
+	return true
 }
 
 // firstSeen records an event key; false for a repeat. When Redis cannot

@@ -20,7 +20,12 @@ import (
 // is done and the events in hand are handled. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	c.inbox.Store(&inboxRef{ctx: ctx, in: in})
-	defer c.handling.Wait()
+	defer func() {
+		c.stopMu.Lock()
+		c.stopped = true
+		c.stopMu.Unlock()
+		c.handling.Wait()
+	}()
 	if !c.whoami(ctx) {
 		return nil
 	}
@@ -130,16 +135,26 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 			return
 		}
 		// Slack: acknowledge every envelope within 3 seconds, or it is
-		// delivered again; acknowledge first, then handle.
-		if err := sm.Ack(*evt.Request); err != nil {
-			c.log.Warn("acknowledge envelope", "envelope", evt.Request.EnvelopeID, "err", err)
-		}
+		// delivered again. The handling starts in the background and the
+		// ack goes out at once; a replica that is stopping does not ack,
+		// so Slack hands the envelope to another connection.
 		ir := c.inbox.Load()
+		started := true
 		switch data := evt.Data.(type) {
 		case slackevents.EventsAPIEvent:
-			c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data) })
+			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data) })
 		case slack.InteractionCallback:
-			c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, data) })
+			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, data) })
+		}
+		if !started {
+			return
+		}
+		// The ack waits in the client's queue while it reconnects; past
+		// Slack's 3 seconds it is of no use, and must not block the loop.
+		actx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if err := sm.AckCtx(actx, evt.Request.EnvelopeID, nil); err != nil {
+			c.log.Warn("acknowledge envelope", "envelope", evt.Request.EnvelopeID, "err", err)
 		}
 	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
 		c.log.Warn("socket mode error", "type", string(evt.Type), "data", errorOf(evt.Data))
