@@ -606,3 +606,45 @@ func TestRunStopsCleanly(t *testing.T) {
 		})
 	}
 }
+
+// Before Run starts, and after it stopped, HTTP mode answers 503 so that
+// Slack delivers the event again (to a replica that runs); a signed
+// url_verification is answered all the same.
+func TestHTTPWhenNotRunning(t *testing.T) {
+	t.Parallel()
+	fake := fakeslack.New(fakeslack.Options{BotToken: botToken, SigningSecret: signingSecret})
+	defer fake.Close()
+	ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, newMemStoreForE2E(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptestServer(t, ch.HTTPHandler())
+	event := []byte(`{"type":"event_callback","event_id":"Ev1","event":{"type":"message","user":"UALICE","text":"1","ts":"1.000001","channel":"C0OPS"}}`)
+	post := func() int {
+		code, _, err := fake.PostSigned(srv+slack.EventsPath, "application/json", event, fakeslack.SignValid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code
+	}
+	if code := post(); code != http.StatusServiceUnavailable {
+		t.Errorf("before Run: %d", code)
+	}
+	if code, _, _ := fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","challenge":"c"}`), fakeslack.SignValid, 0); code != http.StatusOK {
+		t.Errorf("url_verification before Run: %d", code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ch.Run(ctx, nopInbox{}) }()
+	if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateConnected }) {
+		t.Fatalf("state %q", ch.State())
+	}
+	if code := post(); code != http.StatusOK {
+		t.Errorf("running: %d", code)
+	}
+	cancel()
+	<-done
+	if code := post(); code != http.StatusServiceUnavailable {
+		t.Errorf("after Run: %d", code)
+	}
+}
