@@ -262,18 +262,6 @@ func (e *env) noResult(id string) {
 	}
 }
 
-// prompts waits for n prompt messages with buttons or text from the bot in
-// a channel (messages the bot posted that are not replies) and returns them.
-func (e *env) prompts(channel string, n int) []discordtest.Message {
-	e.t.Helper()
-	var out []discordtest.Message
-	e.eventually(10*time.Second, fmt.Sprintf("%d prompts in %s", n, channel), func() bool {
-		out = e.botMessages(channel)
-		return len(out) >= n
-	})
-	return out
-}
-
 func (e *env) botMessages(channel string) []discordtest.Message {
 	var out []discordtest.Message
 	for _, m := range e.fake.Messages(channel) {

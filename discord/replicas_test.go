@@ -330,10 +330,11 @@ func TestLongPromptSplit(t *testing.T) {
 		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":%q,"options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, long, desc, desc, desc, desc))
 	}
 	id := e.ask(`{"id":"long-1","questions":[` + strings.Join(qs, ",") + `]}`)
-	ps := e.shown(id)
-	if len(ps) < 2 {
-		t.Fatalf("a long prompt in %d message(s)", len(ps))
-	}
+	var ps []discordtest.Message
+	e.eventually(10*time.Second, "every part posted and recorded", func() bool {
+		ps = e.shown(id)
+		return len(ps) >= 2 && len(ps) == len(e.botMessages(e.room))
+	})
 	for i, p := range ps {
 		if discordtest.MaxContent < len([]rune(p.Content)) {
 			t.Errorf("part %d is %d characters", i, len([]rune(p.Content)))

@@ -238,11 +238,6 @@ func (s *Server) DenyChannel(id string) {
 func (s *Server) CloseDMs(user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ch := range s.channels {
-		if ch.DMUser == user {
-			ch.deny = &apiError{status: 403, Code: 50007, Message: "Cannot send messages to this user"}
-		}
-	}
 	s.closed[user] = true
 }
 
