@@ -280,8 +280,8 @@ func (s *Server) Ephemerals(user string) []Ephemeral {
 	return out
 }
 
-// Wait blocks until cond (called with the fake's state readable through
-// its methods) holds or within passes; it reports whether it held.
+// Wait polls cond (which may read the fake through its methods) until it
+// holds or within has passed, and reports whether it held.
 func (s *Server) Wait(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
