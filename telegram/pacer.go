@@ -10,18 +10,37 @@ import (
 // one chat and globalGap between any two, and nothing at all while a 429's
 // retry_after runs. Callers reserve a slot and sleep until it; nobody is
 // turned away, so a burst is delivered late, never dropped.
+//
+// A 429 also doubles the gap between messages to one chat (up to
+// maxSlowdown times the configured one), and every calmPeriod without a 429
+// halves it back: replicas that share a bot's budget without knowing of each
+// other settle at what Telegram lets a chat take instead of running into the
+// limit again and again. (Most 429s are a chat's limit; the bot's overall
+// limit is honoured by the pause alone.)
 type pacer struct {
-	chatGap, globalGap time.Duration
-	now                func() time.Time
+	baseChat  time.Duration
+	globalGap time.Duration
+	now       func() time.Time
 
-	mu         sync.Mutex
-	globalNext time.Time
-	chatNext   map[string]time.Time
-	pausedTill time.Time
+	mu          sync.Mutex
+	chatGap     time.Duration
+	globalNext  time.Time
+	chatNext    map[string]time.Time
+	pausedTill  time.Time
+	lastLimited time.Time
 }
 
+// Bounds of the slowdown after 429s.
+const (
+	maxSlowdown = 16
+	calmPeriod  = 10 * time.Second
+)
+
 func newPacer(chatGap, globalGap time.Duration) *pacer {
-	return &pacer{chatGap: chatGap, globalGap: globalGap, now: time.Now, chatNext: map[string]time.Time{}}
+	return &pacer{
+		baseChat: chatGap, chatGap: chatGap, globalGap: globalGap,
+		now: time.Now, chatNext: map[string]time.Time{},
+	}
 }
 
 // reserve books the next slot for chat and returns when it starts.
@@ -29,6 +48,10 @@ func (p *pacer) reserve(chat string) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
+	if p.chatGap > p.baseChat && now.Sub(p.lastLimited) > calmPeriod {
+		p.chatGap = max(p.chatGap/2, p.baseChat)
+		p.lastLimited = now
+	}
 	t := now
 	for _, next := range []time.Time{p.globalNext, p.chatNext[chat], p.pausedTill} {
 		if next.After(t) {
@@ -61,9 +84,12 @@ func (p *pacer) paused() (time.Time, bool) {
 func (p *pacer) pause(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if till := p.now().Add(d); till.After(p.pausedTill) {
+	now := p.now()
+	if till := now.Add(d); till.After(p.pausedTill) {
 		p.pausedTill = till
 	}
+	p.chatGap = min(p.chatGap*2, p.baseChat*maxSlowdown)
+	p.lastLimited = now
 }
 
 // wait blocks until chat may get its next message, or ctx is done. A

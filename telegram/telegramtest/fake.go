@@ -190,10 +190,11 @@ type Server struct {
 	Token string
 	Bot   User
 
-	opts Options
-	srv  *httptest.Server
-	stop chan struct{}
-	done sync.WaitGroup
+	opts    Options
+	srv     *httptest.Server
+	stop    chan struct{}
+	done    sync.WaitGroup
+	closing sync.Once
 
 	mu         sync.Mutex
 	chats      map[int64]*chat
@@ -248,12 +249,14 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Close stops the server.
+// Close stops the server. Safe to repeat.
 func (s *Server) Close() {
-	close(s.stop)
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-	s.done.Wait()
+	s.closing.Do(func() {
+		close(s.stop)
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+		s.done.Wait()
+	})
 }
 
 // AddChat creates a chat the bot is in: kind "private" (id = the user's

@@ -1,0 +1,127 @@
+package telegram_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/telegram"
+	"github.com/askbridge/askbridge/telegram/telegramtest"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  telegram.Config
+		want string
+	}{
+		{"ok", telegram.Config{Token: "1:abc"}, ""},
+		{"no token", telegram.Config{}, "token is required"},
+		{"bad token", telegram.Config{Token: "abc"}, "does not look like"},
+		{"bad api url", telegram.Config{Token: "1:a", APIURL: "ftp://x"}, "api url"},
+		{"http webhook", telegram.Config{Token: "1:a", WebhookURL: "http://x.example/h", WebhookSecret: "s"}, "must be an https URL"},
+		{"no secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h"}, "webhook secret is required"},
+		{"bad secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: "a b"}, "webhook secret"},
+		{"short poll", telegram.Config{Token: "1:a", PollTimeout: time.Second}, "at least 2s"},
+		{"renew too slow", telegram.Config{Token: "1:a", LeaseTTL: time.Second, RenewEvery: 2 * time.Second}, "shorter than the lease ttl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatesAndNoTokenInLogs(t *testing.T) {
+	t.Parallel()
+	const secret = "AAHsecretPART-xyz"
+	fake := telegramtest.New(telegramtest.Options{Token: "424242:" + secret})
+	defer fake.Close()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st := newMemStore(askbridge.Record{})
+	bad, err := telegram.New(telegram.Config{Token: "424242:wrong-" + secret, APIURL: fake.URL}, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = bad.Run(ctx, &fuzzInbox{}) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for bad.State() != askbridge.StateBadCredentials && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if s := bad.State(); s != askbridge.StateBadCredentials {
+		t.Errorf("state with a wrong token: %s", s)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("the token was logged:\n%s", logs.String())
+	}
+}
+
+func TestStandbyAndDeletedMessage(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	p := e.poller()
+	e.mu.Lock()
+	for _, r := range e.replicas {
+		if r != p && r.ch.State() != askbridge.StateStandby {
+			t.Errorf("replica %s is %s, want standby", r.name, r.ch.State())
+		}
+	}
+	e.mu.Unlock()
+	// A two-part prompt whose first part someone deleted: the other part
+	// is still edited, and the question ends normally.
+	e.ask(fmt.Sprintf(`{"id":"deleted-1","to":"telegram:%d",%s`, opsGroup, strings.TrimPrefix(longRequest(), "{")))
+	first, second := e.prompt(opsGroup, 1), e.prompt(opsGroup, 2)
+	e.fake.DeleteMessage(opsGroup, first.ID)
+	e.cancel("deleted-1")
+	if r := e.result("deleted-1", 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Errorf("result %+v", r)
+	}
+	e.finished(opsGroup, second.ID, "Cancelled")
+}
+
+// TestNoGoroutinesLeftAfterStop runs the bridge and stops it: nothing it
+// started may keep running. It is not parallel, so it counts alone.
+func TestNoGoroutinesLeftAfterStop(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		e := newEnv(t, envOpts{})
+		a := e.start("a")
+		b := e.start("b")
+		e.poller()
+		id := ask1(e, "leak-1", opsGroup)
+		p := e.prompt(opsGroup, 1)
+		e.tap(opsGroup, p.ID, alice, "Other…")
+		box := e.prompt(opsGroup, 2)
+		e.reply(opsGroup, alice, box.ID, "my own answer")
+		e.result(id, 5*time.Second)
+		a.stop()
+		b.stop()
+		e.fake.Close()
+		e.agent.Close()
+	}()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines before, %d after stopping:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
