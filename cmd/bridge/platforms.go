@@ -1,15 +1,65 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
+	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
+	"github.com/askbridge/askbridge/telegram"
 )
 
-// platformChannels makes the channel of every platform that has a token.
-func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) []askbridge.Channel {
-	var chans []askbridge.Channel
-	return chans
+// platform is a chat platform's channel and the HTTP endpoints it serves
+// (webhooks), if any.
+type platform struct {
+	channel askbridge.Channel
+	routes  map[string]http.Handler // mux pattern -> handler
+}
+
+// platformChannels makes the channel of every platform that has a token. A
+// nil config section means the platform is off. The constructors make no
+// network call: a platform that cannot connect retries in its Run loop and
+// reports its state on /readyz, never stopping the process.
+func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) ([]platform, error) {
+	var out []platform
+	if tg := cfg.Telegram; tg != nil {
+		ch, err := telegram.New(telegram.Config{
+			Token: tg.Token, APIURL: tg.APIURL, WebhookURL: tg.WebhookURL, WebhookSecret: tg.WebhookSecret,
+			Replica: cfg.Replica,
+		}, st, log.With("part", "telegram"))
+		if err != nil {
+			return nil, fmt.Errorf("telegram: %w", err)
+		}
+		p := platform{channel: ch}
+		if tg.WebhookURL != "" {
+			p.routes = map[string]http.Handler{"POST " + ch.WebhookPath(): ch.WebhookHandler()}
+		}
+		out = append(out, p)
+	}
+	if dc := cfg.Discord; dc != nil {
+		ch, err := discord.New(discord.Config{Token: dc.Token, APIURL: dc.APIURL, Replica: cfg.Replica}, st, log.With("part", "discord"))
+		if err != nil {
+			return nil, fmt.Errorf("discord: %w", err)
+		}
+		out = append(out, platform{channel: ch})
+	}
+	if sl := cfg.Slack; sl != nil {
+		ch, err := slack.New(slack.Config{
+			BotToken: sl.BotToken, AppToken: sl.AppToken, SigningSecret: sl.SigningSecret, APIURL: sl.APIURL,
+		}, st, log.With("part", "slack"))
+		if err != nil {
+			return nil, fmt.Errorf("slack: %w", err)
+		}
+		p := platform{channel: ch}
+		if !sl.SocketMode() {
+			h := ch.HTTPHandler()
+			p.routes = map[string]http.Handler{"POST " + slack.EventsPath: h, "POST " + slack.InteractivityPath: h}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -93,9 +93,15 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg, st)
 
-	webCh := web.NewChannel(st, st)
-	channels := []askbridge.Channel{webCh}
-	channels = append(channels, platformChannels(cfg, st, log)...)
+	platforms, err := platformChannels(cfg, st, log)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	channels := []askbridge.Channel{web.NewChannel(st, st)}
+	for _, p := range platforms {
+		channels = append(channels, p.channel)
+	}
 
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels,
@@ -118,6 +124,13 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("GET /readyz", readyHandler(rdb, channels))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Platform webhooks authenticate themselves (Telegram's secret token,
+	// Slack's signature), so they sit beside the page, not behind its token.
+	for _, p := range platforms {
+		for pattern, h := range p.routes {
+			mux.Handle(pattern, h)
+		}
+	}
 	mux.Handle("/", b.webh)
 	b.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFailingPlatformsDoNotStopTheBridge turns every platform on against
+// servers that are not there: the bridge starts, /readyz shows each
+// platform's trouble, and the web page keeps answering questions.
+func TestFailingPlatformsDoNotStopTheBridge(t *testing.T) {
+	nowhere := "http://" + freeAddr(t) + "/"
+	b := startBridge(t, map[string]string{
+		"ASKUSER_TELEGRAM_TOKEN":   "123456:test-token",
+		"ASKUSER_TELEGRAM_API_URL": strings.TrimSuffix(nowhere, "/"),
+		"ASKUSER_DISCORD_TOKEN":    "discord-test-token",
+		"ASKUSER_DISCORD_API_URL":  nowhere,
+		"ASKUSER_SLACK_BOT_TOKEN":  "xoxb-test",
+		"ASKUSER_SLACK_APP_TOKEN":  "xapp-test",
+		"ASKUSER_SLACK_API_URL":    nowhere + "api/",
+	})
+	var ready struct {
+		Ready    bool
+		Channels map[string]string
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := b.get(t, "/readyz")
+		if err := json.Unmarshal([]byte(body), &ready); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, p := range []string{"telegram", "discord", "slack"} {
+			if s := ready.Channels[p]; s != "" && s != "connected" && s != "standby" {
+				bad++
+			}
+		}
+		if bad == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never showed the platforms failing: %s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ready.Ready || ready.Channels["web"] != "connected" {
+		t.Errorf("the bridge is not ready: %+v", ready)
+	}
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+	res := askAsync(context.Background(), env, "--question", "Still there?", "--option", "Yes", "--option", "No", "--id", "alive-1", "--to", "web")
+	waitOpen(t, b, "alive-1")
+	answerOnPage(t, b, "alive-1", `{"answers":{"answer":["Yes"]}}`)
+	if r := <-res; r.code != exitAnswered {
+		t.Errorf("ask: exit %d %s", r.code, r.stderr)
+	}
+	if strings.Contains(b.stderr.String(), "test-token") || strings.Contains(b.stderr.String(), "xoxb-test") {
+		t.Errorf("a token was logged")
+	}
+}
