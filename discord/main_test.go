@@ -379,10 +379,22 @@ func unescaped(s, raw string) bool {
 func (e *env) shown(id string) []discordtest.Message {
 	e.t.Helper()
 	var refs []askbridge.MessageRef
+	ctx := context.Background()
+	st := e.reps[0].store
 	e.eventually(10*time.Second, "question "+id+" shown", func() bool {
 		var err error
-		refs, err = e.reps[0].store.Messages(context.Background(), id)
-		return err == nil && len(refs) > 0
+		refs, err = st.Messages(ctx, id)
+		if err != nil || len(refs) == 0 {
+			return false
+		}
+		// The store lists the message first and indexes it a moment
+		// later (store.AddMessage); a press needs the index.
+		for _, ref := range refs {
+			if got, found, err := st.QuestionByMessage(ctx, ref); err != nil || !found || got != id {
+				return false
+			}
+		}
+		return true
 	})
 	out := make([]discordtest.Message, len(refs))
 	for i, ref := range refs {

@@ -238,7 +238,7 @@ func TestBadCredentials(t *testing.T) {
 	// The token is revoked: the next connect is refused with 4004.
 	e.fake.SetToken("a-new-token")
 	e.fake.CloseSessions(4000)
-	e.eventually(5*time.Second, "bad credentials", func() bool { return ch.State() == askbridge.StateBadCredentials })
+	e.eventually(10*time.Second, "bad credentials", func() bool { return ch.State() == askbridge.StateBadCredentials })
 	_, _, codes := e.fake.GatewayStats()
 	if !containsInt(codes, 4004) {
 		t.Errorf("close codes %v, want 4004", codes)
