@@ -431,3 +431,16 @@ func TestGatewayHandedOverWhenItKeepsFailing(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 }
+
+// TestHeartbeatsAreAcknowledged: with a short heartbeat interval the session
+// stays up (discordgo reconnects after five unacknowledged intervals).
+func TestHeartbeatsAreAcknowledged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{replicas: 1, fake: discordtest.Options{HeartbeatInterval: 100 * time.Millisecond}})
+	e.waitGateway()
+	time.Sleep(1500 * time.Millisecond)
+	identifies, resumes, _ := e.fake.GatewayStats()
+	if identifies != 1 || resumes != 0 || e.reps[0].ch.State() != askbridge.StateConnected {
+		t.Errorf("%d identifies, %d resumes, state %s: the session did not stay up", identifies, resumes, e.reps[0].ch.State())
+	}
+}
