@@ -84,7 +84,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 			continue
 		}
 		bo.reset()
-		c.log.Info("discord: holding the gateway lease", "lease", lease.Name, "token", lease.Token)
+		c.log.Info("discord: holding the gateway lease", "lease", lease.Name, "fence", lease.Token)
 		err = c.holdGateway(ctx, lease, in, handlers)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		if rerr := c.store.ReleaseLease(rctx, lease); rerr != nil {
@@ -105,7 +105,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 
 func (c *Channel) badCredentials(ctx context.Context, err error) {
 	c.setState(askbridge.StateBadCredentials)
-	c.log.Error("discord: Discord refused the bot token; check ASKUSER_DISCORD_TOKEN (retrying later)", "err", err, "retry_in", c.cfg.BadCredentialsRetry)
+	c.log.Error("discord: Discord refused the bot token (or, for close code 4014, the MESSAGE_CONTENT intent: enable it in the developer portal); check ASKUSER_DISCORD_TOKEN; retrying later", "err", err, "retry_in", c.cfg.BadCredentialsRetry)
 	c.me.Store(nil)
 	sleep(ctx, c.cfg.BadCredentialsRetry)
 }
