@@ -363,3 +363,15 @@ func TestAgentTextIsEscapedAndPingsNobody(t *testing.T) {
 		t.Errorf("the edited message mentions %v", m.Mentions)
 	}
 }
+
+func TestSkipCommandWithBotName(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	id := e.ask(fmt.Sprintf(threeQuestions, "cmd-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
+	p := e.prompt(opsGroup, 1)
+	e.reply(opsGroup, bob, 0, "/skip@askbridge_test_bot")
+	if r := e.result(id, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v", r)
+	}
+	e.finished(opsGroup, p.ID, "Skipped")
+}

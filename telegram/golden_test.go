@@ -86,6 +86,17 @@ func sendAndFinish(t *testing.T, id, request, status string) string {
 			t.Fatal(err)
 		}
 	}
+	// Finishing again changes nothing: Telegram's "message is not
+	// modified" counts as success.
+	edited := fake.Stats().Edited
+	for _, ref := range refs {
+		if err := ch.Finish(context.Background(), ref, plan, status); err != nil {
+			t.Errorf("finish again: %v", err)
+		}
+	}
+	if fake.Stats().Edited != edited {
+		t.Error("finishing again edited a message")
+	}
 	fmt.Fprintf(&b, "# after the end: %q\n\n", status)
 	renderChat(&b, fake.BotMessages(opsGroup))
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -123,5 +124,34 @@ func TestNoGoroutinesLeftAfterStop(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines before, %d after stopping:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestWebhookHandlerBeforeRunAndInPollingMode(t *testing.T) {
+	t.Parallel()
+	st := newMemStore(askbridge.Record{})
+	hook, err := telegram.New(telegram.Config{Token: "1:a", WebhookURL: "https://x.example/tg", WebhookSecret: "abc"}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll, err := telegram.New(telegram.Config{Token: "1:a"}, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		h    http.Handler
+		want int
+	}{{"before run", hook.WebhookHandler(), http.StatusServiceUnavailable}, {"polling mode", poll.WebhookHandler(), http.StatusNotFound}} {
+		req := httptest.NewRequest(http.MethodPost, "/tg", strings.NewReader(`{"update_id":1}`))
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "abc")
+		rec := httptest.NewRecorder()
+		tt.h.ServeHTTP(rec, req)
+		if rec.Code != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.want)
+		}
+	}
+	if poll.WebhookPath() != telegram.WebhookPath || hook.WebhookPath() != "/tg" {
+		t.Errorf("paths %q %q", poll.WebhookPath(), hook.WebhookPath())
 	}
 }
