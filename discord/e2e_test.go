@@ -309,3 +309,42 @@ func TestMentionsDoNotPing(t *testing.T) {
 		t.Errorf("the edited prompt pings %v", pings)
 	}
 }
+
+func TestWhichQuestionAndBots(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	first := e.ask(fmt.Sprintf(oneQuestion, "which-1"))
+	second := e.ask(fmt.Sprintf(oneQuestion, "which-2"))
+	p1, p2 := e.shown(first)[0], e.shown(second)[0]
+	// Another bot replying with a valid answer answers nothing.
+	bot := e.fake.AddBot("otherbot")
+	if _, err := e.fake.Reply(bot, e.room, p1.ID, "1"); err != nil {
+		t.Fatal(err)
+	}
+	// Two questions open, a message that replies to neither: the bot asks
+	// which one and claims nothing.
+	msg, err := e.fake.Post(e.alice, e.room, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := e.replyTo(e.room, msg)
+	if !strings.Contains(ask.Content, "2 open questions") {
+		t.Errorf("reply %q", ask.Content)
+	}
+	e.noResult(first)
+	e.noResult(second)
+	if _, err := e.fake.Reply(e.alice, e.room, p2.ID, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.result(second, 5*time.Second); answers(r)["deploy_target"][0] != "Production" {
+		t.Errorf("result %+v", r)
+	}
+	// Now only one is open: a plain message answers it.
+	if _, err := e.fake.Post(e.alice, e.room, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.result(first, 5*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
+		t.Errorf("result %+v", r)
+	}
+}

@@ -214,6 +214,15 @@ func (s *Server) AddUser(name string) string {
 	return id
 }
 
+// AddBot adds another bot user (its messages have author.bot set).
+func (s *Server) AddBot(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.id()
+	s.users[id] = &User{ID: id, Username: name, Bot: true}
+	return id
+}
+
 // AddChannel adds a guild text channel the bot may post in.
 func (s *Server) AddChannel() string {
 	s.mu.Lock()
