@@ -63,8 +63,10 @@ var (
 )
 
 // New makes a Telegram channel. It validates cfg and makes no network call;
-// Run connects. st holds the poller lease, the update offset and the
-// update dedupe; log receives the channel's events (never the token).
+// Run connects. st holds the poller lease, the update offset, the update
+// dedupe and the messages of each question; log receives the channel's
+// events (never the token). Config.Replica must differ between replicas:
+// it holds the poller lease.
 func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -76,7 +78,8 @@ func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = log.With("platform", Platform, "replica", cfg.Replica)
+	// The caller's logger names the replica already (cmd/bridge does).
+	log = log.With("platform", Platform)
 	c := &Channel{cfg: cfg, store: st, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace)}
 	c.state.Store(askbridge.StateConnecting)
 	c.username.Store("")
