@@ -218,6 +218,8 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	}
 	e.reply(opsGroup, bob, p.ID, "1")
 	e.reply(opsGroup, bob, 0, "B")
+	// Nor does a bot's message answer, even from someone named.
+	e.reply(opsGroup, telegramtest.User{ID: 1001, FirstName: "Imposter", IsBot: true}, p.ID, "A")
 	// A forged payload from alice, naming another question, is refused.
 	q, err := e.fake.TapData(opsGroup, p.ID, alice, askbridge.EncodePayload("other-question", askbridge.Choice{Kind: askbridge.ControlOption}))
 	if err != nil {

@@ -82,6 +82,22 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 	if st.Conflicts != 0 {
 		t.Errorf("%d getUpdates conflicts: two replicas polled at once", st.Conflicts)
 	}
+	// The lease and the offset are named by the bot's id, never its token.
+	keys, err := e.agent.Keys(context.Background(), e.prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := strings.SplitN(e.fake.Token, ":", 2)[1]
+	named := false
+	for _, k := range keys {
+		if strings.Contains(k, secret) {
+			t.Errorf("key %q holds the token", k)
+		}
+		named = named || strings.Contains(k, "telegram:poll:123456789")
+	}
+	if !named {
+		t.Errorf("no key of the poller lease among %v", keys)
+	}
 }
 
 // roundRobin spreads webhook deliveries over replicas, as a load balancer.
