@@ -33,6 +33,9 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 			c.runPolling(ctx, in)
 		}
 	}
+	// Webhook requests from now on get 503 (Telegram retries them at
+	// another replica or later).
+	c.inbox.Store(nil)
 	c.effects.Wait()
 	return nil
 }
