@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -207,5 +208,40 @@ func TestOverlongPlanStillFits(t *testing.T) {
 	}
 	if total != 1500 {
 		t.Errorf("%d of 1500 pieces arrived", total)
+	}
+}
+
+// TestTemporaryFailureMidPromptIsRetried: a 502 on the second part of a
+// long prompt is retried by the channel (the engine would leave a prompt
+// that is partly out as it is), and the error of a failure that lasts is
+// Temporary.
+func TestTemporaryFailureMidPromptIsRetried(t *testing.T) {
+	t.Parallel()
+	req, err := askbridge.DecodeRequest([]byte(longRequest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := telegramtest.New(telegramtest.Options{})
+	defer fake.Close()
+	fake.AddChat(opsGroup, "supergroup", "Ops")
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemStore(askbridge.Record{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := askbridge.BuildPlan("flaky", req, ch.Capabilities())
+	parts := len(telegram.PromptParts(plan))
+	fake.FailNext("sendMessage", 1, 2) // part one goes out, then two 502s
+	sent, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
+	if err != nil || len(sent) != parts {
+		t.Fatalf("sent %d of %d parts: %v", len(sent), parts, err)
+	}
+	if n := len(fake.BotMessages(opsGroup)); n != parts {
+		t.Errorf("%d messages in the chat, want %d", n, parts)
+	}
+	fake.FailNext("sendMessage", 0, 10)
+	_, err = ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
+	var se *askbridge.SendError
+	if !errors.As(err, &se) || se.Kind != askbridge.Temporary || !strings.Contains(se.Reason, "502 Bad Gateway") {
+		t.Errorf("a lasting 502: %v", err)
 	}
 }

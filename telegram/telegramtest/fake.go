@@ -210,10 +210,13 @@ type Server struct {
 	global     bucket
 	perChat    map[int64]*bucket
 	retryUntil map[string]retryWindow
+	failNext   map[string]failure
 	stats      Stats
 }
 
 type retryWindow struct{ from, until time.Time }
+
+type failure struct{ after, n int }
 
 // New starts a fake Bot API on 127.0.0.1. Close it when done.
 func New(opts Options) *Server {
@@ -240,7 +243,7 @@ func New(opts Options) *Server {
 		Token: opts.Token, opts: opts, stop: make(chan struct{}),
 		Bot:   User{ID: id, FirstName: "Ask Bridge", Username: opts.BotUsername, IsBot: true},
 		chats: map[int64]*chat{}, wake: make(chan struct{}), queries: map[string]*query{},
-		perChat: map[int64]*bucket{}, retryUntil: map[string]retryWindow{}, nextUpdate: 100000,
+		perChat: map[int64]*bucket{}, retryUntil: map[string]retryWindow{}, failNext: map[string]failure{}, nextUpdate: 100000,
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
@@ -275,6 +278,15 @@ func (s *Server) Block(id int64, description string) {
 	if c, ok := s.chats[id]; ok {
 		c.refusal = description
 	}
+}
+
+// FailNext lets the next `after` calls of method (such as "sendMessage")
+// through and makes the n after them fail with 502 Bad Gateway, as
+// Telegram's front end does when the Bot API server is overloaded.
+func (s *Server) FailNext(method string, after, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext[strings.ToLower(method)] = failure{after: after, n: n}
 }
 
 // DeleteMessage removes a message, as a person or admin deleting it does.
@@ -521,6 +533,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	client := clientOf{name: r.Header.Get(s.opts.ClientHeader), sent: time.Now()}
 	if ns, err := strconv.ParseInt(r.Header.Get(s.opts.SentHeader), 10, 64); err == nil {
 		client.sent = time.Unix(0, ns)
+	}
+	s.mu.Lock()
+	f := s.failNext[strings.ToLower(method)]
+	failing := f.after == 0 && f.n > 0
+	switch {
+	case f.after > 0:
+		f.after--
+	case f.n > 0:
+		f.n--
+	}
+	s.failNext[strings.ToLower(method)] = f
+	s.mu.Unlock()
+	if failing {
+		fail(w, http.StatusBadGateway, "Bad Gateway", 0)
+		return
 	}
 	switch strings.ToLower(method) {
 	case "getme":
