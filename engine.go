@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,6 +71,9 @@ type Engine struct {
 	now      func() time.Time
 	cfg      EngineConfig
 
+	// attempts numbers delivery attempts, to make lease holders unique.
+	attempts atomic.Int64
+
 	// wg tracks background work (finishing messages) so Run returns only
 	// when it is done.
 	wg sync.WaitGroup
@@ -125,6 +129,11 @@ func (e *Engine) intake(ctx context.Context) {
 	sem := make(chan struct{}, e.cfg.Concurrency)
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
+	// busy holds the entries this replica is handling: the store hands an
+	// entry out again once it has been idle ClaimIdle, and a slow delivery
+	// (a rate-limited burst) can take longer than that.
+	var busyMu sync.Mutex
+	busy := map[string]bool{}
 	backoff := newBackoff(100*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
 		free := cap(sem) - len(sem)
@@ -149,10 +158,23 @@ func (e *Engine) intake(ctx context.Context) {
 		}
 		backoff.reset()
 		for _, entry := range entries {
+			busyMu.Lock()
+			if busy[entry.StreamID] {
+				busyMu.Unlock()
+				continue
+			}
+			busy[entry.StreamID] = true
+			busyMu.Unlock()
 			sem <- struct{}{}
 			inflight.Add(1)
 			go func() {
-				defer func() { <-sem; inflight.Done() }()
+				defer func() {
+					busyMu.Lock()
+					delete(busy, entry.StreamID)
+					busyMu.Unlock()
+					<-sem
+					inflight.Done()
+				}()
 				// A request in hand is finished even while stopping: its
 				// context is not the one that stops intake.
 				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendBudget+30*time.Second)
@@ -290,7 +312,10 @@ func (e *Engine) route(req Request) (Target, []string, error) {
 // never post it twice, retrying temporary failures and rate limits, and
 // ending it as undeliverable when the platform refuses for good.
 func (e *Engine) deliver(ctx context.Context, id string, req Request, target Target) error {
-	lease, ok, err := e.store.AcquireLease(ctx, "deliver:"+id, replicaName(e), e.cfg.SendBudget+time.Minute)
+	// The holder is unique to this attempt, so no other attempt — on
+	// another replica or on this one — can take the lease while it runs.
+	holder := fmt.Sprintf("%s/%d", replicaName(e), e.attempts.Add(1))
+	lease, ok, err := e.store.AcquireLease(ctx, "deliver:"+id, holder, e.cfg.SendBudget+time.Minute)
 	if err != nil {
 		return fmt.Errorf("delivery lease: %w", err)
 	}

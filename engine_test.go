@@ -60,6 +60,8 @@ type fakeChannel struct {
 	nextID   int
 	// failures are returned by the next Send calls, in order.
 	failures []error
+	// delay makes every Send take this long, like a rate-limited platform.
+	delay time.Duration
 }
 
 type sentPrompt struct {
@@ -85,6 +87,10 @@ func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
 }
 
 func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
+	f.mu.Lock()
+	delay := f.delay
+	f.mu.Unlock()
+	time.Sleep(delay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.failures) > 0 {
@@ -584,5 +590,24 @@ func TestEngineTakesOverFromDeadReplica(t *testing.T) {
 	p := h.waitSent(1)[0]
 	if p.plan.ID != "orphan-1" {
 		t.Errorf("delivered %s", p.plan.ID)
+	}
+}
+
+// TestEngineSlowSendShownOnce: a send slower than the claim idle time makes
+// the store hand the entry out again (to this replica and to another); the
+// question is still shown once.
+func TestEngineSlowSendShownOnce(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.delay = 1500 * time.Millisecond
+	a := newHarness(t, harnessOpts{ch: ch, replica: "a", claimIdle: 100 * time.Millisecond})
+	newHarness(t, harnessOpts{ch: ch, replica: "b", prefix: a.prefix, claimIdle: 100 * time.Millisecond})
+	for i := range 5 {
+		a.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("slow-", i)))
+	}
+	a.waitSent(5)
+	time.Sleep(2 * time.Second)
+	if n := len(ch.sends()); n != 5 {
+		t.Errorf("5 questions shown %d times", n)
 	}
 }
