@@ -47,7 +47,7 @@ func pretty(t *testing.T, msgs []message) []byte {
 	t.Helper()
 	var out []shown
 	for _, m := range msgs {
-		out = append(out, shown{Text: m.Text, Blocks: m.Blocks})
+		out = append(out, shown(m))
 	}
 	// Through a generic value, so the file shows "<" and "&" as they are
 	// rather than as \u003c and \u0026 (the blocks marshal themselves).

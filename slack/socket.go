@@ -86,7 +86,8 @@ func (c *Channel) runSocket(ctx context.Context) {
 			b.reset()
 		}
 		code := errorCode(err)
-		if code == "" && err != nil {
+		if code == "" {
+			// RunContext never returns a nil error.
 			code = err.Error()
 		}
 		if credentialErrors[code] {

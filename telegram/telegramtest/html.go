@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 these are the Bot API's own error texts, word for word
+
 package telegramtest
 
 import (
