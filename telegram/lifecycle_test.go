@@ -78,12 +78,24 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 	e := twoReplicas(t, envOpts{})
 	p := e.poller()
 	e.mu.Lock()
+	others := make([]*replica, 0, len(e.replicas))
 	for _, r := range e.replicas {
-		if r != p && r.ch.State() != askbridge.StateStandby {
-			t.Errorf("replica %s is %s, want standby", r.name, r.ch.State())
+		if r != p {
+			others = append(others, r)
 		}
 	}
 	e.mu.Unlock()
+	// A replica starts "connecting" and turns "standby" at its first try of
+	// the lease, which may come a little after the poller took it.
+	for _, r := range others {
+		deadline := time.Now().Add(5 * time.Second)
+		for r.ch.State() != askbridge.StateStandby && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if s := r.ch.State(); s != askbridge.StateStandby {
+			t.Errorf("replica %s is %s, want standby", r.name, s)
+		}
+	}
 	// A two-part prompt whose first part someone deleted: the other part
 	// is still edited, and the question ends normally.
 	e.ask(fmt.Sprintf(`{"id":"deleted-1","to":"telegram:%d",%s`, opsGroup, strings.TrimPrefix(longRequest(), "{")))
