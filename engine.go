@@ -117,9 +117,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 // loses nothing: an entry not yet acknowledged is claimed by another replica.
 func (e *Engine) Run(ctx context.Context) error {
 	var loops sync.WaitGroup
-	loops.Add(2)
+	loops.Add(3)
 	go func() { defer loops.Done(); e.intake(ctx) }()
 	go func() { defer loops.Done(); e.sweep(ctx) }()
+	go func() { defer loops.Done(); e.leftovers(ctx) }()
 	loops.Wait()
 	e.wg.Wait()
 	return nil
@@ -424,13 +425,73 @@ func (e *Engine) ended(ctx context.Context, r EndResult) {
 	}
 	e.metrics.Ended(rec.Target.Platform, res.Outcome(), e.now().Sub(rec.Created))
 	e.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
+	// Marked before the edits start, so a replica that dies half-way
+	// leaves the question for another to finish (finishLeftovers).
+	if err := e.store.MarkFinishing(ctx, rec.ID, e.now()); err != nil {
+		e.log.Error("mark question finishing", "question", rec.ID, "err", err)
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 		defer cancel()
 		e.finish(fctx, rec, res)
+		if err := e.store.Finished(fctx, rec.ID); err != nil {
+			e.log.Error("mark question finished", "question", rec.ID, "err", err)
+		}
 	}()
+}
+
+// finishTimeout bounds the edits of one ended question; a question still
+// marked finishing twice as long after its end was left by a replica that
+// died, and another replica finishes it.
+const finishTimeout = time.Minute
+
+// leftovers looks for questions left unfinished at start and then every
+// 10 seconds.
+func (e *Engine) leftovers(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		e.finishLeftovers(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// finishLeftovers edits the messages of questions whose end was won by a
+// replica that died before it had edited them all. Edits are safe to repeat.
+func (e *Engine) finishLeftovers(ctx context.Context) {
+	ids, err := e.store.Unfinished(ctx, e.now().Add(-2*finishTimeout), 20)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("list unfinished questions", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		holder := fmt.Sprintf("%s/%d", replicaName(e), e.attempts.Add(1))
+		lease, ok, err := e.store.AcquireLease(ctx, "finish:"+id, holder, 2*finishTimeout)
+		if err != nil || !ok {
+			continue
+		}
+		rec, found, err := e.store.Get(ctx, id)
+		switch {
+		case err != nil:
+		case !found || rec.Result == nil:
+			_ = e.store.Finished(ctx, id)
+		default:
+			e.log.Info("finishing a question another replica left", "question", id)
+			fctx, cancel := context.WithTimeout(ctx, finishTimeout)
+			e.finish(fctx, rec, *rec.Result)
+			cancel()
+			_ = e.store.Finished(ctx, id)
+		}
+		_ = e.store.ReleaseLease(ctx, lease)
+	}
 }
 
 // finish edits every message that showed a question to its end state.

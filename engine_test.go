@@ -611,3 +611,52 @@ func TestEngineSlowSendShownOnce(t *testing.T) {
 		t.Errorf("5 questions shown %d times", n)
 	}
 }
+
+// TestEngineFinishesWhatADeadReplicaLeft: a replica won the end of a
+// question and died before editing its messages; another replica edits
+// them, so no stale buttons stay behind.
+func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
+	t.Parallel()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
+	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, "left-1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: "left-1", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "77"}
+	if err := dead.AddMessage(ctx, "left-1", ref); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := dead.End(ctx, "left-1", askbridge.NoAnswer("left-1", askbridge.ReasonCancelled, ""), now); err != nil || !r.Won {
+		t.Fatalf("end: %+v %v", r, err)
+	}
+	if err := dead.MarkFinishing(ctx, "left-1", now); err != nil {
+		t.Fatal(err)
+	}
+	// The survivor looks a few minutes later.
+	clk := &clock{}
+	clk.advance(3 * time.Minute)
+	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", clock: clk})
+	h.waitStatus("77", "Cancelled")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ids, err := h.store.Unfinished(ctx, clk.now(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still unfinished: %v", ids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

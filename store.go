@@ -174,6 +174,15 @@ type Store interface {
 	// false when the lease was lost.
 	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
 
+	// MarkFinishing records that the messages of an ended question are
+	// about to be edited; Finished records that they were. A replica that
+	// dies in between leaves the question to Unfinished, which lists those
+	// marked at or before a time, oldest first, up to max, so another
+	// replica finishes them. All three are safe to repeat.
+	MarkFinishing(ctx context.Context, id string, at time.Time) error
+	Finished(ctx context.Context, id string) error
+	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
+
 	// Publish appends an event to the capped events stream.
 	Publish(ctx context.Context, ev Event) error
 	// Events reads events after the given stream id ("$" for only new ones,

@@ -33,6 +33,8 @@
 //	<prefix>messages:{<id>}                 LIST    MessageRef JSON per message that showed the question
 //	<prefix>deadlines                       ZSET    id → deadline; read by Sweep
 //	<prefix>open                            ZSET    id → created; read by Open
+//	<prefix>finishing                       ZSET    id → when its end was won; ended questions
+//	                                                whose messages are still to be edited
 //	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
 //	<prefix>chat:<platform>:<chat>          ZSET    id → created, questions shown in the chat
 //	<prefix>person:<platform>:<user>        ZSET    id → created, questions a person may answer

@@ -40,6 +40,12 @@ func (k keys) messages(id string) string { return k.prefix + "messages:{" + id +
 // the sweepers read (internal, shared by all questions).
 func (k keys) deadlines() string { return k.prefix + "deadlines" }
 
+// finishing is the ZSET of ended question ids whose messages are still to
+// be edited, scored by when the end was won (unix ms) (internal, shared by
+// all questions): a replica that dies before editing leaves its ids here
+// for another to finish.
+func (k keys) finishing() string { return k.prefix + "finishing" }
+
 // open is the ZSET of pending question ids scored by created time (unix ms),
 // for Open (internal, shared by all questions; ended members are pruned).
 func (k keys) open() string { return k.prefix + "open" }

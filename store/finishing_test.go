@@ -1,0 +1,44 @@
+package store
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestFinishing checks the list of ended questions whose messages are still
+// to be edited, on every backend.
+func TestFinishing(t *testing.T) {
+	for _, b := range allBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t, b, Options{})
+			ctx := ctxT(t)
+			base := time.UnixMilli(1_800_000_000_000)
+			for i, id := range []string{"f-1", "f-2", "f-3"} {
+				if err := s.MarkFinishing(ctx, id, base.Add(time.Duration(i)*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Marking again is harmless.
+			if err := s.MarkFinishing(ctx, "f-1", base); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Unfinished(ctx, base.Add(time.Minute), 10)
+			if err != nil || !slices.Equal(got, []string{"f-1", "f-2"}) {
+				t.Errorf("Unfinished up to +1m = %v, %v; want [f-1 f-2]", got, err)
+			}
+			if got, _ := s.Unfinished(ctx, base.Add(time.Hour), 1); !slices.Equal(got, []string{"f-1"}) {
+				t.Errorf("Unfinished max 1 = %v; want the oldest", got)
+			}
+			for _, id := range []string{"f-1", "f-1", "unknown"} {
+				if err := s.Finished(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := s.Unfinished(ctx, base.Add(time.Hour), 10); !slices.Equal(got, []string{"f-2", "f-3"}) {
+				t.Errorf("after Finished(f-1): %v; want [f-2 f-3]", got)
+			}
+		})
+	}
+}
