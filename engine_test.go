@@ -3,7 +3,6 @@ package askbridge_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
@@ -24,25 +22,14 @@ import (
 var redisAddr string
 
 func TestMain(m *testing.M) {
-	srv, err := redistest.StartServer()
-	switch {
-	case err == nil:
-		redisAddr = srv.Addr
-	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
-		mr, err := miniredis.Run()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		redisAddr = mr.Addr()
-	default:
-		fmt.Fprintf(os.Stderr, "engine tests need redis-server: %v\n", err)
+	addr, stop, err := redistest.Shared("engine")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	redisAddr = addr
 	code := m.Run()
-	if srv != nil {
-		srv.Close()
-	}
+	stop()
 	os.Exit(code)
 }
 

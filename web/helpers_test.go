@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,24 +39,13 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	srv, err := redistest.StartServer()
-	switch {
-	case err == nil:
-		defer srv.Close()
-		redisAddr = srv.Addr
-	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
-		emb, err := store.StartEmbedded("127.0.0.1:0")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer emb.Close()
-		fmt.Fprintln(os.Stderr, "web tests: redis-server not installed, running on the embedded server")
-		redisAddr = emb.Addr()
-	default:
-		fmt.Fprintf(os.Stderr, "web tests need redis-server (ASKBRIDGE_REQUIRE_REDIS=%q): %v\n", os.Getenv("ASKBRIDGE_REQUIRE_REDIS"), err)
+	addr, stop, err := redistest.Shared("web")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer stop()
+	redisAddr = addr
 	defer stopBrowser()
 	return m.Run()
 }
