@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the module for the given time each (default 5s).
+# Runs every fuzz target of the module for the given time each (default 5s),
+# or the given number of runs each ("5000x").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${1:-5s}
