@@ -2,7 +2,6 @@ package askbridge_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 )
@@ -189,38 +189,21 @@ func (w testWriter) Write(p []byte) (int, error) {
 // ask pushes a request the way an agent does.
 func (h *harness) ask(body string) string {
 	h.t.Helper()
-	id, err := h.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask", body}}).Result()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var probe struct{ ID string }
-	_ = json.Unmarshal([]byte(body), &probe)
-	if probe.ID != "" {
-		return probe.ID
-	}
-	return id
+	return h.agentOf().Ask(h.t, body)
 }
 
 // result waits for the one result of a question, as an agent does.
 func (h *harness) result(id string, within time.Duration) askbridge.Result {
 	h.t.Helper()
-	res, err := h.agent.BLPop(context.Background(), within, h.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		h.t.Fatalf("no result for %s within %s: %v", id, within, err)
-	}
-	var r askbridge.Result
-	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
-		h.t.Fatal(err)
-	}
-	return r
+	return h.agentOf().Result(h.t, id, within)
 }
 
 func (h *harness) resultCount(id string) int64 {
-	n, err := h.agent.LLen(context.Background(), h.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return n
+	return h.agentOf().ResultCount(h.t, id)
+}
+
+func (h *harness) agentOf() agenttest.Agent {
+	return agenttest.Agent{RDB: h.agent, Prefix: h.prefix}
 }
 
 // waitSent waits until the channel has posted n prompts.

@@ -2,7 +2,6 @@ package discord_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 )
@@ -204,37 +204,22 @@ func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 // ask pushes a request the way an agent does (XADD on <prefix>requests).
 func (e *env) ask(body string) string {
 	e.t.Helper()
-	id, err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"ask", body}}).Result()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var probe struct{ ID string }
-	_ = json.Unmarshal([]byte(body), &probe)
-	if probe.ID != "" {
-		return probe.ID
-	}
-	return id
+	return e.agentOf().Ask(e.t, body)
 }
 
 func (e *env) cancelAsk(id string) {
 	e.t.Helper()
-	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
-		e.t.Fatal(err)
-	}
+	e.agentOf().Cancel(e.t, id)
 }
 
 // result waits for the one result of a question (BLPOP, as an agent does).
 func (e *env) result(id string, within time.Duration) askbridge.Result {
 	e.t.Helper()
-	res, err := e.agent.BLPop(context.Background(), within, e.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		e.t.Fatalf("no result for %s within %s: %v", id, within, err)
-	}
-	var r askbridge.Result
-	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
-		e.t.Fatal(err)
-	}
-	return r
+	return e.agentOf().Result(e.t, id, within)
+}
+
+func (e *env) agentOf() agenttest.Agent {
+	return agenttest.Agent{RDB: e.agent, Prefix: e.prefix}
 }
 
 // noResult checks that a question has no result (yet).

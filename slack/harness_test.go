@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/fakeslack"
@@ -174,36 +175,23 @@ func (w testWriter) Write(p []byte) (int, error) {
 // ask pushes a request the way an agent does and returns its id.
 func (e *env) ask(body string) string {
 	e.t.Helper()
-	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"ask", body}}).Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	var probe struct{ ID string }
-	if err := json.Unmarshal([]byte(body), &probe); err != nil || probe.ID == "" {
-		e.t.Fatalf("requests in these tests name their id: %s", body)
-	}
-	return probe.ID
+	return e.agentOf().Ask(e.t, body)
 }
 
 // cancel pushes a cancel the way an agent does.
 func (e *env) cancel(id string) {
 	e.t.Helper()
-	if err := e.agent.XAdd(context.Background(), &redis.XAddArgs{Stream: e.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
-		e.t.Fatal(err)
-	}
+	e.agentOf().Cancel(e.t, id)
 }
 
 // result waits for the one result of a question, as an agent does.
 func (e *env) result(id string, within time.Duration) askbridge.Result {
 	e.t.Helper()
-	res, err := e.agent.BLPop(context.Background(), within, e.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		e.t.Fatalf("no result for %s within %s: %v", id, within, err)
-	}
-	var r askbridge.Result
-	if err := json.Unmarshal([]byte(res[1]), &r); err != nil {
-		e.t.Fatal(err)
-	}
-	return r
+	return e.agentOf().Result(e.t, id, within)
+}
+
+func (e *env) agentOf() agenttest.Agent {
+	return agenttest.Agent{RDB: e.agent, Prefix: e.prefix}
 }
 
 // noResult checks that no result has been pushed for id.

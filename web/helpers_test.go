@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
@@ -159,48 +160,29 @@ func (w tWriter) Write(p []byte) (int, error) {
 // ask pushes a request as an agent does and returns its id.
 func (b *bridge) ask(t testing.TB, req string) string {
 	t.Helper()
-	var probe struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(req), &probe); err != nil || probe.ID == "" {
-		t.Fatalf("test request needs an id: %s", req)
-	}
-	if err := b.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: b.prefix + "requests", Values: []any{"ask", req}}).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return probe.ID
+	return b.agentOf().Ask(t, req)
 }
 
 // cancel pushes a cancel entry as an agent does.
 func (b *bridge) cancelQuestion(t testing.TB, id string) {
 	t.Helper()
-	if err := b.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: b.prefix + "requests", Values: []any{"cancel", id}}).Err(); err != nil {
-		t.Fatal(err)
-	}
+	b.agentOf().Cancel(t, id)
 }
 
 // result waits for the question's result as an agent does (BLPOP).
 func (b *bridge) result(t testing.TB, id string, wait time.Duration) askbridge.Result {
 	t.Helper()
-	v, err := b.rdb.BLPop(t.Context(), wait, b.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		t.Fatalf("BLPOP result of %s: %v", id, err)
-	}
-	var res askbridge.Result
-	if err := json.Unmarshal([]byte(v[1]), &res); err != nil {
-		t.Fatalf("result of %s: %v: %s", id, err, v[1])
-	}
-	return res
+	return b.agentOf().Result(t, id, wait)
 }
 
 // resultCount is LLEN of the question's result list.
 func (b *bridge) resultCount(t testing.TB, id string) int64 {
 	t.Helper()
-	n, err := b.rdb.LLen(t.Context(), b.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return b.agentOf().ResultCount(t, id)
+}
+
+func (b *bridge) agentOf() agenttest.Agent {
+	return agenttest.Agent{RDB: b.rdb, Prefix: b.prefix}
 }
 
 // request sends an API request with the bridge's token (if any).
