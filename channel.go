@@ -7,30 +7,47 @@ import (
 	"time"
 )
 
-// Channel shows questions on one platform and brings the answers back. An
-// implementation is safe for concurrent use; the engine calls Send and Finish
-// from many goroutines.
+// Channel shows questions on one platform and brings the answers back. A
+// channel translates and nothing more: the engine decides, and records every
+// message a channel posts. An implementation is safe for concurrent use; the
+// engine calls Send and Finish from many goroutines.
 type Channel interface {
 	// Platform names the platform, as in targets: "telegram", "web".
 	Platform() string
 	// Capabilities says what the platform can show; the engine plans
 	// prompts with it. It never changes while the channel runs.
 	Capabilities() Capabilities
-	// Send shows plan in chat and returns every message it created, also
-	// when it fails part-way (a long prompt takes several messages), so each
-	// can be edited later. It blocks while the platform rate-limits, up to
-	// ctx. Errors are *SendError when the platform refused; not safe to
-	// repeat (a repeat posts again).
-	Send(ctx context.Context, chat string, plan Plan) ([]MessageRef, error)
-	// Finish edits one message of an ended question: buttons removed, the
-	// status line added, the text kept. A message that is already in that
-	// state counts as success. Safe to repeat.
-	Finish(ctx context.Context, ref MessageRef, plan Plan, status string) error
+	// Send shows plan in chat, in one or more messages (a long prompt takes
+	// several), and hands each message to sent as soon as it is posted,
+	// before posting the next, with MessageRef.Part numbering the parts
+	// from 0. When sent returns an error Send stops and returns it as is.
+	// It blocks while the platform rate-limits, up to ctx. A platform's
+	// refusal is a *SendError; the engine decides whether to try again.
+	// Not safe to repeat (a repeat posts again).
+	Send(ctx context.Context, chat string, plan Plan, sent func(MessageRef) error) error
+	// Finish edits one message of an ended question to show end: buttons
+	// removed, the status line added, the text kept (ref.Part says which
+	// part of the prompt, or a reply box, it showed). A message already in
+	// that state, or gone, counts as success. Safe to repeat.
+	Finish(ctx context.Context, ref MessageRef, end Ending) error
 	// Run receives taps and replies until ctx is done, handing each to in.
 	// It owns its reconnects and returns only when ctx is done.
 	Run(ctx context.Context, in Inbox) error
 	// State reports the channel's connection state for /readyz.
 	State() ChannelState
+}
+
+// Ending is what a channel needs to show a question's end: nothing has to
+// be read back from anywhere.
+type Ending struct {
+	// Plan is the question's plan for the channel's capabilities.
+	Plan Plan
+	// Outcome is how the question ended.
+	Outcome Outcome
+	// Status is the status line every channel shows under the kept text.
+	Status string
+	// Question is the ended question; its Result is set.
+	Question Record
 }
 
 // Notifier is implemented by channels that can post a message in a chat
@@ -63,9 +80,9 @@ type Inbox interface {
 	// Reply handles a text message in a chat the bridge is in.
 	Reply(ctx context.Context, r TextReply) ReplyOutcome
 	// Attach links a message the channel posted for a question outside of
-	// Send (the reply box an "Other…" tap opens) to that question, so a
-	// reply to it answers the question and it is edited when the question
-	// ends. Safe to repeat.
+	// Send (the reply box an "Other…" tap opens, Part PartReplyBox) to that
+	// question, so a reply to it answers the question and it is edited when
+	// the question ends. Safe to repeat.
 	Attach(ctx context.Context, id string, ref MessageRef) error
 }
 
@@ -95,21 +112,36 @@ const (
 	NoticeTryAgain        Notice = "Something went wrong; please try again."
 )
 
+// TapAction is what a channel does after it has shown a tap's notice.
+type TapAction int
+
+const (
+	// TapDone: nothing more. A tap that ended the question leaves every
+	// message, the tapped one included, to the engine's finisher.
+	TapDone TapAction = iota
+	// TapOpenReply: open a reply box for a free-text answer (the "Other…"
+	// button), attach it with Inbox.Attach; ReplyTo is the question it asks.
+	TapOpenReply
+	// TapClear: the question had already ended; make sure the tapped
+	// message shows it (Finish with Message and Ending).
+	TapClear
+)
+
 // TapReply tells the channel how to answer a tap.
 type TapReply struct {
 	Notice Notice
 	// QuestionID is the question the tap was for, when known.
 	QuestionID string
-	// OpenReply asks the channel to open a reply box for a free-text
-	// answer (the "Other…" button).
-	OpenReply bool
-	// Ended is set when the question has ended (now or before), so the
-	// channel can make sure the tapped message's buttons are gone.
-	Ended bool
-	// Status is the status line of an ended question.
-	Status string
-	// Plan is the plan of the question, for editing the tapped message.
-	Plan *Plan
+	// Action is what the channel does after showing the notice.
+	Action TapAction
+	// Message is the tapped message as the engine recorded it (with its
+	// Part); set for TapClear.
+	Message MessageRef
+	// Ending is how to show the ended question; set for TapClear.
+	Ending *Ending
+	// ReplyTo is the text of the question a reply box asks; set for
+	// TapOpenReply.
+	ReplyTo string
 }
 
 // TextReply is a text message from a person.

@@ -197,7 +197,7 @@ func (e *Engine) handle(ctx context.Context, entry Entry) {
 		_, err = e.Cancel(ctx, entry.Cancel)
 	default:
 		e.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
-		err = e.publish(ctx, Event{Kind: "rejected", ID: entry.StreamID, Error: entry.Malformed})
+		err = e.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: entry.Malformed})
 	}
 	if errors.Is(err, errDelivering) {
 		e.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
@@ -248,7 +248,7 @@ func (e *Engine) ask(ctx context.Context, entry Entry) error {
 		e.log.Info("delivering a question found undelivered", "question", id)
 	} else {
 		e.log.Info("question requested", "question", id, "to", target.String())
-		if err := e.publish(ctx, Event{Kind: "requested", ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
+		if err := e.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
 			return err
 		}
 	}
@@ -278,7 +278,7 @@ func (e *Engine) refuse(ctx context.Context, id string, cause error, now time.Ti
 	}
 	e.log.Info("request refused", "question", id, "error", cause.Error())
 	e.metrics.Ended("", OutcomeRejected, 0)
-	return e.publish(ctx, Event{Kind: "rejected", ID: id, At: now, Error: cause.Error()})
+	return e.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()})
 }
 
 // route resolves the request's target and who may answer: the request's
@@ -339,15 +339,22 @@ func (e *Engine) deliver(ctx context.Context, id string, req Request, target Tar
 	backoff := newBackoff(500*time.Millisecond, 30*time.Second)
 	var lastReason string
 	for attempt := 1; attempt <= e.cfg.SendAttempts; attempt++ {
-		refs, err := ch.Send(ctx, target.Chat, plan)
-		for _, ref := range refs {
+		var refs []MessageRef
+		var recordErr error
+		err := ch.Send(ctx, target.Chat, plan, func(ref MessageRef) error {
 			if err := e.store.AddMessage(ctx, id, ref); err != nil {
-				return fmt.Errorf("record message: %w", err)
+				recordErr = fmt.Errorf("record message: %w", err)
+				return recordErr
 			}
-			_ = e.publish(ctx, Event{Kind: "delivered", ID: id, At: e.now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-		}
+			refs = append(refs, ref)
+			_ = e.publish(ctx, Event{Kind: EventDelivered, ID: id, At: e.now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+			return nil
+		})
 		if len(refs) > 0 {
 			e.metrics.Sent(target.Platform, len(refs))
+		}
+		if recordErr != nil {
+			return recordErr
 		}
 		if err == nil {
 			log.Info("question delivered", "messages", len(refs))
@@ -413,10 +420,7 @@ func (e *Engine) end(ctx context.Context, id string, res Result) (EndResult, err
 // ended runs what follows a won end: the event, the metrics, the edits.
 func (e *Engine) ended(ctx context.Context, r EndResult) {
 	rec, res := r.Record, r.Result
-	ev := Event{Kind: string(res.Outcome()), ID: rec.ID, At: e.now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
-	if res.Outcome() == OutcomeUndeliverable {
-		ev.Kind = "undeliverable"
-	}
+	ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: e.now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
 	if res.AnsweredBy != nil {
 		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
 	}
@@ -501,16 +505,15 @@ func (e *Engine) finish(ctx context.Context, rec Record, res Result) {
 		e.log.Error("list messages to finish", "question", rec.ID, "err", err)
 		return
 	}
-	status := StatusLine(rec.Request, res)
 	for _, ref := range refs {
 		ch, ok := e.channels[ref.Platform]
 		if !ok {
 			continue
 		}
-		plan := BuildPlan(rec.ID, rec.Request, ch.Capabilities())
+		end := ending(rec, res, ch.Capabilities())
 		backoff := newBackoff(500*time.Millisecond, 10*time.Second)
 		for attempt := 1; ; attempt++ {
-			err := ch.Finish(ctx, ref, plan, status)
+			err := ch.Finish(ctx, ref, end)
 			if err == nil {
 				break
 			}
@@ -556,6 +559,17 @@ func (e *Engine) sweep(ctx context.Context) {
 				break
 			}
 		}
+	}
+}
+
+// ending is what a channel with caps needs to show the end of rec.
+func ending(rec Record, res Result, caps Capabilities) Ending {
+	rec.Result = &res
+	return Ending{
+		Plan:     BuildPlan(rec.ID, rec.Request, caps),
+		Outcome:  res.Outcome(),
+		Status:   StatusLine(rec.Request, res),
+		Question: rec,
 	}
 }
 

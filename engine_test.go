@@ -60,7 +60,7 @@ type sentPrompt struct {
 func newFakeChannel(platform string) *fakeChannel {
 	return &fakeChannel{
 		platform: platform,
-		caps:     askbridge.Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64, MessageChars: 4096, ReplyBox: true},
+		caps:     askbridge.Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64, ReplyBox: true},
 		finished: map[string]string{},
 	}
 }
@@ -73,7 +73,7 @@ func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
 	return nil
 }
 
-func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
+func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan, sent func(askbridge.MessageRef) error) error {
 	f.mu.Lock()
 	delay := f.delay
 	f.mu.Unlock()
@@ -83,18 +83,18 @@ func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan
 	if len(f.failures) > 0 {
 		err := f.failures[0]
 		f.failures = f.failures[1:]
-		return nil, err
+		return err
 	}
 	f.nextID++
 	ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID)}
 	f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan, refs: []askbridge.MessageRef{ref}})
-	return []askbridge.MessageRef{ref}, nil
+	return sent(ref)
 }
 
-func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
+func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.finished[ref.Message] = status
+	f.finished[ref.Message] = end.Status
 	return nil
 }
 
@@ -270,7 +270,7 @@ func TestEngineTapAnswers(t *testing.T) {
 
 	// A late tap, and the same tap delivered twice, change nothing.
 	late := tap(h, p, 0, alice, "ev2")
-	if late.Notice != askbridge.NoticeAlreadyAnswered || !late.Ended || late.Status != "Answered: Production" {
+	if late.Notice != askbridge.NoticeAlreadyAnswered || late.Action != askbridge.TapClear || late.Ending == nil || late.Ending.Status != "Answered: Production" {
 		t.Errorf("late tap: %+v", late)
 	}
 	if dup := tap(h, p, 0, alice, "ev1"); dup.Notice != askbridge.NoticeDuplicate {
@@ -288,7 +288,7 @@ func TestEngineSkipAndOther(t *testing.T) {
 	p := h.waitSent(1)[0]
 	buttons := p.plan.Buttons()
 	other, skip := len(buttons)-2, len(buttons)-1
-	if r := tap(h, p, other, alice, "o1"); !r.OpenReply || r.Notice != askbridge.NoticeOther {
+	if r := tap(h, p, other, alice, "o1"); r.Action != askbridge.TapOpenReply || r.Notice != askbridge.NoticeOther {
 		t.Errorf("Other tap: %+v", r)
 	}
 	if r := tap(h, p, skip, alice, "s1"); r.Notice != askbridge.NoticeSkipped {

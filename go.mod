@@ -8,6 +8,11 @@ require (
 )
 
 require (
+	github.com/jonboulle/clockwork v0.5.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+)
+
+require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

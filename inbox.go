@@ -55,7 +55,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 		return TapReply{Notice: NoticeExpired, QuestionID: id}
 	}
 	if rec.Status != StatusPending {
-		return e.endedReply(rec, *rec.Result)
+		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
 	if !mayAnswer(rec, t.Person) {
 		log.Info("tap by someone who may not answer", "question", id)
@@ -64,7 +64,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 	var res Result
 	switch p.Choice.Kind {
 	case ControlOther:
-		return TapReply{Notice: NoticeOther, OpenReply: true, QuestionID: id}
+		return TapReply{Notice: NoticeOther, Action: TapOpenReply, QuestionID: id, ReplyTo: rec.Request.Questions[0].Question}
 	case ControlSkip:
 		res = NoAnswer(id, ReasonSkipped, "")
 	case ControlOption:
@@ -80,34 +80,51 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id}
 	}
 	if !r.Won {
-		return e.endedReply(r.Record, r.Result)
+		return e.clearReply(ctx, r.Record, r.Result, t.Message)
 	}
-	reply := e.endedReply(r.Record, r.Result)
-	reply.Notice = NoticeRecorded
+	// Won: the finisher edits every message, the tapped one included.
+	reply := TapReply{Notice: NoticeRecorded, QuestionID: id}
 	if res.Reason == ReasonSkipped {
 		reply.Notice = NoticeSkipped
 	}
 	return reply
 }
 
-// endedReply is the answer to a tap on an ended question: what happened,
-// and what its message should now show.
-func (e *Engine) endedReply(rec Record, res Result) TapReply {
-	notice := NoticeExpired
-	switch res.Outcome() {
-	case OutcomeAnswered:
-		notice = NoticeAlreadyAnswered
-	case OutcomeSkipped:
-		notice = NoticeAlreadySkipped
-	case OutcomeCancelled:
-		notice = NoticeCancelled
+// clearReply answers a tap on a question that had already ended: the notice
+// says how, and the channel makes sure the tapped message shows the end.
+func (e *Engine) clearReply(ctx context.Context, rec Record, res Result, tapped MessageRef) TapReply {
+	reply := TapReply{Notice: endedNotice(res), QuestionID: rec.ID}
+	ch, ok := e.channels[tapped.Platform]
+	if !ok {
+		return reply
 	}
-	reply := TapReply{Notice: notice, QuestionID: rec.ID, Ended: true, Status: StatusLine(rec.Request, res)}
-	if ch, ok := e.channels[rec.Target.Platform]; ok {
-		plan := BuildPlan(rec.ID, rec.Request, ch.Capabilities())
-		reply.Plan = &plan
+	// The tapped message as recorded, for its Part.
+	refs, err := e.store.Messages(ctx, rec.ID)
+	if err != nil {
+		e.log.Error("list messages of an ended question", "question", rec.ID, "err", err)
+		return reply
+	}
+	for _, ref := range refs {
+		if ref.Same(tapped) {
+			end := ending(rec, res, ch.Capabilities())
+			reply.Action, reply.Message, reply.Ending = TapClear, ref, &end
+			break
+		}
 	}
 	return reply
+}
+
+// endedNotice says how a question had already ended.
+func endedNotice(res Result) Notice {
+	switch res.Outcome() {
+	case OutcomeAnswered:
+		return NoticeAlreadyAnswered
+	case OutcomeSkipped:
+		return NoticeAlreadySkipped
+	case OutcomeCancelled:
+		return NoticeCancelled
+	}
+	return NoticeExpired
 }
 
 // Reply handles a text message: it finds the question it answers, checks
@@ -149,7 +166,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) ReplyOutcome {
 		return ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain)}
 	}
 	if !end.Won {
-		return ReplyOutcome{Claimed: true, Respond: string(e.endedReply(end.Record, end.Result).Notice)}
+		return ReplyOutcome{Claimed: true, Respond: string(endedNotice(end.Result))}
 	}
 	return ReplyOutcome{Claimed: true}
 }
@@ -171,7 +188,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 				return Record{}, ReplyOutcome{}, false
 			}
 			if rec.Status != StatusPending {
-				return Record{}, ReplyOutcome{Claimed: true, Respond: string(e.endedReply(rec, *rec.Result).Notice)}, false
+				return Record{}, ReplyOutcome{Claimed: true, Respond: string(endedNotice(*rec.Result))}, false
 			}
 			return rec, ReplyOutcome{}, true
 		}

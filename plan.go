@@ -22,9 +22,6 @@ type Capabilities struct {
 	MaxButtonLabel int
 	// PayloadBytes is the largest button payload the platform takes.
 	PayloadBytes int
-	// MessageChars is the longest message in UTF-16 code units (the way
-	// Telegram, Discord and Slack count); 0 means no limit.
-	MessageChars int
 	// ReplyBox is true when the channel can open a reply box for an
 	// "Other…" answer (Telegram's force reply).
 	ReplyBox bool

@@ -8,8 +8,8 @@ import (
 
 // Capabilities used in the tests, shaped like the real platforms.
 var (
-	capsTelegram = Capabilities{Buttons: true, ButtonsPerRow: 1, MaxButtonLabel: 64, PayloadBytes: 64, MessageChars: 4096, ReplyBox: true}
-	capsDiscord  = Capabilities{Buttons: true, ButtonsPerRow: 5, MaxButtonLabel: 80, PayloadBytes: 100, MessageChars: 2000}
+	capsTelegram = Capabilities{Buttons: true, ButtonsPerRow: 1, MaxButtonLabel: 64, PayloadBytes: 64, ReplyBox: true}
+	capsDiscord  = Capabilities{Buttons: true, ButtonsPerRow: 5, MaxButtonLabel: 80, PayloadBytes: 100}
 	capsTextOnly = Capabilities{}
 )
 

@@ -25,6 +25,18 @@ type MessageRef struct {
 	Platform string `json:"platform"`
 	Chat     string `json:"chat"`
 	Message  string `json:"message"`
+	// Part is what the message showed: the parts of a prompt are numbered
+	// from 0 in the order they were posted; PartReplyBox is a reply box.
+	// It is not part of the message's identity (Same ignores it).
+	Part int `json:"part,omitempty"`
+}
+
+// PartReplyBox is the Part of a reply box an "Other…" tap opened.
+const PartReplyBox = -1
+
+// Same reports whether r and o name the same platform message.
+func (r MessageRef) Same(o MessageRef) bool {
+	return r.Platform == o.Platform && r.Chat == o.Chat && r.Message == o.Message
 }
 
 // Record is the stored state of one question.
@@ -84,7 +96,7 @@ type EndResult struct {
 type Event struct {
 	// StreamID is the events stream entry id; set when read, ignored on Publish.
 	StreamID string
-	Kind     string // requested, delivered, answered, skipped, expired, cancelled, undeliverable, rejected
+	Kind     EventKind
 	ID       string
 	At       time.Time
 	Platform string
@@ -94,6 +106,24 @@ type Event struct {
 	Error    string
 }
 
+// EventKind is the `event` field of an events stream entry.
+type EventKind string
+
+// The event kinds of the protocol (redis-protocol.md, "Events").
+const (
+	EventRequested     EventKind = "requested"
+	EventDelivered     EventKind = "delivered"
+	EventAnswered      EventKind = "answered"
+	EventSkipped       EventKind = "skipped"
+	EventExpired       EventKind = "expired"
+	EventCancelled     EventKind = "cancelled"
+	EventUndeliverable EventKind = "undeliverable"
+	EventRejected      EventKind = "rejected"
+)
+
+// EventOf is the event kind that announces an outcome.
+func EventOf(o Outcome) EventKind { return EventKind(o) }
+
 // Lease is a held lease with its fencing token: the token grows every time
 // the lease changes hands, so writes fenced by an old token are refused.
 type Lease struct {
@@ -102,11 +132,48 @@ type Lease struct {
 	Token  int64
 }
 
-// Store holds all state the bridge replicas share. Implementations are safe
-// for concurrent use by many goroutines and many processes. Expected outcomes
-// (losing a race, an unknown id) are results; an error always means
-// infrastructure trouble and the call may be retried.
+// Coordinator is what channels share across replicas: leases (one poller
+// or gateway at a time), fenced cursors (a poller's offset) and first-seen
+// marks for platform event ids. It holds no question state. *store.Store
+// implements it; it is safe for concurrent use by many goroutines and many
+// processes, and an error always means infrastructure trouble.
+type Coordinator interface {
+	// FirstSeen records a platform event id and reports whether this is the
+	// first time it was seen within ttl. Safe to call concurrently: exactly
+	// one caller gets true.
+	FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error)
+
+	// AcquireLease takes the named lease for holder if it is free or
+	// already held by holder, for ttl. ok is false when another holder has it.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease Lease, ok bool, err error)
+	// RenewLease extends a held lease; ok is false when it was lost.
+	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ok bool, err error)
+	// ReleaseLease gives a held lease up. Safe to repeat.
+	ReleaseLease(ctx context.Context, lease Lease) error
+	// Cursor reads a named position (such as a poller's update offset).
+	Cursor(ctx context.Context, name string) (value int64, found bool, err error)
+	// SetCursor writes a named position, only while lease is still the
+	// current holder of its lease (fencing). The cursor is fenced by the
+	// lease of the same name: lease.Name must equal name (both live in one
+	// Redis Cluster slot so one atomic step can check and write). ok is
+	// false when the lease was lost.
+	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
+}
+
+// DedupeTTL is how long a platform event id is remembered by default:
+// longer than any platform retries a delivery (Slack retries for about an
+// hour at most; Telegram keeps unconfirmed updates for 24 hours and uses
+// its own, longer, time).
+const DedupeTTL = 2 * time.Hour
+
+// Store holds all state the bridge replicas share; the engine is the only
+// user of the whole of it. Implementations are safe for concurrent use by
+// many goroutines and many processes. Expected outcomes (losing a race, an
+// unknown id) are results; an error always means infrastructure trouble and
+// the call may be retried.
 type Store interface {
+	Coordinator
+
 	// ReadRequests returns up to max entries of the requests stream for
 	// this replica's consumer, blocking up to block when none are waiting.
 	// It first claims entries other consumers took and left unacknowledged
@@ -135,8 +202,6 @@ type Store interface {
 	// exactly one caller across replicas). Its cost does not grow with the
 	// number of questions that are not yet due.
 	Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error)
-	// Open lists the ids of pending questions, oldest first, up to max.
-	Open(ctx context.Context, max int) ([]string, error)
 
 	// AddMessage records a message that showed a question, and indexes it
 	// for QuestionByMessage and for OpenInChat. Safe to repeat.
@@ -149,30 +214,6 @@ type Store interface {
 	// OpenInChat lists the pending questions shown in a chat, oldest first.
 	// Ended questions are dropped from the index as they are found.
 	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
-	// OpenForPerson lists the pending questions a person ("<platform>:<user
-	// id>") was named as an answerer of, oldest first.
-	OpenForPerson(ctx context.Context, person string) ([]string, error)
-
-	// FirstSeen records a platform event id and reports whether this is the
-	// first time it was seen within ttl. Safe to call concurrently: exactly
-	// one caller gets true.
-	FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error)
-
-	// AcquireLease takes the named lease for holder if it is free or
-	// already held by holder, for ttl. ok is false when another holder has it.
-	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease Lease, ok bool, err error)
-	// RenewLease extends a held lease; ok is false when it was lost.
-	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ok bool, err error)
-	// ReleaseLease gives a held lease up. Safe to repeat.
-	ReleaseLease(ctx context.Context, lease Lease) error
-	// Cursor reads a named position (such as a poller's update offset).
-	Cursor(ctx context.Context, name string) (value int64, found bool, err error)
-	// SetCursor writes a named position, only while lease is still the
-	// current holder of its lease (fencing). The cursor is fenced by the
-	// lease of the same name: lease.Name must equal name (both live in one
-	// Redis Cluster slot so one atomic step can check and write). ok is
-	// false when the lease was lost.
-	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
 
 	// MarkFinishing records that the messages of an ended question are
 	// about to be edited; Finished records that they were. A replica that
@@ -185,6 +226,11 @@ type Store interface {
 
 	// Publish appends an event to the capped events stream.
 	Publish(ctx context.Context, ev Event) error
+}
+
+// EventLog is the events stream as readers see it (the web page, the
+// agent tools). *store.Store implements it.
+type EventLog interface {
 	// Events reads events after the given stream id ("$" for only new ones,
 	// "0" for all kept), blocking up to block. It returns the events and the
 	// id to continue from.

@@ -24,7 +24,7 @@ func (s *Store) Publish(ctx context.Context, ev askbridge.Event) error {
 	if !ev.At.IsZero() {
 		at = ev.At.UnixMilli()
 	}
-	values := []any{"event", ev.Kind, "id", ev.ID, "at", strconv.FormatInt(at, 10)}
+	values := []any{"event", string(ev.Kind), "id", ev.ID, "at", strconv.FormatInt(at, 10)}
 	for _, f := range [...]struct{ k, v string }{
 		{"platform", ev.Platform},
 		{"chat", ev.Chat},
@@ -105,7 +105,7 @@ func toEvent(m redis.XMessage) askbridge.Event {
 	}
 	ev := askbridge.Event{
 		StreamID: m.ID,
-		Kind:     str("event"),
+		Kind:     askbridge.EventKind(str("event")),
 		ID:       str("id"),
 		Platform: str("platform"),
 		Chat:     str("chat"),
