@@ -17,14 +17,16 @@ type Channel interface {
 	// Capabilities says what the platform can show; the engine plans
 	// prompts with it. It never changes while the channel runs.
 	Capabilities() Capabilities
-	// Send shows plan in chat, in one or more messages (a long prompt takes
-	// several), and hands each message to sent as soon as it is posted,
-	// before posting the next, with MessageRef.Part numbering the parts
-	// from 0. When sent returns an error Send stops and returns it as is.
-	// It blocks while the platform rate-limits, up to ctx. A platform's
-	// refusal is a *SendError; the engine decides whether to try again.
-	// Not safe to repeat (a repeat posts again).
-	Send(ctx context.Context, chat string, plan Plan, sent func(MessageRef) error) error
+	// Send shows d.Plan in d.Chat, in one or more messages (a long prompt
+	// takes several), starting at part d.From, and hands each message to
+	// d.Sent as soon as it is posted, before posting the next, with
+	// MessageRef.Part numbering the parts from 0. When d.Sent returns an
+	// error Send stops and returns it as is. A d.From past the last part
+	// posts nothing and succeeds. Send makes one try of each call: a
+	// platform's refusal is returned as a *SendError (rate limits with the
+	// platform's wait) and the engine decides whether and when to go on from
+	// the first part not posted. Not safe to repeat (a repeat posts again).
+	Send(ctx context.Context, d Delivery) error
 	// Finish edits one message of an ended question to show end: buttons
 	// removed, the status line added, the text kept (ref.Part says which
 	// part of the prompt, or a reply box, it showed). A message already in
@@ -35,6 +37,17 @@ type Channel interface {
 	Run(ctx context.Context, in Inbox) error
 	// State reports the channel's connection state for /readyz.
 	State() ChannelState
+}
+
+// Delivery is one try at showing a question in a chat.
+type Delivery struct {
+	Chat string
+	Plan Plan
+	// From is the first part to post: the parts before it were posted by
+	// an earlier try (0 for a new prompt).
+	From int
+	// Sent records a posted message; the engine stores it.
+	Sent func(MessageRef) error
 }
 
 // Ending is what a channel needs to show a question's end: nothing has to

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Metrics receives what the engine counts. cmd/bridge implements it with
@@ -46,8 +49,9 @@ type EngineConfig struct {
 	Metrics  Metrics
 	// Replica names this replica in leases and logs.
 	Replica string
-	// Now is the clock; tests pass their own.
-	Now func() time.Time
+	// Clock times the engine's waits, sweeps and timers; tests pass a
+	// simulated one and advance it (default: the real clock).
+	Clock clockwork.Clock
 	// Concurrency bounds the requests handled at once (default 64).
 	Concurrency int
 	// SendAttempts bounds the tries of one send before the question is
@@ -68,7 +72,7 @@ type Engine struct {
 	channels map[string]Channel
 	log      *slog.Logger
 	metrics  Metrics
-	now      func() time.Time
+	clock    clockwork.Clock
 	cfg      EngineConfig
 
 	// attempts numbers delivery attempts, to make lease holders unique.
@@ -87,8 +91,8 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64
@@ -104,7 +108,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	}
 	e := &Engine{
 		store: cfg.Store, resolve: cfg.Resolve, channels: map[string]Channel{},
-		log: cfg.Logger, metrics: cfg.Metrics, now: cfg.Now, cfg: cfg,
+		log: cfg.Logger, metrics: cfg.Metrics, clock: cfg.Clock, cfg: cfg,
 	}
 	for _, ch := range cfg.Channels {
 		e.channels[ch.Platform()] = ch
@@ -135,7 +139,7 @@ func (e *Engine) intake(ctx context.Context) {
 	// (a rate-limited burst) can take longer than that.
 	var busyMu sync.Mutex
 	busy := map[string]bool{}
-	backoff := newBackoff(100*time.Millisecond, 5*time.Second)
+	backoff := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for ctx.Err() == nil {
 		free := cap(sem) - len(sem)
 		if free == 0 {
@@ -154,10 +158,10 @@ func (e *Engine) intake(ctx context.Context) {
 				return
 			}
 			e.log.Error("read requests", "err", err)
-			sleep(ctx, backoff.next())
+			retry.SleepOn(ctx, e.clock, backoff.Next())
 			continue
 		}
-		backoff.reset()
+		backoff.Reset()
 		for _, entry := range entries {
 			busyMu.Lock()
 			if busy[entry.StreamID] {
@@ -215,7 +219,7 @@ func (e *Engine) handle(ctx context.Context, entry Entry) {
 // ask validates, routes, stores and delivers one request. It returns an
 // error only for infrastructure trouble.
 func (e *Engine) ask(ctx context.Context, entry Entry) error {
-	now := e.now()
+	now := e.clock.Now()
 	req, err := DecodeRequest(entry.Ask)
 	if err != nil {
 		return e.refuse(ctx, refusedID(entry), err, now)
@@ -241,11 +245,8 @@ func (e *Engine) ask(ctx context.Context, entry Entry) error {
 		if existing.Status != StatusPending {
 			return nil
 		}
-		msgs, err := e.store.Messages(ctx, id)
-		if err != nil || len(msgs) > 0 {
-			return err
-		}
-		e.log.Info("delivering a question found undelivered", "question", id)
+		// deliver goes on from the first part not posted, if any.
+		e.log.Debug("question seen again while open", "question", id)
 	} else {
 		e.log.Info("question requested", "question", id, "to", target.String())
 		if err := e.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
@@ -326,38 +327,46 @@ func (e *Engine) deliver(ctx context.Context, id string, req Request, target Tar
 		return errDelivering
 	}
 	defer func() { _ = e.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
-	// Another replica may have delivered it between our look and the
-	// lease: look again under the lease.
-	if msgs, err := e.store.Messages(ctx, id); err != nil || len(msgs) > 0 {
-		return err
+	// Another replica may have delivered it, or some of it, between our
+	// look and the lease: go on from the first part not posted.
+	msgs, err := e.store.Messages(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list messages: %w", err)
+	}
+	from := 0
+	for _, m := range msgs {
+		if m.Platform == target.Platform && m.Part >= from {
+			from = m.Part + 1
+		}
 	}
 
 	ch := e.channels[target.Platform]
 	plan := BuildPlan(id, req, ch.Capabilities())
 	log := e.log.With("question", id, "platform", target.Platform)
-	deadline := e.now().Add(e.cfg.SendBudget)
-	backoff := newBackoff(500*time.Millisecond, 30*time.Second)
+	deadline := e.clock.Now().Add(e.cfg.SendBudget)
+	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
 	var lastReason string
 	for attempt := 1; attempt <= e.cfg.SendAttempts; attempt++ {
-		var refs []MessageRef
+		posted := 0
 		var recordErr error
-		err := ch.Send(ctx, target.Chat, plan, func(ref MessageRef) error {
+		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
 			if err := e.store.AddMessage(ctx, id, ref); err != nil {
 				recordErr = fmt.Errorf("record message: %w", err)
 				return recordErr
 			}
-			refs = append(refs, ref)
-			_ = e.publish(ctx, Event{Kind: EventDelivered, ID: id, At: e.now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+			posted++
+			from = ref.Part + 1
+			_ = e.publish(ctx, Event{Kind: EventDelivered, ID: id, At: e.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
 			return nil
-		})
-		if len(refs) > 0 {
-			e.metrics.Sent(target.Platform, len(refs))
+		}})
+		if posted > 0 {
+			e.metrics.Sent(target.Platform, posted)
 		}
 		if recordErr != nil {
 			return recordErr
 		}
 		if err == nil {
-			log.Info("question delivered", "messages", len(refs))
+			log.Info("question delivered", "messages", posted, "from", from-posted)
 			return nil
 		}
 		kind, wait, reason := Classify(err)
@@ -367,22 +376,20 @@ func (e *Engine) deliver(ctx context.Context, id string, req Request, target Tar
 			log.Warn("question undeliverable", "reason", reason)
 			return e.undeliverable(ctx, id, reason)
 		}
-		if len(refs) > 0 {
-			// Part of a long prompt is out; posting it all again would
-			// repeat it. Those parts stay and are edited at the end.
-			log.Warn("prompt only partly delivered", "messages", len(refs), "reason", reason)
-			return nil
+		if posted > 0 {
+			// Progress: the next try goes on from the first part not out.
+			backoff.Reset()
 		}
 		if kind == RateLimited {
 			e.metrics.RetryAfter(target.Platform, wait)
 		} else {
-			wait = backoff.next()
+			wait = backoff.Next()
 		}
-		if e.now().Add(wait).After(deadline) {
+		if e.clock.Now().Add(wait).After(deadline) {
 			break
 		}
-		log.Info("send failed, retrying", "attempt", attempt, "wait", wait, "reason", reason)
-		if !sleep(ctx, wait) {
+		log.Info("send failed, retrying", "attempt", attempt, "from", from, "wait", wait, "reason", reason)
+		if !retry.SleepOn(ctx, e.clock, wait) {
 			return ctx.Err()
 		}
 	}
@@ -406,7 +413,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 // end ends a question with res (first writer wins); the winner publishes
 // the event and edits every message that showed the question.
 func (e *Engine) end(ctx context.Context, id string, res Result) (EndResult, error) {
-	now := e.now()
+	now := e.clock.Now()
 	r, err := e.store.End(ctx, id, res, now)
 	if err != nil {
 		return r, fmt.Errorf("end question: %w", err)
@@ -420,18 +427,18 @@ func (e *Engine) end(ctx context.Context, id string, res Result) (EndResult, err
 // ended runs what follows a won end: the event, the metrics, the edits.
 func (e *Engine) ended(ctx context.Context, r EndResult) {
 	rec, res := r.Record, r.Result
-	ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: e.now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
+	ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: e.clock.Now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
 	if res.AnsweredBy != nil {
 		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
 	}
 	if err := e.publish(ctx, ev); err != nil {
 		e.log.Error("publish event", "question", rec.ID, "err", err)
 	}
-	e.metrics.Ended(rec.Target.Platform, res.Outcome(), e.now().Sub(rec.Created))
+	e.metrics.Ended(rec.Target.Platform, res.Outcome(), e.clock.Now().Sub(rec.Created))
 	e.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
 	// Marked before the edits start, so a replica that dies half-way
 	// leaves the question for another to finish (finishLeftovers).
-	if err := e.store.MarkFinishing(ctx, rec.ID, e.now()); err != nil {
+	if err := e.store.MarkFinishing(ctx, rec.ID, e.clock.Now()); err != nil {
 		e.log.Error("mark question finishing", "question", rec.ID, "err", err)
 	}
 	e.wg.Add(1)
@@ -454,14 +461,14 @@ const finishTimeout = time.Minute
 // leftovers looks for questions left unfinished at start and then every
 // 10 seconds.
 func (e *Engine) leftovers(ctx context.Context) {
-	t := time.NewTicker(10 * time.Second)
+	t := e.clock.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {
 		e.finishLeftovers(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 	}
 }
@@ -469,7 +476,7 @@ func (e *Engine) leftovers(ctx context.Context) {
 // finishLeftovers edits the messages of questions whose end was won by a
 // replica that died before it had edited them all. Edits are safe to repeat.
 func (e *Engine) finishLeftovers(ctx context.Context) {
-	ids, err := e.store.Unfinished(ctx, e.now().Add(-2*finishTimeout), 20)
+	ids, err := e.store.Unfinished(ctx, e.clock.Now().Add(-2*finishTimeout), 20)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("list unfinished questions", "err", err)
@@ -511,7 +518,7 @@ func (e *Engine) finish(ctx context.Context, rec Record, res Result) {
 			continue
 		}
 		end := ending(rec, res, ch.Capabilities())
-		backoff := newBackoff(500*time.Millisecond, 10*time.Second)
+		backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
 		for attempt := 1; ; attempt++ {
 			err := ch.Finish(ctx, ref, end)
 			if err == nil {
@@ -524,11 +531,11 @@ func (e *Engine) finish(ctx context.Context, rec Record, res Result) {
 				break
 			}
 			if kind != RateLimited {
-				wait = backoff.next()
+				wait = backoff.Next()
 			} else {
 				e.metrics.RetryAfter(ref.Platform, wait)
 			}
-			if !sleep(ctx, wait) {
+			if !retry.SleepOn(ctx, e.clock, wait) {
 				return
 			}
 		}
@@ -536,16 +543,16 @@ func (e *Engine) finish(ctx context.Context, rec Record, res Result) {
 }
 
 func (e *Engine) sweep(ctx context.Context) {
-	t := time.NewTicker(e.cfg.SweepEvery)
+	t := e.clock.NewTicker(e.cfg.SweepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		for {
-			ended, err := e.store.Sweep(ctx, e.now(), 100)
+			ended, err := e.store.Sweep(ctx, e.clock.Now(), 100)
 			if err != nil {
 				if ctx.Err() == nil {
 					e.log.Error("sweep deadlines", "err", err)
@@ -575,7 +582,7 @@ func ending(rec Record, res Result, caps Capabilities) Ending {
 
 func (e *Engine) publish(ctx context.Context, ev Event) error {
 	if ev.At.IsZero() {
-		ev.At = e.now()
+		ev.At = e.clock.Now()
 	}
 	if err := e.store.Publish(ctx, ev); err != nil {
 		return fmt.Errorf("publish %s event: %w", ev.Kind, err)
@@ -588,35 +595,4 @@ func replicaName(e *Engine) string {
 		return e.cfg.Replica
 	}
 	return fmt.Sprintf("engine-%p", e)
-}
-
-// backoff is an exponential backoff with jitter.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max} }
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
-	}
-	// Up to 20% jitter so replicas do not retry in step.
-	return b.cur - time.Duration(rand.Int64N(int64(b.cur)/5+1))
-}
-
-func (b *backoff) reset() { b.cur = 0 }
-
-// sleep waits d or until ctx is done; it reports whether it slept fully.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
@@ -73,7 +74,8 @@ func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
 	return nil
 }
 
-func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan, sent func(askbridge.MessageRef) error) error {
+func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
+	chat, plan := d.Chat, d.Plan
 	f.mu.Lock()
 	delay := f.delay
 	f.mu.Unlock()
@@ -85,10 +87,13 @@ func (f *fakeChannel) Send(ctx context.Context, chat string, plan askbridge.Plan
 		f.failures = f.failures[1:]
 		return err
 	}
+	if d.From > 0 {
+		return nil // one part, already posted
+	}
 	f.nextID++
 	ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID)}
 	f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan, refs: []askbridge.MessageRef{ref}})
-	return sent(ref)
+	return d.Sent(ref)
 }
 
 func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
@@ -111,7 +116,14 @@ func (f *fakeChannel) status(message string) string {
 }
 
 // clock is a test clock that moves only when told.
-type clock struct{ offset atomic.Int64 }
+type clock struct {
+	clockwork.Clock
+	offset atomic.Int64
+}
+
+func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
+
+func (c *clock) Now() time.Time { return c.now() }
 
 func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
@@ -145,7 +157,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		o.replica = "replica-1"
 	}
 	if o.clock == nil {
-		o.clock = &clock{}
+		o.clock = newClock()
 	}
 	if o.ch == nil {
 		o.ch = newFakeChannel("telegram")
@@ -169,7 +181,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	e := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{o.ch},
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Now: o.clock.now,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: 20 * time.Millisecond, SendBudget: 5 * time.Second,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -445,7 +457,7 @@ func TestEngineRefusesBadRequests(t *testing.T) {
 
 func TestEngineTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
-	clk := &clock{}
+	clk := newClock()
 	h := newHarness(t, harnessOpts{clock: clk})
 	timeout := h.ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	cancelled := h.ask(fmt.Sprintf(oneQuestion, "cancel-1"))
@@ -611,7 +623,7 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The survivor looks a few minutes later.
-	clk := &clock{}
+	clk := newClock()
 	clk.advance(3 * time.Minute)
 	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", clock: clk})
 	h.waitStatus("77", "Cancelled")
