@@ -118,6 +118,7 @@ const (
 	NoticeAlreadySkipped  Notice = "This question was skipped."
 	NoticeExpired         Notice = "This question has expired."
 	NoticeCancelled       Notice = "This question was cancelled."
+	NoticeUndeliverable   Notice = "This question could not be delivered."
 	NoticeNotForYou       Notice = "This question is not for you."
 	NoticeUnknown         Notice = "This button is no longer valid."
 	NoticeOther           Notice = "Type your answer as a reply."

@@ -2,7 +2,6 @@ package askbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,37 +56,34 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 	if rec.Status != StatusPending {
 		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
-	if !mayAnswer(rec, t.Person) {
-		log.Info("tap by someone who may not answer", "question", id)
-		return TapReply{Notice: NoticeNotForYou, QuestionID: id}
-	}
-	var res Result
+	a := Answer{By: t.Person, Via: ViaButton}
 	switch p.Choice.Kind {
 	case ControlOther:
+		if !rec.MayAnswer(t.Person) {
+			return TapReply{Notice: NoticeNotForYou, QuestionID: id}
+		}
 		return TapReply{Notice: NoticeOther, Action: TapOpenReply, QuestionID: id, ReplyTo: rec.Request.Questions[0].Question}
 	case ControlSkip:
-		res = NoAnswer(id, ReasonSkipped, "")
+		a.Skip = true
 	case ControlOption:
 		qs := rec.Request.Questions
 		if len(qs) != 1 || qs[0].MultiSelect || p.Choice.Option >= len(qs[0].Options) {
 			return TapReply{Notice: NoticeUnknown, QuestionID: id}
 		}
-		res = Answered(id, map[string][]string{qs[0].ID: {qs[0].Options[p.Choice.Option].Label}}, personPtr(t.Person), ViaButton)
+		a.Values = map[string][]string{qs[0].ID: {qs[0].Options[p.Choice.Option].Label}}
 	}
-	r, err := e.end(ctx, id, res)
+	sub, err := e.submit(ctx, rec, a)
 	if err != nil {
 		log.Error("end question", "question", id, "err", err)
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id}
 	}
-	if !r.Won {
-		return e.clearReply(ctx, r.Record, r.Result, t.Message)
+	if !sub.Won && sub.End.Found && sub.End.Result.Status != StatusPending {
+		reply := e.clearReply(ctx, sub.End.Record, sub.End.Result, t.Message)
+		reply.Notice = sub.Notice
+		return reply
 	}
 	// Won: the finisher edits every message, the tapped one included.
-	reply := TapReply{Notice: NoticeRecorded, QuestionID: id}
-	if res.Reason == ReasonSkipped {
-		reply.Notice = NoticeSkipped
-	}
-	return reply
+	return TapReply{Notice: sub.Notice, QuestionID: id}
 }
 
 // clearReply answers a tap on a question that had already ended: the notice
@@ -123,6 +119,8 @@ func endedNotice(res Result) Notice {
 		return NoticeAlreadySkipped
 	case OutcomeCancelled:
 		return NoticeCancelled
+	case OutcomeUndeliverable:
+		return NoticeUndeliverable
 	}
 	return NoticeExpired
 }
@@ -149,24 +147,24 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) ReplyOutcome {
 	}
 	qs := parserQuestions(rec.Request)
 	parsed := textparse.Parse(r.Text, qs)
-	var res Result
+	a := Answer{By: r.Person, Via: ViaText}
 	switch parsed.Kind {
 	case textparse.Empty:
 		return ReplyOutcome{}
 	case textparse.Incomplete:
 		return ReplyOutcome{Claimed: true, Respond: textparse.Correction(parsed, qs)}
 	case textparse.Skip:
-		res = NoAnswer(rec.ID, ReasonSkipped, "")
+		a.Skip = true
 	case textparse.Answer:
-		res = Answered(rec.ID, parsed.Answers, personPtr(r.Person), ViaText)
+		a.Values = parsed.Answers
 	}
-	end, err := e.end(ctx, rec.ID, res)
+	sub, err := e.submit(ctx, rec, a)
 	if err != nil {
 		log.Error("end question", "question", rec.ID, "err", err)
 		return ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain)}
 	}
-	if !end.Won {
-		return ReplyOutcome{Claimed: true, Respond: string(endedNotice(end.Result))}
+	if !sub.Won {
+		return ReplyOutcome{Claimed: true, Respond: string(sub.Notice)}
 	}
 	return ReplyOutcome{Claimed: true}
 }
@@ -184,7 +182,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 		}
 		if found {
 			rec, found, err := e.store.Get(ctx, id)
-			if err != nil || !found || !mayAnswer(rec, r.Person) {
+			if err != nil || !found || !rec.MayAnswer(r.Person) {
 				return Record{}, ReplyOutcome{}, false
 			}
 			if rec.Status != StatusPending {
@@ -201,7 +199,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 	var mine []Record
 	for _, id := range ids {
 		rec, found, err := e.store.Get(ctx, id)
-		if err != nil || !found || rec.Status != StatusPending || !mayAnswer(rec, r.Person) {
+		if err != nil || !found || rec.Status != StatusPending || !rec.MayAnswer(r.Person) {
 			continue
 		}
 		mine = append(mine, rec)
@@ -221,38 +219,78 @@ func (e *Engine) Attach(ctx context.Context, id string, ref MessageRef) error {
 	return e.store.AddMessage(ctx, id, ref)
 }
 
-// ErrNotPending is returned by Submit for a question that has ended; the
-// EndResult says how.
-var ErrNotPending = errors.New("the question is no longer open")
+// Answer is a person's answer to a question, or their skip, by any path:
+// a tap, a text reply, the web page.
+type Answer struct {
+	By  Person
+	Via Via
+	// Skip is set for a skip; Values is then empty.
+	Skip bool
+	// Values maps question ids to the chosen labels or the person's own
+	// words.
+	Values map[string][]string
+}
 
-// Submit answers or skips a question directly, as the web page does.
-// answers maps question ids to the chosen labels or free text; each value is
-// trimmed, matched to a declared label ignoring case, and deduplicated. It
-// returns a *ValidationError for an answer that does not fit the question.
-func (e *Engine) Submit(ctx context.Context, id string, answers map[string][]string, skip bool, by Person, via Via) (EndResult, error) {
+// Submitted says what became of an Answer.
+type Submitted struct {
+	// Won is true when this answer ended the question.
+	Won bool
+	// Notice is what to tell the person: NoticeRecorded or NoticeSkipped
+	// when it won, else why not (not theirs to answer, already answered,
+	// expired…).
+	Notice Notice
+	// End is the question as it stands after the call; End.Found is false
+	// for an unknown id.
+	End EndResult
+}
+
+// Submit is the one path every answer takes (taps and text replies come
+// through Tap and Reply, the web page calls it directly): it checks that the
+// person may answer and that the question is open, checks and normalises the
+// answer (see CheckAnswers), and ends the question, first writer wins. An
+// answer that does not fit the question is a *ValidationError; any other
+// error is trouble reaching the store. Blocks on Redis; safe for concurrent
+// use.
+func (e *Engine) Submit(ctx context.Context, id string, a Answer) (Submitted, error) {
 	rec, found, err := e.store.Get(ctx, id)
 	if err != nil {
-		return EndResult{}, err
+		return Submitted{}, fmt.Errorf("read question: %w", err)
 	}
 	if !found {
-		return EndResult{}, fmt.Errorf("question %q: %w", id, ErrNotPending)
+		return Submitted{Notice: NoticeExpired}, nil
 	}
-	if rec.Status != StatusPending {
-		return EndResult{Found: true, Result: *rec.Result, Record: rec}, ErrNotPending
+	return e.submit(ctx, rec, a)
+}
+
+// submit is Submit for a question already read.
+func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, error) {
+	if rec.Status != StatusPending && rec.Result != nil {
+		return Submitted{Notice: endedNotice(*rec.Result), End: EndResult{Found: true, Result: *rec.Result, Record: rec}}, nil
 	}
-	res := NoAnswer(id, ReasonSkipped, "")
-	if !skip {
-		clean, err := CheckAnswers(rec.Request, answers)
+	if !rec.MayAnswer(a.By) {
+		return Submitted{Notice: NoticeNotForYou, End: EndResult{Found: true, Result: Result{ID: rec.ID, Status: rec.Status}, Record: rec}}, nil
+	}
+	res := NoAnswer(rec.ID, ReasonSkipped, "")
+	if !a.Skip {
+		clean, err := CheckAnswers(rec.Request, a.Values)
 		if err != nil {
-			return EndResult{}, err
+			return Submitted{}, err
 		}
-		res = Answered(id, clean, personPtr(by), via)
+		res = Answered(rec.ID, clean, personPtr(a.By), a.Via)
 	}
-	r, err := e.end(ctx, id, res)
-	if err == nil && !r.Won {
-		err = ErrNotPending
+	r, err := e.end(ctx, rec.ID, res)
+	if err != nil {
+		return Submitted{}, err
 	}
-	return r, err
+	switch {
+	case r.Won && a.Skip:
+		return Submitted{Won: true, Notice: NoticeSkipped, End: r}, nil
+	case r.Won:
+		return Submitted{Won: true, Notice: NoticeRecorded, End: r}, nil
+	case !r.Found:
+		return Submitted{Notice: NoticeExpired, End: r}, nil
+	}
+	return Submitted{Notice: endedNotice(r.Result), End: r}, nil
 }
 
 // CheckAnswers checks a structured answer against the request: every
@@ -303,13 +341,10 @@ func canonical(q Question, val string) string {
 	return val
 }
 
-// mayAnswer reports whether person may answer the question: anyone in the
-// chat when the question names no answerers, else only those named.
-func mayAnswer(rec Record, p Person) bool {
-	if len(rec.Answerers) == 0 {
-		return true
-	}
-	return contains(rec.Answerers, p.Platform+":"+p.ID)
+// MayAnswer reports whether p may answer the question: anyone in the chat
+// when the question names no answerers, else only those named.
+func (r Record) MayAnswer(p Person) bool {
+	return len(r.Answerers) == 0 || contains(r.Answerers, p.Platform+":"+p.ID)
 }
 
 func personPtr(p Person) *Person {
