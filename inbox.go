@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/askbridge/askbridge/textparse"
 )
@@ -13,9 +12,6 @@ import (
 // The engine is the Inbox of every channel.
 var _ Inbox = (*Engine)(nil)
 
-// dedupeTTL is how long a platform event id is remembered: longer than any
-// platform retries a delivery (Slack retries for about an hour at most).
-const dedupeTTL = 2 * time.Hour
 
 // Tap handles a button press: it checks the payload against the question
 // the message showed, checks who pressed it, and ends the question when the
@@ -23,7 +19,7 @@ const dedupeTTL = 2 * time.Hour
 func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 	log := e.log.With("platform", t.Message.Platform, "chat", t.Message.Chat, "by", t.Person.ID)
 	if t.EventID != "" {
-		first, err := e.store.FirstSeen(ctx, t.Message.Platform, "tap:"+t.EventID, dedupeTTL)
+		first, err := e.store.FirstSeen(ctx, t.Message.Platform, "tap:"+t.EventID, DedupeTTL)
 		if err != nil {
 			log.Error("dedupe tap", "err", err)
 			return TapReply{Notice: NoticeTryAgain}
@@ -133,7 +129,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) ReplyOutcome {
 	}
 	log := e.log.With("platform", r.Message.Platform, "chat", r.Message.Chat, "by", r.Person.ID)
 	if r.EventID != "" {
-		first, err := e.store.FirstSeen(ctx, r.Message.Platform, "msg:"+r.EventID, dedupeTTL)
+		first, err := e.store.FirstSeen(ctx, r.Message.Platform, "msg:"+r.EventID, DedupeTTL)
 		if err != nil || !first {
 			if err != nil {
 				log.Error("dedupe message", "err", err)

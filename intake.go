@@ -1,0 +1,314 @@
+package askbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/internal/retry"
+)
+
+// intakeParams configures the intake.
+type intakeParams struct {
+	resolve Resolver
+	// concurrency bounds the entries handled at once; readBlock is how
+	// long one read of the stream waits for entries.
+	concurrency int
+	readBlock   time.Duration
+	// sendAttempts and sendBudget bound the tries of one delivery.
+	sendAttempts int
+	sendBudget   time.Duration
+}
+
+// intake carries requests from the stream to people: it validates, routes
+// and stores each ask and delivers it, and handles cancels. An entry is
+// acknowledged once handled; one left unacknowledged (Redis trouble, a
+// replica that died) is handled again, by this replica or another.
+type intake struct {
+	*core
+	intakeParams
+}
+
+func newIntake(c *core, p intakeParams) *intake { return &intake{core: c, intakeParams: p} }
+
+// start reads the requests stream until ctx is done and handles each entry
+// in its own goroutine, at most concurrency at once; it waits for the
+// entries in hand before it is done.
+func (in *intake) start(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() { defer wg.Done(); in.run(ctx) }()
+}
+
+func (in *intake) run(ctx context.Context) {
+	sem := make(chan struct{}, in.concurrency)
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	// busy holds the entries this replica is handling: the store hands an
+	// entry out again once it has been idle ClaimIdle, and a slow delivery
+	// (a rate-limited burst) can take longer than that.
+	var busyMu sync.Mutex
+	busy := map[string]bool{}
+	backoff := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	for ctx.Err() == nil {
+		free := cap(sem) - len(sem)
+		if free == 0 {
+			// Wait for a slot instead of reading entries we cannot start.
+			select {
+			case sem <- struct{}{}:
+				<-sem
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		entries, err := in.store.ReadRequests(ctx, free, in.readBlock)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			in.log.Error("read requests", "err", err)
+			retry.SleepOn(ctx, in.clock, backoff.Next())
+			continue
+		}
+		backoff.Reset()
+		for _, entry := range entries {
+			busyMu.Lock()
+			if busy[entry.StreamID] {
+				busyMu.Unlock()
+				continue
+			}
+			busy[entry.StreamID] = true
+			busyMu.Unlock()
+			sem <- struct{}{}
+			inflight.Add(1)
+			go func() {
+				defer func() {
+					busyMu.Lock()
+					delete(busy, entry.StreamID)
+					busyMu.Unlock()
+					<-sem
+					inflight.Done()
+				}()
+				// A request in hand is finished even while stopping: its
+				// context is not the one that stops intake.
+				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.sendBudget+30*time.Second)
+				defer cancel()
+				in.handle(hctx, entry)
+			}()
+		}
+	}
+}
+
+// handle processes one stream entry and acknowledges it when done, unless
+// Redis failed, in which case the entry stays pending and is retried.
+func (in *intake) handle(ctx context.Context, entry Entry) {
+	var err error
+	switch {
+	case entry.Ask != nil:
+		err = in.ask(ctx, entry)
+	case entry.Cancel != "":
+		_, err = in.end(ctx, entry.Cancel, NoAnswer(entry.Cancel, ReasonCancelled, ""))
+	default:
+		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
+		err = in.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: entry.Malformed})
+	}
+	if errors.Is(err, errDelivering) {
+		in.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
+		return
+	}
+	if err != nil {
+		in.log.Error("handle request", "entry", entry.StreamID, "err", err)
+		return
+	}
+	if err := in.store.AckRequest(ctx, entry.StreamID); err != nil {
+		in.log.Error("ack request", "entry", entry.StreamID, "err", err)
+	}
+}
+
+// ask validates, routes, stores and delivers one request. It returns an
+// error only for infrastructure trouble.
+func (in *intake) ask(ctx context.Context, entry Entry) error {
+	now := in.clock.Now()
+	req, err := DecodeRequest(entry.Ask)
+	if err != nil {
+		return in.refuse(ctx, refusedID(entry), err, now)
+	}
+	id := req.ID
+	if id == "" {
+		id = entry.StreamID
+	}
+	target, answerers, err := in.route(req)
+	if err != nil {
+		return in.refuse(ctx, id, err, now)
+	}
+	created, existing, err := in.store.Create(ctx, NewQuestion{
+		ID: id, Request: req, Target: target, Answerers: answerers,
+		Created: now, Deadline: now.Add(time.Duration(req.TimeoutSeconds) * time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("create question: %w", err)
+	}
+	if !created {
+		// A retried XADD or a redelivered entry: deliver only if the
+		// question is still open and no replica has shown it yet.
+		if existing.Status != StatusPending {
+			return nil
+		}
+		// deliver goes on from the first part not posted, if any.
+		in.log.Debug("question seen again while open", "question", id)
+	} else {
+		in.log.Info("question requested", "question", id, "to", target.String())
+		if err := in.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
+			return err
+		}
+	}
+	return in.deliver(ctx, id, req, target)
+}
+
+// refusedID picks where the error result of a refused request goes: the id
+// the agent asked for when it can be a key, else the stream entry id.
+func refusedID(entry Entry) string {
+	var probe struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(entry.Ask, &probe) == nil && ValidRequestID(probe.ID) {
+		return probe.ID
+	}
+	return entry.StreamID
+}
+
+func (in *intake) refuse(ctx context.Context, id string, cause error, now time.Time) error {
+	res := Refused(id, cause).Stamp(now, now)
+	r, err := in.store.Reject(ctx, id, res, now)
+	if err != nil {
+		return fmt.Errorf("reject request: %w", err)
+	}
+	if !r.Won {
+		return nil // known id: the agent already has its result
+	}
+	in.log.Info("request refused", "question", id, "error", cause.Error())
+	in.metrics.Ended("", OutcomeRejected, 0)
+	return in.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()})
+}
+
+// route resolves the request's target and who may answer: the request's
+// answerers narrow the route's.
+func (in *intake) route(req Request) (Target, []string, error) {
+	target, allowed, err := in.resolve(req.To)
+	if err != nil {
+		return Target{}, nil, err
+	}
+	if _, ok := in.channels[target.Platform]; !ok {
+		return Target{}, nil, fmt.Errorf("to: platform %q is not enabled on this bridge", target.Platform)
+	}
+	if len(req.Answerers) == 0 {
+		return target, allowed, nil
+	}
+	if len(allowed) == 0 {
+		return target, req.Answerers, nil
+	}
+	var both []string
+	for _, a := range req.Answerers {
+		if contains(allowed, a) {
+			both = append(both, a)
+		}
+	}
+	if len(both) == 0 {
+		return Target{}, nil, fmt.Errorf("answerers: none of them may answer on %s", target)
+	}
+	return target, both, nil
+}
+
+// deliver shows a question, holding a per-question lease so two replicas
+// never post it twice, retrying temporary failures and rate limits, and
+// ending it as undeliverable when the platform refuses for good.
+func (in *intake) deliver(ctx context.Context, id string, req Request, target Target) error {
+	lease, ok, err := in.store.AcquireLease(ctx, "deliver:"+id, in.holder(), in.sendBudget+time.Minute)
+	if err != nil {
+		return fmt.Errorf("delivery lease: %w", err)
+	}
+	if !ok {
+		// Another replica is delivering it: leave the entry unacknowledged,
+		// so it is claimed again should that replica die mid-delivery.
+		return errDelivering
+	}
+	defer func() { _ = in.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+	// Another replica may have delivered it, or some of it, between our
+	// look and the lease: go on from the first part not posted.
+	msgs, err := in.store.Messages(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list messages: %w", err)
+	}
+	from := 0
+	for _, m := range msgs {
+		if m.Platform == target.Platform && m.Part >= from {
+			from = m.Part + 1
+		}
+	}
+
+	ch := in.channels[target.Platform]
+	plan := BuildPlan(id, req, ch.Capabilities())
+	log := in.log.With("question", id, "platform", target.Platform)
+	deadline := in.clock.Now().Add(in.sendBudget)
+	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
+	var lastReason string
+	for attempt := 1; attempt <= in.sendAttempts; attempt++ {
+		posted := 0
+		var recordErr error
+		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
+			if err := in.store.AddMessage(ctx, id, ref); err != nil {
+				recordErr = fmt.Errorf("record message: %w", err)
+				return recordErr
+			}
+			posted++
+			from = ref.Part + 1
+			_ = in.publish(ctx, Event{Kind: EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+			return nil
+		}})
+		if posted > 0 {
+			in.metrics.Sent(target.Platform, posted)
+		}
+		if recordErr != nil {
+			return recordErr
+		}
+		if err == nil {
+			log.Info("question delivered", "messages", posted, "from", from-posted)
+			return nil
+		}
+		kind, wait, reason := Classify(err)
+		lastReason = reason
+		in.metrics.PlatformError(target.Platform, kind)
+		if kind == Permanent {
+			log.Warn("question undeliverable", "reason", reason)
+			return in.undeliverable(ctx, id, reason)
+		}
+		if posted > 0 {
+			// Progress: the next try goes on from the first part not out.
+			backoff.Reset()
+		}
+		if kind == RateLimited {
+			in.metrics.RetryAfter(target.Platform, wait)
+		} else {
+			wait = backoff.Next()
+		}
+		if in.clock.Now().Add(wait).After(deadline) {
+			break
+		}
+		log.Info("send failed, retrying", "attempt", attempt, "from", from, "wait", wait, "reason", reason)
+		if !retry.SleepOn(ctx, in.clock, wait) {
+			return ctx.Err()
+		}
+	}
+	return in.undeliverable(ctx, id, "the platform kept refusing: "+lastReason)
+}
+
+func (in *intake) undeliverable(ctx context.Context, id, reason string) error {
+	_, err := in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
+	return err
+}
+
+// errDelivering means another replica holds the question's delivery lease.
+var errDelivering = errors.New("another replica is delivering the question")

@@ -1,0 +1,62 @@
+package askbridge
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// sweeperParams configures the sweeper.
+type sweeperParams struct {
+	// every is how often deadlines are checked; batch how many questions
+	// one Store.Sweep call ends.
+	every time.Duration
+	batch int
+}
+
+// sweeper ends questions whose deadline has passed, as expired. Every
+// replica runs one; the store hands each due question to exactly one.
+type sweeper struct {
+	*core
+	sweeperParams
+}
+
+func newSweeper(c *core, p sweeperParams) *sweeper { return &sweeper{core: c, sweeperParams: p} }
+
+// start runs a pass every s.every until ctx is done.
+func (s *sweeper) start(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := s.clock.NewTicker(s.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.Chan():
+			}
+			s.exec(ctx)
+		}
+	}()
+}
+
+// exec is one pass: it ends every question due by now, a batch at a time,
+// and hands each to the finisher.
+func (s *sweeper) exec(ctx context.Context) {
+	for {
+		ended, err := s.store.Sweep(ctx, s.clock.Now(), s.batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("sweep deadlines", "err", err)
+			}
+			return
+		}
+		for _, r := range ended {
+			s.finisher.ended(ctx, r)
+		}
+		if len(ended) < s.batch {
+			return
+		}
+	}
+}
