@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -31,6 +32,13 @@ func TestMain(m *testing.M) {
 	redisAddr = addr
 	code := m.Run()
 	stop()
+	if code == 0 {
+		// Every engine a test ran has stopped: none may leave a goroutine.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -115,18 +123,69 @@ func (f *fakeChannel) status(message string) string {
 	return f.finished[message]
 }
 
-// clock is a test clock that moves only when told.
-type clock struct {
-	clockwork.Clock
-	offset atomic.Int64
+// newClock is the engine's simulated clock: it moves only when a test
+// advances it.
+func newClock() *clockwork.FakeClock { return clockwork.NewFakeClockAt(time.Now()) }
+
+// engineTickers is how many tickers a running engine keeps on its clock
+// (the sweeper's and the finisher's): a test that waits for one more
+// waiter knows the engine sleeps on a retry.
+const engineTickers = 2
+
+// advance moves the clock by d once the engine's tickers are on it, so the
+// sweeper and the finisher see the new time.
+func (h *harness) advance(d time.Duration) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.clock.BlockUntilContext(ctx, engineTickers); err != nil {
+		h.t.Fatalf("engine tickers not on the clock: %v", err)
+	}
+	h.clock.Advance(d)
 }
 
-func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
+// advanceWhileRetrying moves the clock a step at a time whenever the
+// engine sleeps on it beyond its tickers (a send retry's wait), until done
+// reports true.
+func (h *harness) advanceWhileRetrying(step time.Duration, done func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			h.t.Fatal("the engine never got there")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := h.clock.BlockUntilContext(ctx, engineTickers+1)
+		cancel()
+		if err == nil {
+			h.clock.Advance(step)
+		}
+	}
+}
 
-func (c *clock) Now() time.Time { return c.now() }
-
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+// waitHandled waits until every entry pushed to the requests stream has
+// been read and acknowledged: nothing the engine does after that comes
+// from a request.
+func (h *harness) waitHandled() {
+	h.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		groups, err := h.agent.XInfoGroups(ctx, h.prefix+"requests").Result()
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		n, err := h.agent.XLen(ctx, h.prefix+"requests").Result()
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(groups) == 1 && groups[0].Pending == 0 && groups[0].EntriesRead >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatal("requests still unhandled")
+}
 
 // harness is one bridge replica on the shared test Redis, plus an agent's
 // raw client.
@@ -137,14 +196,14 @@ type harness struct {
 	ch     *fakeChannel
 	engine *askbridge.Engine
 	store  *store.Store
-	clock  *clock
+	clock  *clockwork.FakeClock
 }
 
 type harnessOpts struct {
 	prefix    string
 	replica   string
 	claimIdle time.Duration
-	clock     *clock
+	clock     *clockwork.FakeClock
 	ch        *fakeChannel
 }
 
@@ -457,8 +516,7 @@ func TestEngineRefusesBadRequests(t *testing.T) {
 
 func TestEngineTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	h := newHarness(t, harnessOpts{clock: clk})
+	h := newHarness(t, harnessOpts{})
 	timeout := h.ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	cancelled := h.ask(fmt.Sprintf(oneQuestion, "cancel-1"))
 	sent := h.waitSent(2)
@@ -468,7 +526,7 @@ func TestEngineTimeoutAndCancel(t *testing.T) {
 	if r := h.result(cancelled, 2*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Errorf("cancel result %+v", r)
 	}
-	clk.advance(31 * time.Second)
+	h.advance(31 * time.Second)
 	if r := h.result(timeout, 2*time.Second); r.Reason != askbridge.ReasonTimeout {
 		t.Errorf("timeout result %+v", r)
 	}
@@ -490,6 +548,9 @@ func TestEngineUndeliverableAndRetries(t *testing.T) {
 	}
 	h := newHarness(t, harnessOpts{ch: ch})
 	h.ask(fmt.Sprintf(oneQuestion, "retry-1"))
+	// The rate limit's 50ms, then a backoff of up to 500ms, on the
+	// simulated clock.
+	h.advanceWhileRetrying(50*time.Millisecond, func() bool { return len(ch.sends()) == 1 })
 	if p := h.waitSent(1)[0]; p.plan.ID != "retry-1" {
 		t.Errorf("sent %s", p.plan.ID)
 	}
@@ -511,7 +572,7 @@ func TestEngineRepeatedRequestShownOnce(t *testing.T) {
 	h.ask(body)
 	h.waitSent(1)
 	h.ask(body)
-	time.Sleep(300 * time.Millisecond)
+	h.waitHandled()
 	if n := len(h.ch.sends()); n != 1 {
 		t.Errorf("shown %d times", n)
 	}
@@ -527,7 +588,7 @@ func TestEngineTwoReplicas(t *testing.T) {
 		ids = append(ids, a.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("two-", i))))
 	}
 	sent := a.waitSent(20)
-	time.Sleep(200 * time.Millisecond)
+	a.waitHandled()
 	if n := len(ch.sends()); n != 20 {
 		t.Fatalf("shown %d times for 20 questions", n)
 	}
@@ -588,7 +649,7 @@ func TestEngineSlowSendShownOnce(t *testing.T) {
 		a.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("slow-", i)))
 	}
 	a.waitSent(5)
-	time.Sleep(2 * time.Second)
+	a.waitHandled()
 	if n := len(ch.sends()); n != 5 {
 		t.Errorf("5 questions shown %d times", n)
 	}
@@ -623,13 +684,12 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The survivor looks a few minutes later.
-	clk := newClock()
-	clk.advance(3 * time.Minute)
+	clk := clockwork.NewFakeClockAt(now.Add(3 * time.Minute))
 	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", clock: clk})
 	h.waitStatus("77", "Cancelled")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		ids, err := h.store.Unfinished(ctx, clk.now(), 10)
+		ids, err := h.store.Unfinished(ctx, clk.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,6 @@ import (
 // The engine is the Inbox of every channel.
 var _ Inbox = (*Engine)(nil)
 
-
 // Tap handles a button press: it checks the payload against the question
 // the message showed, checks who pressed it, and ends the question when the
 // press answers or skips it.
