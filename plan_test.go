@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/askbridge/askbridge/internal/golden"
 )
 
 // Capabilities used in the tests, shaped like the real platforms.
@@ -42,7 +44,7 @@ func TestPlanGolden(t *testing.T) {
 		for _, ch := range channels {
 			t.Run(shape.name+"/"+ch.name, func(t *testing.T) {
 				p := BuildPlan("deploy-42", mustDecode(t, shape.req), ch.caps)
-				golden(t, "plan/"+shape.name+"."+ch.name+".txt", []byte(renderPlan(p)))
+				golden.Check(t, "plan/"+shape.name+"."+ch.name+".txt", []byte(renderPlan(p)))
 			})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/golden"
 )
 
 func TestResultGolden(t *testing.T) {
@@ -32,7 +34,7 @@ func TestResultGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "result/"+tt.name+".json", append(got, '\n'))
+			golden.Check(t, "result/"+tt.name+".json", append(got, '\n'))
 			checkSeedShape(t, got)
 		})
 	}
