@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
@@ -88,6 +89,7 @@ func conformance(t *testing.T, b backend) {
 		{"requests/max", testRequestMax},
 		{"requests/block", testRequestBlock},
 		{"requests/group-recreated", testRequestGroupRecreated},
+		{"requests/claim-pacing", testRequestClaimPacing},
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
 		{"end/first-writer-wins", testEnd},
@@ -95,8 +97,9 @@ func conformance(t *testing.T, b backend) {
 		{"get", testGet},
 		{"sweep", testSweep},
 		{"sweep/unknown-ids", testSweepUnknown},
-		{"open", testOpen},
+		{"pending", testPending},
 		{"messages", testMessages},
+		{"messages/same-message", testMessagesSameMessage},
 		{"messages/limit", testMessagesLimit},
 		{"indexes/prune", testIndexPrune},
 		{"first-seen", testFirstSeen},
@@ -250,6 +253,38 @@ func testRequestGroupRecreated(t *testing.T, b backend) {
 	}
 }
 
+// testRequestClaimPacing: after a claim pass, the next one waits
+// ClaimIdle/2 on the store's clock, even when an entry has since been idle
+// long enough in Redis to be claimed.
+func testRequestClaimPacing(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(t0)
+	rs := replicas(t, b, 2, Options{ClaimIdle: 200 * time.Millisecond, Clock: clock})
+	dead, heir := rs[0], rs[1]
+	ctx := ctxT(t)
+	// A pass over an empty pending entries list.
+	if got, err := heir.ReadRequests(ctx, 10, 0); err != nil || len(got) != 0 {
+		t.Fatalf("read of an empty stream: %v, %v", got, err)
+	}
+	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: []any{"cancel", "orphan"}}).Val()
+	if got, err := dead.ReadRequests(ctx, 10, 0); err != nil || len(got) != 1 {
+		t.Fatalf("dying consumer read %v, %v", got, err)
+	}
+	// Redis counts the idle time: wait until the entry is claimable.
+	waitFor(t, func() bool {
+		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
+		return err == nil && len(p) == 1 && p[0].Idle >= heir.opts.ClaimIdle
+	})
+	// The store's clock has not moved since the last pass: none is due.
+	if got, err := heir.ReadRequests(ctx, 10, 0); err != nil || len(got) != 0 {
+		t.Fatalf("claimed before the next pass was due: %v, %v", got, err)
+	}
+	clock.Advance(heir.opts.ClaimIdle / 2)
+	got, err := heir.ReadRequests(ctx, 10, 0)
+	if err != nil || len(got) != 1 || got[0].StreamID != id || got[0].Cancel != "orphan" {
+		t.Fatalf("claim once due: %+v, %v", got, err)
+	}
+}
+
 func testCreateIdempotent(t *testing.T, b backend) {
 	s := newStore(t, b, Options{Retention: time.Hour})
 	ctx := ctxT(t)
@@ -296,7 +331,6 @@ func testCreateRepairs(t *testing.T, b backend) {
 	q := newQ("crash", t0, time.Minute)
 	mustCreate(t, s, q)
 	s.rdb.ZRem(ctx, s.k.deadlines(), "crash")
-	s.rdb.ZRem(ctx, s.k.open(), "crash")
 
 	// The redelivered request repairs the deadline, with the stored one.
 	created, _, err := s.Create(ctx, newQ("crash", t0.Add(10*time.Second), time.Minute))
@@ -305,9 +339,6 @@ func testCreateRepairs(t *testing.T, b backend) {
 	}
 	if sc, err := s.rdb.ZScore(ctx, s.k.deadlines(), "crash").Result(); err != nil || int64(sc) != q.Deadline.UnixMilli() {
 		t.Fatalf("deadline after repair: %v, %v; want %d", sc, err, q.Deadline.UnixMilli())
-	}
-	if sc, err := s.rdb.ZScore(ctx, s.k.open(), "crash").Result(); err != nil || int64(sc) != t0.UnixMilli() {
-		t.Fatalf("open index after repair: %v, %v; want the stored created time", sc, err)
 	}
 	ended, err := s.Sweep(ctx, q.Deadline, 10)
 	if err != nil || len(ended) != 1 {
@@ -318,10 +349,8 @@ func testCreateRepairs(t *testing.T, b backend) {
 	if _, _, err := s.Create(ctx, newQ("crash", t0, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{s.k.deadlines(), s.k.open(), s.k.person("telegram:7")} {
-		if _, err := s.rdb.ZScore(ctx, k, "crash").Result(); !errors.Is(err, redis.Nil) {
-			t.Fatalf("%s still holds the ended question (%v)", k, err)
-		}
+	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "crash").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the deadlines zset still holds the ended question (%v)", err)
 	}
 }
 
@@ -361,7 +390,7 @@ func testEnd(t *testing.T, b backend) {
 			t.Fatalf("%s ttl %v, want the retention", k, ttl)
 		}
 	}
-	for _, k := range []string{s.k.deadlines(), s.k.open(), s.k.person("telegram:7"), s.k.chat("telegram", "42")} {
+	for _, k := range []string{s.k.deadlines(), s.k.chat("telegram", "42")} {
 		if _, err := s.rdb.ZScore(ctx, k, "end").Result(); !errors.Is(err, redis.Nil) {
 			t.Fatalf("%s still holds the ended question (%v)", k, err)
 		}
@@ -495,33 +524,51 @@ func testSweepUnknown(t *testing.T, b backend) {
 	}
 }
 
-func testOpen(t *testing.T, b backend) {
+// testPending: Pending counts the questions created and not yet ended, by
+// End, Sweep or not at all (Reject never makes one pending), and a repeated
+// Create counts once.
+func testPending(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
-	for i, id := range []string{"o3", "o1", "o2", "o4"} {
-		created := map[int]time.Duration{0: 3, 1: 1, 2: 2, 3: 4}[i]
-		mustCreate(t, s, newQ(id, t0.Add(created*time.Second), time.Hour))
+	pending := func(want int64) {
+		t.Helper()
+		if n, err := s.Pending(ctx); err != nil || n != want {
+			t.Fatalf("Pending = %d, %v; want %d", n, err, want)
+		}
 	}
-	if _, err := s.End(ctx, "o2", answered("o2"), t0.Add(time.Minute)); err != nil {
+	pending(0)
+	for i, id := range []string{"p1", "p2", "p3", "p4"} {
+		mustCreate(t, s, newQ(id, t0, time.Duration(i+1)*time.Minute))
+	}
+	pending(4)
+	if created, _, err := s.Create(ctx, newQ("p2", t0.Add(time.Second), time.Minute)); err != nil || created {
+		t.Fatalf("repeat Create: %v, %v", created, err)
+	}
+	pending(4)
+	if _, err := s.Reject(ctx, "bad", askbridge.Refused("bad", errors.New("no questions")), t0); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := s.Open(ctx, 10)
-	if err != nil || !slices.Equal(ids, []string{"o1", "o3", "o4"}) {
-		t.Fatalf("Open = %v, %v; want [o1 o3 o4]", ids, err)
+	pending(4)
+	if r, err := s.End(ctx, "p3", answered("p3"), t0.Add(time.Second)); err != nil || !r.Won {
+		t.Fatalf("End: %+v, %v", r, err)
 	}
-	ids, err = s.Open(ctx, 2)
-	if err != nil || !slices.Equal(ids, []string{"o1", "o3"}) {
-		t.Fatalf("Open(2) = %v, %v", ids, err)
+	if r, err := s.End(ctx, "p3", answered("p3"), t0.Add(2*time.Second)); err != nil || r.Won {
+		t.Fatalf("second End: %+v, %v", r, err)
 	}
-	// A stale member (an ended question left behind) is pruned on read.
-	s.rdb.ZAdd(ctx, s.k.open(), redis.Z{Score: float64(t0.UnixMilli()), Member: "o2"})
-	ids, err = s.Open(ctx, 10)
-	if err != nil || !slices.Equal(ids, []string{"o1", "o3", "o4"}) {
-		t.Fatalf("Open with a stale member = %v, %v", ids, err)
+	pending(3)
+	if ended, err := s.Sweep(ctx, t0.Add(2*time.Minute), 10); err != nil || len(ended) != 2 {
+		t.Fatalf("sweep: %v, %v", ended, err)
 	}
-	if _, err := s.rdb.ZScore(ctx, s.k.open(), "o2").Result(); !errors.Is(err, redis.Nil) {
-		t.Fatal("the stale member was not pruned")
+	pending(1)
+	// A repeat of an ended question's Create does not count it again.
+	if created, _, err := s.Create(ctx, newQ("p1", t0, time.Minute)); err != nil || created {
+		t.Fatalf("repeat Create of an ended question: %v, %v", created, err)
 	}
+	pending(1)
+	if ended, err := s.Sweep(ctx, t0.Add(time.Hour), 10); err != nil || len(ended) != 1 || ended[0].Record.ID != "p4" {
+		t.Fatalf("last sweep: %v, %v", ended, err)
+	}
+	pending(0)
 }
 
 func testMessages(t *testing.T, b backend) {
@@ -566,20 +613,12 @@ func testMessages(t *testing.T, b backend) {
 	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
 		t.Fatalf("OpenInChat = %v, %v", ids, err)
 	}
-	ids, err = s.OpenForPerson(ctx, "telegram:7")
-	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
-		t.Fatalf("OpenForPerson = %v, %v", ids, err)
-	}
 	if _, err := s.End(ctx, "m1", answered("m1"), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	ids, _ = s.OpenInChat(ctx, "telegram", "42")
 	if !slices.Equal(ids, []string{"m2"}) {
 		t.Fatalf("OpenInChat after End = %v", ids)
-	}
-	ids, _ = s.OpenForPerson(ctx, "telegram:7")
-	if !slices.Equal(ids, []string{"m2"}) {
-		t.Fatalf("OpenForPerson after End = %v", ids)
 	}
 	// A late message of an ended question is still found by its message.
 	late := askbridge.MessageRef{Platform: "discord", Chat: "9", Message: "77"}
@@ -604,6 +643,45 @@ func testMessages(t *testing.T, b backend) {
 	}
 }
 
+// testMessagesSameMessage: a message is recorded once by its platform, chat
+// and message: a repeat of the same ref changes nothing, and a ref that
+// differs only in Part is the same message, whose first record wins. The
+// repeats come once the question holds MaxMessages messages, so a repeat
+// taken for a new message would fail with ErrTooManyMessages.
+func testMessagesSameMessage(t *testing.T, b backend) {
+	s := newStore(t, b, Options{MaxMessages: 4})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("parts", t0, time.Hour))
+	first := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500", Part: 1}
+	zero := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "501"}
+	box := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "502", Part: askbridge.PartReplyBox}
+	// "50" is a prefix of the other message ids: another message all the same.
+	short := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "50", Part: 2}
+	for _, ref := range []askbridge.MessageRef{
+		first, first, // the same ref twice
+		zero, box, short,
+		{Platform: "telegram", Chat: "42", Message: "500", Part: 2}, // first, with another part
+		{Platform: "telegram", Chat: "42", Message: "500"},          // first, with part 0
+		{Platform: "telegram", Chat: "42", Message: "501", Part: 3}, // zero, with a part
+		{Platform: "telegram", Chat: "42", Message: "502"},          // box, with part 0
+	} {
+		if err := s.AddMessage(ctx, "parts", ref); err != nil {
+			t.Fatalf("AddMessage(%+v): %v", ref, err)
+		}
+	}
+	refs, err := s.Messages(ctx, "parts")
+	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{first, zero, box, short}) {
+		t.Fatalf("Messages = %+v, %v; want each message once, as first recorded", refs, err)
+	}
+	for _, ref := range refs {
+		other := ref
+		other.Part = 7
+		if id, found, err := s.QuestionByMessage(ctx, other); err != nil || !found || id != "parts" {
+			t.Fatalf("QuestionByMessage(%+v) = %q, %v, %v; the part is not part of the message's identity", other, id, found, err)
+		}
+	}
+}
+
 func testMessagesLimit(t *testing.T, b backend) {
 	s := newStore(t, b, Options{MaxMessages: 3})
 	ctx := ctxT(t)
@@ -622,13 +700,15 @@ func testMessagesLimit(t *testing.T, b backend) {
 	}
 }
 
-// testIndexPrune: members of expired (unknown) questions in the chat and
-// person indexes are pruned once older than the grace, kept while recent.
+// testIndexPrune: members of expired (unknown) questions in a chat index
+// are pruned once older than the grace by the store's clock, kept while
+// recent.
 func testIndexPrune(t *testing.T, b backend) {
-	s := newStore(t, b, Options{})
+	clock := clockwork.NewFakeClockAt(t0)
+	s := newStore(t, b, Options{Clock: clock})
 	ctx := ctxT(t)
-	old := float64(time.Now().Add(-time.Hour).UnixMilli())
-	recent := float64(time.Now().UnixMilli())
+	old := float64(t0.Add(-unknownGrace).UnixMilli())
+	recent := float64(t0.Add(-unknownGrace + time.Millisecond).UnixMilli())
 	chat := s.k.chat("telegram", "5")
 	s.rdb.ZAdd(ctx, chat, redis.Z{Score: old, Member: "gone"}, redis.Z{Score: recent, Member: "coming"})
 	ids, err := s.OpenInChat(ctx, "telegram", "5")
@@ -637,6 +717,13 @@ func testIndexPrune(t *testing.T, b backend) {
 	}
 	if members := s.rdb.ZRange(ctx, chat, 0, -1).Val(); !slices.Equal(members, []string{"coming"}) {
 		t.Fatalf("chat index %v, want [coming]", members)
+	}
+	clock.Advance(time.Millisecond)
+	if ids, err := s.OpenInChat(ctx, "telegram", "5"); err != nil || len(ids) != 0 {
+		t.Fatalf("OpenInChat = %v, %v", ids, err)
+	}
+	if n := s.rdb.ZCard(ctx, chat).Val(); n != 0 {
+		t.Fatalf("chat index holds %d members once all are past the grace", n)
 	}
 }
 

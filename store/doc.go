@@ -31,13 +31,12 @@
 // Internal (free to change):
 //
 //	<prefix>messages:{<id>}                 LIST    MessageRef JSON per message that showed the question
-//	<prefix>deadlines                       ZSET    id → deadline; read by Sweep
-//	<prefix>open                            ZSET    id → created; read by Open
+//	<prefix>deadlines                       ZSET    id → deadline, every pending question; read by
+//	                                                Sweep, counted by Pending
 //	<prefix>finishing                       ZSET    id → when its end was won; ended questions
 //	                                                whose messages are still to be edited
 //	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
 //	<prefix>chat:<platform>:<chat>          ZSET    id → created, questions shown in the chat
-//	<prefix>person:<platform>:<user>        ZSET    id → created, questions a person may answer
 //	<prefix>seen:<platform>:<event id>      STRING  dedupe mark (FirstSeen), expires after its ttl
 //	<prefix>lease:{<name>}                  HASH    holder, token; expires with the lease
 //	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from; kept
@@ -47,9 +46,9 @@
 // The hash of a pending question expires at deadline + retention (set as
 // deadline − created + retention from creation, so no clock is compared),
 // as a safety net; when the question ends, its hash, result list and
-// message list get the retention from then. The chat and person indexes
-// expire MaxLifetime + Retention after their last write, which is longer
-// than any of their questions can stay pending.
+// message list get the retention from then. A chat index expires
+// MaxLifetime + Retention after its last write, which is longer than any of
+// its questions can stay pending.
 //
 // # Atomic steps and Redis Cluster
 //
@@ -60,8 +59,15 @@
 // the slot of {<name>}. Scripts are one file each under lua/, embedded;
 // each header lists KEYS, ARGV and returns; "now" comes in as an argument;
 // the return codes are read in one place (toOutcome). Keys shared by all
-// questions (deadlines, open, chat, person, msg) are written by separate
-// idempotent commands (ZADD NX, ZREM, SET) next to the scripts.
+// questions (deadlines, chat, msg) are written by separate idempotent
+// commands (ZADD NX, ZREM, SET) next to the scripts.
+//
+// Time that decides state comes from the caller (the now of End, Reject,
+// Sweep, MarkFinishing, Unfinished; the created and deadline of Create).
+// The store reads Options.Clock only to age index members without a
+// question (OpenInChat's pruning) and to pace ReadRequests's claim scan;
+// tests hand it a fake clock. The embedded server expires keys by the wall
+// clock, as a real Redis does.
 //
 // # Crashes between the steps
 //
@@ -69,24 +75,22 @@
 // shared writes next to it. Nothing is left stuck:
 //
 //   - Create sends, in one pipeline, ZADD NX to the deadlines zset first,
-//     then the create script, then ZADD NX to open and the person indexes.
-//     If it fails half way it returns an error, the engine does not
-//     acknowledge the request, and the redelivered request runs Create
-//     again: the script finds the question (created false) and the ZADD NX
-//     commands add whatever was missing; Create then corrects a deadline
-//     that the repeat added with its own newer value, and removes what it
-//     added for a question that had already ended. An index member whose
-//     question never came to exist costs nothing lasting: Sweep ends
-//     nothing for it and removes it, Open and OpenForPerson prune it.
-//     Members whose hash does not exist are left alone for a minute
-//     (unknownGrace), because on a Cluster the pipeline's commands go to
-//     different nodes in no fixed order and the hash may still be coming.
+//     then the create script. If it fails half way it returns an error, the
+//     engine does not acknowledge the request, and the redelivered request
+//     runs Create again: the script finds the question (created false) and
+//     the ZADD NX adds the deadline if it was missing; Create then corrects
+//     a deadline that the repeat added with its own newer value, and removes
+//     the one it added for a question that had already ended. A deadline
+//     whose question never came to exist costs nothing lasting: Sweep ends
+//     nothing for it and removes it. Members whose hash does not exist are
+//     left alone for a minute (unknownGrace), because on a Cluster the
+//     pipeline's commands go to different nodes in no fixed order and the
+//     hash may still be coming.
 //   - End writes the result in its script, then removes the question from
-//     the deadlines, open, chat and person indexes. If that removal is lost
-//     the question is ended all the same: Sweep meets its deadline later,
-//     the end script says it already ended, and Sweep drops it; the readers
-//     of open, chat and person re-check each member's status and prune
-//     ended ones.
+//     the deadlines zset and the chat indexes. If that removal is lost the
+//     question is ended all the same: Sweep meets its deadline later, the
+//     end script says it already ended, and Sweep drops it; OpenInChat
+//     re-checks each member's status and prunes ended ones.
 //   - Sweep reads due ids (ZRANGEBYSCORE ... LIMIT 0 max, so not-yet-due
 //     questions cost nothing), runs end.lua with a timeout result for each
 //     in one pipeline, and only then removes the ids it settled. A sweeper
@@ -94,12 +98,27 @@
 //     the script again, which reports them ended, and removes them. Several
 //     replicas may sweep the same ids at once: the script lets exactly one
 //     win each question.
-//   - AddMessage records the message in the question's list (deduplicated)
-//     in its script, then writes the message key and the chat index. A
-//     repeated AddMessage redoes those writes.
+//   - AddMessage records the message in the question's list in its script,
+//     once per platform message (MessageRef.Same: a ref that differs only in
+//     Part is the same message, and the first record wins), then writes the
+//     message key and the chat index. A repeated AddMessage redoes those
+//     writes.
 //   - AckRequest runs XACK and XDEL in one pipeline. An entry acknowledged
 //     but not deleted is never read again (it is not pending, and the group
 //     has read past it).
+//
+// # Counting pending questions
+//
+// Pending is ZCARD of the deadlines zset: O(1), on a single Redis and on a
+// Cluster alike. Every pending question is in the zset from its Create, and
+// every end removes it (End's winner right after its script; Sweep after
+// settling it), so the count is exact but for short windows: a Create under
+// way (its ZADD may land before its hash), a Create that failed half way
+// (until the request is redelivered), and an end whose removal was lost
+// (until the sweep at the question's deadline, at most MaxLifetime later).
+// On a Cluster a cancel that ends a question between its Create's script and
+// ZADD (which land on different nodes in no fixed order) leaves the same
+// kind of stale member, dropped by the sweep at its deadline.
 //
 // # Cost
 //

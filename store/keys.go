@@ -37,7 +37,8 @@ func (k keys) question(id string) string { return k.prefix + "question:{" + id +
 func (k keys) messages(id string) string { return k.prefix + "messages:{" + id + "}" }
 
 // deadlines is the ZSET of question ids scored by deadline (unix ms) that
-// the sweepers read (internal, shared by all questions).
+// the sweepers read, and whose size is the number of pending questions
+// (Pending) (internal, shared by all questions).
 func (k keys) deadlines() string { return k.prefix + "deadlines" }
 
 // finishing is the ZSET of ended question ids whose messages are still to
@@ -45,10 +46,6 @@ func (k keys) deadlines() string { return k.prefix + "deadlines" }
 // all questions): a replica that dies before editing leaves its ids here
 // for another to finish.
 func (k keys) finishing() string { return k.prefix + "finishing" }
-
-// open is the ZSET of pending question ids scored by created time (unix ms),
-// for Open (internal, shared by all questions; ended members are pruned).
-func (k keys) open() string { return k.prefix + "open" }
 
 // message is the STRING holding the id of the question a platform message
 // showed (internal), living as long as the question hash.
@@ -61,11 +58,6 @@ func (k keys) message(ref askbridge.MessageRef) string {
 func (k keys) chat(platform, chat string) string {
 	return k.prefix + "chat:" + platform + ":" + chat
 }
-
-// person is the ZSET of ids of questions a person ("<platform>:<user id>")
-// was named an answerer of, scored by created time (internal; ended members
-// are pruned on read).
-func (k keys) person(person string) string { return k.prefix + "person:" + person }
 
 // seen is the STRING marking a platform event id as handled, for FirstSeen
 // (internal, expires after the caller's ttl).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge/internal/redistest"
 )
@@ -56,10 +57,18 @@ func allBackends() []backend { return []backend{backendSingle, backendCluster, b
 // embedded server for the whole test binary; every test uses its own key
 // prefix, so tests run in parallel. Without redis-server the single and
 // cluster backends fall back to miniredis, unless ASKBRIDGE_REQUIRE_REDIS=1
-// (CI), where that is a failure.
+// (CI), where that is a failure. Once the tests passed and the servers are
+// stopped, no goroutine may be left (goleak).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(runMain(m))
+	code := runMain(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "store tests leaked goroutines: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func runMain(m *testing.M) int {

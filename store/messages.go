@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,9 +13,8 @@ import (
 	"github.com/askbridge/askbridge"
 )
 
-// indexReadLimit bounds how many members OpenInChat and OpenForPerson read
-// from one index: far more than the questions one chat or person can have
-// open at once.
+// indexReadLimit bounds how many members OpenInChat reads from one chat
+// index: far more than the questions one chat can have open at once.
 const indexReadLimit = 1000
 
 // AddMessage records a message that showed a question, once, and indexes
@@ -24,6 +24,11 @@ const indexReadLimit = 1000
 // slot, then the index writes. An unknown id changes nothing. Safe to repeat
 // (a repeat also redoes the index writes a failed call may have missed) and
 // to call concurrently.
+//
+// A message is recorded once by its identity (platform, chat, message; see
+// MessageRef.Same): the first record wins, and a later one for the same
+// message changes nothing, even with another Part. The engine records each
+// message once, with its final part, so a second record is a repeat.
 func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) error {
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("store: add message: %w", err)
@@ -32,7 +37,11 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	if err != nil {
 		return fmt.Errorf("store: add message: encode: %w", err)
 	}
-	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages)
+	ident, err := refIdentity(ref)
+	if err != nil {
+		return fmt.Errorf("store: add message: encode: %w", err)
+	}
+	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident)
 	if err != nil {
 		return fmt.Errorf("store: add message: %w", err)
 	}
@@ -69,6 +78,19 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		return fmt.Errorf("store: add message: index: %w", err)
 	}
 	return nil
+}
+
+// refIdentity is the opening of the JSON of every ref to the same message,
+// whatever its Part: encoding/json writes the fields in their declared order
+// and Part comes last, left out when 0, so that JSON is the identity
+// followed by "}" or by ",". The add-message script compares the recorded
+// refs with it.
+func refIdentity(ref askbridge.MessageRef) (string, error) {
+	b, err := json.Marshal(askbridge.MessageRef{Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(b), "}"), nil
 }
 
 // Messages lists every message recorded for a question, in the order they
@@ -112,17 +134,6 @@ func (s *Store) OpenInChat(ctx context.Context, platform, chat string) ([]string
 	ids, err := s.openIn(ctx, s.k.chat(platform, chat))
 	if err != nil {
 		return nil, fmt.Errorf("store: open in chat: %w", err)
-	}
-	return ids, nil
-}
-
-// OpenForPerson lists the pending questions a person ("<platform>:<user
-// id>") was named an answerer of, oldest first. Ended questions are dropped
-// from the index as they are found. Safe for concurrent use.
-func (s *Store) OpenForPerson(ctx context.Context, person string) ([]string, error) {
-	ids, err := s.openIn(ctx, s.k.person(person))
-	if err != nil {
-		return nil, fmt.Errorf("store: open for person: %w", err)
 	}
 	return ids, nil
 }

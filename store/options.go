@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // Defaults of Options.
@@ -48,14 +50,20 @@ type Options struct {
 	// EventsMaxLen caps the events stream, approximately (default 100,000).
 	EventsMaxLen int64
 	// MaxLifetime is the longest deadline − created of any question (default
-	// 1 h). The chat and person index keys live MaxLifetime + Retention from
-	// their last write, so they never expire under a pending question.
+	// 1 h). The chat index keys live MaxLifetime + Retention from their last
+	// write, so they never expire under a pending question.
 	MaxLifetime time.Duration
 	// MaxMessages bounds the messages recorded per question (default 64).
 	MaxMessages int
 	// Logger receives the few problems the store heals by itself (such as
 	// an index cleanup that failed after a question ended). Default: none.
 	Logger *slog.Logger
+	// Clock is the store's own time, for the few decisions no caller hands
+	// a time to: when an index member without its question is old enough to
+	// prune (OpenInChat), and when the next claim scan of ReadRequests is
+	// due. Every question transition takes its time from the caller (the
+	// now of End, Reject, Sweep). Default: the real clock.
+	Clock clockwork.Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -85,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
 	return o
 }

@@ -29,10 +29,8 @@ const (
 const (
 	// defaultSweepCount is the batch of Sweep when max < 1.
 	defaultSweepCount = 100
-	// defaultOpenCount is the most ids Open returns when max < 1.
-	defaultOpenCount = 100
 	// unknownGrace is how long an index member whose question hash does not
-	// exist is left alone: Create writes the shared indexes and the hash in
+	// exist is left alone: Create writes the deadlines zset and the hash in
 	// one pipeline, and on a Redis Cluster their order is not guaranteed, so
 	// a member may briefly precede its hash. Older ones are leftovers (the
 	// hash expired, or a Create failed half way and was never repeated).
@@ -44,12 +42,12 @@ const (
 var ErrTooManyMessages = errors.New("store: too many messages recorded for the question")
 
 // Create stores a new pending question and schedules its deadline, in one
-// round trip: a pipeline of ZADD NX into the deadlines zset, the create
-// script on the question's slot, and ZADD NX into the open and person
-// indexes. It is idempotent on the id: when the id is already known it
-// changes nothing in the question and returns it with created false, and
-// repairs the shared indexes a failed earlier call may have left incomplete
-// (see doc.go). Safe to repeat and to call concurrently.
+// round trip: a pipeline of ZADD NX into the deadlines zset and the create
+// script on the question's slot. It is idempotent on the id: when the id is
+// already known it changes nothing in the question and returns it with
+// created false, and repairs the deadline a failed earlier call may have
+// left missing or a repeat may have added (see doc.go). Safe to repeat and
+// to call concurrently.
 func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askbridge.Record, error) {
 	if err := checkID(q.ID); err != nil {
 		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
@@ -80,12 +78,6 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 	pipe := s.rdb.Pipeline()
 	addDeadline := pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
 	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID)}, append([]any{ms(ttl)}, fields...)...)
-	created := float64(q.Created.UnixMilli())
-	pipe.ZAddNX(ctx, s.k.open(), redis.Z{Score: created, Member: q.ID})
-	for _, p := range q.Answerers {
-		pipe.ZAddNX(ctx, s.k.person(p), redis.Z{Score: created, Member: q.ID})
-		pipe.PExpire(ctx, s.k.person(p), s.indexTTL())
-	}
 	cmds, err := pipe.Exec(ctx)
 	if err != nil && !call.noScript() {
 		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
@@ -123,43 +115,24 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 	if err != nil {
 		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
 	}
-	if err := s.repairIndexes(ctx, q, existing, addDeadline.Val() == 1); err != nil {
+	if err := s.repairDeadline(ctx, q, existing, addDeadline.Val() == 1); err != nil {
 		return false, existing, fmt.Errorf("store: create: %w", err)
 	}
 	return false, existing, nil
 }
 
-// repairIndexes fixes what a repeated Create just added to the shared
-// indexes for a question that already existed: an ended question leaves
-// them, and a pending one keeps its own deadline.
-func (s *Store) repairIndexes(ctx context.Context, q askbridge.NewQuestion, existing askbridge.Record, addedDeadline bool) error {
-	pipe := s.rdb.Pipeline()
+// repairDeadline fixes what a repeated Create just added to the deadlines
+// zset for a question that already existed: an ended question leaves it,
+// and a pending one keeps its own deadline (the repeat computed a later
+// one from its own time).
+func (s *Store) repairDeadline(ctx context.Context, q askbridge.NewQuestion, existing askbridge.Record, addedDeadline bool) error {
 	switch {
 	case existing.Status != askbridge.StatusPending:
-		pipe.ZRem(ctx, s.k.deadlines(), q.ID)
-		pipe.ZRem(ctx, s.k.open(), q.ID)
-		for _, p := range q.Answerers {
-			pipe.ZRem(ctx, s.k.person(p), q.ID)
-		}
-	default:
-		// Scores the repeat may have added with its own, later times are
-		// set back to the question's (XX: only members already there).
-		if addedDeadline && !existing.Deadline.Equal(q.Deadline) {
-			pipe.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID})
-		}
-		if !existing.Created.Equal(q.Created) {
-			z := redis.Z{Score: float64(existing.Created.UnixMilli()), Member: q.ID}
-			pipe.ZAddXX(ctx, s.k.open(), z)
-			for _, p := range q.Answerers {
-				pipe.ZAddXX(ctx, s.k.person(p), z)
-			}
-		}
+		return s.rdb.ZRem(ctx, s.k.deadlines(), q.ID).Err()
+	case addedDeadline && !existing.Deadline.Equal(q.Deadline):
+		return s.rdb.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID}).Err()
 	}
-	if pipe.Len() == 0 {
-		return nil
-	}
-	_, err := pipe.Exec(ctx)
-	return err
+	return nil
 }
 
 // Reject records a refused request: unless the id is already known, it
@@ -190,9 +163,9 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 // the question's slot: the winner stores the result stamped with the
 // question's created time and now, pushes it onto the result list, and sets
 // the retention on the question's keys. A loser learns the result that won.
-// The winner then removes the question from the shared indexes; when that
-// fails the question is ended all the same and the indexes heal (doc.go).
-// Safe to repeat and to call concurrently.
+// The winner then removes the question from the deadlines zset and the chat
+// indexes; when that fails the question is ended all the same and the
+// indexes heal (doc.go). Safe to repeat and to call concurrently.
 func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
 	if err := checkID(id); err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
@@ -212,7 +185,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 	if er.Won {
 		pipe := s.rdb.Pipeline()
 		pipe.ZRem(ctx, s.k.deadlines(), id)
-		s.unindex(ctx, pipe, er.Record, refs)
+		s.unindex(ctx, pipe, id, refs)
 		if _, err := pipe.Exec(ctx); err != nil {
 			s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
 		}
@@ -228,20 +201,16 @@ func (s *Store) endArgs(status askbridge.Status, body string, now time.Time) []a
 	return []any{string(status), body, now.UnixMilli(), ms(s.opts.Retention)}
 }
 
-// unindex queues the removal of an ended question from the open, chat and
-// person indexes.
-func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, r askbridge.Record, refs []askbridge.MessageRef) {
-	pipe.ZRem(ctx, s.k.open(), r.ID)
+// unindex queues the removal of an ended question from the chat indexes of
+// the chats it was shown in.
+func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, id string, refs []askbridge.MessageRef) {
 	seen := map[string]bool{}
 	for _, ref := range refs {
 		k := s.k.chat(ref.Platform, ref.Chat)
 		if !seen[k] {
 			seen[k] = true
-			pipe.ZRem(ctx, k, r.ID)
+			pipe.ZRem(ctx, k, id)
 		}
-	}
-	for _, p := range r.Answerers {
-		pipe.ZRem(ctx, s.k.person(p), r.ID)
 	}
 }
 
@@ -321,7 +290,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 		switch {
 		case er.Won:
 			won = append(won, er)
-			s.unindex(ctx, cleanup, er.Record, refs)
+			s.unindex(ctx, cleanup, id, refs)
 			settled = append(settled, id)
 		case er.Found:
 			settled = append(settled, id)
@@ -355,45 +324,25 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-// Open lists the ids of pending questions, oldest first, up to max (default
-// 100). Members of ended questions found on the way are removed from the
-// index. Safe for concurrent use.
-func (s *Store) Open(ctx context.Context, max int) ([]string, error) {
-	if max < 1 {
-		max = defaultOpenCount
+// Pending counts the pending questions, across all replicas: the size of
+// the deadlines zset (ZCARD), one command whatever the number. The zset
+// holds every pending question from its Create until its End or Sweep, so
+// the count is exact but for short windows after a failure: a Create under
+// way (or failed half way, until the request is redelivered), and an End
+// whose removal from the zset was lost, until another End of the question
+// or the sweep at its deadline removes it (doc.go). Safe for concurrent use.
+func (s *Store) Pending(ctx context.Context) (int64, error) {
+	n, err := s.rdb.ZCard(ctx, s.k.deadlines()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: pending: %w", err)
 	}
-	var out []string
-	var stale []any
-	batch := int64(max)
-	for start := int64(0); len(out) < max; start += batch {
-		zs, err := s.rdb.ZRangeWithScores(ctx, s.k.open(), start, start+batch-1).Result()
-		if err != nil {
-			return nil, fmt.Errorf("store: open: %w", err)
-		}
-		pending, gone, err := s.pendingOf(ctx, zs)
-		if err != nil {
-			return nil, fmt.Errorf("store: open: %w", err)
-		}
-		out = append(out, pending...)
-		stale = append(stale, gone...)
-		if int64(len(zs)) < batch {
-			break
-		}
-	}
-	if len(out) > max {
-		out = out[:max]
-	}
-	if len(stale) > 0 {
-		if err := s.rdb.ZRem(ctx, s.k.open(), stale...).Err(); err != nil {
-			return nil, fmt.Errorf("store: open: %w", err)
-		}
-	}
-	return out, nil
+	return n, nil
 }
 
 // pendingOf splits index members (scored by created time) into the ids of
 // pending questions, in order, and the members to prune: ended questions,
-// and unknown ids older than unknownGrace. One pipelined HGET per member.
+// and unknown ids older than unknownGrace by Options.Clock. One pipelined
+// HGET per member.
 func (s *Store) pendingOf(ctx context.Context, zs []redis.Z) (pending []string, gone []any, err error) {
 	if len(zs) == 0 {
 		return nil, nil, nil
@@ -407,7 +356,7 @@ func (s *Store) pendingOf(ctx context.Context, zs []redis.Z) (pending []string, 
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
 	}
-	cutoff := float64(time.Now().Add(-unknownGrace).UnixMilli())
+	cutoff := float64(s.opts.Clock.Now().Add(-unknownGrace).UnixMilli())
 	for i, z := range zs {
 		id, _ := z.Member.(string)
 		st, err := cmds[i].Result()

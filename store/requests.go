@@ -79,11 +79,12 @@ func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) 
 
 // claim takes over up to max entries idle for at least ClaimIdle, when a
 // scan is due: one XAUTOCLAIM call per ReadRequests while a pass over the
-// pending entries list is under way, then a pause of ClaimIdle/2.
+// pending entries list is under way, then a pause of ClaimIdle/2 on
+// Options.Clock. (How long an entry has been idle is Redis's own count.)
 func (s *Store) claim(ctx context.Context, max int) ([]redis.XMessage, error) {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
-	if s.claimStart == "0-0" && time.Since(s.claimLast) < s.opts.ClaimIdle/2 {
+	if s.claimStart == "0-0" && s.opts.Clock.Since(s.claimLast) < s.opts.ClaimIdle/2 {
 		return nil, nil
 	}
 	msgs, next, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
@@ -102,7 +103,7 @@ func (s *Store) claim(ctx context.Context, max int) ([]redis.XMessage, error) {
 	}
 	s.claimStart = next
 	if next == "0-0" {
-		s.claimLast = time.Now()
+		s.claimLast = s.opts.Clock.Now()
 	}
 	return msgs, nil
 }

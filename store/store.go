@@ -29,7 +29,13 @@ type Store struct {
 	claimLast  time.Time
 }
 
-var _ askbridge.Store = (*Store)(nil)
+// Store plays every role of the root package: the engine's Store, the
+// channels' Coordinator and the web page's EventLog.
+var (
+	_ askbridge.Store       = (*Store)(nil)
+	_ askbridge.Coordinator = (*Store)(nil)
+	_ askbridge.EventLog    = (*Store)(nil)
+)
 
 // New returns a Store on client with opts (zero fields take their
 // defaults; see Options.Validate for what cannot work). The Store does not

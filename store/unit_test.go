@@ -1,9 +1,11 @@
 package store
 
 import (
+	"encoding/json"
 	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +147,7 @@ func TestToOutcome(t *testing.T) {
 func TestOptions(t *testing.T) {
 	o := Options{}.withDefaults()
 	if o.Prefix != "askuser:" || o.Group != "bridge" || o.Consumer == "" || o.ClaimIdle != 30*time.Second ||
-		o.Retention != 24*time.Hour || o.EventsMaxLen != 100_000 || o.MaxLifetime != time.Hour || o.Logger == nil {
+		o.Retention != 24*time.Hour || o.EventsMaxLen != 100_000 || o.MaxLifetime != time.Hour || o.Logger == nil || o.Clock == nil {
 		t.Fatalf("defaults %+v", o)
 	}
 	if err := (Options{}).Validate(); err != nil {
@@ -225,5 +227,37 @@ func TestScriptCacheFlushed(t *testing.T) {
 	flush()
 	if r, err := s.End(ctx, "f1", answered("f1"), t0); err != nil || r.Won || !r.Found {
 		t.Fatalf("End after a flush: %+v, %v", r, err)
+	}
+}
+
+// TestRefIdentity pins what the add-message script relies on: the JSON of a
+// ref is its identity followed by "}" (part 0) or by "," and the part.
+func TestRefIdentity(t *testing.T) {
+	for _, ref := range []askbridge.MessageRef{
+		{Platform: "telegram", Chat: "-100123", Message: "42"},
+		{Platform: "slack", Chat: "C1", Message: "1712345678.000100", Part: 3},
+		{Platform: "discord", Chat: "9", Message: `a"b,}<&>`, Part: askbridge.PartReplyBox},
+		{Platform: "web", Message: "q-1"},
+	} {
+		ident, err := refIdentity(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ident + "}"
+		if ref.Part != 0 {
+			want = ident + `,"part":` + strconv.Itoa(ref.Part) + "}"
+		}
+		if string(b) != want {
+			t.Errorf("JSON of %+v is %s, want %s", ref, b, want)
+		}
+		other := ref
+		other.Part = 5
+		if oi, _ := refIdentity(other); oi != ident {
+			t.Errorf("identity of %+v depends on the part: %s, %s", ref, oi, ident)
+		}
 	}
 }

@@ -19,7 +19,7 @@ type metrics struct {
 	waited     *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer, store askbridge.Store) *metrics {
+func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 	m := &metrics{
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askbridge_questions_ended_total",
@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, store askbridge.Store) *metrics {
 			Help: "Seconds waited because a platform asked to retry later, by platform.",
 		}, []string{"platform"}),
 	}
-	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.waited, pendingCollector{store: store})
+	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.waited, pendingCollector{store: pending})
 	return m
 }
 
@@ -81,20 +81,26 @@ func (m *metrics) RetryAfter(platform string, wait time.Duration) {
 // pendingCollector reads the number of pending questions from Redis at
 // scrape time, so every replica reports the shared number.
 type pendingCollector struct {
-	store askbridge.Store
+	store pendingCounter
 }
 
-var pendingDesc = prometheus.NewDesc("askbridge_questions_pending", "Questions waiting for an answer, across all replicas (capped at 10000).", nil, nil)
+// pendingCounter counts the pending questions in O(1). *store.Store
+// implements it.
+type pendingCounter interface {
+	Pending(ctx context.Context) (int64, error)
+}
+
+var pendingDesc = prometheus.NewDesc("askbridge_questions_pending", "Questions waiting for an answer, across all replicas.", nil, nil)
 
 func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc }
 
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	ids, err := c.store.Open(ctx, 10000)
+	n, err := c.store.Pending(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(len(ids)))
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
 }
