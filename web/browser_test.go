@@ -569,8 +569,10 @@ func browserReplicas(t *testing.T) {
 	}
 	pb.shot("19-replica-b-answered-elsewhere")
 
-	// One result, pushed once, although two engines and two pages saw it.
-	time.Sleep(300 * time.Millisecond)
+	// One result, pushed once, although two engines and two pages saw it:
+	// once the winner has finished the question (its timeline entry is
+	// written) nothing more is pushed for it.
+	a.waitHistory(t, id)
 	if n := a.resultCount(t, id); n != 1 {
 		t.Fatalf("LLEN result = %d; want 1", n)
 	}

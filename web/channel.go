@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge"
@@ -19,22 +18,16 @@ const chat = "web"
 
 // History is the timeline of ended questions the page shows under the open
 // ones. The store keeps it as a capped list in Redis, so every replica's page
-// shows the same timeline.
+// shows the same timeline. *store.Store implements it.
 type History interface {
 	// AppendHistory adds entry (a HistoryEntry as JSON) at the head of the
 	// timeline and drops the oldest entries past the cap. It blocks on
 	// Redis and may be called concurrently. A repeat adds the entry again;
 	// readers drop repeats of an id.
 	AppendHistory(ctx context.Context, entry []byte) error
-	// History returns up to max entries, newest first. It blocks on Redis
-	// and may be called concurrently.
+	// History returns up to max entries, newest first. It blocks on Redis,
+	// may be called concurrently and is safe to repeat.
 	History(ctx context.Context, max int) ([][]byte, error)
-}
-
-// Records reads questions. *store.Store implements it.
-type Records interface {
-	// Get reads a question; found is false for an unknown id.
-	Get(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
 }
 
 // HistoryEntry is one ended question in the timeline: what was asked and how
@@ -75,16 +68,20 @@ type HistorySection struct {
 // for concurrent use.
 type Channel struct {
 	history History
-	records Records
+	now     func() time.Time
 }
 
 var _ askbridge.Channel = (*Channel)(nil)
 
 // NewChannel returns the web channel. Finish writes the timeline to history
-// and reads the ended question from records to say how it was answered;
-// *store.Store is both.
-func NewChannel(history History, records Records) *Channel {
-	return &Channel{history: history, records: records}
+// (*store.Store). now is the clock that dates a timeline entry whose result
+// carries no end time (every result the store returns has one); nil means
+// time.Now.
+func NewChannel(history History, now func() time.Time) *Channel {
+	if now == nil {
+		now = time.Now
+	}
+	return &Channel{history: history, now: now}
 }
 
 // Platform returns "web".
@@ -98,36 +95,27 @@ func (c *Channel) Capabilities() askbridge.Capabilities {
 }
 
 // Send "shows" a question on the page: the page lists the open questions of
-// the web chat, so the one message reference returned (message = the
-// question id), once the engine records it, is what puts it there. It never
-// fails and does not block. A repeat returns the same reference, which the
-// store records once.
-func (c *Channel) Send(_ context.Context, _ string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	return []askbridge.MessageRef{{Platform: Platform, Chat: chat, Message: plan.ID}}, nil
+// the web chat, so the one message the prompt takes (part 0: platform "web",
+// chat "web", message = the question id), once d.Sent has recorded it, is
+// what puts it there. A d.From past 0 has nothing left to post. It posts
+// nothing anywhere, so it fails only when d.Sent does, with that error, and
+// blocks only as long as d.Sent. A repeat hands the same reference to
+// d.Sent again.
+func (c *Channel) Send(_ context.Context, d askbridge.Delivery) error {
+	if d.From > 0 {
+		return nil
+	}
+	return d.Sent(askbridge.MessageRef{Platform: Platform, Chat: chat, Message: d.Plan.ID, Part: 0})
 }
 
-// Finish adds the ended question to the timeline. It blocks on Redis and
+// Finish adds the ended question to the timeline, from end alone: its plan,
+// outcome and status line, and the ended record for the agent, the times,
+// who answered and the answers. It reads nothing back, so the entry is right
+// even when the record has already left the store. It blocks on Redis and
 // may be called concurrently. A repeat after an error may add the entry
 // twice; the timeline drops repeats of an id when it is read.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
-	entry := HistoryEntry{
-		ID:      plan.ID,
-		Intro:   plan.Intro,
-		Status:  status,
-		Outcome: outcomeOf(status),
-		At:      time.Now().UnixMilli(),
-	}
-	for _, s := range plan.Sections {
-		entry.Sections = append(entry.Sections, HistorySection{Header: s.Header, Question: s.Question})
-	}
-	rec, found, err := c.records.Get(ctx, plan.ID)
-	if err != nil {
-		return fmt.Errorf("web: finish: read question: %w", err)
-	}
-	if found && rec.Result != nil {
-		describe(&entry, rec)
-	}
-	b, err := json.Marshal(entry)
+func (c *Channel) Finish(ctx context.Context, _ askbridge.MessageRef, end askbridge.Ending) error {
+	b, err := json.Marshal(c.entry(end))
 	if err != nil {
 		return fmt.Errorf("web: finish: encode: %w", err)
 	}
@@ -137,15 +125,30 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan ask
 	return nil
 }
 
-// describe fills in what the ended question's record tells: the agent, when
-// it was asked and ended, who answered, and each question's answer.
-func describe(e *HistoryEntry, rec askbridge.Record) {
+// entry is the timeline entry of an ended question.
+func (c *Channel) entry(end askbridge.Ending) HistoryEntry {
+	rec := end.Question
+	e := HistoryEntry{
+		ID:      end.Plan.ID,
+		Agent:   rec.Request.Agent,
+		Intro:   end.Plan.Intro,
+		Status:  end.Status,
+		Outcome: string(end.Outcome),
+	}
+	if !rec.Created.IsZero() {
+		e.Created = rec.Created.UnixMilli()
+	}
+	for _, s := range end.Plan.Sections {
+		e.Sections = append(e.Sections, HistorySection{Header: s.Header, Question: s.Question})
+	}
+	if rec.Result == nil {
+		e.At = c.now().UnixMilli()
+		return e
+	}
 	res := *rec.Result
-	e.Agent = rec.Request.Agent
-	e.Outcome = string(res.Outcome())
-	e.Created = rec.Created.UnixMilli()
-	if res.EndedAt != 0 {
-		e.At = res.EndedAt
+	e.At = res.EndedAt
+	if e.At == 0 {
+		e.At = c.now().UnixMilli()
 	}
 	if res.AnsweredBy != nil {
 		e.By = res.AnsweredBy.Name
@@ -154,7 +157,7 @@ func describe(e *HistoryEntry, rec askbridge.Record) {
 		}
 	}
 	if res.Answers == nil {
-		return
+		return e
 	}
 	for i, q := range rec.Request.Questions {
 		if i >= len(e.Sections) {
@@ -168,6 +171,7 @@ func describe(e *HistoryEntry, rec askbridge.Record) {
 			}
 		}
 	}
+	return e
 }
 
 func declared(q askbridge.Question, v string) bool {
@@ -177,22 +181,6 @@ func declared(q askbridge.Question, v string) bool {
 		}
 	}
 	return false
-}
-
-// outcomeOf reads the outcome from a status line, for a question whose
-// record is gone.
-func outcomeOf(status string) string {
-	switch {
-	case strings.HasPrefix(status, "Answered"):
-		return string(askbridge.OutcomeAnswered)
-	case status == "Skipped":
-		return string(askbridge.OutcomeSkipped)
-	case status == "Cancelled":
-		return string(askbridge.OutcomeCancelled)
-	case status == "Not delivered":
-		return string(askbridge.OutcomeUndeliverable)
-	}
-	return string(askbridge.OutcomeExpired)
 }
 
 // Run has nothing to receive, the page answers through the Handler; it

@@ -3,16 +3,19 @@
 // Server-Sent Events that keeps every open page current.
 //
 // Data flows like this. The engine sends a question for target "web" through
-// [Channel.Send], which posts nothing: it returns one message reference
-// (platform "web", chat "web", message = the question id), and the engine
-// records it, so the question is indexed as shown in the web chat. The page
-// lists those questions with GET api/questions (the store's open questions of
-// the web chat), learns of new ones and of ends from GET api/events (the
-// store's events stream, tailed once per process and fanned out to every
-// page), and answers with POST api/questions/{id}/answer, which goes to the
-// engine's Submit. When a question ends, the engine calls [Channel.Finish],
-// which appends a compact entry to the timeline kept in Redis (see [History]);
-// GET api/history reads it back, newest first.
+// [Channel.Send], which posts nothing: it hands the engine one message
+// reference (platform "web", chat "web", message = the question id, part 0),
+// and the engine records it, so the question is indexed as shown in the web
+// chat. The page lists those questions with GET api/questions (the store's
+// open questions of the web chat), learns of new ones and of ends from GET
+// api/events (the store's events stream, tailed once per process and fanned
+// out to every page), and answers with POST api/questions/{id}/answer, which
+// goes to the engine's Submit, the one path every answer takes: the engine
+// decides and says what became of the answer, and the page turns that into a
+// status code. When a question ends, the engine calls [Channel.Finish] with
+// everything the entry needs (askbridge.Ending), which appends a compact entry
+// to the timeline kept in Redis (see [History]); GET api/history reads it
+// back, newest first.
 //
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.

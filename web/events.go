@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Tuning of the events stream.
@@ -35,9 +35,11 @@ const (
 )
 
 // pageEvents are the events the page reacts to.
-var pageEvents = map[string]bool{
-	"requested": true, "delivered": true, "answered": true, "skipped": true,
-	"expired": true, "cancelled": true, "undeliverable": true,
+var pageEvents = map[askbridge.EventKind]bool{
+	askbridge.EventRequested: true, askbridge.EventDelivered: true,
+	askbridge.EventAnswered: true, askbridge.EventSkipped: true,
+	askbridge.EventExpired: true, askbridge.EventCancelled: true,
+	askbridge.EventUndeliverable: true,
 }
 
 // relevant reports whether the page shows ev: a lifecycle event of a
@@ -97,7 +99,7 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 	if last != "" {
 		after := last
 		for n := 0; n < maxReplay; n += tailBatch {
-			evs, next, err := h.store.Events(ctx, after, tailBatch, 0)
+			evs, next, err := h.events.Events(ctx, after, tailBatch, 0)
 			if err != nil {
 				h.log.Warn("web: replay events", "err", err)
 				break
@@ -142,7 +144,7 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func formatEvent(ev askbridge.Event) string {
-	v := eventView{Event: ev.Kind, ID: ev.ID, By: ev.By, Error: ev.Error}
+	v := eventView{Event: string(ev.Kind), ID: ev.ID, By: ev.By, Error: ev.Error}
 	if !ev.At.IsZero() {
 		v.At = ev.At.UnixMilli()
 	}
@@ -180,8 +182,8 @@ var errClosed = errors.New("web: handler closed")
 // a hundred open pages cost one blocking read, not a hundred Redis
 // connections. The tail runs only while at least one page is connected.
 type hub struct {
-	store Store
-	log   *slog.Logger
+	events askbridge.EventLog
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	subs   map[*subscriber]struct{}
@@ -198,8 +200,8 @@ type subscriber struct {
 	gone chan struct{}
 }
 
-func newHub(st Store, log *slog.Logger) *hub {
-	return &hub{store: st, log: log, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+func newHub(events askbridge.EventLog, log *slog.Logger) *hub {
+	return &hub{events: events, log: log, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
 // subscribe adds a page. The first page starts the tail at the newest
@@ -212,7 +214,7 @@ func (h *hub) subscribe(ctx context.Context) (*subscriber, error) {
 		return nil, errClosed
 	}
 	if h.stop == nil {
-		_, start, err := h.store.Events(ctx, "$", 1, 0)
+		_, start, err := h.events.Events(ctx, "$", 1, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -242,25 +244,20 @@ func (h *hub) unsubscribe(s *subscriber) {
 // backoff; the pages keep their streams open meanwhile.
 func (h *hub) tail(ctx context.Context, after string) {
 	defer h.tails.Done()
-	wait := 100 * time.Millisecond
+	wait := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
-		evs, next, err := h.store.Events(ctx, after, tailBatch, tailBlock)
+		evs, next, err := h.events.Events(ctx, after, tailBatch, tailBlock)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			h.log.Warn("web: read events", "err", err)
-			t := time.NewTimer(wait - time.Duration(rand.Int64N(int64(wait)/5+1)))
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !retry.Sleep(ctx, wait.Next()) {
 				return
-			case <-t.C:
 			}
-			wait = min(wait*2, 5*time.Second)
 			continue
 		}
-		wait = 100 * time.Millisecond
+		wait.Reset()
 		after = next
 		for _, ev := range evs {
 			if relevant(ev) {

@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,30 +21,37 @@ import (
 	"github.com/askbridge/askbridge"
 )
 
-// Store is what the page needs of the store. *store.Store implements it.
-type Store interface {
-	History
-	Records
-	// OpenInChat lists the pending questions shown in a chat, oldest first.
+// Questions reads the questions the page lists and answers. *store.Store
+// implements it.
+type Questions interface {
+	// Get reads a question; found is false for an unknown id. It blocks on
+	// Redis, may be called concurrently and is safe to repeat.
+	Get(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
+	// OpenInChat lists the pending questions shown in a chat, oldest
+	// first. It blocks on Redis, may be called concurrently and is safe to
+	// repeat.
 	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
-	// Events reads events after a stream id ("$" for only new ones),
-	// blocking up to block; it returns the events and the id to continue
-	// from.
-	Events(ctx context.Context, after string, max int, block time.Duration) ([]askbridge.Event, string, error)
 }
 
-// Submitter ends a question with an answer or a skip. *askbridge.Engine
-// implements it: it returns askbridge.ErrNotPending (with the EndResult of
-// what ended it, when the question is known) for a question that is no
-// longer open, and a *askbridge.ValidationError for an answer that does not
-// fit. It blocks on Redis and may be called concurrently.
+// Submitter is the one path an answer takes. *askbridge.Engine implements
+// it: it decides whether the person may answer and whether the question is
+// still open, ends it with the answer (first writer wins) and says what
+// became of it; an answer that does not fit the question is a
+// *askbridge.ValidationError, any other error is trouble reaching the store.
+// It blocks on Redis and may be called concurrently; a repeat after the
+// question ended reports how it ended.
 type Submitter interface {
-	Submit(ctx context.Context, id string, answers map[string][]string, skip bool, by askbridge.Person, via askbridge.Via) (askbridge.EndResult, error)
+	Submit(ctx context.Context, id string, a askbridge.Answer) (askbridge.Submitted, error)
 }
 
-// Config wires a Handler. Store and Submitter are required.
+// Config wires a Handler. Questions, History, Events and Submitter are
+// required; *store.Store is the first three.
 type Config struct {
-	Store     Store
+	Questions Questions
+	// History is read for the timeline (the channel writes it).
+	History History
+	// Events is tailed for the page's live updates.
+	Events    askbridge.EventLog
 	Submitter Submitter
 	// BasePath is where the page is served; it starts and ends with "/"
 	// (default "/"). The API lives under BasePath + "api/".
@@ -64,7 +70,9 @@ type Config struct {
 // Handler serves the web page and its API. It is safe for concurrent use.
 // Call Close on shutdown: event streams never end by themselves.
 type Handler struct {
-	store     Store
+	questions Questions
+	history   History
+	events    askbridge.EventLog
 	submitter Submitter
 	base      string
 	token     []byte // sha256 of the token; nil when none is required
@@ -104,8 +112,14 @@ const securityPolicy = "default-src 'self'; base-uri 'none'; form-action 'none';
 // NewHandler checks cfg and returns the handler. It starts nothing: the
 // events stream is tailed only while a page is connected.
 func NewHandler(cfg Config) (*Handler, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("web: config: Store is required")
+	if cfg.Questions == nil {
+		return nil, errors.New("web: config: Questions is required")
+	}
+	if cfg.History == nil {
+		return nil, errors.New("web: config: History is required")
+	}
+	if cfg.Events == nil {
+		return nil, errors.New("web: config: Events is required")
 	}
 	if cfg.Submitter == nil {
 		return nil, errors.New("web: config: Submitter is required")
@@ -127,9 +141,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 		cfg.Heartbeat = 15 * time.Second
 	}
 	h := &Handler{
-		store: cfg.Store, submitter: cfg.Submitter, base: base,
+		questions: cfg.Questions, history: cfg.History, events: cfg.Events,
+		submitter: cfg.Submitter, base: base,
 		log: cfg.Logger, heartbeat: cfg.Heartbeat, mux: http.NewServeMux(),
-		hub: newHub(cfg.Store, cfg.Logger),
+		hub: newHub(cfg.Events, cfg.Logger),
 	}
 	if cfg.Token != "" {
 		sum := sha256.Sum256([]byte(cfg.Token))
@@ -228,7 +243,7 @@ type questionView struct {
 // oldest first, with the server's clock for the countdowns.
 func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ids, err := h.store.OpenInChat(ctx, Platform, chat)
+	ids, err := h.questions.OpenInChat(ctx, Platform, chat)
 	if err != nil {
 		h.fail(w, r, "list open questions", err)
 		return
@@ -238,7 +253,7 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 		if len(views) == maxListed {
 			break
 		}
-		rec, found, err := h.store.Get(ctx, id)
+		rec, found, err := h.questions.Get(ctx, id)
 		if err != nil {
 			h.fail(w, r, "read question", err)
 			return
@@ -251,16 +266,10 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 			ID: rec.ID, Agent: rec.Request.Agent, Intro: plan.Intro,
 			Questions: rec.Request.Questions,
 			Created:   rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
-			MayAnswer: mayAnswer(rec),
+			MayAnswer: rec.MayAnswer(pagePerson),
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"now": time.Now().UnixMilli(), "questions": views})
-}
-
-// mayAnswer reports whether the page may answer: the question names no
-// answerers, or names the page's person.
-func mayAnswer(rec askbridge.Record) bool {
-	return len(rec.Answerers) == 0 || slices.Contains(rec.Answerers, pagePerson.Platform+":"+pagePerson.ID)
 }
 
 // listHistory: GET api/history?limit=N, the timeline, newest first, each
@@ -276,7 +285,7 @@ func (h *Handler) listHistory(w http.ResponseWriter, r *http.Request) {
 		limit = min(n, maxHistory)
 	}
 	// Read more than asked: a retried Finish may have added an entry twice.
-	raw, err := h.store.History(r.Context(), min(limit+limit/4+8, maxHistory))
+	raw, err := h.history.History(r.Context(), min(limit+limit/4+8, maxHistory))
 	if err != nil {
 		h.fail(w, r, "read history", err)
 		return
@@ -313,9 +322,11 @@ type answerReply struct {
 }
 
 // answer: POST api/questions/{id}/answer with {"answers":{...}} or
-// {"skip":true}. 200 when this answer ended the question, 409 when it had
-// already ended (the reply says how), 400 for an answer that does not fit,
-// 404 for a question the page does not show.
+// {"skip":true}. The engine decides (Submitter); the reply carries its
+// notice. 200 when this answer ended the question, 409 when it had already
+// ended (the reply says how), 400 for an answer that does not fit, 403 for
+// a question that names answerers other than the page, 404 for a question
+// the page does not show.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if msg := crossSite(r); msg != "" {
 		writeError(w, http.StatusForbidden, msg)
@@ -352,7 +363,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), submitTimeout)
 	defer cancel()
-	rec, found, err := h.store.Get(ctx, id)
+	// The engine knows nothing of pages: only a question shown on the web
+	// page is the page's to answer, whoever knows another's id.
+	rec, found, err := h.questions.Get(ctx, id)
 	if err != nil {
 		h.fail(w, r, "read question", err)
 		return
@@ -361,54 +374,41 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such question")
 		return
 	}
-	if !mayAnswer(rec) {
+	// A question not for the page is refused as such, open or ended.
+	if !rec.MayAnswer(pagePerson) {
 		writeError(w, http.StatusForbidden, string(askbridge.NoticeNotForYou))
 		return
 	}
-	if rec.Status != askbridge.StatusPending && rec.Result != nil {
-		writeJSON(w, http.StatusConflict, reply(rec, *rec.Result, endedNotice(*rec.Result)))
-		return
-	}
-	end, err := h.submitter.Submit(ctx, id, req.Answers, req.Skip, pagePerson, askbridge.ViaWeb)
+	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers}
+	sub, err := h.submitter.Submit(ctx, id, a)
 	var invalid *askbridge.ValidationError
 	switch {
-	case err == nil:
-		msg := askbridge.NoticeRecorded
-		if req.Skip {
-			msg = askbridge.NoticeSkipped
-		}
-		writeJSON(w, http.StatusOK, reply(end.Record, end.Result, msg))
 	case errors.As(err, &invalid):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": invalid.Error(), "problems": invalid.Problems})
-	case errors.Is(err, askbridge.ErrNotPending) && end.Found:
-		writeJSON(w, http.StatusConflict, reply(end.Record, end.Result, endedNotice(end.Result)))
-	case errors.Is(err, askbridge.ErrNotPending):
-		writeError(w, http.StatusNotFound, "no such question")
-	default:
+	case err != nil:
 		h.fail(w, r, "submit answer", err)
+	case sub.Won:
+		writeJSON(w, http.StatusOK, reply(sub))
+	case !sub.End.Found:
+		// Gone from the store since it was read.
+		writeError(w, http.StatusNotFound, "no such question")
+	case sub.Notice == askbridge.NoticeNotForYou:
+		writeError(w, http.StatusForbidden, string(sub.Notice))
+	case sub.End.Result.Status != askbridge.StatusPending:
+		writeJSON(w, http.StatusConflict, reply(sub))
+	default:
+		h.fail(w, r, "submit answer", fmt.Errorf("question %s is still open and the answer did not end it (%s)", id, sub.Notice))
 	}
 }
 
-func reply(rec askbridge.Record, res askbridge.Result, msg askbridge.Notice) answerReply {
+// reply tells the page what became of its answer: the notice the engine
+// gave and the question's result, this answer's or the one that won before.
+func reply(sub askbridge.Submitted) answerReply {
+	rec, res := sub.End.Record, sub.End.Result
 	return answerReply{
 		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
-		Message: string(msg), Result: res,
+		Message: string(sub.Notice), Result: res,
 	}
-}
-
-// endedNotice says how a question the page tried to answer had ended.
-func endedNotice(res askbridge.Result) askbridge.Notice {
-	switch res.Outcome() {
-	case askbridge.OutcomeAnswered:
-		return askbridge.NoticeAlreadyAnswered
-	case askbridge.OutcomeSkipped:
-		return askbridge.NoticeAlreadySkipped
-	case askbridge.OutcomeCancelled:
-		return askbridge.NoticeCancelled
-	case askbridge.OutcomeUndeliverable:
-		return "This question could not be delivered."
-	}
-	return askbridge.NoticeExpired
 }
 
 // crossSite explains why a state-changing request is refused as coming

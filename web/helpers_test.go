@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -39,22 +41,41 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// runMain runs the tests. After them, and after the browser and Redis have
+// stopped, no goroutine may be left: every engine, event stream, events
+// tail and page client must have ended with its test.
 func runMain(m *testing.M) int {
 	addr, stop, err := redistest.Shared("web")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stop()
 	redisAddr = addr
-	defer stopBrowser()
-	return m.Run()
+	code := m.Run()
+	stopBrowser()
+	stop()
+	if code != 0 {
+		return code
+	}
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		return 1
+	}
+	return 0
 }
 
 // clock is the engines' clock: the wall clock moved forward by skew, so a
-// test can let a deadline pass at once.
-type clock struct{ skew atomic.Int64 }
+// test can let a deadline pass at once. Its timers and tickers run on the
+// wall clock (the engine sweeps every 50ms), so a moved deadline is found
+// by the next sweep.
+type clock struct {
+	clockwork.Clock
+	skew atomic.Int64
+}
 
+func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
+
+func (c *clock) Now() time.Time          { return c.now() }
 func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.skew.Load())) }
 func (c *clock) advance(d time.Duration) { c.skew.Add(int64(d)) }
 func newPrefix() string                  { return fmt.Sprintf("webtest%d:", prefixSeq.Add(1)) }
@@ -99,21 +120,24 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		o.prefix = newPrefix()
 	}
 	if o.clock == nil {
-		o.clock = &clock{}
+		o.clock = newClock()
 	}
 	replica := fmt.Sprintf("replica-%d", replicaSeq.Add(1))
 	st := store.New(newClient(t), store.Options{Prefix: o.prefix, Consumer: replica, ClaimIdle: 5 * time.Second})
-	ch := web.NewChannel(st, st)
+	ch := web.NewChannel(st, o.clock.now)
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store:      st,
 		Resolve:    resolve,
 		Channels:   []askbridge.Channel{ch},
 		Replica:    replica,
-		Now:        o.clock.now,
+		Clock:      o.clock,
 		SweepEvery: 50 * time.Millisecond,
 		Logger:     testLogger(t),
 	})
-	h, err := web.NewHandler(web.Config{Store: st, Submitter: eng, Token: o.token, Heartbeat: o.heartbeat, Logger: testLogger(t)})
+	h, err := web.NewHandler(web.Config{
+		Questions: st, History: st, Events: st, Submitter: eng,
+		Token: o.token, Heartbeat: o.heartbeat, Logger: testLogger(t),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +155,11 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		<-done
 	})
 	return &bridge{prefix: o.prefix, rdb: newClient(t), store: st, engine: eng, channel: ch, handler: h, srv: srv, clock: o.clock, token: o.token}
+}
+
+// config is a handler config on the bridge's store and engine.
+func (b *bridge) config() web.Config {
+	return web.Config{Questions: b.store, History: b.store, Events: b.store, Submitter: b.engine}
 }
 
 // resolve routes "" and "web" to the page; anything else is refused.

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +20,10 @@ func TestListOpenQuestions(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, bridgeOptions{})
 	first := b.ask(t, oneQuestion("list-1"))
-	time.Sleep(5 * time.Millisecond) // distinct created times, so the order is defined
+	// The second is created once the first is listed, a millisecond later
+	// on the engine's clock at least, so the order is defined.
+	b.waitOpen(t, first)
+	b.clock.advance(time.Millisecond)
 	second := b.ask(t, threeQuestions("list-2"))
 	l := b.waitOpen(t, first, second)
 
@@ -199,7 +203,7 @@ func TestAnswerTwice(t *testing.T) {
 
 func TestEndedBeforeAnswer(t *testing.T) {
 	t.Parallel()
-	clk := &clock{}
+	clk := newClock()
 	b := startBridge(t, bridgeOptions{clock: clk})
 	expired := b.ask(t, `{"id":"ended-timeout","to":"web","timeoutSeconds":30,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	cancelled := b.ask(t, oneQuestion("ended-cancel"))
@@ -318,8 +322,16 @@ func TestAnswerersLimitThePage(t *testing.T) {
 	if l.Questions[0].MayAnswer {
 		t.Errorf("mayAnswer = true for a question only telegram:7 may answer")
 	}
-	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden {
+	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden || out["error"] != string(askbridge.NoticeNotForYou) {
 		t.Fatalf("answer = %d %v; want 403", code, out)
+	}
+	// Still not the page's once it has ended: it learns nothing more.
+	b.cancelQuestion(t, id)
+	if res := b.result(t, id, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
+		t.Fatalf("cancel result = %+v", res)
+	}
+	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden {
+		t.Fatalf("answer after the cancel = %d %v; want 403", code, out)
 	}
 }
 
@@ -512,7 +524,7 @@ func TestEventsHeartbeatAndClose(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	clk := &clock{}
+	clk := newClock()
 	b := startBridge(t, bridgeOptions{clock: clk})
 	answered := b.ask(t, threeQuestions("hist-answered"))
 	own := b.ask(t, oneQuestion("hist-own"))
@@ -662,7 +674,9 @@ func TestStaticFiles(t *testing.T) {
 func TestBasePath(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, bridgeOptions{})
-	h, err := web.NewHandler(web.Config{Store: b.store, Submitter: b.engine, BasePath: "/ask/"})
+	cfg := b.config()
+	cfg.BasePath = "/ask/"
+	h, err := web.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,17 +702,24 @@ func TestBasePath(t *testing.T) {
 func TestNewHandlerConfig(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, bridgeOptions{})
+	with := func(change func(*web.Config)) web.Config {
+		cfg := b.config()
+		change(&cfg)
+		return cfg
+	}
 	tests := []struct {
 		name string
 		cfg  web.Config
 		want string
 	}{
-		{"no store", web.Config{Submitter: b.engine}, "Store is required"},
-		{"no submitter", web.Config{Store: b.store}, "Submitter is required"},
-		{"relative base", web.Config{Store: b.store, Submitter: b.engine, BasePath: "ask/"}, "base path"},
-		{"base without slash", web.Config{Store: b.store, Submitter: b.engine, BasePath: "/ask"}, "base path"},
-		{"base with a pattern", web.Config{Store: b.store, Submitter: b.engine, BasePath: "/{x}/"}, "base path"},
-		{"short token", web.Config{Store: b.store, Submitter: b.engine, Token: "short"}, "at least 16"},
+		{"no questions", with(func(c *web.Config) { c.Questions = nil }), "Questions is required"},
+		{"no history", with(func(c *web.Config) { c.History = nil }), "History is required"},
+		{"no events", with(func(c *web.Config) { c.Events = nil }), "Events is required"},
+		{"no submitter", with(func(c *web.Config) { c.Submitter = nil }), "Submitter is required"},
+		{"relative base", with(func(c *web.Config) { c.BasePath = "ask/" }), "base path"},
+		{"base without slash", with(func(c *web.Config) { c.BasePath = "/ask" }), "base path"},
+		{"base with a pattern", with(func(c *web.Config) { c.BasePath = "/{x}/" }), "base path"},
+		{"short token", with(func(c *web.Config) { c.Token = "short" }), "at least 16"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -746,19 +767,148 @@ func TestChannel(t *testing.T) {
 		t.Errorf("platform, state = %q, %q", ch.Platform(), ch.State())
 	}
 	caps := ch.Capabilities()
-	if !caps.Buttons || caps.PayloadBytes != 64 || caps.ButtonsPerRow != 0 || caps.MessageChars != 0 {
+	if !caps.Buttons || caps.PayloadBytes != 64 || caps.ButtonsPerRow != 0 {
 		t.Errorf("capabilities = %+v", caps)
 	}
-	req, _ := askbridge.DecodeRequest([]byte(oneQuestion("send-1")))
-	plan := askbridge.BuildPlan("send-1", req, caps)
-	refs, err := ch.Send(t.Context(), "", plan)
-	want := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "send-1"}
-	if err != nil || len(refs) != 1 || refs[0] != want {
-		t.Errorf("Send = %v, %v; want [%v]", refs, err, want)
+	req, err := askbridge.DecodeRequest([]byte(oneQuestion("send-1")))
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
+	plan := askbridge.BuildPlan("send-1", req, caps)
+	var sent []askbridge.MessageRef
+	record := func(ref askbridge.MessageRef) error { sent = append(sent, ref); return nil }
+
+	if err := ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, Sent: record}); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	want := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "send-1", Part: 0}
+	if !slices.Equal(sent, []askbridge.MessageRef{want}) {
+		t.Errorf("sent %v; want [%v]", sent, want)
+	}
+
+	// A later try has nothing left to post: the prompt is one part.
+	sent = nil
+	if err := ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, From: 1, Sent: record}); err != nil || len(sent) != 0 {
+		t.Errorf("Send from part 1 = %v, sent %v; want nil and nothing", err, sent)
+	}
+
+	// The engine's refusal to record stops Send with that very error.
+	refused := errors.New("store down")
+	err = ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, Sent: func(askbridge.MessageRef) error { return refused }})
+	if err != refused {
+		t.Errorf("Send with a failing Sent = %v; want %v as is", err, refused)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
 	if err := ch.Run(ctx, b.engine); err != nil {
 		t.Errorf("Run = %v; want nil when ctx is done", err)
+	}
+}
+
+// The timeline entry comes from the Ending alone: how the question ended,
+// who answered and when, even when its record has already left the store
+// (here it never was in it) and whatever words the status line uses.
+func TestFinishFromEnding(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	created := time.UnixMilli(1_760_000_000_000)
+	ended := created.Add(42 * time.Second)
+	fallback := created.Add(time.Hour)
+	ch := web.NewChannel(b.store, func() time.Time { return fallback })
+	ada := &askbridge.Person{Platform: "telegram", ID: "7", Name: "Ada"}
+
+	tests := []struct {
+		name   string
+		id     string
+		res    askbridge.Result
+		status string
+		want   web.HistoryEntry
+	}{
+		{
+			name:   "answered elsewhere",
+			id:     "gone-answered",
+			res:    askbridge.Answered("gone-answered", map[string][]string{"deploy_target": {"Production"}}, ada, askbridge.ViaButton).Stamp(created, ended),
+			status: "Answered: Production",
+			want: web.HistoryEntry{
+				Outcome: "answered", Status: "Answered: Production", By: "Ada", At: ended.UnixMilli(),
+				Sections: []web.HistorySection{{Header: "Deployment t", Question: "Where should this deploy?", Answer: []string{"Production"}}},
+			},
+		},
+		{
+			name:   "undeliverable",
+			id:     "gone-undeliverable",
+			res:    askbridge.NoAnswer("gone-undeliverable", askbridge.ReasonUndeliverable, "chat not found").Stamp(created, ended),
+			status: "Not delivered",
+			want:   web.HistoryEntry{Outcome: "undeliverable", Status: "Not delivered", At: ended.UnixMilli()},
+		},
+		{
+			name:   "cancelled, in other words",
+			id:     "gone-cancelled",
+			res:    askbridge.NoAnswer("gone-cancelled", askbridge.ReasonCancelled, "").Stamp(created, ended),
+			status: "Abgebrochen",
+			want:   web.HistoryEntry{Outcome: "cancelled", Status: "Abgebrochen", At: ended.UnixMilli()},
+		},
+		{
+			name:   "a result without an end time takes the channel's clock",
+			id:     "gone-unstamped",
+			res:    askbridge.NoAnswer("gone-unstamped", askbridge.ReasonTimeout, ""),
+			status: "Expired",
+			want:   web.HistoryEntry{Outcome: "expired", Status: "Expired", At: fallback.UnixMilli()},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := askbridge.DecodeRequest([]byte(oneQuestion(tc.id)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := tc.res
+			rec := askbridge.Record{
+				ID: tc.id, Status: res.Status, Request: req, Target: askbridge.Target{Platform: "web"},
+				Created: created, Deadline: created.Add(15 * time.Minute), Result: &res,
+			}
+			end := askbridge.Ending{
+				Plan:    askbridge.BuildPlan(tc.id, req, ch.Capabilities()),
+				Outcome: res.Outcome(), Status: tc.status, Question: rec,
+			}
+			ref := askbridge.MessageRef{Platform: "web", Chat: "web", Message: tc.id}
+			if err := ch.Finish(t.Context(), ref, end); err != nil {
+				t.Fatalf("Finish = %v", err)
+			}
+			want := tc.want
+			want.ID, want.Agent, want.Intro, want.Created = tc.id, "deploy-bot", "Question from deploy-bot:", created.UnixMilli()
+			if want.Sections == nil {
+				want.Sections = []web.HistorySection{{Header: "Deployment t", Question: "Where should this deploy?"}}
+			}
+			if got := b.waitHistory(t, tc.id); !sameJSON(got, want) {
+				t.Errorf("entry = %s\nwant    %s", mustJSON(t, got), mustJSON(t, want))
+			}
+		})
+	}
+}
+
+// An answer to a question that could not be delivered gets the engine's
+// notice for it.
+func TestAnswerUndeliverable(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	const id = "undelivered-1"
+	req, err := askbridge.DecodeRequest([]byte(oneQuestion(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, _, err := b.store.Create(t.Context(), askbridge.NewQuestion{
+		ID: id, Request: req, Target: askbridge.Target{Platform: "web"}, Created: now, Deadline: now.Add(time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.store.End(t.Context(), id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "page gone"), now); err != nil || !r.Won {
+		t.Fatalf("End = %+v, %v", r, err)
+	}
+	code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
+	if code != http.StatusConflict || out["outcome"] != "undeliverable" || out["status"] != "Not delivered" || out["message"] != string(askbridge.NoticeUndeliverable) {
+		t.Fatalf("answer = %d %v; want 409 undeliverable with %q", code, out, askbridge.NoticeUndeliverable)
 	}
 }

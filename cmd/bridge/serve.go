@@ -98,7 +98,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		b.close()
 		return nil, err
 	}
-	channels := []askbridge.Channel{web.NewChannel(st, st)}
+	channels := []askbridge.Channel{web.NewChannel(st, nil)}
 	for _, p := range platforms {
 		channels = append(channels, p.channel)
 	}
@@ -114,7 +114,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		return nil, fmt.Errorf("listen on ASKUSER_HTTP_ADDR %s: %w", cfg.HTTP.Addr, err)
 	}
 	b.Addr = ln.Addr().String()
-	b.webh, err = web.NewHandler(web.Config{Store: st, Submitter: engine, Token: cfg.HTTP.Token, Logger: log.With("part", "web")})
+	b.webh, err = web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: engine, Token: cfg.HTTP.Token, Logger: log.With("part", "web")})
 	if err != nil {
 		ln.Close()
 		b.close()
