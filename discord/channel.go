@@ -23,7 +23,7 @@ const Platform = "discord"
 // use.
 type Channel struct {
 	cfg   Config
-	store askbridge.Store
+	coord askbridge.Coordinator
 	log   *slog.Logger
 	// rest carries every REST call; it never opens a gateway.
 	rest   *discordgo.Session
@@ -42,15 +42,16 @@ var (
 	_ askbridge.Notifier = (*Channel)(nil)
 )
 
-// New makes the Discord channel. st holds the gateway lease and, through
-// the engine, the event dedupe; log gets the channel's logs (the token is
-// never logged). New does not connect: Run does.
-func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
+// New makes the Discord channel. coord holds the gateway lease and
+// remembers the presses the engine never sees (a custom_id this bridge did
+// not make); log gets the channel's logs (the token is never logged). New
+// does not connect: Run does.
+func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if st == nil {
-		return nil, fmt.Errorf("discord: a Store is required")
+	if coord == nil {
+		return nil, fmt.Errorf("discord: a Coordinator is required")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -67,7 +68,7 @@ func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
 	client := *cfg.HTTPClient
 	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
 	c := &Channel{
-		cfg: cfg, store: st, log: log.With("platform", Platform),
+		cfg: cfg, coord: coord, log: log.With("platform", Platform),
 		client: &client, dms: map[string]string{},
 	}
 	c.rest = c.newSession()
@@ -116,31 +117,43 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 	}
 }
 
-// Send posts the prompt in chat (a channel id, or "@<user id>" for a DM):
+// Send posts d.Plan in d.Chat (a channel id, or "@<user id>" for a DM):
 // the escaped text, cut into messages of at most 2000 characters, the
-// buttons under the last one. It returns every message posted, also when a
-// later part failed. It blocks while Discord rate-limits, up to ctx; safe
-// for concurrent use; not safe to repeat (a repeat posts again).
-func (c *Channel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	channelID, err := c.resolveChat(ctx, chat)
-	if err != nil {
-		return nil, err
+// buttons under the last one. It posts the parts from d.From on and hands
+// each message to d.Sent as soon as Discord accepted it, with Part set to
+// the part's index in the whole prompt. Each REST call is made once: a
+// refusal comes back as a *askbridge.SendError (a 429 as RateLimited with
+// Discord's retry_after); a call waits for a rate-limit bucket known to be
+// empty only as long as ctx allows. Safe for concurrent use; not safe to
+// repeat (a repeat posts again).
+func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+	parts := renderParts(d.Plan)
+	from := max(d.From, 0)
+	if from >= len(parts) {
+		return nil
 	}
-	parts := renderParts(plan)
-	comps := components(plan)
-	var refs []askbridge.MessageRef
-	for i, part := range parts {
-		ms := &discordgo.MessageSend{Content: part, AllowedMentions: noPings()}
+	channelID, err := c.resolveChat(ctx, d.Chat)
+	if err != nil {
+		return err
+	}
+	comps := components(d.Plan)
+	for i := from; i < len(parts); i++ {
+		ms := &discordgo.MessageSend{Content: parts[i], AllowedMentions: noPings()}
 		if i == len(parts)-1 {
 			ms.Components = comps
 		}
 		m, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx))
 		if err != nil {
-			return refs, classify("send message", err)
+			return classify("send message", err)
 		}
-		refs = append(refs, askbridge.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID})
+		if d.Sent == nil {
+			continue
+		}
+		if err := d.Sent(askbridge.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID, Part: i}); err != nil {
+			return err
+		}
 	}
-	return refs, nil
+	return nil
 }
 
 // resolveChat turns a chat into a channel id, opening the DM channel for
@@ -166,35 +179,25 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 	return ch.ID, nil
 }
 
-// Finish edits one message of an ended question: components removed, the
-// status line added under the kept text. A message already in that state
-// is left alone; a deleted message is logged and skipped. Safe to repeat
-// and to call concurrently.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
-	var content string
-	if parts := renderParts(plan); len(parts) == 1 {
-		content = parts[0]
-	} else {
-		// A long prompt: which part this message holds is on Discord.
-		m, err := c.rest.ChannelMessage(ref.Chat, ref.Message, discordgo.WithContext(ctx))
-		if err != nil {
-			if gone(err) {
-				c.log.Warn("message to finish is gone; skipped", "chat", ref.Chat, "message", ref.Message, "question", plan.ID)
-				return nil
-			}
-			return classify("read message", err)
-		}
-		if strings.HasSuffix(m.Content, statusSuffix(status)) && len(m.Components) == 0 {
-			return nil
-		}
-		content = m.Content
+// Finish edits one message of an ended question: components removed, part
+// ref.Part of end.Plan kept as its text and end.Status added under it, in
+// one PATCH (nothing is read back from Discord). A message already in that
+// state gets the same content again; a deleted message or channel is
+// logged and counts as success. Safe to repeat and to call concurrently.
+func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+	log := c.log.With("chat", ref.Chat, "message", ref.Message, "question", end.Plan.ID)
+	text, ok := part(end.Plan, ref.Part)
+	if !ok {
+		// Discord has no reply boxes, and a prompt's parts come from its
+		// plan: a part the plan does not have cannot be shown.
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
 	}
-	content = finished(content, status)
+	content := finished(text, end.Status)
 	none := []discordgo.MessageComponent{}
 	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &none, AllowedMentions: noPings()}
 	if _, err := c.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
 		if gone(err) {
-			c.log.Warn("message to finish is gone; skipped", "chat", ref.Chat, "message", ref.Message, "question", plan.ID)
+			log.Warn("message to finish is gone; skipped")
 			return nil
 		}
 		return classify("edit message", err)

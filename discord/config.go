@@ -1,25 +1,31 @@
 package discord
 
 import (
-	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/askbridge/askbridge/config/settings"
 )
 
+// DefaultAPIURL is Discord's base URL (discordgo's EndpointDiscord).
+const DefaultAPIURL = discordBase
+
 // Config configures the Discord channel. Token is required; every other
-// field has a default.
+// field has a default. Fields with a YAML key are what config loads;
+// formatted or logged, a Config shows no secret.
 type Config struct {
 	// Token is the bot token, with or without the "Bot " prefix. Never
 	// logged.
-	Token string
-	// APIURL is Discord's base URL (default https://discord.com/); REST
-	// calls go to <APIURL>api/v9/…, and the gateway URL is what
-	// <APIURL>api/v9/gateway returns.
-	APIURL string
+	Token string `yaml:"token" json:"-"`
+	// APIURL is Discord's base URL (default DefaultAPIURL); REST calls go
+	// to <APIURL>api/v9/…, and the gateway URL is what <APIURL>api/v9/gateway
+	// returns.
+	APIURL string `yaml:"apiURL"`
 	// AppID is the application id; by default the bot user's id (the two
 	// are the same for every bot made in the developer portal). It names
 	// the gateway lease and the interaction webhooks.
@@ -47,13 +53,15 @@ type Config struct {
 	OpenTimeout time.Duration
 	// HTTPClient carries REST calls (default: a client with a 20s timeout);
 	// its Transport is wrapped, not replaced.
-	HTTPClient *http.Client
+	HTTPClient *http.Client `json:"-"`
 }
 
+// Format and LogValue show the settings, secrets redacted.
+func (c Config) Format(f fmt.State, _ rune) { io.WriteString(f, settings.String(c)) }
+func (c Config) LogValue() slog.Value       { return settings.LogValue(c) }
+
 func (c Config) withDefaults() Config {
-	if c.APIURL == "" {
-		c.APIURL = discordBase
-	}
+	settings.Default(&c.APIURL, DefaultAPIURL)
 	if !strings.HasSuffix(c.APIURL, "/") {
 		c.APIURL += "/"
 	}
@@ -61,58 +69,47 @@ func (c Config) withDefaults() Config {
 		host, _ := os.Hostname()
 		c.Replica = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 10 * time.Second
-	}
-	if c.StandbyPoll <= 0 {
-		c.StandbyPoll = 2 * time.Second
-	}
-	if c.AckAfter <= 0 {
-		c.AckAfter = 1500 * time.Millisecond
-	}
-	if c.RetryMin <= 0 {
-		c.RetryMin = time.Second
-	}
-	if c.RetryMax <= 0 {
-		c.RetryMax = 2 * time.Minute
-	}
-	if c.BadCredentialsRetry <= 0 {
-		c.BadCredentialsRetry = 5 * time.Minute
-	}
-	if c.OpenTimeout <= 0 {
-		c.OpenTimeout = 30 * time.Second
-	}
+	settings.Default(&c.LeaseTTL, 10*time.Second)
+	settings.Default(&c.StandbyPoll, 2*time.Second)
+	settings.Default(&c.AckAfter, 1500*time.Millisecond)
+	settings.Default(&c.RetryMin, time.Second)
+	settings.Default(&c.RetryMax, 2*time.Minute)
+	settings.Default(&c.BadCredentialsRetry, 5*time.Minute)
+	settings.Default(&c.OpenTimeout, 30*time.Second)
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 20 * time.Second}
 	}
 	return c
 }
 
-// Validate checks the configuration, naming the bad field.
+// Validate reports every setting that cannot work. It makes no network call.
 func (c Config) Validate() error {
-	var problems []string
-	if strings.TrimSpace(strings.TrimPrefix(c.Token, "Bot ")) == "" {
-		problems = append(problems, "discord: Token is required")
+	p := settings.Problems{Section: Platform}
+	c.Check(&p)
+	return p.Err()
+}
+
+// Check adds every problem of c to p, naming each setting with p.Name
+// (Validate names them in words: "api url").
+func (c Config) Check(p *settings.Problems) {
+	if token := c.bare(); token == "" {
+		p.Addf("%s is required", p.Name("token"))
+	} else {
+		p.Plain("token", token)
 	}
-	if c.APIURL != "" {
-		u, err := url.Parse(c.APIURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			problems = append(problems, fmt.Sprintf("discord: APIURL %q must be an http(s) URL", c.APIURL))
-		}
-	}
+	p.APIURL("apiURL", c.APIURL)
 	if c.LeaseTTL > 10*time.Second {
-		problems = append(problems, fmt.Sprintf("discord: LeaseTTL %s is over 10s: a dead gateway holder would be replaced too late", c.LeaseTTL))
+		p.Addf("LeaseTTL %s is over 10s: a dead gateway holder would be replaced too late", c.LeaseTTL)
 	}
 	if c.AckAfter >= 3*time.Second {
-		problems = append(problems, fmt.Sprintf("discord: AckAfter %s must be under Discord's 3s interaction deadline", c.AckAfter))
+		p.Addf("AckAfter %s must be under Discord's 3s interaction deadline", c.AckAfter)
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
+}
+
+// bare is the token without the "Bot " prefix and surrounding spaces.
+func (c Config) bare() string {
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(c.Token, " \t\r\n"), "Bot "))
 }
 
 // token is the Authorization value discordgo sends.
-func (c Config) token() string {
-	return "Bot " + strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.Token), "Bot "))
-}
+func (c Config) token() string { return "Bot " + c.bare() }

@@ -15,8 +15,11 @@
 // custom_id is the bridge's 21-byte payload naming the question and the
 // choice. Text prompts (several questions, multi-select) get only Skip. A
 // DM target "@<user id>" opens the DM channel first (POST
-// /users/@me/channels). Finish edits a message when its question ends:
-// components removed, the text kept, a bold status line added.
+// /users/@me/channels). Each message is handed to the engine, numbered by
+// its part, as soon as Discord accepted it; the engine records it. Finish
+// edits a message when its question ends: components removed, the text of
+// the part it showed rendered again from the plan (never read back from
+// Discord), a bold status line added.
 //
 // # REST and rate limits
 //
@@ -27,36 +30,42 @@
 // 429 into a rate-limit error carrying retry_after (the longest of the
 // body's retry_after and the X-RateLimit-Reset-After and Retry-After
 // headers). discordgo's own limiter and its unbounded retry on 429 and 502
-// are switched off; the engine retries, bounded and visibly. Refusals that
-// repeating cannot fix (unknown channel, missing access or permissions,
-// DMs closed, invalid form body, bad token) are askbridge.Permanent with
-// Discord's message as the reason, so the question ends as undeliverable.
+// are switched off: each call is made once and the engine retries, bounded
+// and visibly, from the first part not posted. Refusals that repeating
+// cannot fix (unknown channel, missing access or permissions, DMs closed,
+// invalid form body, bad token) are askbridge.Permanent with Discord's
+// message as the reason, so the question ends as undeliverable.
 //
 // # Inbound: one gateway per token
 //
 // Discord sends every event to every gateway session of a bot, so Run
-// keeps exactly one session across replicas: it holds the Store lease
-// "discord:gateway:<application id>" (TTL 10s, renewed every third of it;
+// keeps exactly one session across replicas: with internal/lease it holds
+// the Coordinator lease "discord:gateway:<application id>" (TTL 10s;
 // standbys try every 2s, so a dead holder is replaced within 12s), closes
 // the session at once when the lease is lost, and reports StateStandby
 // meanwhile; standbys still send over REST. Events seen twice around a
 // hand-over are handled once: the engine records every interaction and
-// message id with Store.FirstSeen. Run owns every reconnect (discordgo's
-// are off), resumes the session with backoff, and treats close code 4004
-// (and a 401 from /users/@me) as "bad credentials": logged, shown by
-// State, retried slowly, never fatal.
+// message id with Coordinator.FirstSeen. Run owns every reconnect
+// (discordgo's are off), resumes the session with backoff (internal/retry),
+// hands the lease over when connecting keeps failing here, and treats
+// close code 4004 (and a 401 from /users/@me) as "bad credentials":
+// logged, shown by State, retried slowly, never fatal.
 //
 // A button press (INTERACTION_CREATE) goes to Inbox.Tap. Discord wants the
 // first response within 3 seconds: when the engine answers within AckAfter
-// (1.5s) the press is answered directly — type 7 (update the message:
-// buttons gone, status line) when the question has ended, else a type 4
-// ephemeral notice; when the engine is slower (Redis slow), the press is
-// acknowledged with type 6 (deferred update) and answered afterwards by
-// editing @original and an ephemeral follow-up. The presser always gets
-// the notice privately. A message (MESSAGE_CREATE, with the
+// (1.5s) the press is answered directly, else it is acknowledged with type
+// 6 (deferred update, which leaves the message as it is) and answered
+// afterwards. The presser always gets the notice privately (a type 4
+// ephemeral message, or an ephemeral follow-up). The pressed message is
+// changed only when the engine says TapClear (the question had ended
+// before): type 7 (update the message: buttons gone, status line), or an
+// edit of @original after a deferral. A press that ends the question
+// (TapDone) leaves the message to the engine's finisher, so every message
+// is edited once per press. A message (MESSAGE_CREATE, with the
 // MESSAGE_CONTENT intent) goes to Inbox.Reply, with its message_reference
 // as ReplyTo; the engine's answer (a correction, or "reply to the one you
 // mean") is posted as a reply that pings nobody.
 //
-// The fake Discord the tests drive discordgo against is in discordtest.
+// The fake Discord the tests drive discordgo against is in
+// internal/discordtest.
 package discord

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
 
 func TestButtonAnswer(t *testing.T) {
@@ -23,8 +23,10 @@ func TestButtonAnswer(t *testing.T) {
 		t.Fatalf("buttons %v, want 2 options and Skip", ids)
 	}
 	in := e.click(e.alice, p.ID, ids[1])
-	if in.AckType != 7 || in.Failed || in.AckLatency > 3*time.Second {
-		t.Errorf("press answered with type %d after %s (failed %v), want an update within 3s", in.AckType, in.AckLatency, in.Failed)
+	// The press is answered with the notice alone; the engine's finisher
+	// edits the message.
+	if in.AckType != 4 || in.Failed || in.AckLatency > 3*time.Second {
+		t.Errorf("press answered with type %d after %s (failed %v), want an ephemeral notice within 3s", in.AckType, in.AckLatency, in.Failed)
 	}
 	if got := notice(in); got != "Answer recorded." {
 		t.Errorf("notice %q", got)
@@ -184,7 +186,14 @@ func TestLatePressRemovesStaleButtons(t *testing.T) {
 	e.fake.DenyChannel(room)
 	e.cancelAsk(id)
 	e.result(id, 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	e.eventually(10*time.Second, "the finisher's edit refused", func() bool {
+		for _, r := range e.requests("PATCH", "channels/"+room+"/messages/"+p.ID) {
+			if r.Status == 403 {
+				return true
+			}
+		}
+		return false
+	})
 	if m, _ := e.fake.Message(p.ID); len(m.Components) == 0 {
 		t.Fatal("the edit went through a denied channel")
 	}
@@ -216,7 +225,9 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if _, outs := e.handled(reply, 1); outs[0].Claimed || outs[0].Respond != "" {
+		t.Errorf("bob's text: %+v, want it ignored", outs[0])
+	}
 	e.noResult(id)
 	m, _ := e.fake.Message(p.ID)
 	if m.Edits != 0 || len(m.Components) == 0 {
@@ -266,7 +277,8 @@ func TestLateAndDoubleClicks(t *testing.T) {
 		t.Errorf("notices %q", notices)
 	}
 	e.message(p.ID, "finished", ended(askbridge.StatusLine(askbridge.Request{Questions: []askbridge.Question{{ID: "deploy_target", Options: []askbridge.Option{{Label: "Staging (Recommended)"}, {Label: "Production"}}}}}, r)))
-	time.Sleep(200 * time.Millisecond)
+	// Both presses were answered, so both went through the engine: a
+	// second result would be there by now.
 	if n, _ := e.agent.LLen(t.Context(), e.prefix+"result:{"+id+"}").Result(); n != 0 {
 		t.Errorf("%d more results", n)
 	}
@@ -346,5 +358,55 @@ func TestWhichQuestionAndBots(t *testing.T) {
 	}
 	if r := e.result(first, 5*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// TestPressEditsEachMessageOnce: a press that ends a question costs one
+// edit of each message, the pressed one included (the finisher's; the
+// press itself is answered with the notice alone), and finishing a prompt
+// of several parts reads nothing back from Discord.
+func TestPressEditsEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	long := strings.Repeat("Why does this matter so much? ", 16)
+	desc := strings.Repeat("d", 190)
+	var qs []string
+	for i := range 3 {
+		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":%q,"options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, long, desc, desc, desc, desc))
+	}
+	id := e.ask(`{"id":"once-1","questions":[` + strings.Join(qs, ",") + `]}`)
+	ps := e.shownWhole(id)
+	if len(ps) < 2 {
+		t.Fatalf("%d parts, want a prompt of several", len(ps))
+	}
+	last := ps[len(ps)-1]
+	in := e.click(e.alice, last.ID, buttonIDs(last)[0]) // Skip
+	if in.AckType != 4 || notice(in) != "Skipped." {
+		t.Errorf("press answered with type %d notice %q, want the notice alone", in.AckType, notice(in))
+	}
+	e.result(id, 5*time.Second)
+	for i, p := range ps {
+		e.message(p.ID, "skipped", ended("Skipped"))
+		e.eventually(10*time.Second, "the finisher's edit of part "+fmt.Sprint(i), func() bool {
+			return len(e.requests("PATCH", "channels/"+e.room+"/messages/"+p.ID)) > 0
+		})
+	}
+	// The press was answered (its notice is there) and the finisher edited
+	// every message: nothing more is on its way.
+	for i, p := range ps {
+		m, _ := e.fake.Message(p.ID)
+		if m.Edits != 1 {
+			t.Errorf("part %d edited %d times, want once", i, m.Edits)
+		}
+		if !strings.HasPrefix(m.Content, p.Content) {
+			t.Errorf("part %d lost its text:\n%s\nwas\n%s", i, m.Content, p.Content)
+		}
+		if got := e.requests("GET", "channels/"+e.room+"/messages/"+p.ID); len(got) > 0 {
+			t.Errorf("part %d was read back from Discord %d times", i, len(got))
+		}
+	}
+	if in, _ = e.fake.Interaction(in.ID); in.Calls != 1 || len(in.Responses) != 1 {
+		t.Errorf("the press got %d callbacks and %d messages, want one notice", in.Calls, len(in.Responses))
 	}
 }

@@ -14,9 +14,6 @@ import (
 // lives 15 minutes, so follow-ups still work after a slow engine.
 const handleTimeout = 30 * time.Second
 
-// dedupeTTL is how long an event id is remembered, as the engine does.
-const dedupeTTL = 2 * time.Hour
-
 // parseCustomID checks a button's custom_id before the engine sees it: at
 // most 100 characters (Discord's limit) and a payload this bridge makes.
 func parseCustomID(id string) (askbridge.Payload, bool) {
@@ -37,8 +34,8 @@ func person(u *discordgo.User) askbridge.Person {
 
 // onInteraction answers a button press. Discord wants a first response
 // within 3 seconds: the engine gets AckAfter to decide; when it is slower
-// (Redis slow), the press is acknowledged with a deferred update (type 6)
-// and answered by editing the original message and an ephemeral follow-up.
+// (Redis slow), the press is acknowledged with a deferred update (type 6),
+// which leaves the message as it is, and answered afterwards (respond).
 func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *discordgo.Interaction) {
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || i.Message == nil || i.Token == "" || i.ID == "" {
 		return
@@ -67,7 +64,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 	if _, ok := parseCustomID(data.CustomID); !ok {
 		// The engine never sees this press, so it is deduplicated here
 		// (under the engine's key for presses).
-		if first, err := c.store.FirstSeen(ctx, Platform, "tap:"+i.ID, dedupeTTL); err == nil && !first {
+		if first, err := c.coord.FirstSeen(ctx, Platform, "tap:"+i.ID, askbridge.DedupeTTL); err == nil && !first {
 			return
 		}
 		log.Warn("discord: press with a custom_id this bridge did not make")
@@ -98,16 +95,25 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 		r = <-replies
 	}
 	if r.Notice == askbridge.NoticeDuplicate {
-		// Another session got the same press and answers it.
+		// Another session got the same press and answers it. (The engine
+		// says so only through this notice, which is a typed value.)
 		return
 	}
 	c.respond(ctx, log, i, deferred, r)
 }
 
-// respond answers a press: an ended question's message loses its buttons
-// and gets the status line (type 7, or an edit of @original after a
-// deferral), and the presser gets the notice privately (type 4 ephemeral,
-// or an ephemeral follow-up).
+// respond answers a press; the presser always gets the notice privately
+// (a type 4 ephemeral message, or an ephemeral follow-up once the press was
+// acknowledged). What happens to the pressed message follows r.Action:
+//
+//   - TapDone: nothing. A press that ended the question leaves every
+//     message, the pressed one included, to the engine's finisher, so each
+//     message is edited once per press.
+//   - TapClear: the question had already ended; the pressed message is
+//     updated to show part r.Message.Part of r.Ending with its status line
+//     (type 7, or an edit of @original after a deferral).
+//   - TapOpenReply: nothing; Discord has no reply box (caps.ReplyBox is
+//     false, so the planner makes no "Other…" button).
 func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r askbridge.TapReply) {
 	notice := escape(string(r.Notice))
 	ephemeral := func() {
@@ -118,30 +124,14 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 			log.Warn("discord: ephemeral follow-up", "err", classify("follow up", err))
 		}
 	}
-	if r.Ended {
-		content := finished(i.Message.Content, r.Status)
-		none := []discordgo.MessageComponent{}
-		if !deferred {
-			err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
-				Type: discordgo.InteractionResponseUpdateMessage,
-				Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings()},
-			}, discordgo.WithContext(ctx))
-			if err != nil {
-				if restCode(err) != codeAlreadyAcked {
-					log.Warn("discord: update message", "err", classify("acknowledge", err))
-					return
-				}
-				deferred = true // another replica acknowledged it: edit instead
+	if r.Action == askbridge.TapClear && r.Ending != nil {
+		if text, ok := part(r.Ending.Plan, r.Message.Part); ok {
+			if c.clear(ctx, log, i, deferred, finished(text, r.Ending.Status)) {
+				ephemeral()
 			}
+			return
 		}
-		if deferred {
-			_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
-			if err != nil {
-				log.Warn("discord: edit original message", "err", classify("edit original", err))
-			}
-		}
-		ephemeral()
-		return
+		log.Warn("discord: pressed message shows a part the prompt does not have", "part", r.Message.Part)
 	}
 	if deferred {
 		ephemeral()
@@ -158,6 +148,33 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 		}
 		log.Warn("discord: ephemeral notice", "err", classify("acknowledge", err))
 	}
+}
+
+// clear updates the pressed message to content without components: as the
+// press's response (type 7) when it was not acknowledged yet, else (after a
+// deferral here or by another replica) by editing @original. It reports
+// whether the press is acknowledged, so a follow-up may go.
+func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, content string) bool {
+	none := []discordgo.MessageComponent{}
+	if !deferred {
+		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
+			Type: discordgo.InteractionResponseUpdateMessage,
+			Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings()},
+		}, discordgo.WithContext(ctx))
+		if err == nil {
+			return true
+		}
+		if restCode(err) != codeAlreadyAcked {
+			log.Warn("discord: update message", "err", classify("acknowledge", err))
+			return false
+		}
+		// Another replica acknowledged it: edit instead.
+	}
+	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
+	if err != nil {
+		log.Warn("discord: edit original message", "err", classify("edit original", err))
+	}
+	return true
 }
 
 // onMessage hands a text message to the engine and posts its answer, if

@@ -78,17 +78,22 @@ func FuzzInboundEvent(f *testing.F) {
 	f.Add(uint8(4), `{"id":"6","channel_id":"2","author":{"id":"4","bot":true},"content":"@everyone"}`)
 	f.Add(uint8(5), `{}`)
 	f.Add(uint8(6), `null`)
-	c, err := New(Config{Token: "t", Replica: "fuzz", AckAfter: time.Millisecond, HTTPClient: &http.Client{Transport: stubTransport{}}}, nopStore{}, nil)
+	c, err := New(Config{Token: "t", Replica: "fuzz", AckAfter: time.Millisecond, HTTPClient: &http.Client{Transport: stubTransport{}}}, nopCoord{}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	plan := testPlan(f, "q")
+	end := askbridge.Ending{Plan: testPlan(f, "q"), Outcome: askbridge.OutcomeExpired, Status: "Expired"}
+	tapped := askbridge.MessageRef{Platform: Platform, Chat: "2", Message: "5"}
+	beyond := tapped
+	beyond.Part = 7
 	replies := []askbridge.TapReply{
-		{Notice: askbridge.NoticeRecorded, Ended: true, Status: "Answered: Yes", Plan: &plan},
+		{Notice: askbridge.NoticeRecorded, Action: askbridge.TapDone},
 		{Notice: askbridge.NoticeNotForYou},
 		{Notice: askbridge.NoticeDuplicate},
-		{Notice: askbridge.NoticeExpired, Ended: true, Status: "Expired"},
-		{Notice: askbridge.NoticeOther, OpenReply: true},
+		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped, Ending: &end},
+		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: beyond, Ending: &end},
+		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped},
+		{Notice: askbridge.NoticeOther, Action: askbridge.TapOpenReply, ReplyTo: "Q?"},
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, data string) {
 		in := cannedInbox{tap: replies[int(sel)%len(replies)], reply: askbridge.ReplyOutcome{Claimed: sel%2 == 0, Respond: strings.Repeat("<@1> ", int(sel)%3)}}

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/lease"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Gateway close codes that retrying soon cannot fix
@@ -43,71 +45,100 @@ func (c *Channel) appIDValue() string {
 	return id
 }
 
-// Run keeps one gateway session per bot token across replicas: it takes the
-// gateway lease, connects, renews the lease, and hands button presses and
-// messages to in; without the lease it stands by (sending still works) and
-// takes over when the holder dies. It owns every reconnect, with backoff,
-// and returns only when ctx is done, after its event handlers finished. A
-// refused token puts the channel in "bad credentials" and is retried
-// slowly. Call it once.
+// Run keeps one gateway session per bot token across replicas: it checks
+// the token, then holds the gateway lease (internal/lease) and, while it
+// holds it, connects and hands button presses and messages to in; without
+// the lease it stands by (sending still works) and takes over when the
+// holder dies. It owns every reconnect, with backoff, and returns only when
+// ctx is done, after its event handlers finished. A refused token puts the
+// channel in "bad credentials" and is retried slowly. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	handlers := &tracker{}
 	defer handlers.close()
-	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)
+	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
+	// The lease is named by the application id, which GET /users/@me gives
+	// when the configuration does not: the token is checked first.
 	for ctx.Err() == nil {
-		if err := c.identify(ctx); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, errBadCredentials) {
-				c.badCredentials(ctx, err)
-				continue
-			}
-			c.setState(askbridge.StateRetrying)
-			c.log.Warn("discord: read the bot user", "err", err)
-			sleep(ctx, bo.next())
-			continue
+		wait, ok := c.checkToken(ctx, &bo)
+		if ok {
+			break
 		}
-		lease, ok, err := c.store.AcquireLease(ctx, c.leaseName(), c.cfg.Replica, c.cfg.LeaseTTL)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			c.setState(askbridge.StateRetrying)
-			c.log.Warn("discord: acquire gateway lease", "err", err)
-			sleep(ctx, bo.next())
-			continue
-		}
-		if !ok {
-			c.setState(askbridge.StateStandby)
-			sleep(ctx, c.cfg.StandbyPoll)
-			continue
-		}
-		bo.reset()
-		c.log.Info("discord: holding the gateway lease", "lease", lease.Name, "fence", lease.Token)
-		err = c.holdGateway(ctx, lease, in, handlers)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		if rerr := c.store.ReleaseLease(rctx, lease); rerr != nil {
-			c.log.Warn("discord: release gateway lease", "err", rerr)
-		}
-		cancel()
-		switch {
-		case errors.Is(err, errBadCredentials):
-			c.badCredentials(ctx, err)
-		case errors.Is(err, errHandOver):
-			c.log.Warn(err.Error())
-			sleep(ctx, 2*c.cfg.StandbyPoll)
-		}
+		retry.Sleep(ctx, wait)
+	}
+	if ctx.Err() == nil {
+		var holding atomic.Bool
+		lease.Hold(ctx, lease.Params{
+			Coord: c.coord, Name: c.leaseName(), Holder: c.cfg.Replica, TTL: c.cfg.LeaseTTL,
+			// Standbys contend every StandbyPoll, so a dead holder is
+			// replaced within LeaseTTL + StandbyPoll; the holder renews at
+			// least every third of the TTL.
+			RenewEvery: min(c.cfg.StandbyPoll, c.cfg.LeaseTTL/3),
+			Log:        c.log,
+			Standby:    func() { c.setState(askbridge.StateStandby) },
+			Failed: func(error) {
+				if !holding.Load() {
+					c.setState(askbridge.StateRetrying)
+				}
+			},
+		}, func(ctx context.Context, l askbridge.Lease) time.Duration {
+			holding.Store(true)
+			defer holding.Store(false)
+			return c.term(ctx, l, in, handlers, &bo)
+		})
 	}
 	c.log.Info("discord: stopped")
 	return nil
 }
 
-func (c *Channel) badCredentials(ctx context.Context, err error) {
+// term runs the gateway for one holding of the lease and returns how long
+// to stand aside after it: BadCredentialsRetry when Discord refused the
+// token, twice StandbyPoll when the gateway kept failing here (so another
+// replica takes over), a backoff when the token could not be checked, else
+// nothing.
+func (c *Channel) term(ctx context.Context, l askbridge.Lease, in askbridge.Inbox, handlers *tracker, bo *retry.Backoff) time.Duration {
+	// After a refusal the token is checked again over REST first.
+	if wait, ok := c.checkToken(ctx, bo); !ok {
+		return wait
+	}
+	c.log.Info("discord: holding the gateway lease", "lease", l.Name, "fence", l.Token)
+	err := c.holdGateway(ctx, in, handlers)
+	switch {
+	case errors.Is(err, errBadCredentials):
+		return c.badCredentials(err)
+	case errors.Is(err, errHandOver):
+		c.log.Warn(err.Error())
+		return 2 * c.cfg.StandbyPoll
+	}
+	return 0
+}
+
+// checkToken reads the bot user when it is not known yet (see identify).
+// When that fails it sets the state and returns how long to wait before
+// trying again.
+func (c *Channel) checkToken(ctx context.Context, bo *retry.Backoff) (wait time.Duration, ok bool) {
+	err := c.identify(ctx)
+	switch {
+	case err == nil:
+		bo.Reset()
+		return 0, true
+	case ctx.Err() != nil:
+		return 0, false
+	case errors.Is(err, errBadCredentials):
+		return c.badCredentials(err), false
+	}
+	c.setState(askbridge.StateRetrying)
+	wait = bo.Next()
+	c.log.Warn("discord: read the bot user", "err", err, "retry_in", wait)
+	return wait, false
+}
+
+// badCredentials reports a refused token and returns how long to wait
+// before trying it again; the token is read again over REST then.
+func (c *Channel) badCredentials(err error) time.Duration {
 	c.setState(askbridge.StateBadCredentials)
 	c.log.Error("discord: Discord refused the bot token (or, for close code 4014, the MESSAGE_CONTENT intent: enable it in the developer portal); check ASKUSER_DISCORD_TOKEN; retrying later", "err", err, "retry_in", c.cfg.BadCredentialsRetry)
 	c.me.Store(nil)
-	sleep(ctx, c.cfg.BadCredentialsRetry)
+	return c.cfg.BadCredentialsRetry
 }
 
 // identify reads the bot user (GET /users/@me) once per run, which checks
@@ -130,24 +161,14 @@ func (c *Channel) identify(ctx context.Context) error {
 	return nil
 }
 
-// holdGateway runs the gateway while the lease is held: it renews the lease
-// and closes the session as soon as renewal fails, so two replicas never
-// hold sessions for long at once; events seen twice during a hand-over are
-// deduplicated by the engine (Store.FirstSeen on the event id).
-func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in askbridge.Inbox, handlers *tracker) error {
-	lctx, lost := context.WithCancel(ctx)
-	var renewer sync.WaitGroup
-	renewer.Add(1)
-	go func() {
-		defer renewer.Done()
-		c.renew(lctx, lease, lost)
-	}()
-	defer func() {
-		lost()
-		renewer.Wait()
-	}()
-
-	g := &gateway{c: c, in: in, handlers: handlers, ctx: ctx}
+// holdGateway runs the gateway until ctx ends: ctx is a holding of the
+// lease, which lease.Hold ends as soon as the lease is lost or may have run
+// out, so two replicas never hold sessions for long at once; events seen
+// twice during a hand-over are deduplicated by the engine
+// (Coordinator.FirstSeen on the event id). It returns nil when ctx ended,
+// else errBadCredentials or errHandOver.
+func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers *tracker) error {
+	g := &gateway{c: c, in: in, handlers: handlers}
 	s := c.newSession()
 	s.Dialer = g.dialer()
 	disconnected := make(chan struct{}, 1)
@@ -165,9 +186,9 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 	})
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Resumed) { c.log.Info("discord: gateway session resumed") })
 
-	bo := newBackoff(c.cfg.RetryMin, c.cfg.RetryMax)
+	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	failures := 0
-	for lctx.Err() == nil {
+	for ctx.Err() == nil {
 		select {
 		case <-disconnected: // left over from an earlier connection
 		default:
@@ -175,9 +196,9 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 		if c.State() != askbridge.StateRetrying {
 			c.setState(askbridge.StateConnecting)
 		}
-		err := g.open(lctx, s)
+		err := g.open(ctx, s)
 		if err != nil {
-			if lctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
 			var ce *websocket.CloseError
@@ -188,61 +209,26 @@ func (c *Channel) holdGateway(ctx context.Context, lease askbridge.Lease, in ask
 			if failures++; failures >= maxOpenFailures {
 				return fmt.Errorf("%w (%d connects failed, last: %w)", errHandOver, failures, err)
 			}
-			wait := bo.next()
+			wait := bo.Next()
 			c.log.Warn("discord: connect to the gateway", "err", err, "retry_in", wait)
-			sleep(lctx, wait)
+			retry.Sleep(ctx, wait)
 			continue
 		}
 		failures = 0
 		c.setState(askbridge.StateConnected)
 		c.log.Info("discord: gateway connected")
 		select {
-		case <-lctx.Done():
+		case <-ctx.Done():
 			_ = s.Close()
 			return nil
 		case <-disconnected:
 		}
 		c.setState(askbridge.StateRetrying)
-		wait := bo.next()
+		wait := bo.Next()
 		c.log.Warn("discord: gateway disconnected; reconnecting", "retry_in", wait)
-		sleep(lctx, wait)
+		retry.Sleep(ctx, wait)
 	}
 	return nil
-}
-
-// renew keeps the lease alive, every third of its TTL. When Discord's
-// gateway must not stay open without the lease, lost is called: on a
-// refused renewal at once, on Redis errors once the lease may have run out.
-func (c *Channel) renew(ctx context.Context, lease askbridge.Lease, lost context.CancelFunc) {
-	every := c.cfg.LeaseTTL / 3
-	t := time.NewTicker(every)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ok, err := c.store.RenewLease(ctx, lease, c.cfg.LeaseTTL)
-		switch {
-		case err == nil && ok:
-			last = time.Now()
-		case err == nil:
-			c.log.Warn("discord: gateway lease lost to another replica; closing the gateway")
-			lost()
-			return
-		case ctx.Err() != nil:
-			return
-		default:
-			c.log.Warn("discord: renew gateway lease", "err", err)
-			if time.Since(last) > c.cfg.LeaseTTL-every {
-				c.log.Warn("discord: gateway lease may have run out; closing the gateway")
-				lost()
-				return
-			}
-		}
-	}
 }
 
 // gateway is one lease holding's gateway plumbing.
@@ -250,7 +236,6 @@ type gateway struct {
 	c        *Channel
 	in       askbridge.Inbox
 	handlers *tracker
-	ctx      context.Context
 
 	mu   sync.Mutex
 	conn net.Conn // the latest raw connection, closed to abort a stuck Open
@@ -332,29 +317,4 @@ func (g *gateway) open(ctx context.Context, s *discordgo.Session) error {
 		return ctx.Err()
 	}
 	return fmt.Errorf("discord: gateway open timed out after %s (%v)", g.c.cfg.OpenTimeout, err)
-}
-
-// backoff is an exponential backoff with jitter.
-type backoff struct{ min, max, cur time.Duration }
-
-func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max} }
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
-	}
-	return b.cur - time.Duration(rand.Int64N(int64(b.cur)/5+1))
-}
-
-func (b *backoff) reset() { b.cur = 0 }
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }

@@ -35,7 +35,7 @@ func leftover() string {
 		if strings.Contains(g, "leftover(") {
 			continue
 		}
-		if strings.Contains(g, "askbridge/discord.") || strings.Contains(g, "discordgo.(*Session).listen") || strings.Contains(g, "discordgo.(*Session).heartbeat") {
+		if strings.Contains(g, "askbridge/discord.") || strings.Contains(g, "askbridge/internal/lease.") || strings.Contains(g, "discordgo.(*Session).listen") || strings.Contains(g, "discordgo.(*Session).heartbeat") {
 			left = append(left, g)
 		}
 	}

@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
-	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/discord/internal/discordtest"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
@@ -33,16 +35,74 @@ func TestMain(m *testing.M) {
 	redisAddr = addr
 	code := m.Run()
 	stop()
+	if code == 0 {
+		// Every test stopped what it started: replicas (engine and Run),
+		// fakes, Redis clients. Idle keep-alive connections of the default
+		// transport belong to net/http, not to the code under test.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
 var prefixSeq atomic.Int64
 
-// clock is a test clock that moves only when told.
-type clock struct{ offset atomic.Int64 }
+// clock is the engine's clock in these tests: real timers, and a Now that
+// a test moves ahead (a deadline passes without waiting for it).
+type clock struct {
+	clockwork.Clock
+	offset atomic.Int64
+}
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+func (c *clock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+func (c *clock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
+
+// inbox is the engine as the channels see it, recording what it answered
+// to each press and message, so a test can wait until an event was handled
+// instead of sleeping.
+type inbox struct {
+	askbridge.Inbox
+	mu      sync.Mutex
+	taps    map[string][]askbridge.TapReply     // by interaction id
+	replies map[string][]askbridge.ReplyOutcome // by message id
+}
+
+func newInbox(in askbridge.Inbox) *inbox {
+	return &inbox{Inbox: in, taps: map[string][]askbridge.TapReply{}, replies: map[string][]askbridge.ReplyOutcome{}}
+}
+
+func (b *inbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+	r := b.Inbox.Tap(ctx, t)
+	b.mu.Lock()
+	b.taps[t.EventID] = append(b.taps[t.EventID], r)
+	b.mu.Unlock()
+	return r
+}
+
+func (b *inbox) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+	out := b.Inbox.Reply(ctx, r)
+	b.mu.Lock()
+	b.replies[r.EventID] = append(b.replies[r.EventID], out)
+	b.mu.Unlock()
+	return out
+}
+
+func (b *inbox) tapped(id string) []askbridge.TapReply {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]askbridge.TapReply(nil), b.taps[id]...)
+}
+
+func (b *inbox) replied(id string) []askbridge.ReplyOutcome {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]askbridge.ReplyOutcome(nil), b.replies[id]...)
+}
 
 // env is a fake Discord, one Redis key prefix, an agent, and bridge
 // replicas, each an engine with a Discord channel.
@@ -62,6 +122,7 @@ type replica struct {
 	name   string
 	ch     *discord.Channel
 	engine *askbridge.Engine
+	inbox  *inbox // the engine, as ch.Run gets it
 	store  askbridge.Store
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -85,7 +146,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	fake := discordtest.New(o.fake)
 	t.Cleanup(fake.Close)
 	e := &env{
-		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: &clock{},
+		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: &clock{Clock: clockwork.NewRealClock()},
 		room: fake.AddChannel(), alice: fake.AddUser("alice"), bob: fake.AddUser("bob"),
 	}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
@@ -136,14 +197,14 @@ func (e *env) start(i int, o envOpts) *replica {
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
-		Replica: name, Now: e.clock.now, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
+		Replica: name, Clock: e.clock, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{name: name, ch: ch, engine: eng, store: st, cancel: cancel, done: make(chan struct{})}
+	r := &replica{name: name, ch: ch, engine: eng, inbox: newInbox(eng), store: st, cancel: cancel, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
+	go func() { defer wg.Done(); _ = ch.Run(ctx, r.inbox) }()
 	go func() { wg.Wait(); close(r.done) }()
 	t.Cleanup(r.stop)
 	e.reps = append(e.reps, r)
@@ -199,6 +260,36 @@ func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// handled waits until the replicas' engines answered n presses or messages
+// with this event id (the bot's own answer to it may still be on its way),
+// and returns what they answered to presses and to messages.
+func (e *env) handled(id string, n int) ([]askbridge.TapReply, []askbridge.ReplyOutcome) {
+	e.t.Helper()
+	var taps []askbridge.TapReply
+	var replies []askbridge.ReplyOutcome
+	e.eventually(10*time.Second, fmt.Sprintf("event %s handled %d times", id, n), func() bool {
+		taps, replies = nil, nil
+		for _, r := range e.reps {
+			taps = append(taps, r.inbox.tapped(id)...)
+			replies = append(replies, r.inbox.replied(id)...)
+		}
+		return len(taps)+len(replies) >= n
+	})
+	return taps, replies
+}
+
+// requests lists the REST calls the fake served for a path under
+// /api/v9/ (as "channels/<id>/messages/<id>"), with one method.
+func (e *env) requests(method, path string) []discordtest.Request {
+	var out []discordtest.Request
+	for _, r := range e.fake.Requests() {
+		if r.Method == method && r.Path == "/api/v9/"+path {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ask pushes a request the way an agent does (XADD on <prefix>requests).
@@ -377,4 +468,17 @@ func (e *env) shown(id string) []discordtest.Message {
 		out[i] = m
 	}
 	return out
+}
+
+// shownWhole waits until every part of a prompt in the room is posted and
+// recorded (the engine records each part as it is posted; the buttons go
+// under the last one) and returns them in order.
+func (e *env) shownWhole(id string) []discordtest.Message {
+	e.t.Helper()
+	var ps []discordtest.Message
+	e.eventually(10*time.Second, "every part of "+id+" posted and recorded", func() bool {
+		ps = e.shown(id)
+		return len(ps[len(ps)-1].Components) > 0 && len(ps) == len(e.botMessages(e.room))
+	})
+	return ps
 }

@@ -35,7 +35,6 @@ var caps = askbridge.Capabilities{
 	ButtonsPerRow:  maxRowButtons,
 	MaxButtonLabel: maxLabel,
 	PayloadBytes:   maxCustomID,
-	MessageChars:   maxContent,
 	ReplyBox:       false,
 }
 
@@ -136,6 +135,16 @@ func renderParts(p askbridge.Plan) []string {
 		}
 	}
 	return parts
+}
+
+// part is the text of part i of the prompt, as Send posted it; ok is false
+// when the prompt has no such part (a reply box, which Discord never has).
+func part(p askbridge.Plan, i int) (text string, ok bool) {
+	parts := renderParts(p)
+	if i < 0 || i >= len(parts) {
+		return "", false
+	}
+	return parts[i], true
 }
 
 func trailingBackslashes(s string) int {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
-	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
 
 // slowStore delays Get and End, like a Redis under load.
@@ -157,9 +157,11 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The extra channel hands events to the same engine, through the
+	// replica's recording inbox.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = extra.Run(ctx, e.reps[0].engine) }()
+	go func() { defer close(done); _ = extra.Run(ctx, e.reps[0].inbox) }()
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
 
@@ -167,7 +169,9 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 	p := e.shown(pressed)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
 	e.result(pressed, 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	// Both sessions handed the press over; the engine told one of them it
+	// is a duplicate, and that one answers nothing.
+	e.handled(in.ID, 2)
 	in, _ = e.fake.Interaction(in.ID)
 	if in.Calls != 1 || len(in.Responses) != 1 {
 		t.Errorf("the press was answered %d times with %d messages, want once", in.Calls, len(in.Responses))
@@ -180,7 +184,16 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.replyTo(e.room, msg)
-	time.Sleep(300 * time.Millisecond)
+	_, outs := e.handled(msg, 2)
+	answering := 0
+	for _, o := range outs {
+		if o.Respond != "" {
+			answering++
+		}
+	}
+	if answering != 1 {
+		t.Errorf("the engine answered the message %d times, want once: %+v", answering, outs)
+	}
 	n := 0
 	for _, m := range e.fake.Messages(e.room) {
 		if m.ReplyTo == msg {
@@ -330,11 +343,10 @@ func TestLongPromptSplit(t *testing.T) {
 		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":%q,"options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, long, desc, desc, desc, desc))
 	}
 	id := e.ask(`{"id":"long-1","questions":[` + strings.Join(qs, ",") + `]}`)
-	var ps []discordtest.Message
-	e.eventually(10*time.Second, "every part posted and recorded", func() bool {
-		ps = e.shown(id)
-		return len(ps) >= 2 && len(ps) == len(e.botMessages(e.room))
-	})
+	ps := e.shownWhole(id)
+	if len(ps) < 2 {
+		t.Fatalf("%d parts, want a prompt of several", len(ps))
+	}
 	for i, p := range ps {
 		if discordtest.MaxContent < len([]rune(p.Content)) {
 			t.Errorf("part %d is %d characters", i, len([]rune(p.Content)))
@@ -438,7 +450,9 @@ func TestHeartbeatsAreAcknowledged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{replicas: 1, fake: discordtest.Options{HeartbeatInterval: 100 * time.Millisecond}})
 	e.waitGateway()
-	time.Sleep(1500 * time.Millisecond)
+	// Ten intervals: twice what discordgo waits for an acknowledgement
+	// before it gives a session up.
+	e.eventually(10*time.Second, "10 heartbeats", func() bool { return e.fake.Heartbeats() >= 10 })
 	identifies, resumes, _ := e.fake.GatewayStats()
 	if identifies != 1 || resumes != 0 || e.reps[0].ch.State() != askbridge.StateConnected {
 		t.Errorf("%d identifies, %d resumes, state %s: the session did not stay up", identifies, resumes, e.reps[0].ch.State())

@@ -15,20 +15,20 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/discord/discordtest"
+	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
 
-// nopStore is enough for Send and Finish, which never touch the store,
-// and for the handlers, which only deduplicate refused presses.
-type nopStore struct{ askbridge.Store }
+// nopCoord is enough for Send and Finish, which never touch it, and for
+// the handlers, which only deduplicate refused presses.
+type nopCoord struct{ askbridge.Coordinator }
 
-func (nopStore) FirstSeen(context.Context, string, string, time.Duration) (bool, error) {
+func (nopCoord) FirstSeen(context.Context, string, string, time.Duration) (bool, error) {
 	return true, nil
 }
 
 func newTestChannel(t *testing.T, apiURL, token string) *Channel {
 	t.Helper()
-	c, err := New(Config{Token: token, APIURL: apiURL, Replica: "test"}, nopStore{}, nil)
+	c, err := New(Config{Token: token, APIURL: apiURL, Replica: "test"}, nopCoord{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +41,16 @@ func testPlan(t testing.TB, id string) askbridge.Plan {
 		t.Fatal(err)
 	}
 	return askbridge.BuildPlan(id, req, caps)
+}
+
+// send posts a whole prompt and returns the messages Send handed over.
+func send(ctx context.Context, c *Channel, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
+	var refs []askbridge.MessageRef
+	err := c.Send(ctx, askbridge.Delivery{Chat: chat, Plan: plan, Sent: func(ref askbridge.MessageRef) error {
+		refs = append(refs, ref)
+		return nil
+	}})
+	return refs, err
 }
 
 func TestRateLimitResponsesAreClassified(t *testing.T) {
@@ -72,7 +82,7 @@ func TestRateLimitResponsesAreClassified(t *testing.T) {
 			defer srv.Close()
 			ch := newTestChannel(t, srv.URL+"/", "tok")
 			start := time.Now()
-			_, err := ch.Send(context.Background(), "123", testPlan(t, "q"))
+			_, err := send(context.Background(), ch, "123", testPlan(t, "q"))
 			var se *askbridge.SendError
 			if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != c.want {
 				t.Fatalf("error %v (%#v), want rate limited for %s", err, se, c.want)
@@ -97,7 +107,7 @@ func TestRouteBucketsAreHonoured(t *testing.T) {
 	ch := newTestChannel(t, fake.URL, fake.Token())
 	start := time.Now()
 	for i := range 5 {
-		if _, err := ch.Send(context.Background(), room, testPlan(t, fmt.Sprint("q", i))); err != nil {
+		if _, err := send(context.Background(), ch, room, testPlan(t, fmt.Sprint("q", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,14 +122,14 @@ func TestRouteBucketsAreHonoured(t *testing.T) {
 	// A wait longer than the caller allows is a rate limit at once.
 	other := fake.AddChannel()
 	for i := range 2 {
-		if _, err := ch.Send(context.Background(), other, testPlan(t, fmt.Sprint("fill", i))); err != nil {
+		if _, err := send(context.Background(), ch, other, testPlan(t, fmt.Sprint("fill", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	before := len(fake.Requests())
-	_, err := ch.Send(ctx, other, testPlan(t, "late"))
+	_, err := send(ctx, ch, other, testPlan(t, "late"))
 	if kind, wait, _ := askbridge.Classify(err); kind != askbridge.RateLimited || wait <= 0 {
 		t.Errorf("send past the deadline: %v", err)
 	}
@@ -151,7 +161,7 @@ func TestPlatformErrorsAreClassified(t *testing.T) {
 			fmt.Fprint(w, c.body)
 		}))
 		ch := newTestChannel(t, srv.URL+"/", "tok")
-		_, err := ch.Send(context.Background(), "123", testPlan(t, "q"))
+		_, err := send(context.Background(), ch, "123", testPlan(t, "q"))
 		srv.Close()
 		kind, _, reason := askbridge.Classify(err)
 		if kind != c.kind || !strings.HasPrefix(reason, c.reason) {
@@ -197,7 +207,7 @@ func TestFakeRefusesWhatDiscordRefuses(t *testing.T) {
 	// What the renderer makes of the tightest plan passes.
 	plan := testPlan(t, "q")
 	plan.Rows[0][0].Label = strings.Repeat("x", 200)
-	if _, err := ch.Send(context.Background(), room, plan); err != nil {
+	if _, err := send(context.Background(), ch, room, plan); err != nil {
 		t.Errorf("the renderer let a long label through: %v", err)
 	}
 }
@@ -223,5 +233,123 @@ func TestTokensStayOutOfErrors(t *testing.T) {
 	}
 	if err == nil || strings.Contains(serr.Error(), "interaction-secret") || strings.Contains(serr.Error(), "bot-token-value") {
 		t.Errorf("error %v shows a token", serr)
+	}
+}
+
+func longPlan(t *testing.T) askbridge.Plan {
+	t.Helper()
+	for _, s := range shapes {
+		if s.name == "long_split" {
+			return askbridge.BuildPlan("long", mustRequest(t, s.body), caps)
+		}
+	}
+	t.Fatal("no long_split shape")
+	return askbridge.Plan{}
+}
+
+// TestSendPostsFromAPart: Send numbers each message by its part in the
+// whole prompt, starts at Delivery.From, and stops at the first error of
+// Sent, returning it as is.
+func TestSendPostsFromAPart(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	plan := longPlan(t)
+	parts := renderParts(plan)
+	if len(parts) < 3 {
+		t.Fatalf("%d parts, want at least 3", len(parts))
+	}
+	ctx := context.Background()
+	posted := func() int { return len(fake.Messages(room)) }
+
+	refs, err := send(ctx, ch, room, plan)
+	if err != nil || len(refs) != len(parts) {
+		t.Fatalf("whole prompt: %d refs, %v", len(refs), err)
+	}
+	for i, ref := range refs {
+		m, _ := fake.Message(ref.Message)
+		if ref.Part != i || ref.Chat != room || ref.Platform != Platform || m.Content != parts[i] {
+			t.Errorf("ref %d = %+v showing %.20q, want part %d", i, ref, m.Content, i)
+		}
+	}
+
+	before := posted()
+	var from []askbridge.MessageRef
+	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, From: 1, Sent: func(ref askbridge.MessageRef) error {
+		from = append(from, ref)
+		return nil
+	}})
+	if err != nil || len(from) != len(parts)-1 || posted()-before != len(parts)-1 {
+		t.Fatalf("from part 1: %d refs, %d posted, %v", len(from), posted()-before, err)
+	}
+	for i, ref := range from {
+		if m, _ := fake.Message(ref.Message); ref.Part != i+1 || m.Content != parts[i+1] {
+			t.Errorf("from part 1, message %d: part %d showing %.20q", i, ref.Part, m.Content)
+		}
+	}
+	if last, _ := fake.Message(from[len(from)-1].Message); len(last.Components) == 0 {
+		t.Error("the last part lost its buttons")
+	}
+
+	before = posted()
+	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, From: len(parts), Sent: func(askbridge.MessageRef) error {
+		t.Error("Sent called past the last part")
+		return nil
+	}})
+	if err != nil || posted() != before {
+		t.Errorf("from past the last part: %d posted, %v", posted()-before, err)
+	}
+
+	errStop := errors.New("store is down")
+	before = posted()
+	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, Sent: func(askbridge.MessageRef) error { return errStop }})
+	if err != errStop || posted()-before != 1 {
+		t.Errorf("Sent failing: %d posted, error %v, want 1 and the error as is", posted()-before, err)
+	}
+}
+
+// TestFinishRendersThePartItShowed: Finish shows part ref.Part of the
+// plan with the status line, in one edit per message, without reading the
+// message back; it is safe to repeat, and a message that is gone is done.
+func TestFinishRendersThePartItShowed(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	plan := longPlan(t)
+	parts := renderParts(plan)
+	ctx := context.Background()
+	refs, err := send(ctx, ch, room, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
+	for range 2 {
+		for i, ref := range refs {
+			if err := ch.Finish(ctx, ref, end); err != nil {
+				t.Fatalf("finish part %d: %v", i, err)
+			}
+			m, _ := fake.Message(ref.Message)
+			if m.Content != finished(parts[i], "Cancelled") || len(m.Components) != 0 {
+				t.Errorf("part %d after Finish: %d rows, content ends %q", i, len(m.Components), m.Content[max(0, len(m.Content)-40):])
+			}
+		}
+	}
+	for _, r := range fake.Requests() {
+		if r.Method == http.MethodGet && strings.Contains(r.Path, "/messages/") {
+			t.Errorf("Finish read a message back: %s %s", r.Method, r.Path)
+		}
+	}
+	gone := askbridge.MessageRef{Platform: Platform, Chat: room, Message: "1999999999999999999"}
+	if err := ch.Finish(ctx, gone, end); err != nil {
+		t.Errorf("finishing a message that is gone: %v", err)
+	}
+	box := refs[0]
+	box.Part = askbridge.PartReplyBox
+	if err := ch.Finish(ctx, box, end); err == nil {
+		t.Error("finishing a part the prompt does not have succeeded")
+	} else if kind, _, _ := askbridge.Classify(err); kind != askbridge.Permanent {
+		t.Errorf("finishing a part the prompt does not have: %v, want permanent", err)
 	}
 }

@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/discord/discordtest"
+	"go.uber.org/goleak"
+
+	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func call(t *testing.T, s *discordtest.Server, method, path, body string) (int, map[string]any) {
 	t.Helper()

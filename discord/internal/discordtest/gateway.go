@@ -28,6 +28,7 @@ type gatewayState struct {
 	opened   int                   // READY or RESUMED sent
 	identify int
 	resumes  int
+	beats    int // heartbeats acknowledged
 }
 
 func (g *gatewayState) init() {
@@ -116,6 +117,9 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		}
 		switch f.Op {
 		case 1:
+			g.mu.Lock()
+			g.beats++
+			g.mu.Unlock()
 			if c.send(map[string]any{"op": 11}) != nil {
 				return
 			}
@@ -284,6 +288,15 @@ func (s *Server) GatewayStats() (identifies, resumes int, closeCodes []int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.identify, g.resumes, append([]int(nil), g.closed...)
+}
+
+// Heartbeats counts the heartbeats the gateway acknowledged, on every
+// connection.
+func (s *Server) Heartbeats() int {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.beats
 }
 
 // DropSessions cuts every gateway connection without a close frame, like a
