@@ -139,6 +139,10 @@ const (
 	// TapClear: the question had already ended; make sure the tapped
 	// message shows it (Finish with Message and Ending).
 	TapClear
+	// TapDuplicate: the same press arrived twice (a platform's retry, two
+	// sessions during a hand-over) and the first delivery is answered;
+	// a channel that can answer a press only once leaves this one alone.
+	TapDuplicate
 )
 
 // TapReply tells the channel how to answer a tap.

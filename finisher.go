@@ -129,7 +129,7 @@ func (f *finisher) finish(ctx context.Context, rec Record, res Result) {
 		f.log.Error("list messages to finish", "question", rec.ID, "err", err)
 		return
 	}
-	for _, ref := range refs {
+	for _, ref := range numberLegacyParts(refs) {
 		ch, ok := f.channels[ref.Platform]
 		if !ok {
 			continue
@@ -157,4 +157,22 @@ func (f *finisher) finish(ctx context.Context, rec Record, res Result) {
 			}
 		}
 	}
+}
+
+// numberLegacyParts numbers the parts of messages recorded by a version
+// that did not record them (every ref then reads part 0): the parts of a
+// prompt were recorded in order, so a platform's later part-0 refs are its
+// later parts. Refs recorded with parts pass unchanged: a platform shows at
+// most one part 0 per question.
+func numberLegacyParts(refs []MessageRef) []MessageRef {
+	next := map[string]int{}
+	out := make([]MessageRef, len(refs))
+	for i, ref := range refs {
+		if ref.Part == 0 {
+			ref.Part = next[ref.Platform]
+			next[ref.Platform]++
+		}
+		out[i] = ref
+	}
+	return out
 }

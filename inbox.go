@@ -24,7 +24,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 			return TapReply{Notice: NoticeTryAgain}
 		}
 		if !first {
-			return TapReply{Notice: NoticeDuplicate}
+			return TapReply{Notice: NoticeDuplicate, Action: TapDuplicate}
 		}
 	}
 	p, err := DecodePayload(t.Payload)

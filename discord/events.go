@@ -94,9 +94,8 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 		}
 		r = <-replies
 	}
-	if r.Notice == askbridge.NoticeDuplicate {
-		// Another session got the same press and answers it. (The engine
-		// says so only through this notice, which is a typed value.)
+	if r.Action == askbridge.TapDuplicate {
+		// Another session got the same press and answers it.
 		return
 	}
 	c.respond(ctx, log, i, deferred, r)

@@ -89,7 +89,7 @@ func FuzzInboundEvent(f *testing.F) {
 	replies := []askbridge.TapReply{
 		{Notice: askbridge.NoticeRecorded, Action: askbridge.TapDone},
 		{Notice: askbridge.NoticeNotForYou},
-		{Notice: askbridge.NoticeDuplicate},
+		{Notice: askbridge.NoticeDuplicate, Action: askbridge.TapDuplicate},
 		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped, Ending: &end},
 		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: beyond, Ending: &end},
 		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped},
