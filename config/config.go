@@ -12,6 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/telegram"
 )
 
 // Defaults and bounds.
@@ -27,16 +32,6 @@ const (
 	MinClaimIdle        = time.Second
 	MaxClaimIdle        = time.Hour
 	DefaultLogLevel     = "info"
-
-	// DefaultTelegramAPIURL is the Bot API server; go-telegram/bot appends
-	// "/bot<token>/<method>", so it is kept without a trailing slash.
-	DefaultTelegramAPIURL = "https://api.telegram.org"
-	// DefaultDiscordAPIURL is Discord's base URL (discordgo's
-	// EndpointDiscord); the adapter appends the versioned REST paths.
-	DefaultDiscordAPIURL = "https://discord.com/"
-	// DefaultSlackAPIURL is the Web API base; slack-go appends the method
-	// name, so it always ends with a slash.
-	DefaultSlackAPIURL = "https://slack.com/api/"
 
 	// MinHTTPTokenChars keeps the web page's token out of guessing range.
 	MinHTTPTokenChars = 16
@@ -67,10 +62,12 @@ type Config struct {
 	// ClaimIdle is how long a request another replica took may stay
 	// unacknowledged before this one takes it over. Default 30s.
 	ClaimIdle time.Duration
-	// A nil platform section means that platform is off (no token).
-	Telegram *Telegram
-	Discord  *Discord
-	Slack    *Slack
+	// Each platform's section is its own Config; nil means that platform is
+	// off (no token). Load fills in the settings it reads (the table in
+	// table.go); cmd/bridge adds the wiring (replica, logger).
+	Telegram *telegram.Config
+	Discord  *discord.Config
+	Slack    *slack.Config
 	// LogLevel is debug, info, warn or error (default info).
 	LogLevel string
 
@@ -82,14 +79,12 @@ type Redis struct {
 	// URL of a shared Redis: redis://, rediss://, redis-sentinel:// or
 	// redis-cluster://. Empty: the bridge starts an embedded Redis. It may
 	// hold a password, so it is never printed whole.
-	URL string `json:"-"`
+	URL string `yaml:"url" json:"-"`
 	// EmbeddedAddr is where the embedded Redis listens when URL is empty
 	// (loopback only: it has no password). Default 127.0.0.1:6380.
-	EmbeddedAddr string
+	EmbeddedAddr string `yaml:"embeddedAddr"`
 	// Prefix starts every key (default "askuser:").
-	Prefix string
-
-	keys keyNames
+	Prefix string `yaml:"prefix"`
 }
 
 // HTTP configures the server of the web page, the API and the operational
@@ -97,69 +92,22 @@ type Redis struct {
 type HTTP struct {
 	// Addr is host:port (default 127.0.0.1:8080). ":8080" listens on every
 	// interface.
-	Addr string
+	Addr string `yaml:"addr"`
 	// Token, when set, is required by the web page and the API. It must be
 	// set when Addr listens beyond loopback.
-	Token string `json:"-"`
-
-	keys keyNames
+	Token string `yaml:"token" json:"-"`
 }
 
 // Route is a named destination: a target and who may answer there.
 type Route struct {
 	// To is a target: telegram:<chat id>, discord:<channel id>,
 	// discord:@<user id>, slack:<channel or user id>, or web.
-	To string
+	To string `yaml:"to"`
 	// Answerers lists "<platform>:<user id>" entries allowed to answer.
 	// Empty: anyone who sees the question. A request's own answerers narrow
 	// this list.
-	Answerers []string
+	Answerers []string `yaml:"answerers"`
 }
-
-// Telegram turns the Telegram channel on.
-type Telegram struct {
-	Token string `json:"-"` // the bot token from @BotFather
-	// APIURL is the Bot API server (default https://api.telegram.org),
-	// without a trailing slash (Load removes one).
-	APIURL string
-	// WebhookURL, when set, switches inbound updates from long polling to a
-	// webhook Telegram calls at this https URL (the bridge calls setWebhook
-	// on start). It needs WebhookSecret.
-	WebhookURL string
-	// WebhookSecret is the secret_token Telegram sends with every webhook
-	// call and the bridge checks.
-	WebhookSecret string `json:"-"`
-
-	keys keyNames
-}
-
-// Discord turns the Discord channel on.
-type Discord struct {
-	Token string `json:"-"` // the bot token, without the "Bot " prefix
-	// APIURL is Discord's base URL (default https://discord.com/).
-	APIURL string
-
-	keys keyNames
-}
-
-// Slack turns the Slack channel on. With AppToken, inbound events come over
-// socket mode; without it, over HTTP (Events API and interactivity
-// endpoints), which needs SigningSecret.
-type Slack struct {
-	BotToken string `json:"-"` // xoxb-…
-	AppToken string `json:"-"` // xapp-…: socket mode
-	// APIURL is the Web API base (default https://slack.com/api/). It must
-	// end with '/', as slack-go appends the method name: Load adds a missing
-	// one, Validate reports it.
-	APIURL string
-	// SigningSecret checks the signature of every request in HTTP mode.
-	SigningSecret string `json:"-"`
-
-	keys keyNames
-}
-
-// SocketMode reports whether inbound events come over socket mode.
-func (s Slack) SocketMode() bool { return s.AppToken != "" }
 
 // Default returns the configuration with every default and no platform on:
 // embedded Redis, the web page on loopback, everything to "web".
@@ -217,17 +165,10 @@ func (c *Config) Level() slog.Level {
 // Enabled reports whether targets on platform can be used: "web" always,
 // the others when their section is present.
 func (c *Config) Enabled(platform string) bool {
-	switch platform {
-	case "web":
-		return true
-	case "telegram":
-		return c.Telegram != nil
-	case "discord":
-		return c.Discord != nil
-	case "slack":
-		return c.Slack != nil
+	if ps := platformNamed(platform); ps != nil {
+		return ps.on(c)
 	}
-	return false
+	return platform == "web"
 }
 
 // ValidationError lists every problem found in a configuration, each naming
@@ -239,20 +180,6 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	return "invalid configuration: " + strings.Join(e.Problems, "; ")
-}
-
-// problems collects messages; err returns nil when there are none.
-type problems []string
-
-func (p *problems) addf(format string, args ...any) {
-	*p = append(*p, fmt.Sprintf(format, args...))
-}
-
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	return &ValidationError{Problems: p}
 }
 
 // keyNames maps a setting's environment variable to the key its value was
@@ -268,46 +195,60 @@ func (k keyNames) of(env string) string {
 	return env
 }
 
+// name names the setting with YAML key key (or, for a setting without one,
+// environment variable key) the way the operator wrote it.
+func (k keyNames) name(key string) string {
+	if s := settingAt(key); s != nil {
+		return k.of(s.env)
+	}
+	return k.of(key)
+}
+
 // Validate checks the whole configuration and reports every problem.
 func (c *Config) Validate() error {
-	var p problems
-	p = append(p, c.Redis.problems()...)
-	p = append(p, c.HTTP.problems()...)
-	if c.Telegram != nil {
-		p = append(p, c.Telegram.problems()...)
+	var list []string
+	section := func(name string, check func(*settings.Problems)) {
+		p := settings.Problems{Section: name, Names: c.keys.name}
+		check(&p)
+		list = append(list, p.List...)
 	}
-	if c.Discord != nil {
-		p = append(p, c.Discord.problems()...)
+	section("redis", c.Redis.check)
+	section("http", c.HTTP.check)
+	for _, ps := range platforms {
+		if ps.on(c) {
+			section(ps.name, func(p *settings.Problems) { ps.check(c, p) })
+		}
 	}
-	if c.Slack != nil {
-		p = append(p, c.Slack.problems()...)
+	section("", c.check)
+	if len(list) == 0 {
+		return nil
 	}
+	return &ValidationError{Problems: list}
+}
 
+// check checks the settings outside a section, the routes and the default
+// route.
+func (c *Config) check(p *settings.Problems) {
 	if !replicaPattern.MatchString(c.Replica) || len(c.Replica) > maxReplicaChars {
-		p.addf("%s: %q must be 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit", c.keys.of(envReplica), c.Replica, maxReplicaChars)
+		p.Addf("%s: %q must be 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit", p.Name(envReplica), c.Replica, maxReplicaChars)
 	}
 	if c.Retention < MinRetention || c.Retention > MaxRetention {
-		p.addf("%s: %s is out of range: from %s to %s", c.keys.of(envRetention), c.Retention, MinRetention, fmtDays(MaxRetention))
+		p.Addf("%s: %s is out of range: from %s to %s", p.Name("resultRetention"), c.Retention, MinRetention, fmtDays(MaxRetention))
 	}
 	if c.ClaimIdle < MinClaimIdle || c.ClaimIdle > MaxClaimIdle {
-		p.addf("%s: %s is out of range: from %s to %s", c.keys.of(envClaimIdle), c.ClaimIdle, MinClaimIdle, MaxClaimIdle)
+		p.Addf("%s: %s is out of range: from %s to %s", p.Name("claimIdle"), c.ClaimIdle, MinClaimIdle, MaxClaimIdle)
 	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		p.addf("%s: %q is not one of debug, info, warn, error", c.keys.of(envLogLevel), c.LogLevel)
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
+		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)
 	}
-
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
-		p = append(p, c.routeProblems(name, c.Routes[name])...)
+		c.checkRoute(p, name, c.Routes[name])
 	}
-
 	if c.DefaultRoute == "" {
-		p.addf("%s must not be empty", c.keys.of(envDefaultTo))
+		p.Addf("%s must not be empty", p.Name("defaultRoute"))
 	} else if _, err := c.Resolve(c.DefaultRoute); err != nil {
-		p.addf("%s: %v", c.keys.of(envDefaultTo), err)
+		p.Addf("%s: %v", p.Name("defaultRoute"), err)
 	}
-	return p.err()
 }
 
 func fmtDays(d time.Duration) string {
@@ -319,103 +260,82 @@ func fmtDays(d time.Duration) string {
 
 var routeNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-func (c *Config) routeProblems(name string, r Route) problems {
-	var p problems
+func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 	if !routeNamePattern.MatchString(name) {
-		p.addf("routes: route name %q must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
-		return p
+		p.Addf("routes: route name %q must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
+		return
 	}
 	if isPlatform(name) {
-		p.addf("routes.%s: %q is a platform name and cannot name a route", name, name)
-		return p
+		p.Addf("routes.%s: %q is a platform name and cannot name a route", name, name)
+		return
 	}
 	key := "routes." + name
 	if r.To == "" {
-		p.addf("%s.to is required", key)
+		p.Addf("%s.to is required", key)
 	} else if platform, _, err := ParseTarget(r.To); err != nil {
-		p.addf("%s.to: %v", key, err)
+		p.Addf("%s.to: %v", key, err)
 	} else if !c.Enabled(platform) {
-		p.addf("%s.to: %v", key, offError(r.To, platform))
+		p.Addf("%s.to: %v", key, offError(r.To, platform))
 	}
 	for i, a := range r.Answerers {
 		if _, _, err := ParseAnswerer(a); err != nil {
-			p.addf("%s.answerers[%d]: %v", key, i, err)
+			p.Addf("%s.answerers[%d]: %v", key, i, err)
 		}
 	}
-	return p
 }
 
-// Validate checks the Redis section.
-func (r Redis) Validate() error { return r.problems().err() }
-
-func (r Redis) problems() problems {
-	var p problems
+func (r Redis) check(p *settings.Problems) {
 	if r.URL != "" {
-		checkRedisURL(&p, r.keys.of(envRedisURL), r.URL)
+		checkRedisURL(p, p.Name("url"), r.URL)
 	}
-	key := r.keys.of(envEmbeddedAddr)
-	if host, ok := checkHostPort(&p, key, r.EmbeddedAddr); ok && r.URL == "" && !isLoopback(host) {
-		p.addf("%s: %q must be a loopback address (the embedded Redis has no password); use ASKUSER_REDIS_URL for a Redis others reach", key, r.EmbeddedAddr)
+	key := p.Name("embeddedAddr")
+	if host, ok := checkHostPort(p, key, r.EmbeddedAddr); ok && r.URL == "" && !isLoopback(host) {
+		p.Addf("%s: %q must be a loopback address (the embedded Redis has no password); use ASKUSER_REDIS_URL for a Redis others reach", key, r.EmbeddedAddr)
 	}
-	key = r.keys.of(envPrefix)
+	key = p.Name("prefix")
 	switch {
 	case r.Prefix == "":
-		p.addf("%s must not be empty", key)
+		p.Addf("%s must not be empty", key)
 	case len(r.Prefix) > maxPrefixChars:
-		p.addf("%s: must be at most %d bytes", key, maxPrefixChars)
+		p.Addf("%s: must be at most %d bytes", key, maxPrefixChars)
 	case strings.ContainsAny(r.Prefix, "{}"):
-		p.addf("%s: %q must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)", key, r.Prefix)
-	case hasSpaceOrControl(r.Prefix):
-		p.addf("%s: %q must not contain spaces or control characters", key, r.Prefix)
+		p.Addf("%s: %q must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)", key, r.Prefix)
+	case settings.HasSpaceOrControl(r.Prefix):
+		p.Addf("%s: %q must not contain spaces or control characters", key, r.Prefix)
 	}
-	return p
 }
 
 var redisSchemes = []string{"redis", "rediss", "redis-sentinel", "redis-cluster"}
 
 // checkRedisURL never puts the URL, which may hold a password, in a message.
-func checkRedisURL(p *problems, key, raw string) {
+func checkRedisURL(p *settings.Problems, key, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		p.addf("%s: not a URL (%s)", key, urlErrorReason(err))
+		p.Addf("%s: not a URL (%s)", key, settings.URLErrorReason(err))
 		return
 	}
 	if !slices.Contains(redisSchemes, u.Scheme) {
-		p.addf("%s: scheme %q is not one of %s", key, u.Scheme, strings.Join(redisSchemes, ", "))
+		p.Addf("%s: scheme %q is not one of %s", key, u.Scheme, strings.Join(redisSchemes, ", "))
 		return
 	}
 	if u.Hostname() == "" {
-		p.addf("%s: has no host (expected %s://[user:password@]host:port[/db])", key, u.Scheme)
+		p.Addf("%s: has no host (expected %s://[user:password@]host:port[/db])", key, u.Scheme)
 	}
 }
 
-// urlErrorReason is the reason of a url.Parse error without the URL itself.
-func urlErrorReason(err error) string {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err.Error()
-	}
-	return "unparseable"
-}
-
-// Validate checks the HTTP section.
-func (h HTTP) Validate() error { return h.problems().err() }
-
-func (h HTTP) problems() problems {
-	var p problems
-	addrKey := h.keys.of(envHTTPAddr)
-	host, ok := checkHostPort(&p, addrKey, h.Addr)
-	tokenKey := h.keys.of(envHTTPToken)
+func (h HTTP) check(p *settings.Problems) {
+	addrKey := p.Name("addr")
+	host, ok := checkHostPort(p, addrKey, h.Addr)
 	switch {
 	case h.Token == "":
 		if ok && !isLoopback(host) {
-			p.addf("%s is required when %s listens beyond loopback", envHTTPToken, addrKey)
+			p.Addf("%s is required when %s listens beyond loopback", p.Name("token"), addrKey)
 		}
 	case len(h.Token) < MinHTTPTokenChars:
-		p.addf("%s: must be at least %d characters", tokenKey, MinHTTPTokenChars)
-	case hasSpaceOrControl(h.Token):
-		p.addf("%s: must not contain spaces or control characters", tokenKey)
+		p.Addf("%s: must be at least %d characters", p.Name("token"), MinHTTPTokenChars)
+	default:
+		p.Plain("token", h.Token)
 	}
-	return p
 }
 
 // Loopback reports whether Addr listens on loopback only.
@@ -424,135 +344,20 @@ func (h HTTP) Loopback() bool {
 	return err == nil && isLoopback(host)
 }
 
-// Validate checks the Telegram section.
-func (t Telegram) Validate() error { return t.problems().err() }
-
-var (
-	// Telegram: a bot token is "<bot id>:<secret>" as @BotFather gives it.
-	telegramTokenPattern = regexp.MustCompile(`^[0-9]+:[A-Za-z0-9_-]+$`)
-	// Telegram setWebhook: secret_token is 1-256 characters A-Z, a-z, 0-9,
-	// _ and -.
-	webhookSecretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-)
-
-// Telegram setWebhook: "Ports currently supported for webhooks: 443, 80,
-// 88, 8443" (the official server; a local Bot API server takes any port).
-var telegramWebhookPorts = []string{"443", "80", "88", "8443"}
-
-func (t Telegram) problems() problems {
-	var p problems
-	if !telegramTokenPattern.MatchString(t.Token) {
-		p.addf("%s: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)", t.keys.of(envTelegramToken))
-	}
-	checkAPIURL(&p, t.keys.of(envTelegramAPIURL), t.APIURL)
-	urlKey := t.keys.of(envTelegramWebhookURL)
-	secretKey := t.keys.of(envTelegramWebhookSecret)
-	if t.WebhookURL != "" {
-		u, err := url.Parse(t.WebhookURL)
-		switch {
-		case err != nil:
-			p.addf("%s: not a URL (%s)", urlKey, urlErrorReason(err))
-		case u.Scheme != "https" || u.Host == "":
-			p.addf("%s: %q must be an https:// URL", urlKey, t.WebhookURL)
-		case u.Port() != "" && t.APIURL == DefaultTelegramAPIURL && !slices.Contains(telegramWebhookPorts, u.Port()):
-			p.addf("%s: port %s is not one Telegram calls (443, 80, 88 or 8443)", urlKey, u.Port())
-		}
-		if t.WebhookSecret == "" {
-			p.addf("%s is required with %s", envTelegramWebhookSecret, urlKey)
-		}
-	} else if t.WebhookSecret != "" {
-		p.addf("%s is set but %s is not: the secret is only used in webhook mode", secretKey, envTelegramWebhookURL)
-	}
-	if t.WebhookSecret != "" && !webhookSecretPattern.MatchString(t.WebhookSecret) {
-		p.addf("%s: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)", secretKey)
-	}
-	return p
-}
-
-// Validate checks the Discord section.
-func (d Discord) Validate() error { return d.problems().err() }
-
-func (d Discord) problems() problems {
-	var p problems
-	checkSecret(&p, d.keys.of(envDiscordToken), d.Token)
-	checkAPIURL(&p, d.keys.of(envDiscordAPIURL), d.APIURL)
-	return p
-}
-
-// Validate checks the Slack section.
-func (s Slack) Validate() error { return s.problems().err() }
-
-func (s Slack) problems() problems {
-	var p problems
-	botKey := s.keys.of(envSlackBotToken)
-	appKey := s.keys.of(envSlackAppToken)
-	switch {
-	case s.BotToken == "":
-		p.addf("%s is required", envSlackBotToken)
-	case strings.HasPrefix(s.BotToken, "xapp-"):
-		p.addf("%s: is an app-level token (xapp-…); the bot token starts with xoxb-, the app token goes in %s", botKey, envSlackAppToken)
-	default:
-		checkSecret(&p, botKey, s.BotToken)
-	}
-	if s.AppToken != "" {
-		// slack-go's socket mode refuses an app token without this prefix.
-		if !strings.HasPrefix(s.AppToken, "xapp-") {
-			p.addf("%s: must be an app-level token starting with xapp- (with the connections:write scope)", appKey)
-		} else {
-			checkSecret(&p, appKey, s.AppToken)
-		}
-	} else if s.SigningSecret == "" {
-		p.addf("%s or %s is required: the app token for socket mode, or the signing secret for HTTP mode", envSlackAppToken, envSlackSigningSecret)
-	}
-	if s.SigningSecret != "" {
-		checkSecret(&p, s.keys.of(envSlackSigningSecret), s.SigningSecret)
-	}
-	key := s.keys.of(envSlackAPIURL)
-	checkAPIURL(&p, key, s.APIURL)
-	if s.APIURL != "" && !strings.HasSuffix(s.APIURL, "/") {
-		p.addf("%s: %q must end with '/' (slack-go appends the method name)", key, s.APIURL)
-	}
-	return p
-}
-
-func checkSecret(p *problems, key, value string) {
-	if hasSpaceOrControl(value) {
-		p.addf("%s: must not contain spaces or control characters", key)
-	}
-}
-
-func checkAPIURL(p *problems, key, raw string) {
-	if raw == "" {
-		p.addf("%s must not be empty", key)
-		return
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		p.addf("%s: not a URL (%s)", key, urlErrorReason(err))
-	case u.Scheme != "http" && u.Scheme != "https":
-		p.addf("%s: %q must be an http:// or https:// URL", key, raw)
-	case u.Host == "":
-		p.addf("%s: %q has no host", key, raw)
-	case u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		p.addf("%s: must not carry credentials, a query or a fragment", key)
-	}
-}
-
 // checkHostPort reports whether addr is host:port with a numeric port and
 // returns the host.
-func checkHostPort(p *problems, key, addr string) (string, bool) {
+func checkHostPort(p *settings.Problems, key, addr string) (string, bool) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		p.addf("%s: %q is not host:port", key, addr)
+		p.Addf("%s: %q is not host:port", key, addr)
 		return "", false
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || strconv.FormatUint(n, 10) != port {
-		p.addf("%s: %q has an invalid port (want 0 to 65535)", key, addr)
+		p.Addf("%s: %q has an invalid port (want 0 to 65535)", key, addr)
 		return "", false
 	}
-	if hasSpaceOrControl(host) {
-		p.addf("%s: %q is not host:port", key, addr)
+	if settings.HasSpaceOrControl(host) {
+		p.Addf("%s: %q is not host:port", key, addr)
 		return "", false
 	}
 	return host, true
@@ -567,13 +372,4 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func hasSpaceOrControl(s string) bool {
-	for _, r := range s {
-		if r <= ' ' || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == '\u00a0' || r == '\u2028' || r == '\u2029' {
-			return true
-		}
-	}
-	return false
 }

@@ -17,54 +17,71 @@
 // formatting a [Config] with fmt or logging it with slog shows them as
 // [redacted].
 //
+// Each setting is one row of the table in table.go: its variable, its YAML
+// key, whether it is a secret, and where it goes. A platform's section is
+// that platform's own Config (telegram.Config and so on), which holds its
+// rules (Check) and defaults; config only loads it. The list below and the
+// table in README.md are made from the table (go test ./config -run TestDocs
+// -update), and a test checks config.example.yaml against it.
+//
 // # Environment variables
 //
-//	ASKUSER_CONFIG                   Path of the optional YAML file (see config.example.yaml).
-//	                                 Unknown keys in it are errors naming the key and line.
-//	ASKUSER_REDIS_URL*               Shared Redis: redis://, rediss:// (TLS),
-//	                                 redis-sentinel:// or redis-cluster://, with a host.
-//	                                 Unset: an embedded Redis is started. YAML redis.url.
-//	ASKUSER_EMBEDDED_REDIS_ADDR      Where the embedded Redis listens, a loopback host:port
-//	                                 (default 127.0.0.1:6380). YAML redis.embeddedAddr.
-//	ASKUSER_REDIS_PREFIX             Prefix of every Redis key (default "askuser:"); no braces,
-//	                                 spaces or control characters. YAML redis.prefix.
-//	ASKUSER_HTTP_ADDR                host:port of the web page, API, /healthz, /readyz and
-//	                                 /metrics (default 127.0.0.1:8080). YAML http.addr.
+//	ASKUSER_CONFIG                   Path of an optional YAML file (see config.example.yaml).
+//	                                 Unknown keys are errors naming the key and line.
+//	                                 Environment variables override the file. Default: unset.
+//	                                 Environment only.
+//	ASKUSER_REDIS_URL*               Shared Redis: redis://, rediss:// (TLS), redis-sentinel://
+//	                                 or redis-cluster://, with a host. Unset: the bridge starts
+//	                                 an embedded Redis. Default: unset. YAML redis.url.
+//	ASKUSER_EMBEDDED_REDIS_ADDR      Where the embedded Redis listens, a loopback host:port (it
+//	                                 has no password). Used only when ASKUSER_REDIS_URL is
+//	                                 unset. Default: 127.0.0.1:6380. YAML redis.embeddedAddr.
+//	ASKUSER_REDIS_PREFIX             Prefix of every Redis key. No braces, spaces or control
+//	                                 characters; at most 64 bytes. Default: askuser:. YAML
+//	                                 redis.prefix.
+//	ASKUSER_HTTP_ADDR                host:port of the web page, its API, /healthz, /readyz and
+//	                                 /metrics. Default: 127.0.0.1:8080. YAML http.addr.
 //	ASKUSER_HTTP_TOKEN*              Token the web page and API require (at least 16
-//	                                 characters); required when ASKUSER_HTTP_ADDR listens
-//	                                 beyond loopback. YAML http.token.
-//	ASKUSER_REPLICA                  This replica's name: letters, digits, '_', '.', '-'
-//	                                 (default <hostname>-<pid>). Environment only.
-//	ASKUSER_DEFAULT_TO               Where a request without "to" goes: a route name or a
-//	                                 target (default "web"). YAML defaultRoute.
-//	ASKUSER_RESULT_RETENTION         How long a result is kept after the question ended, a Go
-//	                                 duration from 1m to 720h (default 24h). YAML resultRetention.
+//	                                 characters). Required when ASKUSER_HTTP_ADDR listens
+//	                                 beyond loopback. Open the page as
+//	                                 http://host:port/#token=<token>. Default: unset. YAML
+//	                                 http.token.
+//	ASKUSER_REPLICA                  This replica's name among those sharing one Redis:
+//	                                 letters, digits, _, . and -. Default: <hostname>-<pid>.
+//	                                 Environment only.
+//	ASKUSER_DEFAULT_TO               Where a request without a to field goes: a route name or a
+//	                                 target. Default: web. YAML defaultRoute.
+//	ASKUSER_RESULT_RETENTION         How long a result is kept after its question ended; 1m to
+//	                                 720h. Default: 24h. YAML resultRetention.
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay
-//	                                 unacknowledged before this one takes it over, from 1s to
-//	                                 1h (default 30s). YAML claimIdle.
-//	ASKUSER_LOG_LEVEL                debug, info, warn or error (default info). YAML log.level.
-//	ASKUSER_TELEGRAM_TOKEN*          Telegram bot token from @BotFather (<bot id>:<secret>);
-//	                                 turns Telegram on. YAML telegram.token.
-//	ASKUSER_TELEGRAM_API_URL         Bot API server (default https://api.telegram.org).
+//	                                 unacknowledged before this one takes it over; 1s to 1h.
+//	                                 Default: 30s. YAML claimIdle.
+//	ASKUSER_LOG_LEVEL                debug, info, warn or error. Default: info. YAML log.level.
+//	ASKUSER_TELEGRAM_TOKEN*          Bot token from @BotFather (<bot id>:<secret>); turns
+//	                                 Telegram on. Default: unset (off). YAML telegram.token.
+//	ASKUSER_TELEGRAM_API_URL         Bot API server (a local Bot API server, or a test fake); a
+//	                                 trailing / is dropped. Default: https://api.telegram.org.
 //	                                 YAML telegram.apiURL.
 //	ASKUSER_TELEGRAM_WEBHOOK_URL     https:// URL Telegram posts updates to (webhook mode;
-//	                                 unset: long polling by one replica at a time); ports 443,
-//	                                 80, 88 or 8443 with the official API. YAML telegram.webhookURL.
-//	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call, 1-256 of
-//	                                 A-Z a-z 0-9 _ -; required with the webhook URL.
-//	                                 YAML telegram.webhookSecret.
+//	                                 ports 443, 80, 88 or 8443 with the official Bot API).
+//	                                 Needs the secret below. Default: unset (long polling).
+//	                                 YAML telegram.webhookURL.
+//	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call: 1–256
+//	                                 characters of A-Z a-z 0-9 _ -. Default: unset. YAML
+//	                                 telegram.webhookSecret.
 //	ASKUSER_DISCORD_TOKEN*           Discord bot token (a leading "Bot " is dropped); turns
-//	                                 Discord on. YAML discord.token.
-//	ASKUSER_DISCORD_API_URL          Discord base URL (default https://discord.com/); the
-//	                                 adapter appends the REST paths. YAML discord.apiURL.
-//	ASKUSER_SLACK_BOT_TOKEN*         Slack bot token (xoxb-…); turns Slack on. YAML slack.botToken.
-//	ASKUSER_SLACK_APP_TOKEN*         Slack app-level token (xapp-…): socket mode.
-//	                                 YAML slack.appToken.
-//	ASKUSER_SLACK_SIGNING_SECRET*    Slack signing secret: HTTP mode (Events API and
-//	                                 interactivity endpoints); required without an app token.
+//	                                 Discord on. Default: unset (off). YAML discord.token.
+//	ASKUSER_DISCORD_API_URL          Discord base URL; the adapter appends the REST paths.
+//	                                 Default: https://discord.com/. YAML discord.apiURL.
+//	ASKUSER_SLACK_BOT_TOKEN*         Slack bot token (xoxb-…); turns Slack on. Default: unset
+//	                                 (off). YAML slack.botToken.
+//	ASKUSER_SLACK_APP_TOKEN*         App-level token (xapp-…, scope connections:write):
+//	                                 socket mode. Default: unset. YAML slack.appToken.
+//	ASKUSER_SLACK_SIGNING_SECRET*    Signing secret for HTTP mode (Events API and interactivity
+//	                                 endpoints). Required without an app token. Default: unset.
 //	                                 YAML slack.signingSecret.
-//	ASKUSER_SLACK_API_URL            Slack Web API base (default https://slack.com/api/); a
-//	                                 missing trailing '/' is added. YAML slack.apiURL.
+//	ASKUSER_SLACK_API_URL            Slack Web API base; a missing trailing / is added.
+//	                                 Default: https://slack.com/api/. YAML slack.apiURL.
 //
 // A * marks a secret: it also has a _FILE variant (ASKUSER_TELEGRAM_TOKEN_FILE
 // and so on).

@@ -108,7 +108,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		{"ASKUSER_SLACK_APP_TOKEN", c.Slack.AppToken, slackApp},
 		{"ASKUSER_SLACK_SIGNING_SECRET", c.Slack.SigningSecret, slackSigning},
 		{"ASKUSER_SLACK_API_URL gains a trailing slash", c.Slack.APIURL, "http://127.0.0.1:8083/api/"},
-		{"socket mode", c.Slack.SocketMode(), true},
+		{"socket mode", c.Slack.AppToken != "", true},
 		{"not loopback", c.HTTP.Loopback(), false},
 	}
 	for _, tc := range checks {
@@ -138,7 +138,7 @@ func TestLoadPlatformDefaults(t *testing.T) {
 		{"telegram polling", c.Telegram.WebhookURL, ""},
 		{"discord api", c.Discord.APIURL, "https://discord.com/"},
 		{"slack api", c.Slack.APIURL, "https://slack.com/api/"},
-		{"slack http mode", c.Slack.SocketMode(), false},
+		{"slack http mode", c.Slack.AppToken != "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,22 +8,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/askbridge/askbridge/config/settings"
 )
 
 // Secrets never leave this package in text: every type holding one
 // implements fmt.Formatter (so every verb, %v, %+v, %#v, %s, %d…, prints the
 // redacted form) and slog.LogValuer, and its secret fields are tagged
 // `json:"-"`.
-
-// redacted stands for a secret that is set; an unset one prints as empty.
-const redacted = "[redacted]"
-
-func mask(s string) string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
 
 // RedactedURL is the Redis URL with its password (and a user name given
 // without a password, and any password-like query parameter) replaced.
@@ -33,7 +25,7 @@ func (r Redis) RedactedURL() string {
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return redacted
+		return settings.Redacted
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
@@ -72,74 +64,16 @@ func (r Redis) LogValue() slog.Value {
 	)
 }
 
-// String returns the redacted form.
-func (h HTTP) String() string {
-	return fmt.Sprintf("{Addr:%s Token:%s}", h.Addr, mask(h.Token))
-}
-
-// Format prints the redacted form for every verb.
-func (h HTTP) Format(f fmt.State, _ rune) { io.WriteString(f, h.String()) }
-
-// LogValue logs the redacted form.
-func (h HTTP) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("addr", h.Addr), slog.String("token", mask(h.Token)))
-}
-
-// String returns the redacted form.
-func (t Telegram) String() string {
-	return fmt.Sprintf("{Token:%s APIURL:%s WebhookURL:%s WebhookSecret:%s}", mask(t.Token), t.APIURL, t.WebhookURL, mask(t.WebhookSecret))
-}
-
-// Format prints the redacted form for every verb.
-func (t Telegram) Format(f fmt.State, _ rune) { io.WriteString(f, t.String()) }
-
-// LogValue logs the redacted form.
-func (t Telegram) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("token", mask(t.Token)),
-		slog.String("apiURL", t.APIURL),
-		slog.String("webhookURL", t.WebhookURL),
-		slog.String("webhookSecret", mask(t.WebhookSecret)),
-	)
-}
-
-// String returns the redacted form.
-func (d Discord) String() string {
-	return fmt.Sprintf("{Token:%s APIURL:%s}", mask(d.Token), d.APIURL)
-}
-
-// Format prints the redacted form for every verb.
-func (d Discord) Format(f fmt.State, _ rune) { io.WriteString(f, d.String()) }
-
-// LogValue logs the redacted form.
-func (d Discord) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("token", mask(d.Token)), slog.String("apiURL", d.APIURL))
-}
-
-// String returns the redacted form.
-func (s Slack) String() string {
-	return fmt.Sprintf("{BotToken:%s AppToken:%s APIURL:%s SigningSecret:%s}", mask(s.BotToken), mask(s.AppToken), s.APIURL, mask(s.SigningSecret))
-}
-
-// Format prints the redacted form for every verb.
-func (s Slack) Format(f fmt.State, _ rune) { io.WriteString(f, s.String()) }
-
-// LogValue logs the redacted form.
-func (s Slack) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("botToken", mask(s.BotToken)),
-		slog.String("appToken", mask(s.AppToken)),
-		slog.String("apiURL", s.APIURL),
-		slog.String("signingSecret", mask(s.SigningSecret)),
-	)
-}
+// Format and LogValue show the settings, the token redacted.
+func (h HTTP) Format(f fmt.State, _ rune) { io.WriteString(f, settings.String(h)) }
+func (h HTTP) LogValue() slog.Value       { return settings.LogValue(h) }
 
 // section prints a platform section, or "off" when it is nil.
-func section[T fmt.Stringer](p *T) string {
+func section[T any](p *T) string {
 	if p == nil {
 		return "off"
 	}
-	return (*p).String()
+	return fmt.Sprint(*p)
 }
 
 func sectionValue[T slog.LogValuer](p *T) slog.Value {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/askbridge/askbridge/discord"
 )
 
 // secretsConfig loads a configuration with every secret set.
@@ -168,7 +170,7 @@ func TestRedactionSlogAndJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rec.Config.Redis.URL != "redis://bridge:xxxxx@redis:6379/0" || rec.Config.HTTP.Addr != ":8080" ||
-			rec.Config.Telegram.WebhookURL != "https://bridge.example.com/tg" || rec.Config.Discord.APIURL != DefaultDiscordAPIURL {
+			rec.Config.Telegram.WebhookURL != "https://bridge.example.com/tg" || rec.Config.Discord.APIURL != discord.DefaultAPIURL {
 			t.Errorf("log record %s", b.String())
 		}
 	})

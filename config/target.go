@@ -29,19 +29,13 @@ type resolveError struct {
 func (e *resolveError) Error() string { return e.msg }
 func (e *resolveError) Unwrap() error { return e.kind }
 
-// platforms are the platforms a target or an answerer may name.
-var platforms = []string{"telegram", "discord", "slack", "web"}
-
-func isPlatform(s string) bool { return slices.Contains(platforms, s) }
-
-// Display names, and the variable that turns each platform on.
-var (
-	platformTitle = map[string]string{"telegram": "Telegram", "discord": "Discord", "slack": "Slack"}
-	platformToken = map[string]string{"telegram": envTelegramToken, "discord": envDiscordToken, "slack": envSlackBotToken}
-)
+// isPlatform reports whether a target or an answerer may name s: web, or a
+// platform with a section.
+func isPlatform(s string) bool { return s == "web" || platformNamed(s) != nil }
 
 func offError(target, platform string) error {
-	return &resolveError{ErrPlatformOff, fmt.Sprintf("%s is off (no %s), so %q cannot be used", platformTitle[platform], platformToken[platform], target)}
+	ps := platformNamed(platform)
+	return &resolveError{ErrPlatformOff, fmt.Sprintf("%s is off (no %s), so %q cannot be used", ps.title, ps.token(), target)}
 }
 
 var (
@@ -133,8 +127,8 @@ func ParseAnswerer(s string) (platform, user string, err error) {
 }
 
 func platformName(platform string) string {
-	if t, ok := platformTitle[platform]; ok {
-		return t
+	if ps := platformNamed(platform); ps != nil {
+		return ps.title
 	}
 	return platform
 }

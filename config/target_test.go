@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/telegram"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -93,7 +96,7 @@ func TestParseAnswerer(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	c := Default()
-	c.Telegram = &Telegram{Token: tgToken, APIURL: DefaultTelegramAPIURL}
+	c.Telegram = &telegram.Config{Token: tgToken, APIURL: telegram.DefaultAPIURL}
 	c.Routes = map[string]Route{
 		"ops":   {To: "telegram:-100123", Answerers: []string{"telegram:1", "telegram:2"}},
 		"desk":  {To: "web"},
@@ -164,7 +167,7 @@ func TestResolve(t *testing.T) {
 
 func TestEnabled(t *testing.T) {
 	c := Default()
-	c.Slack = &Slack{}
+	c.Slack = &slack.Config{}
 	tests := []struct {
 		platform string
 		want     bool
@@ -187,7 +190,7 @@ func FuzzParseTarget(f *testing.F) {
 		f.Add(s)
 	}
 	c := Default()
-	c.Telegram = &Telegram{}
+	c.Telegram = &telegram.Config{}
 	c.Routes["ops"] = Route{To: "web"}
 	f.Fuzz(func(t *testing.T, s string) {
 		platform, chat, err := ParseTarget(s)

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/telegram"
 )
 
 // withEnv adds the given variables to a base that turns every platform on.
@@ -225,26 +229,35 @@ func TestValidateByHand(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, nil},
 		{"platforms on", func(c *Config) {
-			c.Telegram = &Telegram{Token: tgToken, APIURL: DefaultTelegramAPIURL}
-			c.Discord = &Discord{Token: discordToken, APIURL: DefaultDiscordAPIURL}
-			c.Slack = &Slack{BotToken: slackBot, SigningSecret: slackSigning, APIURL: DefaultSlackAPIURL}
+			c.Telegram = &telegram.Config{Token: tgToken, APIURL: telegram.DefaultAPIURL}
+			c.Discord = &discord.Config{Token: discordToken, APIURL: discord.DefaultAPIURL}
+			c.Slack = &slack.Config{BotToken: slackBot, SigningSecret: slackSigning, APIURL: slack.DefaultAPIURL}
 			c.Routes["ops"] = Route{To: "slack:C0123456789"}
 			c.DefaultRoute = "ops"
 		}, nil},
+		// An empty API URL is the platform's default, as in the platform's
+		// own Validate.
 		{"empty platform sections", func(c *Config) {
-			c.Telegram = &Telegram{}
-			c.Discord = &Discord{}
-			c.Slack = &Slack{}
+			c.Telegram = &telegram.Config{}
+			c.Discord = &discord.Config{}
+			c.Slack = &slack.Config{}
 		}, []string{
-			`ASKUSER_TELEGRAM_TOKEN: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)`,
-			`ASKUSER_TELEGRAM_API_URL must not be empty`,
-			`ASKUSER_DISCORD_API_URL must not be empty`,
+			`ASKUSER_TELEGRAM_TOKEN is required`,
+			`ASKUSER_DISCORD_TOKEN is required`,
 			`ASKUSER_SLACK_BOT_TOKEN is required`,
 			`ASKUSER_SLACK_APP_TOKEN or ASKUSER_SLACK_SIGNING_SECRET is required: the app token for socket mode, or the signing secret for HTTP mode`,
-			`ASKUSER_SLACK_API_URL must not be empty`,
+		}},
+		{"telegram token malformed", func(c *Config) { c.Telegram = &telegram.Config{Token: "abc"} },
+			[]string{`ASKUSER_TELEGRAM_TOKEN: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)`}},
+		{"platform wiring", func(c *Config) {
+			c.Telegram = &telegram.Config{Token: tgToken, PollTimeout: time.Second}
+			c.Discord = &discord.Config{Token: discordToken, AckAfter: 3 * time.Second}
+		}, []string{
+			`poll timeout must be at least 2s`,
+			`AckAfter 3s must be under Discord's 3s interaction deadline`,
 		}},
 		{"slack api url without the trailing slash", func(c *Config) {
-			c.Slack = &Slack{BotToken: slackBot, AppToken: slackApp, APIURL: "http://127.0.0.1:1/api"}
+			c.Slack = &slack.Config{BotToken: slackBot, AppToken: slackApp, APIURL: "http://127.0.0.1:1/api"}
 		}, []string{`ASKUSER_SLACK_API_URL: "http://127.0.0.1:1/api" must end with '/' (slack-go appends the method name)`}},
 		{"zero durations and empty strings", func(c *Config) {
 			c.Retention, c.ClaimIdle = 0, 0
@@ -277,18 +290,33 @@ func TestValidateByHand(t *testing.T) {
 	}
 }
 
+// Each section is checked by the rules its type holds: by hand, a Config
+// names each setting by its variable; a platform's Config on its own names
+// them in words.
 func TestSectionValidate(t *testing.T) {
+	only := func(modify func(*Config)) error {
+		c := Default()
+		modify(c)
+		return c.Validate()
+	}
 	tests := []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"redis", Redis{EmbeddedAddr: "x", Prefix: "p:"}.Validate(), `invalid configuration: ASKUSER_EMBEDDED_REDIS_ADDR: "x" is not host:port`},
-		{"http", HTTP{Addr: "0.0.0.0:1"}.Validate(), `invalid configuration: ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`},
-		{"telegram", Telegram{Token: tgToken, APIURL: "x"}.Validate(), `invalid configuration: ASKUSER_TELEGRAM_API_URL: "x" must be an http:// or https:// URL`},
-		{"discord", Discord{Token: "a\tb", APIURL: DefaultDiscordAPIURL}.Validate(), `invalid configuration: ASKUSER_DISCORD_TOKEN: must not contain spaces or control characters`},
-		{"slack", Slack{BotToken: slackBot, AppToken: slackApp, APIURL: DefaultSlackAPIURL}.Validate(), ``},
-		{"two problems", HTTP{Addr: "x", Token: "y"}.Validate(), `invalid configuration: ASKUSER_HTTP_ADDR: "x" is not host:port; ASKUSER_HTTP_TOKEN: must be at least 16 characters`},
+		{"redis", only(func(c *Config) { c.Redis = Redis{EmbeddedAddr: "x", Prefix: "p:"} }), `invalid configuration: ASKUSER_EMBEDDED_REDIS_ADDR: "x" is not host:port`},
+		{"http", only(func(c *Config) { c.HTTP = HTTP{Addr: "0.0.0.0:1"} }), `invalid configuration: ASKUSER_HTTP_TOKEN is required when ASKUSER_HTTP_ADDR listens beyond loopback`},
+		{"telegram", only(func(c *Config) { c.Telegram = &telegram.Config{Token: tgToken, APIURL: "x"} }), `invalid configuration: ASKUSER_TELEGRAM_API_URL: "x" must be an http:// or https:// URL`},
+		{"discord", only(func(c *Config) { c.Discord = &discord.Config{Token: "a\tb", APIURL: discord.DefaultAPIURL} }), `invalid configuration: ASKUSER_DISCORD_TOKEN: must not contain spaces or control characters`},
+		{"slack", only(func(c *Config) {
+			c.Slack = &slack.Config{BotToken: slackBot, AppToken: slackApp, APIURL: slack.DefaultAPIURL}
+		}), ``},
+		{"two problems", only(func(c *Config) { c.HTTP = HTTP{Addr: "x", Token: "y"} }), `invalid configuration: ASKUSER_HTTP_ADDR: "x" is not host:port; ASKUSER_HTTP_TOKEN: must be at least 16 characters`},
+		{"telegram on its own", telegram.Config{Token: tgToken, APIURL: "x"}.Validate(), `telegram: api url: "x" must be an http:// or https:// URL`},
+		{"telegram webhook on its own", telegram.Config{Token: tgToken, WebhookURL: "https://x.example.com/"}.Validate(), `telegram: webhook secret is required with webhook url`},
+		{"discord on its own", discord.Config{Token: "a\tb"}.Validate(), `discord: token: must not contain spaces or control characters`},
+		{"slack on its own", slack.Config{BotToken: slackBot, APIURL: "http://x/api"}.Validate(),
+			`slack: app token or signing secret is required: the app token for socket mode, or the signing secret for HTTP mode; slack: api url: "http://x/api" must end with '/' (slack-go appends the method name)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

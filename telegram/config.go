@@ -1,15 +1,19 @@
 package telegram
 
 import (
-	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/askbridge/askbridge/config/settings"
 )
 
-// Defaults of Config.
 const (
 	// DefaultAPIURL is the Bot API server.
 	DefaultAPIURL = "https://api.telegram.org"
@@ -35,22 +39,22 @@ const (
 )
 
 // Config configures the Telegram channel. Token is required; every other
-// zero value means its default.
+// zero value means its default. Fields with a YAML key are what config
+// loads; formatted or logged, a Config shows no secret.
 type Config struct {
 	// Token is the bot token from @BotFather. It is never logged.
-	Token string
-	// APIURL is the Bot API server root, without a trailing slash (default
-	// https://api.telegram.org; tests point it at telegramtest).
-	APIURL string
+	Token string `yaml:"token" json:"-"`
+	// APIURL is the Bot API server root (default https://api.telegram.org;
+	// tests point it at telegramtest). A trailing slash is dropped.
+	APIURL string `yaml:"apiURL"`
 	// WebhookURL switches inbound updates from long polling to a webhook:
 	// every replica calls setWebhook with it on start and serves
 	// WebhookHandler. It must be https. Empty means long polling.
-	WebhookURL string
+	WebhookURL string `yaml:"webhookURL"`
 	// WebhookSecret is the secret_token Telegram sends back in the
-	// X-Telegram-Bot-Api-Secret-Token header of every webhook request:
-	// 1-256 characters A-Z, a-z, 0-9, _ and - (Bot API setWebhook).
-	// Required with WebhookURL.
-	WebhookSecret string
+	// X-Telegram-Bot-Api-Secret-Token header of every webhook request
+	// (Bot API setWebhook). Required with WebhookURL.
+	WebhookSecret string `yaml:"webhookSecret" json:"-"`
 	// Replica names this replica in the poller lease and in logs.
 	Replica string
 	// PollTimeout is the long-poll wait of one getUpdates (default 30 s,
@@ -67,88 +71,83 @@ type Config struct {
 	// several replicas each paces itself: divide the bot's budget among them.
 	ChatPace   time.Duration
 	GlobalPace time.Duration
-	// HTTPClient makes the Bot API calls (default: a client whose timeout
-	// covers a long poll).
-	HTTPClient *http.Client
+	// HTTPClient makes the Bot API calls (default: outwaits a long poll).
+	HTTPClient *http.Client `json:"-"`
 }
 
+// Format and LogValue show the settings, secrets redacted.
+func (c Config) Format(f fmt.State, _ rune) { io.WriteString(f, settings.String(c)) }
+func (c Config) LogValue() slog.Value       { return settings.LogValue(c) }
+
 func (c Config) withDefaults() Config {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	settings.Default(&c.APIURL, DefaultAPIURL)
 	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	if c.Replica == "" {
-		c.Replica = "bridge"
-	}
-	if c.PollTimeout == 0 {
-		c.PollTimeout = DefaultPollTimeout
-	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
-	}
-	if c.RenewEvery == 0 {
-		c.RenewEvery = DefaultRenewEvery
-	}
-	if c.ChatPace == 0 {
-		c.ChatPace = DefaultChatPace
-	}
-	if c.GlobalPace == 0 {
-		c.GlobalPace = DefaultGlobalPace
-	}
+	settings.Default(&c.Replica, "bridge")
+	settings.Default(&c.PollTimeout, DefaultPollTimeout)
+	settings.Default(&c.LeaseTTL, DefaultLeaseTTL)
+	settings.Default(&c.RenewEvery, DefaultRenewEvery)
+	settings.Default(&c.ChatPace, DefaultChatPace)
+	settings.Default(&c.GlobalPace, DefaultGlobalPace)
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: c.PollTimeout + 15*time.Second}
 	}
 	return c
 }
 
-// Validate reports the first setting that cannot work, naming it. It makes
-// no network call.
+var (
+	// Telegram: a bot token is "<bot id>:<secret>" as @BotFather gives it.
+	tokenPattern = regexp.MustCompile(`^[0-9]+:[A-Za-z0-9_-]+$`)
+	// Telegram setWebhook: secret_token is 1-256 of A-Z, a-z, 0-9, _ and -.
+	secretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	// Telegram setWebhook: ports 443, 80, 88, 8443 (a local server: any).
+	webhookPorts = []string{"443", "80", "88", "8443"}
+)
+
+// Validate reports every setting that cannot work. It makes no network call.
 func (c Config) Validate() error {
-	if strings.TrimSpace(c.Token) == "" {
-		return errors.New("telegram: token is required")
-	}
-	if id, _, ok := strings.Cut(c.Token, ":"); !ok || id == "" || strings.Trim(id, "0123456789") != "" {
-		return errors.New("telegram: token does not look like <bot id>:<secret> from @BotFather")
-	}
-	if c.APIURL != "" {
-		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("telegram: api url %q is not an http(s) URL", c.APIURL)
-		}
-	}
-	if c.WebhookURL != "" {
-		if u, err := url.Parse(c.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
-			// Bot API setWebhook: "An HTTPS URL must be provided for webhook".
-			return fmt.Errorf("telegram: webhook url %q must be an https URL", c.WebhookURL)
-		}
-		if !validSecret(c.WebhookSecret) {
-			return errors.New("telegram: webhook secret is required with a webhook url: 1-256 characters of A-Z, a-z, 0-9, _ and -")
-		}
-	}
-	if c.PollTimeout != 0 && c.PollTimeout < 2*time.Second {
-		return errors.New("telegram: poll timeout must be at least 2s")
-	}
-	if c.LeaseTTL < 0 || c.RenewEvery < 0 || c.ChatPace < 0 || c.GlobalPace < 0 {
-		return errors.New("telegram: lease ttl, renew every and paces must not be negative")
-	}
-	d := c.withDefaults()
-	if d.RenewEvery >= d.LeaseTTL {
-		return fmt.Errorf("telegram: renew every (%s) must be shorter than the lease ttl (%s)", d.RenewEvery, d.LeaseTTL)
-	}
-	return nil
+	p := settings.Problems{Section: Platform}
+	c.Check(&p)
+	return p.Err()
 }
 
-// validSecret checks a webhook secret_token (Bot API setWebhook: 1-256
-// characters, only A-Z, a-z, 0-9, _ and - are allowed).
-func validSecret(s string) bool {
-	if len(s) < 1 || len(s) > 256 {
-		return false
+// Check adds every problem of c to p, naming each setting with p.Name
+// (Validate names them in words: "webhook secret").
+func (c Config) Check(p *settings.Problems) {
+	d := c.withDefaults()
+	if c.Token == "" {
+		p.Addf("%s is required", p.Name("token"))
+	} else if !tokenPattern.MatchString(c.Token) {
+		p.Addf("%s: is not a Telegram bot token (expected <bot id>:<secret>, as @BotFather gives it)", p.Name("token"))
 	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
+	p.APIURL("apiURL", c.APIURL)
+	if c.WebhookURL != "" {
+		u, err := url.Parse(c.WebhookURL)
+		switch name := p.Name("webhookURL"); {
+		case err != nil:
+			p.Addf("%s: not a URL (%s)", name, settings.URLErrorReason(err))
+		case u.Scheme != "https" || u.Host == "":
+			// Bot API setWebhook: "An HTTPS URL must be provided for webhook".
+			p.Addf("%s: %q must be an https:// URL", name, c.WebhookURL)
+		case u.Port() != "" && d.APIURL == DefaultAPIURL && !slices.Contains(webhookPorts, u.Port()):
+			p.Addf("%s: port %s is not one Telegram calls (443, 80, 88 or 8443)", name, u.Port())
 		}
+		if c.WebhookSecret == "" {
+			p.Addf("%s is required with %s", p.Name("webhookSecret"), p.Name("webhookURL"))
+		}
+	} else if c.WebhookSecret != "" {
+		p.Addf("%s is set but %s is not: the secret is only used in webhook mode", p.Name("webhookSecret"), p.Name("webhookURL"))
 	}
-	return true
+	if c.WebhookSecret != "" && !secretPattern.MatchString(c.WebhookSecret) {
+		p.Addf("%s: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)", p.Name("webhookSecret"))
+	}
+	if c.PollTimeout != 0 && c.PollTimeout < 2*time.Second {
+		p.Addf("poll timeout must be at least 2s")
+	}
+	if c.LeaseTTL < 0 || c.RenewEvery < 0 || c.ChatPace < 0 || c.GlobalPace < 0 {
+		p.Addf("lease ttl, renew every and paces must not be negative")
+	} else if d.RenewEvery >= d.LeaseTTL {
+		p.Addf("renew every (%s) must be shorter than the lease ttl (%s)", d.RenewEvery, d.LeaseTTL)
+	}
 }
 
 // webhookPath is the path WebhookHandler is mounted on: the path of

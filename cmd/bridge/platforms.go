@@ -21,16 +21,17 @@ type platform struct {
 }
 
 // platformChannels makes the channel of every platform that has a token. A
-// nil config section means the platform is off. The constructors make no
-// network call: a platform that cannot connect retries in its Run loop and
-// reports its state on /readyz, never stopping the process.
+// nil config section means the platform is off; a section is the platform's
+// own Config, loaded and checked by config, to which only the wiring is
+// added here (the replica name). The constructors make no network call: a
+// platform that cannot connect retries in its Run loop and reports its
+// state on /readyz, never stopping the process.
 func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) ([]platform, error) {
 	var out []platform
-	if tg := cfg.Telegram; tg != nil {
-		ch, err := telegram.New(telegram.Config{
-			Token: tg.Token, APIURL: tg.APIURL, WebhookURL: tg.WebhookURL, WebhookSecret: tg.WebhookSecret,
-			Replica: cfg.Replica,
-		}, st, log.With("part", "telegram"))
+	if cfg.Telegram != nil {
+		tg := *cfg.Telegram
+		tg.Replica = cfg.Replica
+		ch, err := telegram.New(tg, st, log.With("part", "telegram"))
 		if err != nil {
 			return nil, fmt.Errorf("telegram: %w", err)
 		}
@@ -40,22 +41,22 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) ([]
 		}
 		out = append(out, p)
 	}
-	if dc := cfg.Discord; dc != nil {
-		ch, err := discord.New(discord.Config{Token: dc.Token, APIURL: dc.APIURL, Replica: cfg.Replica}, st, log.With("part", "discord"))
+	if cfg.Discord != nil {
+		dc := *cfg.Discord
+		dc.Replica = cfg.Replica
+		ch, err := discord.New(dc, st, log.With("part", "discord"))
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}
 		out = append(out, platform{channel: ch})
 	}
 	if sl := cfg.Slack; sl != nil {
-		ch, err := slack.New(slack.Config{
-			BotToken: sl.BotToken, AppToken: sl.AppToken, SigningSecret: sl.SigningSecret, APIURL: sl.APIURL,
-		}, st, log.With("part", "slack"))
+		ch, err := slack.New(*sl, st, log.With("part", "slack"))
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
 		p := platform{channel: ch}
-		if !sl.SocketMode() {
+		if sl.AppToken == "" { // HTTP mode: Slack calls the bridge
 			h := ch.HTTPHandler()
 			p.routes = map[string]http.Handler{"POST " + slack.EventsPath: h, "POST " + slack.InteractivityPath: h}
 		}

@@ -1,0 +1,160 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/slack"
+	"github.com/askbridge/askbridge/telegram"
+)
+
+// The variables read outside the table's loop. Every name is a public
+// interface.
+const (
+	envConfig  = "ASKUSER_CONFIG"
+	envReplica = "ASKUSER_REPLICA"
+)
+
+// setting is one row of the table: everything about one setting, in one
+// place. README.md, doc.go and config.example.yaml are checked against it
+// (docs_test.go; go test ./config -update rewrites the README table and
+// the list in doc.go).
+type setting struct {
+	env    string // the environment variable
+	yaml   string // the YAML key path; "" when it is read from the environment only
+	secret bool   // never printed, never quoted; may be given as env_FILE
+	// Where the value goes: a string, or a duration parsed from one. A row
+	// with neither is ASKUSER_CONFIG itself.
+	str  func(*Config) *string
+	dur  func(*Config) *time.Duration
+	norm func(string) string // tidies a value before it is set
+	def  string              // the default as the docs show it, when the value does not say it
+	doc  string              // what it does, for the docs
+}
+
+var table = []setting{
+	{env: envConfig, def: "unset",
+		doc: "Path of an optional YAML file (see `config.example.yaml`). Unknown keys are errors naming the key and line. Environment variables override the file."},
+	{env: "ASKUSER_REDIS_URL", yaml: "redis.url", secret: true, str: func(c *Config) *string { return &c.Redis.URL },
+		doc: "Shared Redis: `redis://`, `rediss://` (TLS), `redis-sentinel://` or `redis-cluster://`, with a host. Unset: the bridge starts an embedded Redis."},
+	{env: "ASKUSER_EMBEDDED_REDIS_ADDR", yaml: "redis.embeddedAddr", str: func(c *Config) *string { return &c.Redis.EmbeddedAddr },
+		doc: "Where the embedded Redis listens, a loopback `host:port` (it has no password). Used only when `ASKUSER_REDIS_URL` is unset."},
+	{env: "ASKUSER_REDIS_PREFIX", yaml: "redis.prefix", str: func(c *Config) *string { return &c.Redis.Prefix },
+		doc: "Prefix of every Redis key. No braces, spaces or control characters; at most 64 bytes."},
+	{env: "ASKUSER_HTTP_ADDR", yaml: "http.addr", str: func(c *Config) *string { return &c.HTTP.Addr },
+		doc: "`host:port` of the web page, its API, `/healthz`, `/readyz` and `/metrics`."},
+	{env: "ASKUSER_HTTP_TOKEN", yaml: "http.token", secret: true, str: func(c *Config) *string { return &c.HTTP.Token },
+		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`."},
+	{env: envReplica, str: func(c *Config) *string { return &c.Replica }, def: "`<hostname>-<pid>`",
+		doc: "This replica's name among those sharing one Redis: letters, digits, `_`, `.` and `-`."},
+	{env: "ASKUSER_DEFAULT_TO", yaml: "defaultRoute", str: func(c *Config) *string { return &c.DefaultRoute },
+		doc: "Where a request without a `to` field goes: a route name or a target."},
+	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },
+		doc: "How long a result is kept after its question ended; `1m` to `720h`."},
+	{env: "ASKUSER_CLAIM_IDLE", yaml: "claimIdle", dur: func(c *Config) *time.Duration { return &c.ClaimIdle },
+		doc: "How long a request another replica took may stay unacknowledged before this one takes it over; `1s` to `1h`."},
+	{env: "ASKUSER_LOG_LEVEL", yaml: "log.level", str: func(c *Config) *string { return &c.LogLevel }, norm: strings.ToLower,
+		doc: "`debug`, `info`, `warn` or `error`."},
+
+	// A platform's token comes first in its section: it turns the platform on.
+	{env: "ASKUSER_TELEGRAM_TOKEN", yaml: "telegram.token", secret: true, str: func(c *Config) *string { return &c.Telegram.Token }, def: "unset (off)",
+		doc: "Bot token from @BotFather (`<bot id>:<secret>`); turns Telegram on."},
+	{env: "ASKUSER_TELEGRAM_API_URL", yaml: "telegram.apiURL", str: func(c *Config) *string { return &c.Telegram.APIURL },
+		norm: func(s string) string { return strings.TrimRight(s, "/") },
+		doc:  "Bot API server (a local Bot API server, or a test fake); a trailing `/` is dropped."},
+	{env: "ASKUSER_TELEGRAM_WEBHOOK_URL", yaml: "telegram.webhookURL", str: func(c *Config) *string { return &c.Telegram.WebhookURL }, def: "unset (long polling)",
+		doc: "`https://` URL Telegram posts updates to (webhook mode; ports 443, 80, 88 or 8443 with the official Bot API). Needs the secret below."},
+	{env: "ASKUSER_TELEGRAM_WEBHOOK_SECRET", yaml: "telegram.webhookSecret", secret: true, str: func(c *Config) *string { return &c.Telegram.WebhookSecret },
+		doc: "Secret Telegram sends with each webhook call: 1–256 characters of `A-Z a-z 0-9 _ -`."},
+	{env: "ASKUSER_DISCORD_TOKEN", yaml: "discord.token", secret: true, str: func(c *Config) *string { return &c.Discord.Token }, def: "unset (off)",
+		// discordgo wants "Bot <token>"; the adapter adds the prefix.
+		norm: func(s string) string { return strings.TrimSpace(strings.TrimPrefix(s, "Bot ")) },
+		doc:  `Discord bot token (a leading "Bot " is dropped); turns Discord on.`},
+	{env: "ASKUSER_DISCORD_API_URL", yaml: "discord.apiURL", str: func(c *Config) *string { return &c.Discord.APIURL },
+		doc: "Discord base URL; the adapter appends the REST paths."},
+	{env: "ASKUSER_SLACK_BOT_TOKEN", yaml: "slack.botToken", secret: true, str: func(c *Config) *string { return &c.Slack.BotToken }, def: "unset (off)",
+		doc: "Slack bot token (`xoxb-…`); turns Slack on."},
+	{env: "ASKUSER_SLACK_APP_TOKEN", yaml: "slack.appToken", secret: true, str: func(c *Config) *string { return &c.Slack.AppToken },
+		doc: "App-level token (`xapp-…`, scope `connections:write`): socket mode."},
+	{env: "ASKUSER_SLACK_SIGNING_SECRET", yaml: "slack.signingSecret", secret: true, str: func(c *Config) *string { return &c.Slack.SigningSecret },
+		doc: "Signing secret for HTTP mode (Events API and interactivity endpoints). Required without an app token."},
+	{env: "ASKUSER_SLACK_API_URL", yaml: "slack.apiURL", str: func(c *Config) *string { return &c.Slack.APIURL },
+		norm: func(s string) string { return strings.TrimSuffix(s, "/") + "/" },
+		doc:  "Slack Web API base; a missing trailing `/` is added."},
+}
+
+// set puts value v into c.
+func (s setting) set(c *Config, v string) error {
+	if s.norm != nil {
+		v = s.norm(v)
+	}
+	if s.str != nil {
+		*s.str(c) = v
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as \"24h\", \"90m\" or \"30s\"", v)
+	}
+	*s.dur(c) = d
+	return nil
+}
+
+// settingAt is the row with YAML key key, or nil.
+func settingAt(key string) *setting {
+	for i := range table {
+		if table[i].yaml == key && key != "" {
+			return &table[i]
+		}
+	}
+	return nil
+}
+
+// platform is a platform's section of the configuration.
+type platform struct {
+	name, title string
+	on          func(*Config) bool
+	add         func(*Config) // turns the platform on with its defaults
+	check       func(*Config, *settings.Problems)
+}
+
+var platforms = []platform{
+	{"telegram", "Telegram", func(c *Config) bool { return c.Telegram != nil },
+		func(c *Config) { c.Telegram = &telegram.Config{APIURL: telegram.DefaultAPIURL} },
+		func(c *Config, p *settings.Problems) { c.Telegram.Check(p) }},
+	{"discord", "Discord", func(c *Config) bool { return c.Discord != nil },
+		func(c *Config) { c.Discord = &discord.Config{APIURL: discord.DefaultAPIURL} },
+		func(c *Config, p *settings.Problems) { c.Discord.Check(p) }},
+	{"slack", "Slack", func(c *Config) bool { return c.Slack != nil },
+		func(c *Config) { c.Slack = &slack.Config{APIURL: slack.DefaultAPIURL} },
+		func(c *Config, p *settings.Problems) { c.Slack.Check(p) }},
+}
+
+// platformNamed is the platform called name, or nil.
+func platformNamed(name string) *platform {
+	for i := range platforms {
+		if platforms[i].name == name {
+			return &platforms[i]
+		}
+	}
+	return nil
+}
+
+// platformOf is the platform whose section holds s, or nil.
+func (s setting) platformOf() *platform {
+	section, _, _ := strings.Cut(s.yaml, ".")
+	return platformNamed(section)
+}
+
+// token is the variable that turns the platform on: its section's first.
+func (ps platform) token() string {
+	for _, s := range table {
+		if p := s.platformOf(); p != nil && p.name == ps.name {
+			return s.env
+		}
+	}
+	return ""
+}

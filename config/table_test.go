@@ -1,0 +1,62 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Each row of the table writes the field that carries the row's YAML key,
+// a row is a secret exactly when its field is redacted (tagged json:"-"),
+// and every field with a YAML key has its row.
+func TestTableMatchesTypes(t *testing.T) {
+	sections := map[string]func(*Config) any{
+		"redis":    func(c *Config) any { return &c.Redis },
+		"http":     func(c *Config) any { return &c.HTTP },
+		"telegram": func(c *Config) any { return c.Telegram },
+		"discord":  func(c *Config) any { return c.Discord },
+		"slack":    func(c *Config) any { return c.Slack },
+	}
+	allOn := func() *Config {
+		c := Default()
+		for _, ps := range platforms {
+			ps.add(c)
+		}
+		return c
+	}
+	const mark = "written-by-the-row"
+	for _, s := range table {
+		section, key, _ := strings.Cut(s.yaml, ".")
+		get, ok := sections[section]
+		if !ok || s.str == nil {
+			continue // outside the sections: the row is the only place
+		}
+		c := allOn()
+		*s.str(c) = mark
+		v := reflect.ValueOf(get(c)).Elem()
+		found := false
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); v.Field(i).Kind() == reflect.String && v.Field(i).String() == mark {
+				found = true
+				if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != key {
+					t.Errorf("%s writes %s.%s, whose YAML key is %q", s.env, section, f.Name, tag)
+				}
+				if secret := f.Tag.Get("json") == "-"; secret != s.secret {
+					t.Errorf("%s: the row says secret %v, the field %s.%s %v", s.env, s.secret, section, f.Name, secret)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s writes no field of the %s section", s.env, section)
+		}
+	}
+	for section, get := range sections {
+		typ := reflect.TypeOf(get(allOn())).Elem()
+		for i := range typ.NumField() {
+			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
+			if tag != "" && tag != "-" && settingAt(section+"."+tag) == nil {
+				t.Errorf("%s.%s has the YAML key %q but no row in the table", section, typ.Field(i).Name, tag)
+			}
+		}
+	}
+}
