@@ -157,7 +157,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget,
 		}),
-		sweeper: newSweeper(c, sweeperParams{every: cfg.SweepEvery, batch: cfg.SweepBatch}),
+		sweeper: newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),
 	}
 }
 
@@ -201,6 +201,29 @@ func (c *core) publish(ctx context.Context, ev Event) error {
 		return fmt.Errorf("publish %s event: %w", ev.Kind, err)
 	}
 	return nil
+}
+
+// every runs exec every d on the engine's clock until ctx is done (at
+// once first when now is set), in a goroutine wg tracks: the one timer
+// loop of the components.
+func (c *core) every(ctx context.Context, wg *sync.WaitGroup, d time.Duration, now bool, exec func(context.Context)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := c.clock.NewTicker(d)
+		defer t.Stop()
+		if now {
+			exec(ctx)
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.Chan():
+			}
+			exec(ctx)
+		}
+	}()
 }
 
 // holder names one hold of a lease by this replica: unique to the hold, so

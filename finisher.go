@@ -70,20 +70,7 @@ func (f *finisher) ended(ctx context.Context, r EndResult) {
 // start looks for leftovers at once and then every leftoverEvery until ctx
 // is done.
 func (f *finisher) start(ctx context.Context, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := f.clock.NewTicker(f.leftoverEvery)
-		defer t.Stop()
-		for {
-			f.exec(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.Chan():
-			}
-		}
-	}()
+	f.every(ctx, wg, f.leftoverEvery, true, f.exec)
 }
 
 // wait returns when the edits under way are done.

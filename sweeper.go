@@ -8,9 +8,9 @@ import (
 
 // sweeperParams configures the sweeper.
 type sweeperParams struct {
-	// every is how often deadlines are checked; batch how many questions
-	// one Store.Sweep call ends.
-	every time.Duration
+	// interval is how often deadlines are checked; batch how many
+	// questions one Store.Sweep call ends.
+	interval time.Duration
 	batch int
 }
 
@@ -23,22 +23,9 @@ type sweeper struct {
 
 func newSweeper(c *core, p sweeperParams) *sweeper { return &sweeper{core: c, sweeperParams: p} }
 
-// start runs a pass every s.every until ctx is done.
+// start runs a pass every interval until ctx is done.
 func (s *sweeper) start(ctx context.Context, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := s.clock.NewTicker(s.every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.Chan():
-			}
-			s.exec(ctx)
-		}
-	}()
+	s.every(ctx, wg, s.interval, false, s.exec)
 }
 
 // exec is one pass: it ends every question due by now, a batch at a time,
