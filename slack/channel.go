@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -20,47 +17,13 @@ import (
 // Platform is the platform name of Slack, as in targets ("slack:C123").
 const Platform = "slack"
 
-// DefaultAPIURL is Slack's Web API base; slack-go appends the method name,
-// so it ends with '/'.
-const DefaultAPIURL = "https://slack.com/api/"
-
-// Config configures the Slack channel. BotToken is required, and one of
-// AppToken (socket mode) or SigningSecret (HTTP mode).
-type Config struct {
-	// BotToken (xoxb-…) calls the Web API.
-	BotToken string
-	// AppToken (xapp-…) turns socket mode on: inbound events come over a
-	// websocket every replica opens.
-	AppToken string
-	// SigningSecret checks the requests of HTTP mode (used when AppToken
-	// is empty).
-	SigningSecret string
-	// APIURL is the Web API base (default DefaultAPIURL); it must end
-	// with '/'.
-	APIURL string
-	// HTTPClient calls the Web API (default: a client with a 30 s timeout).
-	HTTPClient *http.Client
-	// PingInterval is how long socket mode waits for Slack's websocket
-	// ping before it reconnects (default 30 s, the library's).
-	PingInterval time.Duration
-	// RetryMin and RetryMax bound the backoff between reconnects
-	// (defaults 1 s and 1 min).
-	RetryMin, RetryMax time.Duration
-	// HandleTimeout bounds the handling of one inbound event after it was
-	// acknowledged (default 30 s).
-	HandleTimeout time.Duration
-	// Now is the clock for the signature replay window; tests pass their
-	// own (default time.Now).
-	Now func() time.Time
-}
-
 // Channel is Slack as an askbridge.Channel: prompts as Block Kit messages,
 // answers by button or by text in the thread. It is safe for concurrent
 // use.
 type Channel struct {
 	cfg   Config
 	api   *slack.Client
-	store askbridge.Store
+	coord askbridge.Coordinator
 	log   *slog.Logger
 
 	state    atomic.Value // askbridge.ChannelState
@@ -85,47 +48,21 @@ var (
 	_ askbridge.Notifier = (*Channel)(nil)
 )
 
-// New makes the Slack channel. It checks the configuration and connects
-// nothing; Run connects. st is used to deduplicate events (Slack retries
-// them) and to find which part of a long prompt a message is.
-func New(cfg Config, st askbridge.Store, logger *slog.Logger) (*Channel, error) {
-	if cfg.BotToken == "" {
-		return nil, errors.New("slack: the bot token is required")
+// New makes the Slack channel. It checks the configuration (cfg.Validate)
+// and connects nothing; Run connects. coord deduplicates inbound events
+// (Slack retries them).
+func New(cfg Config, coord askbridge.Coordinator, logger *slog.Logger) (*Channel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.AppToken == "" && cfg.SigningSecret == "" {
-		return nil, errors.New("slack: the app token (socket mode) or the signing secret (HTTP mode) is required")
+	if coord == nil {
+		return nil, errors.New("slack: a coordinator is required")
 	}
-	if st == nil {
-		return nil, errors.New("slack: a store is required")
-	}
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	if !strings.HasSuffix(cfg.APIURL, "/") {
-		return nil, fmt.Errorf("slack: the API URL %q must end with '/'", cfg.APIURL)
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if cfg.PingInterval <= 0 {
-		cfg.PingInterval = 30 * time.Second
-	}
-	if cfg.RetryMin <= 0 {
-		cfg.RetryMin = time.Second
-	}
-	if cfg.RetryMax <= 0 {
-		cfg.RetryMax = time.Minute
-	}
-	if cfg.HandleTimeout <= 0 {
-		cfg.HandleTimeout = 30 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg = cfg.withDefaults()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Channel{cfg: cfg, store: st, log: logger.With("platform", Platform), slots: make(chan struct{}, 64)}
+	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64)}
 	c.api = c.client()
 	c.state.Store(askbridge.StateConnecting)
 	c.botUser.Store("")
@@ -157,7 +94,6 @@ func (c *Channel) Capabilities() askbridge.Capabilities {
 		ButtonsPerRow:  0,
 		MaxButtonLabel: maxButtonLabel,
 		PayloadBytes:   maxButtonValue,
-		MessageChars:   maxSectionChars,
 		ReplyBox:       false,
 	}
 }
@@ -171,38 +107,35 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 	}
 }
 
-// Send posts plan in chat: a channel id (C…, G…, D…) or a user id (U…,
-// W…), whose DM it opens first. It returns every message it posted, also
-// when a later part failed. A rate limit on the first message is returned
-// as a RateLimited *askbridge.SendError for the engine to wait out; on a
-// later part Send waits itself (up to ctx), as the first parts are out.
-// Safe for concurrent use; not safe to repeat.
-func (c *Channel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	channel, err := c.conversation(ctx, chat)
-	if err != nil {
-		return nil, err
+// Send posts d.Plan in d.Chat, a channel id (C…, G…, D…) or a user id
+// (U…, W…) whose DM it opens first, from part d.From on, handing each
+// message to d.Sent as soon as Slack has it. It makes one try of each call:
+// a refusal is returned as a *askbridge.SendError (a 429 as RateLimited
+// with Slack's Retry-After), and the engine goes on from the first part not
+// posted. Safe for concurrent use; not safe to repeat.
+func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+	msgs := render(d.Plan)
+	from := max(d.From, 0)
+	if from >= len(msgs) {
+		return nil
 	}
-	var refs []askbridge.MessageRef
-	for _, m := range render(plan) {
-		for {
-			_, ts, err := c.api.PostMessageContext(ctx, channel,
-				slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...),
-				slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
-			if err == nil {
-				refs = append(refs, askbridge.MessageRef{Platform: Platform, Chat: channel, Message: ts})
-				break
-			}
-			se := c.classify(err)
-			if se.Kind == askbridge.RateLimited && len(refs) > 0 {
-				if !sleep(ctx, se.RetryAfter) {
-					return refs, fmt.Errorf("slack: post message: %w", ctx.Err())
-				}
-				continue
-			}
-			return refs, fmt.Errorf("slack: post message: %w", se)
+	channel, err := c.conversation(ctx, d.Chat)
+	if err != nil {
+		return err
+	}
+	for part := from; part < len(msgs); part++ {
+		m := msgs[part]
+		_, ts, err := c.api.PostMessageContext(ctx, channel,
+			slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...),
+			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
+		if err != nil {
+			return fmt.Errorf("slack: post message: %w", c.classify(err))
+		}
+		if err := d.Sent(askbridge.MessageRef{Platform: Platform, Chat: channel, Message: ts, Part: part}); err != nil {
+			return err
 		}
 	}
-	return refs, nil
+	return nil
 }
 
 // conversation turns a target chat into a channel id, opening the DM of a
@@ -228,44 +161,26 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 	return ch.ID, nil
 }
 
-// Finish edits one message of an ended question with chat.update: the
-// buttons removed, a context block with the status line added, the text
-// kept. A deleted message is a Permanent error the engine logs. Safe for
-// concurrent use and to repeat.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
-	msgs := render(plan)
-	part := 0
-	if len(msgs) > 1 {
-		part = c.partOf(ctx, plan.ID, ref)
+// Finish edits one message of an ended question with chat.update to part
+// ref.Part of end.Plan, finished: the buttons removed, a context block with
+// end.Status added, the text kept. A message that is gone
+// (message_not_found) counts as done; a part the plan does not have is a
+// Permanent error. Safe for concurrent use and to repeat.
+func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+	msgs := render(end.Plan)
+	if ref.Part < 0 || ref.Part >= len(msgs) {
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("no part %d in a prompt of %d messages", ref.Part, len(msgs))}
 	}
-	m := finished(msgs[part], status)
+	m := finished(msgs[ref.Part], end.Status)
 	_, _, _, err := c.api.UpdateMessageContext(ctx, ref.Chat, ref.Message,
 		slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
+		if errorCode(err) == "message_not_found" {
+			return nil
+		}
 		return fmt.Errorf("slack: update message: %w", c.classify(err))
 	}
 	return nil
-}
-
-// partOf finds which message of a long prompt ref is, from the order the
-// engine recorded them in; 0 when it cannot tell.
-func (c *Channel) partOf(ctx context.Context, id string, ref askbridge.MessageRef) int {
-	refs, err := c.store.Messages(ctx, id)
-	if err != nil {
-		c.log.Warn("list the messages of a question", "question", id, "err", err)
-		return 0
-	}
-	n := 0
-	for _, r := range refs {
-		if r.Platform != Platform {
-			continue
-		}
-		if r == ref {
-			return n
-		}
-		n++
-	}
-	return 0
 }
 
 // Notify posts text (escaped) in chat, in the thread of replyTo when it is
@@ -334,15 +249,4 @@ func errorCode(err error) string {
 		return sp.Err
 	}
 	return ""
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

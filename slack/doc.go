@@ -6,8 +6,12 @@
 // line, and one actions block with the buttons in declared order and Skip.
 // All agent text is escaped for mrkdwn (&, <, >), so no mention in it can
 // notify anyone; the plain `text` fallback is always set. A prompt that
-// needs more than 50 blocks is posted as several messages, all returned. A
-// target user id (U…, W…) is reached in its DM (conversations.open).
+// needs more than 50 blocks is posted as several messages, each handed to
+// the engine (Delivery.Sent, with its part number) as soon as it is posted;
+// the engine records them. Send makes one try of each call and classifies a
+// refusal (a 429 with Slack's Retry-After); the engine retries from the
+// first part not posted. A target user id (U…, W…) is reached in its DM
+// (conversations.open).
 //
 // Inbound, two modes. Socket mode (an app token): every replica opens a
 // connection and Slack hands each event to one of them; any replica can
@@ -15,14 +19,19 @@
 // gives up when a reconnect fails, so Run starts it again with backoff,
 // forever. HTTP mode (a signing secret): HTTPHandler serves the Events API
 // and interactivity endpoints, checking every request's signature. Either
-// way each event is acknowledged at once, deduplicated by its id in the
-// store (Slack retries), and handled in the background:
+// way each event is acknowledged at once, deduplicated by its id through
+// the coordinator (Slack retries), and handled in the background:
 //
-//	block_actions → Inbox.Tap → ephemeral notice (and chat.update when ended)
+//	block_actions → Inbox.Tap → ephemeral notice (and, for TapClear, chat.update of the tapped message)
 //	message       → Inbox.Reply → the engine's response in the thread
+//
+// A tap that ends the question (TapDone) edits nothing itself: the engine's
+// finisher edits every message, the tapped one included, once.
 //
 // A message in a question's thread answers that question; elsewhere the
 // engine takes the only open question of that person in that channel or DM.
 // When a question ends, Finish edits each of its messages with chat.update:
-// the actions removed, a context block with the status line added.
+// part MessageRef.Part of the Ending's plan, rendered again, with the
+// actions removed and a context block with the status line added. Nothing
+// is read back from the store or from Slack.
 package slack

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/slack"
-	"github.com/askbridge/askbridge/slack/fakeslack"
+	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
 const oneQuestion = `{"id":%q,"agent":"deploy-bot","questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
@@ -37,7 +38,7 @@ func TestButtonAnswer(t *testing.T) {
 		e := newEnv(t, mode, envOpts{})
 		id := e.ask(fmt.Sprintf(oneQuestion, "button-"+mode))
 		m := e.prompt(opsChannel, id)
-		if got := fakeslack.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip]" {
+		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip]" {
 			t.Fatalf("buttons %v", got)
 		}
 		e.press(alice, opsChannel, m.TS, "Production")
@@ -98,7 +99,7 @@ func TestThreeQuestionsWithCorrection(t *testing.T) {
 		e := newEnv(t, mode, envOpts{})
 		id := e.ask(fmt.Sprintf(threeQuestions, "three-"+mode))
 		m := e.prompt(opsChannel, id)
-		if b := fakeslack.Buttons(m.Blocks); fmt.Sprint(b) != "[Skip]" {
+		if b := slacktest.Buttons(m.Blocks); fmt.Sprint(b) != "[Skip]" {
 			t.Fatalf("a text prompt shows buttons %v", b)
 		}
 		e.say(alice, opsChannel, m.TS, "1: staging\n2: 1, 3")
@@ -161,7 +162,40 @@ func TestLateClick(t *testing.T) {
 			t.Errorf("the tapped message was not finalized again")
 		}
 		e.waitEnded(opsChannel, m.TS, "Cancelled")
+		e.settle()
 		e.noResult(id)
+		if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != ended.Updates+1 {
+			t.Errorf("a late press cost %d edits of the tapped message, want 1", now.Updates-ended.Updates)
+		}
+	})
+}
+
+// A press that answers the question costs one chat.update of the tapped
+// message: the engine's finisher edits it, the channel does not edit it as
+// well.
+func TestWinningTapEditsOnce(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(oneQuestion, "one-edit-"+mode))
+		m := e.prompt(opsChannel, id)
+		e.press(alice, opsChannel, m.TS, "Production")
+		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+		e.waitEnded(opsChannel, m.TS, "Answered: Production")
+		// Every event handled, every edit under way done.
+		e.settle()
+		now, _ := e.fake.Message(opsChannel, m.TS)
+		var calls int
+		for _, c := range e.fake.Calls("chat.update") {
+			if c.Form.Get("ts") == m.TS {
+				calls++
+			}
+		}
+		if now.Updates != 1 || calls != 1 {
+			t.Errorf("one winning press cost %d chat.update calls (%d applied) of the tapped message, want 1", calls, now.Updates)
+		}
 	})
 }
 
@@ -177,15 +211,20 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 		if err := e.fake.SayAsBot(opsChannel, "1"); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond)
+		e.waitHandled(handledEvent{Tap: true, Person: bob.ID}, handledEvent{Person: bob.ID, Text: "1"}, handledEvent{Person: bob.ID, Text: "B"})
 		e.noResult(id)
 		now, _ := e.fake.Message(opsChannel, m.TS)
-		if now.Updates != 0 || len(fakeslack.Buttons(now.Blocks)) != 3 {
+		if now.Updates != 0 || len(slacktest.Buttons(now.Blocks)) != 3 {
 			t.Fatalf("the prompt changed: %+v", now)
 		}
 		e.say(alice, opsChannel, m.TS, "2")
 		if r := e.result(id, 10*time.Second); answers(r) != "map[a:[B]]" || r.AnsweredBy.ID != alice.ID {
 			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		// The other bot's message never reached an engine.
+		e.settle()
+		if got := e.handledEvents(); len(got) != 4 {
+			t.Errorf("handled %+v, want bob's press, bob's two replies and alice's", got)
 		}
 	})
 }
@@ -207,7 +246,7 @@ func TestDuplicateDeliveryOneResult(t *testing.T) {
 		}
 		e.result(a, 10*time.Second)
 		e.waitEnded(opsChannel, ma.TS, "Answered: Production")
-		time.Sleep(500 * time.Millisecond)
+		e.settle()
 		e.noResult(a)
 		if n := len(e.fake.Ephemerals(alice.ID)); n != 1 {
 			t.Errorf("%d notices for one press delivered twice, want 1: %+v", n, e.fake.Ephemerals(alice.ID))
@@ -281,7 +320,7 @@ func TestBurstUnderRateLimit(t *testing.T) {
 		for i := range n {
 			ids = append(ids, e.ask(fmt.Sprintf(oneQuestion, fmt.Sprintf("burst-%s-%d", mode, i))))
 		}
-		var prompts []fakeslack.Message
+		var prompts []slacktest.Message
 		for _, id := range ids {
 			prompts = append(prompts, e.prompt(opsChannel, id))
 		}
@@ -352,30 +391,31 @@ func TestBadSignatureRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(url.Values{"payload": {string(d)}}.Encode())
-	for _, sign := range []fakeslack.Signing{fakeslack.SignBad, fakeslack.SignStale, fakeslack.SignNone} {
+	for _, sign := range []slacktest.Signing{slacktest.SignBad, slacktest.SignStale, slacktest.SignNone} {
 		code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, sign, 0)
 		if err != nil || code != http.StatusUnauthorized {
 			t.Errorf("signing %d: status %d, %v; want 401", sign, code, err)
 		}
 	}
 	event := []byte(`{"type":"event_callback","event_id":"EvX","event":{"type":"message","user":"UALICE","text":"2","ts":"1.000001","channel":"C0OPS","thread_ts":"` + m.TS + `"}}`)
-	for _, sign := range []fakeslack.Signing{fakeslack.SignBad, fakeslack.SignStale} {
+	for _, sign := range []slacktest.Signing{slacktest.SignBad, slacktest.SignStale} {
 		if code, _, _ := e.fake.PostSigned(srv+slack.EventsPath, "application/json", event, sign, 0); code != http.StatusUnauthorized {
 			t.Errorf("event signing %d: status %d, want 401", sign, code)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	// A refusal is answered before anything is handed on: the 401s above
+	// mean nothing was started.
 	e.noResult(id)
-	if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != 0 || len(e.fake.Ephemerals(alice.ID)) != 0 {
+	if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != 0 || len(e.fake.Ephemerals(alice.ID)) != 0 || len(e.handledEvents()) != 0 {
 		t.Fatalf("a refused request changed something: %+v", now)
 	}
 	// url_verification is answered, signed.
-	code, resp, err := e.fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","token":"x","challenge":"c-123"}`), fakeslack.SignValid, 0)
+	code, resp, err := e.fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","token":"x","challenge":"c-123"}`), slacktest.SignValid, 0)
 	if err != nil || code != http.StatusOK || !strings.Contains(resp, `"challenge":"c-123"`) {
 		t.Errorf("url_verification: %d %q %v", code, resp, err)
 	}
 	// The same press, signed, answers.
-	if code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, fakeslack.SignValid, 0); err != nil || code != http.StatusOK {
+	if code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, slacktest.SignValid, 0); err != nil || code != http.StatusOK {
 		t.Fatalf("signed press: %d %v", code, err)
 	}
 	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
@@ -429,7 +469,12 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 	if e.fake.Redelivered() == 0 {
 		t.Errorf("the envelope of the dropped connection was never delivered again")
 	}
-	time.Sleep(200 * time.Millisecond)
+	for _, r := range e.replicas {
+		if r.ch.State() != askbridge.StateConnected {
+			t.Errorf("state %q", r.ch.State())
+		}
+	}
+	e.settle()
 	e.noResult(second)
 	recorded := 0
 	for _, n := range e.fake.Ephemerals(alice.ID) {
@@ -439,11 +484,6 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 	}
 	if recorded != 2 {
 		t.Errorf("%d \"recorded\" notices for two presses, want 2 (a redelivery must not notify again)", recorded)
-	}
-	for _, r := range e.replicas {
-		if r.ch.State() != askbridge.StateConnected {
-			t.Errorf("state %q", r.ch.State())
-		}
 	}
 }
 
@@ -490,9 +530,9 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 		{"app token", botToken, "xapp-wrong"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret})
+			fake := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret})
 			defer fake.Close()
-			ch, err := slack.New(slack.Config{BotToken: c.bot, AppToken: c.app, APIURL: fake.APIURL(), RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond}, newMemStoreForE2E(), nil)
+			ch, err := slack.New(slack.Config{BotToken: c.bot, AppToken: c.app, APIURL: fake.APIURL(), RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond}, newMemCoord(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -502,18 +542,19 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 			if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateBadCredentials }) {
 				t.Fatalf("state %q", ch.State())
 			}
-			calls := len(fake.Calls("auth.test"))
-			time.Sleep(300 * time.Millisecond)
+			// It tries again after the refusal that set the state.
+			method := map[string]string{"bot token": "auth.test", "app token": "apps.connections.open"}[c.name]
+			calls := len(fake.Calls(method))
+			if !fake.Wait(5*time.Second, func() bool { return len(fake.Calls(method)) > calls }) {
+				t.Errorf("no retry of %s", method)
+			}
 			select {
 			case err := <-done:
 				t.Fatalf("Run returned: %v", err)
 			default:
 			}
-			if c.name == "bot token" && len(fake.Calls("auth.test")) <= calls {
-				t.Errorf("no retry of auth.test")
-			}
-			if c.name == "app token" && fake.Opened() != 0 {
-				t.Errorf("a socket opened with a bad app token")
+			if fake.Opened() != 0 {
+				t.Errorf("a socket opened with a bad token")
 			}
 			cancel()
 			select {
@@ -529,7 +570,7 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 }
 
 func TestNewChecksConfig(t *testing.T) {
-	st := newMemStoreForE2E()
+	st := newMemCoord()
 	for _, c := range []struct {
 		name string
 		cfg  slack.Config
@@ -543,7 +584,7 @@ func TestNewChecksConfig(t *testing.T) {
 		}
 	}
 	if _, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: "s"}, nil, nil); err == nil {
-		t.Errorf("no store: accepted")
+		t.Errorf("no coordinator: accepted")
 	}
 }
 
@@ -575,15 +616,16 @@ func TestSeveralOpenAsksWhich(t *testing.T) {
 func TestRunStopsCleanly(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
-			fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret, PingEvery: 50 * time.Millisecond})
+			fake := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret, PingEvery: 50 * time.Millisecond})
 			defer fake.Close()
 			client := &http.Client{Transport: &http.Transport{}}
-			before := runtime.NumGoroutine()
+			// The fake's own goroutines (its server, pings) run on.
+			before := goleak.IgnoreCurrent()
 			cfg := slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL(), HTTPClient: client, PingInterval: time.Second}
 			if mode == socketMode {
 				cfg.AppToken = appToken
 			}
-			ch, err := slack.New(cfg, newMemStoreForE2E(), nil)
+			ch, err := slack.New(cfg, newMemCoord(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -598,11 +640,7 @@ func TestRunStopsCleanly(t *testing.T) {
 				t.Fatal(err)
 			}
 			client.CloseIdleConnections()
-			var now int
-			if !fake.Wait(5*time.Second, func() bool { now = runtime.NumGoroutine(); return now <= before }) {
-				buf := make([]byte, 1<<16)
-				t.Fatalf("%d goroutines before Run, %d after it returned:\n%s", before, now, buf[:runtime.Stack(buf, true)])
-			}
+			goleak.VerifyNone(t, before)
 		})
 	}
 }
@@ -612,16 +650,16 @@ func TestRunStopsCleanly(t *testing.T) {
 // url_verification is answered all the same.
 func TestHTTPWhenNotRunning(t *testing.T) {
 	t.Parallel()
-	fake := fakeslack.New(fakeslack.Options{BotToken: botToken, SigningSecret: signingSecret})
+	fake := slacktest.New(slacktest.Options{BotToken: botToken, SigningSecret: signingSecret})
 	defer fake.Close()
-	ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, newMemStoreForE2E(), nil)
+	ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, newMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptestServer(t, ch.HTTPHandler())
 	event := []byte(`{"type":"event_callback","event_id":"Ev1","event":{"type":"message","user":"UALICE","text":"1","ts":"1.000001","channel":"C0OPS"}}`)
 	post := func() int {
-		code, _, err := fake.PostSigned(srv+slack.EventsPath, "application/json", event, fakeslack.SignValid, 0)
+		code, _, err := fake.PostSigned(srv+slack.EventsPath, "application/json", event, slacktest.SignValid, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -630,7 +668,7 @@ func TestHTTPWhenNotRunning(t *testing.T) {
 	if code := post(); code != http.StatusServiceUnavailable {
 		t.Errorf("before Run: %d", code)
 	}
-	if code, _, _ := fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","challenge":"c"}`), fakeslack.SignValid, 0); code != http.StatusOK {
+	if code, _, _ := fake.PostSigned(srv+slack.EventsPath, "application/json", []byte(`{"type":"url_verification","challenge":"c"}`), slacktest.SignValid, 0); code != http.StatusOK {
 		t.Errorf("url_verification before Run: %d", code)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,21 +22,18 @@ import (
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// memStore is the part of askbridge.Store the channel uses, in memory.
-// Any other method panics (the embedded interface is nil), which would
-// show the channel reaching past its share.
-type memStore struct {
-	askbridge.Store
+// memCoord is the coordinator a channel gets, in memory: the channel only
+// deduplicates events with it. Any other method panics (the embedded
+// interface is nil), which would show the channel reaching past its share.
+type memCoord struct {
+	askbridge.Coordinator
 	mu   sync.Mutex
 	seen map[string]bool
-	msgs map[string][]askbridge.MessageRef
 }
 
-func newMemStore() *memStore {
-	return &memStore{seen: map[string]bool{}, msgs: map[string][]askbridge.MessageRef{}}
-}
+func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }
 
-func (m *memStore) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
+func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := platform + "/" + id
@@ -47,21 +44,16 @@ func (m *memStore) FirstSeen(_ context.Context, platform, id string, _ time.Dura
 	return true, nil
 }
 
-func (m *memStore) Messages(_ context.Context, id string) ([]askbridge.MessageRef, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.msgs[id], nil
-}
-
-// fuzzInbox answers every tap as an ended question (so the channel also
-// edits the message) and every reply with a response to post.
+// fuzzInbox answers every tap as a question that had already ended (so the
+// channel also edits the tapped message) and every reply with a response
+// to post.
 type fuzzInbox struct {
 	plan askbridge.Plan
 }
 
 func (f *fuzzInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
-	p := f.plan
-	return askbridge.TapReply{Notice: askbridge.Notice("noticed <" + t.Payload + ">"), Ended: true, Status: "Answered: <x>", Plan: &p}
+	end := askbridge.Ending{Plan: f.plan, Outcome: askbridge.OutcomeAnswered, Status: "Answered: <x>"}
+	return askbridge.TapReply{Notice: askbridge.Notice("noticed <" + t.Payload + ">"), Action: askbridge.TapClear, Message: t.Message, Ending: &end}
 }
 
 func (f *fuzzInbox) Reply(_ context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
@@ -81,7 +73,7 @@ func okAPI(t testing.TB) string {
 }
 
 func fuzzChannel(t testing.TB) (*Channel, *fuzzInbox) {
-	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, newMemStore(), discard())
+	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, newMemCoord(), discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/slack"
-	"github.com/askbridge/askbridge/slack/fakeslack"
+	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -35,6 +37,14 @@ func TestMain(m *testing.M) {
 	redisAddr = addr
 	code := m.Run()
 	stop()
+	if code == 0 {
+		// Every channel, engine, fake and client a test started has
+		// stopped by now: none may have left a goroutine behind.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -46,8 +56,8 @@ const (
 )
 
 var (
-	alice = fakeslack.Person{ID: "UALICE", Name: "alice"}
-	bob   = fakeslack.Person{ID: "UBOB", Name: "bob"}
+	alice = slacktest.Person{ID: "UALICE", Name: "alice"}
+	bob   = slacktest.Person{ID: "UBOB", Name: "bob"}
 )
 
 // Inbound modes of the channel.
@@ -60,10 +70,16 @@ var modes = []string{socketMode, httpMode}
 
 var prefixSeq atomic.Int64
 
-// clock is the engines' clock: it moves only when told.
-type clock struct{ offset atomic.Int64 }
+// clock is the engines' clock: real timers and tickers, and a time of day
+// that jumps ahead when told (for deadlines).
+type clock struct {
+	clockwork.Clock
+	offset atomic.Int64
+}
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // replica is one bridge replica: an engine and a Slack channel on the
@@ -71,6 +87,10 @@ func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 type replica struct {
 	engine *askbridge.Engine
 	ch     *slack.Channel
+	// stop stops the engine and the channel and waits until both have
+	// returned (Run returns once the events in hand are handled). Safe
+	// to repeat.
+	stop func()
 }
 
 // env is two replicas, one real Redis, the fake Slack, and an agent.
@@ -78,12 +98,94 @@ type env struct {
 	t        *testing.T
 	mode     string
 	prefix   string
-	fake     *fakeslack.Server
+	fake     *slacktest.Server
 	agent    *redis.Client
 	replicas []*replica
 	clock    *clock
 	// store reads what the replicas recorded.
 	store *store.Store
+
+	// handled lists the taps and text replies the engines have answered,
+	// in the order they returned to a channel.
+	mu      sync.Mutex
+	handled []handledEvent
+}
+
+// handledEvent is a tap or a text reply an engine has answered.
+type handledEvent struct {
+	Tap    bool
+	Person string
+	// Text is a text reply's text.
+	Text string
+}
+
+// watchInbox is the engine as a channel's inbox, recording each tap and
+// reply once the engine has answered it: a positive signal that an event
+// was handled (and so that whatever it was going to change has changed).
+type watchInbox struct {
+	askbridge.Inbox
+	e *env
+}
+
+func (w watchInbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+	r := w.Inbox.Tap(ctx, t)
+	w.e.record(handledEvent{Tap: true, Person: t.Person.ID})
+	return r
+}
+
+func (w watchInbox) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+	out := w.Inbox.Reply(ctx, r)
+	w.e.record(handledEvent{Person: r.Person.ID, Text: r.Text})
+	return out
+}
+
+func (e *env) record(h handledEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.handled = append(e.handled, h)
+}
+
+// handledEvents returns what the engines have answered so far.
+func (e *env) handledEvents() []handledEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]handledEvent(nil), e.handled...)
+}
+
+// waitHandled waits until the engines have answered every event in want
+// (each at least as many times as it is listed).
+func (e *env) waitHandled(want ...handledEvent) {
+	e.t.Helper()
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		left := append([]handledEvent(nil), want...)
+		for _, h := range e.handledEvents() {
+			for i, w := range left {
+				if w == h {
+					left = append(left[:i], left[i+1:]...)
+					break
+				}
+			}
+		}
+		return len(left) == 0
+	})
+	if !ok {
+		e.t.Fatalf("not all of %+v were handled; handled %+v", want, e.handledEvents())
+	}
+}
+
+// settle waits until every event the fake sent has been taken (in socket
+// mode, acknowledged), then stops both replicas, which return once every
+// event in hand is handled and every edit under way is done. After it
+// nothing changes any more, so a test may check that something did not
+// happen.
+func (e *env) settle() {
+	e.t.Helper()
+	if !e.fake.Wait(10*time.Second, func() bool { return e.fake.Unacked() == 0 }) {
+		e.t.Fatalf("%d envelopes never acknowledged", e.fake.Unacked())
+	}
+	for _, r := range e.replicas {
+		r.stop()
+	}
 }
 
 type envOpts struct {
@@ -95,11 +197,11 @@ func newEnv(t *testing.T, mode string, o envOpts) *env {
 	if o.sendBudget == 0 {
 		o.sendBudget = 5 * time.Second
 	}
-	fake := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret,
+	fake := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret,
 		AckTimeout: 3 * time.Second, PingEvery: 50 * time.Millisecond})
 	t.Cleanup(fake.Close)
 	fake.AddChannel(opsChannel)
-	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: &clock{}}
+	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: newClock()}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
 	e.store = store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "reader"})
@@ -154,15 +256,17 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
-		Now: e.clock.now, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
+		Clock: e.clock, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	go func() { defer wg.Done(); _ = ch.Run(ctx, eng) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return &replica{engine: eng, ch: ch}, ch.HTTPHandler()
+	go func() { defer wg.Done(); _ = ch.Run(ctx, watchInbox{Inbox: eng, e: e}) }()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return &replica{engine: eng, ch: ch, stop: stop}, ch.HTTPHandler()
 }
 
 type testWriter struct{ t *testing.T }
@@ -208,13 +312,13 @@ func (e *env) noResult(id string) {
 
 // waitMessages waits until channel holds n messages of the bot that are
 // not thread replies, and returns them.
-func (e *env) waitMessages(channel string, n int) []fakeslack.Message {
+func (e *env) waitMessages(channel string, n int) []slacktest.Message {
 	e.t.Helper()
-	var got []fakeslack.Message
+	var got []slacktest.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
 		got = nil
 		for _, m := range e.fake.Messages(channel) {
-			if m.BotID == fakeslack.BotID && m.ThreadTS == "" {
+			if m.BotID == slacktest.BotID && m.ThreadTS == "" {
 				got = append(got, m)
 			}
 		}
@@ -227,13 +331,13 @@ func (e *env) waitMessages(channel string, n int) []fakeslack.Message {
 }
 
 // prompt waits for the prompt of question id in channel.
-func (e *env) prompt(channel, id string) fakeslack.Message {
+func (e *env) prompt(channel, id string) slacktest.Message {
 	e.t.Helper()
 	digest := askbridge.QuestionDigest(id)
-	var found fakeslack.Message
+	var found slacktest.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
 		for _, m := range e.fake.Messages(channel) {
-			if m.BotID == fakeslack.BotID && m.ThreadTS == "" && strings.Contains(string(m.Blocks), digest) {
+			if m.BotID == slacktest.BotID && m.ThreadTS == "" && strings.Contains(string(m.Blocks), digest) {
 				found = m
 				return true
 			}
@@ -257,12 +361,12 @@ func (e *env) prompt(channel, id string) fakeslack.Message {
 }
 
 // waitEnded waits until message ts shows status and no buttons.
-func (e *env) waitEnded(channel, ts, status string) fakeslack.Message {
+func (e *env) waitEnded(channel, ts, status string) slacktest.Message {
 	e.t.Helper()
-	var m fakeslack.Message
+	var m slacktest.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
 		m, _ = e.fake.Message(channel, ts)
-		return len(fakeslack.Buttons(m.Blocks)) == 0 && strings.Contains(string(m.Blocks), `"context"`) && strings.Contains(m.Text, status) && strings.Contains(string(m.Blocks), jsonString(status))
+		return len(slacktest.Buttons(m.Blocks)) == 0 && strings.Contains(string(m.Blocks), `"context"`) && strings.Contains(m.Text, status) && strings.Contains(string(m.Blocks), jsonString(status))
 	})
 	if !ok {
 		e.t.Fatalf("message %s: want ended with %q, now text %q blocks %s", ts, status, m.Text, m.Blocks)
@@ -293,12 +397,12 @@ func (e *env) waitEphemeral(user, text string) {
 
 // waitThreadReply waits for a reply of the bot in the thread of ts that
 // contains want.
-func (e *env) waitThreadReply(channel, thread, want string) fakeslack.Message {
+func (e *env) waitThreadReply(channel, thread, want string) slacktest.Message {
 	e.t.Helper()
-	var found fakeslack.Message
+	var found slacktest.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
 		for _, m := range e.fake.Messages(channel) {
-			if m.BotID == fakeslack.BotID && m.ThreadTS == thread && strings.Contains(m.Text, want) {
+			if m.BotID == slacktest.BotID && m.ThreadTS == thread && strings.Contains(m.Text, want) {
 				found = m
 				return true
 			}
@@ -311,7 +415,7 @@ func (e *env) waitThreadReply(channel, thread, want string) fakeslack.Message {
 	return found
 }
 
-func (e *env) press(p fakeslack.Person, channel, ts, label string) fakeslack.Delivery {
+func (e *env) press(p slacktest.Person, channel, ts, label string) slacktest.Delivery {
 	e.t.Helper()
 	d, err := e.fake.Press(p, channel, ts, label)
 	if err != nil {
@@ -320,7 +424,7 @@ func (e *env) press(p fakeslack.Person, channel, ts, label string) fakeslack.Del
 	return d
 }
 
-func (e *env) say(p fakeslack.Person, channel, thread, text string) (string, fakeslack.Delivery) {
+func (e *env) say(p slacktest.Person, channel, thread, text string) (string, slacktest.Delivery) {
 	e.t.Helper()
 	ts, d, err := e.fake.Say(p, channel, thread, text)
 	if err != nil {
@@ -347,23 +451,23 @@ func httptestServer(t *testing.T, h http.Handler) string {
 
 // pressPayload is the block_actions payload of alice pressing Production
 // on m, built by the fake without sending it.
-func pressPayload(e *env, m fakeslack.Message) ([]byte, error) {
+func pressPayload(e *env, m slacktest.Message) ([]byte, error) {
 	d, err := e.fake.PressPayload(alice, m, "Production")
 	return d.Payload, err
 }
 
-// memStore is the share of askbridge.Store a channel uses without an
+// memCoord is the share of askbridge.Coordinator a channel uses without an
 // engine: event dedupe. Anything else panics (the embedded interface is
 // nil), which would show the channel reaching further.
-type memStore struct {
-	askbridge.Store
+type memCoord struct {
+	askbridge.Coordinator
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
-func newMemStoreForE2E() *memStore { return &memStore{seen: map[string]bool{}} }
+func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }
 
-func (m *memStore) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
+func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen[platform+id] {

@@ -9,12 +9,8 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/retry"
 )
-
-// dedupeTTL is how long an inbound event id is remembered: Slack retries
-// an Events API delivery three times within about an hour (Events API,
-// "Retries").
-const dedupeTTL = 2 * time.Hour
 
 // dispatch runs handle for one acknowledged event, in the background and
 // within HandleTimeout. Slack needs the acknowledgement within 3 seconds, so
@@ -39,11 +35,12 @@ func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in ask
 	return true
 }
 
-// firstSeen records an event key; false for a repeat. When Redis cannot
-// tell, the event is handled (the engine has its own dedupe for taps and
-// messages).
+// firstSeen records an event key for askbridge.DedupeTTL (Slack retries an
+// Events API delivery three times within about an hour: Events API,
+// "Retries"); false for a repeat. When Redis cannot tell, the event is
+// handled (the engine has its own dedupe for taps and messages).
 func (c *Channel) firstSeen(ctx context.Context, key string) bool {
-	first, err := c.store.FirstSeen(ctx, Platform, key, dedupeTTL)
+	first, err := c.coord.FirstSeen(ctx, Platform, key, askbridge.DedupeTTL)
 	if err != nil {
 		c.log.Error("dedupe event", "key", key, "err", err)
 		return true
@@ -53,7 +50,10 @@ func (c *Channel) firstSeen(ctx context.Context, key string) bool {
 
 // handleInteraction handles an interactive payload: each button of the
 // bridge pressed (block_actions) is a tap; the tapper gets an ephemeral
-// notice, and the message is finalized when the question has ended.
+// notice. The tapped message is edited only for TapClear (the question had
+// already ended, the message may still show buttons); a tap that ended the
+// question (TapDone) leaves every message to the engine's finisher, so a
+// tap costs one chat.update per message.
 func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions || cb.User.ID == "" {
 		return
@@ -86,7 +86,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 		}
 		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
 		if reply.Notice != "" {
-			err := c.retry(ctx, func() error {
+			err := c.withRetry(ctx, func() error {
 				_, err := c.api.PostEphemeralContext(ctx, channel, cb.User.ID, slack.MsgOptionText(Escape(string(reply.Notice)), false))
 				if err != nil {
 					return c.classify(err)
@@ -97,11 +97,21 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 				c.log.Warn("post ephemeral notice", "chat", channel, "err", err)
 			}
 		}
-		if reply.Ended && reply.Plan != nil {
-			err := c.retry(ctx, func() error { return c.Finish(ctx, ref, *reply.Plan, reply.Status) })
+		switch reply.Action {
+		case askbridge.TapClear:
+			if reply.Ending == nil {
+				c.log.Warn("a tap to clear came without its ending", "question", reply.QuestionID, "chat", channel, "message", ts)
+				continue
+			}
+			err := c.withRetry(ctx, func() error { return c.Finish(ctx, reply.Message, *reply.Ending) })
 			if err != nil {
 				c.log.Warn("finalize tapped message", "question", reply.QuestionID, "chat", channel, "message", ts, "err", err)
 			}
+		case askbridge.TapOpenReply:
+			// Slack has no reply box (Capabilities.ReplyBox is false): the
+			// notice asks for the answer in the thread, which is enough.
+		case askbridge.TapDone:
+			// The engine's finisher edits every message of the question.
 		}
 	}
 }
@@ -153,19 +163,28 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if thread == "" {
 		thread = m.TimeStamp
 	}
-	if err := c.retry(ctx, func() error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
+	if err := c.withRetry(ctx, func() error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
 		c.log.Warn("answer a text reply", "chat", m.Channel, "err", err)
 	}
 }
 
-// retry runs a Web API call of an inbound event again while Slack
-// rate-limits it (waiting its Retry-After, within ctx, which HandleTimeout
-// bounds) and up to three times while it fails otherwise. A permanent
-// refusal is returned at once.
-func (c *Channel) retry(ctx context.Context, call func() error) error {
-	b := backoff{min: 200 * time.Millisecond, max: 2 * time.Second}
+// Bounds of withRetry: a few tries in all, rate limits included, and
+// fewer while the call fails otherwise.
+const (
+	inboundTries    = 5
+	inboundFailures = 3
+)
+
+// withRetry runs a Web API call the channel makes on its own while
+// handling an inbound event (a notice, a response in a thread, clearing a
+// tapped message), as no engine retries these: up to inboundTries tries,
+// waiting Slack's Retry-After on a rate limit and a jittered backoff after
+// another failure (inboundFailures of those at most), all within ctx, which
+// HandleTimeout bounds. A permanent refusal is returned at once.
+func (c *Channel) withRetry(ctx context.Context, call func() error) error {
+	b := retry.Backoff{Min: 200 * time.Millisecond, Max: 2 * time.Second}
 	failures := 0
-	for {
+	for try := 1; ; try++ {
 		err := call()
 		if err == nil {
 			return nil
@@ -175,12 +194,12 @@ func (c *Channel) retry(ctx context.Context, call func() error) error {
 		case askbridge.Permanent:
 			return err
 		case askbridge.Temporary:
-			if failures++; failures >= 3 {
+			if failures++; failures >= inboundFailures {
 				return err
 			}
-			wait = b.next()
+			wait = b.Next()
 		}
-		if !sleep(ctx, wait) {
+		if try >= inboundTries || !retry.Sleep(ctx, wait) {
 			return err
 		}
 	}

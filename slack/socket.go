@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Run receives button presses and messages until ctx is done, handing each
@@ -40,7 +41,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 
 // whoami calls auth.test until it answers, to learn the bot's user id.
 func (c *Channel) whoami(ctx context.Context) bool {
-	b := backoff{min: c.cfg.RetryMin, max: c.cfg.RetryMax}
+	b := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	for {
 		res, err := c.api.AuthTestContext(ctx)
 		if err == nil {
@@ -54,9 +55,9 @@ func (c *Channel) whoami(ctx context.Context) bool {
 		if c.State() != askbridge.StateBadCredentials {
 			c.setState(askbridge.StateRetrying)
 		}
-		wait := b.next()
+		wait := b.Next()
 		c.log.Warn("auth.test failed", "reason", se.Reason, "retry_in", wait)
-		if !sleep(ctx, wait) {
+		if !retry.Sleep(ctx, wait) {
 			return false
 		}
 	}
@@ -64,9 +65,10 @@ func (c *Channel) whoami(ctx context.Context) bool {
 
 // runSocket wraps slack-go's socket mode run loop, which gives up when a
 // reconnect fails (bad token, network down): it starts it again with
-// backoff, forever.
+// jittered backoff (so replicas that lost Slack together do not reconnect
+// in step), until ctx is done.
 func (c *Channel) runSocket(ctx context.Context) {
-	b := backoff{min: c.cfg.RetryMin, max: c.cfg.RetryMax}
+	b := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	for ctx.Err() == nil {
 		if c.State() != askbridge.StateBadCredentials {
 			c.setState(askbridge.StateConnecting)
@@ -83,7 +85,7 @@ func (c *Channel) runSocket(ctx context.Context) {
 			return
 		}
 		if connected.Load() {
-			b.reset()
+			b.Reset()
 		}
 		code := errorCode(err)
 		if code == "" {
@@ -95,9 +97,9 @@ func (c *Channel) runSocket(ctx context.Context) {
 		} else {
 			c.setState(askbridge.StateRetrying)
 		}
-		wait := b.next()
+		wait := b.Next()
 		c.log.Warn("socket mode stopped, reconnecting", "reason", code, "retry_in", wait)
-		sleep(ctx, wait)
+		retry.Sleep(ctx, wait)
 	}
 }
 
@@ -173,19 +175,3 @@ func errorOf(v any) string {
 	}
 	return ""
 }
-
-// backoff doubles a wait from min up to max.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
-	}
-	return b.cur
-}
-
-func (b *backoff) reset() { b.cur = 0 }

@@ -1,4 +1,4 @@
-package fakeslack
+package slacktest
 
 import (
 	"crypto/hmac"

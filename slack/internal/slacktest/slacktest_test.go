@@ -1,4 +1,4 @@
-package fakeslack_test
+package slacktest_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
 
-	"github.com/askbridge/askbridge/slack/fakeslack"
+	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
-func newFake(t *testing.T) (*fakeslack.Server, *slack.Client) {
+func newFake(t *testing.T) (*slacktest.Server, *slack.Client) {
 	t.Helper()
-	f := fakeslack.New(fakeslack.Options{BotToken: "xoxb-1", AppToken: "xapp-1", SigningSecret: "s", AckTimeout: 200 * time.Millisecond})
+	f := slacktest.New(slacktest.Options{BotToken: "xoxb-1", AppToken: "xapp-1", SigningSecret: "s", AckTimeout: 200 * time.Millisecond})
 	t.Cleanup(f.Close)
 	f.AddChannel("C1")
 	return f, slack.New("xoxb-1", slack.OptionAPIURL(f.APIURL()), slack.OptionAppLevelToken("xapp-1"))
@@ -130,7 +130,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 // dial opens a raw socket-mode connection, as slack-go does.
-func dial(t *testing.T, f *fakeslack.Server) *websocket.Conn {
+func dial(t *testing.T, f *slacktest.Server) *websocket.Conn {
 	t.Helper()
 	api := slack.New("xoxb-1", slack.OptionAPIURL(f.APIURL()), slack.OptionAppLevelToken("xapp-1"))
 	_, u, err := api.StartSocketModeContext(context.Background())
@@ -173,7 +173,7 @@ func TestSocketEnvelopesAcksAndRedelivery(t *testing.T) {
 	if read(t, a).Type != "hello" || read(t, b).Type != "hello" {
 		t.Fatal("no hello")
 	}
-	p := fakeslack.Person{ID: "U1", Name: "u"}
+	p := slacktest.Person{ID: "U1", Name: "u"}
 	if _, _, err := f.Say(p, "C1", "", "one"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +220,14 @@ func TestSignedClient(t *testing.T) {
 	var got http.Header
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() })
 	ts := httptestServer(t, h)
-	for _, sign := range []fakeslack.Signing{fakeslack.SignValid, fakeslack.SignBad, fakeslack.SignStale, fakeslack.SignNone} {
+	for _, sign := range []slacktest.Signing{slacktest.SignValid, slacktest.SignBad, slacktest.SignStale, slacktest.SignNone} {
 		if code, _, err := f.PostSigned(ts, "application/json", []byte("{}"), sign, 2); err != nil || code != 200 {
 			t.Fatal(code, err)
 		}
 		if got.Get("X-Slack-Retry-Num") != "2" {
 			t.Errorf("retry header %v", got)
 		}
-		if (sign == fakeslack.SignNone) != (got.Get("X-Slack-Signature") == "") {
+		if (sign == slacktest.SignNone) != (got.Get("X-Slack-Signature") == "") {
 			t.Errorf("signing %d: header %q", sign, got.Get("X-Slack-Signature"))
 		}
 	}

@@ -1,0 +1,108 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/slack/internal/slacktest"
+)
+
+// tapInbox answers every tap with reply and counts the taps.
+type tapInbox struct {
+	mu    sync.Mutex
+	reply askbridge.TapReply
+	taps  []askbridge.Tap
+}
+
+func (i *tapInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.taps = append(i.taps, t)
+	return i.reply
+}
+
+func (i *tapInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
+	return askbridge.ReplyOutcome{}
+}
+
+func (i *tapInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+
+// press is the block_actions callback of user pressing a bridge button on
+// message ts of channel.
+func press(channel, ts, user, actionTS string) slack.InteractionCallback {
+	var cb slack.InteractionCallback
+	cb.Type = slack.InteractionTypeBlockActions
+	cb.User.ID = user
+	cb.Container.ChannelID = channel
+	cb.Container.MessageTs = ts
+	cb.ActionCallback.BlockActions = []*slack.BlockAction{{ActionID: actionIDPrefix + "0", Value: "payload", ActionTs: actionTS}}
+	return cb
+}
+
+// What a tap costs besides its notice follows the engine's TapAction alone:
+// a tap that ended the question (TapDone) edits nothing, as the engine's
+// finisher edits every message; a tap on a question that had already ended
+// (TapClear) edits the tapped message once, to the part of the prompt the
+// engine recorded for it, read from the Ending and nowhere else.
+func TestTapActions(t *testing.T) {
+	fake := slacktest.New(slacktest.Options{BotToken: "xoxb-1", SigningSecret: "s"})
+	defer fake.Close()
+	fake.AddChannel("C1")
+	c := newTestChannel(t, fake)
+	p := bigPlan()
+	var posted collect
+	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, Sent: posted.sent}); err != nil || len(posted.refs) != 2 {
+		t.Fatalf("Send: %v, %+v", err, posted.refs)
+	}
+	second := posted.refs[1]
+	end := askbridge.Ending{Plan: p, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
+	for i, tc := range []struct {
+		name    string
+		reply   askbridge.TapReply
+		updates int
+	}{
+		{"won", askbridge.TapReply{Notice: askbridge.NoticeRecorded, QuestionID: "big", Action: askbridge.TapDone}, 0},
+		{"open reply", askbridge.TapReply{Notice: askbridge.NoticeOther, QuestionID: "big", Action: askbridge.TapOpenReply, ReplyTo: "Question 1?"}, 0},
+		{"already ended", askbridge.TapReply{Notice: askbridge.NoticeCancelled, QuestionID: "big", Action: askbridge.TapClear, Message: second, Ending: &end}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := fake.Message("C1", second.Message)
+			calls := len(fake.Calls("chat.update"))
+			in := &tapInbox{reply: tc.reply}
+			c.handleInteraction(context.Background(), in, press("C1", second.Message, "U1", fmt.Sprintf("9.%d", i)))
+			if len(in.taps) != 1 || in.taps[0].Message != (askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: second.Message}) {
+				t.Fatalf("taps %+v", in.taps)
+			}
+			notices := fake.Ephemerals("U1")
+			if len(notices) != i+1 || notices[i].Text != string(tc.reply.Notice) {
+				t.Errorf("notices %+v, want %q last", notices, tc.reply.Notice)
+			}
+			if n := len(fake.Calls("chat.update")) - calls; n != tc.updates {
+				t.Errorf("%d chat.update calls, want %d", n, tc.updates)
+			}
+			now, _ := fake.Message("C1", second.Message)
+			if now.Updates-before.Updates != tc.updates {
+				t.Errorf("the tapped message was edited %d times, want %d", now.Updates-before.Updates, tc.updates)
+			}
+			if tc.updates == 0 {
+				return
+			}
+			if len(slacktest.Buttons(now.Blocks)) != 0 || !strings.Contains(string(now.Blocks), `"Cancelled"`) {
+				t.Errorf("not finished: %s", now.Blocks)
+			}
+			if !strings.Contains(string(now.Blocks), "Question 49?") || strings.Contains(string(now.Blocks), "Question 1?") {
+				t.Errorf("the second part was edited with other content: %s", now.Blocks)
+			}
+		})
+	}
+	// The first part was never touched.
+	if first, _ := fake.Message("C1", posted.refs[0].Message); first.Updates != 0 {
+		t.Errorf("the first part was edited %d times", first.Updates)
+	}
+}
