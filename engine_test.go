@@ -674,7 +674,7 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "77"}
-	if err := dead.AddMessage(ctx, "left-1", ref); err != nil {
+	if _, err := dead.AddMessage(ctx, "left-1", ref); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := dead.End(ctx, "left-1", askbridge.NoAnswer("left-1", askbridge.ReasonCancelled, ""), now); err != nil || !r.Won {

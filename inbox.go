@@ -211,7 +211,8 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 
 // Attach links a message to a question (see Inbox).
 func (e *Engine) Attach(ctx context.Context, id string, ref MessageRef) error {
-	return e.store.AddMessage(ctx, id, ref)
+	_, err := e.store.AddMessage(ctx, id, ref)
+	return err
 }
 
 // Answer is a person's answer to a question, or their skip, by any path:

@@ -165,7 +165,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 			return err
 		}
 	}
-	return in.deliver(ctx, id, req, target)
+	return in.deliver(ctx, id, req, target, created)
 }
 
 // refusedID picks where the error result of a refused request goes: the id
@@ -225,7 +225,11 @@ func (in *intake) route(req Request) (Target, []string, error) {
 // deliver shows a question, holding a per-question lease so two replicas
 // never post it twice, retrying temporary failures and rate limits, and
 // ending it as undeliverable when the platform refuses for good.
-func (in *intake) deliver(ctx context.Context, id string, req Request, target Target) error {
+//
+// fresh says this call created the question: then no message can exist
+// yet, and a question that ends before or while it is posted is caught by
+// the status AddMessage returns, so nothing is read first.
+func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, fresh bool) error {
 	lease, ok, err := in.store.AcquireLease(ctx, "deliver:"+id, in.holder(), in.sendBudget+time.Minute)
 	if err != nil {
 		return fmt.Errorf("delivery lease: %w", err)
@@ -236,16 +240,12 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		return errDelivering
 	}
 	defer func() { _ = in.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
-	// Another replica may have delivered it, or some of it, between our
-	// look and the lease: go on from the first part not posted.
-	msgs, err := in.store.Messages(ctx, id)
-	if err != nil {
-		return fmt.Errorf("list messages: %w", err)
-	}
 	from := 0
-	for _, m := range msgs {
-		if m.Platform == target.Platform && m.Part >= from {
-			from = m.Part + 1
+	if !fresh {
+		var done bool
+		from, done, err = in.resume(ctx, id, target)
+		if err != nil || done {
+			return err
 		}
 	}
 
@@ -258,10 +258,19 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 	for attempt := 1; attempt <= in.sendAttempts; attempt++ {
 		posted := 0
 		var recordErr error
+		ended := false
 		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
-			if err := in.store.AddMessage(ctx, id, ref); err != nil {
+			status, err := in.store.AddMessage(ctx, id, ref)
+			if err != nil {
 				recordErr = fmt.Errorf("record message: %w", err)
 				return recordErr
+			}
+			if status != StatusPending {
+				// Ended while it was being posted: post no more, and
+				// finish what is out (the finisher that won the end may
+				// have listed the messages before this one).
+				ended = true
+				return errEndedWhileSending
 			}
 			posted++
 			from = ref.Part + 1
@@ -273,6 +282,9 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		}
 		if recordErr != nil {
 			return recordErr
+		}
+		if ended {
+			return in.finishLate(ctx, id)
 		}
 		if err == nil {
 			log.Info("question delivered", "messages", posted, "from", from-posted)
@@ -308,6 +320,47 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 func (in *intake) undeliverable(ctx context.Context, id, reason string) error {
 	_, err := in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
 	return err
+}
+
+// resume looks, under the delivery lease, at a question seen before: one
+// that has ended is not shown (done), and one shown in part goes on from
+// the first part not posted.
+func (in *intake) resume(ctx context.Context, id string, target Target) (from int, done bool, err error) {
+	rec, found, err := in.store.Get(ctx, id)
+	if err != nil {
+		return 0, false, fmt.Errorf("read question: %w", err)
+	}
+	if !found || rec.Status != StatusPending {
+		in.log.Info("question ended before it was shown", "question", id)
+		return 0, true, nil
+	}
+	msgs, err := in.store.Messages(ctx, id)
+	if err != nil {
+		return 0, false, fmt.Errorf("list messages: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Platform == target.Platform && m.Part >= from {
+			from = m.Part + 1
+		}
+	}
+	return from, false, nil
+}
+
+// errEndedWhileSending stops a Send whose question ended meanwhile.
+var errEndedWhileSending = errors.New("the question ended while it was being shown")
+
+// finishLate edits the messages of a question that ended while it was
+// being posted, the last one included.
+func (in *intake) finishLate(ctx context.Context, id string) error {
+	rec, found, err := in.store.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("read question: %w", err)
+	}
+	if found && rec.Result != nil {
+		in.log.Info("question ended while it was shown; finishing its messages", "question", id)
+		in.finisher.finish(ctx, rec, *rec.Result)
+	}
+	return nil
 }
 
 // errDelivering means another replica holds the question's delivery lease.

@@ -142,6 +142,9 @@ type Coordinator interface {
 	// first time it was seen within ttl. Safe to call concurrently: exactly
 	// one caller gets true.
 	FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error)
+	// ForgetSeen undoes FirstSeen for an event whose handling failed, so
+	// the platform's retry of it is handled. Safe to repeat.
+	ForgetSeen(ctx context.Context, platform, eventID string) error
 
 	// AcquireLease takes the named lease for holder if it is free or
 	// already held by holder, for ttl. ok is false when another holder has it.
@@ -204,8 +207,11 @@ type Store interface {
 	Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error)
 
 	// AddMessage records a message that showed a question, and indexes it
-	// for QuestionByMessage and for OpenInChat. Safe to repeat.
-	AddMessage(ctx context.Context, id string, ref MessageRef) error
+	// for QuestionByMessage and for OpenInChat. It returns the question's
+	// status as the message was recorded ("" for an unknown id), so a
+	// message posted after the question ended is known at once. Safe to
+	// repeat.
+	AddMessage(ctx context.Context, id string, ref MessageRef) (Status, error)
 	// Messages lists every message recorded for a question, in the order
 	// they were added.
 	Messages(ctx context.Context, id string) ([]MessageRef, error)

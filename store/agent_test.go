@@ -161,7 +161,7 @@ func fakeEngine(ctx context.Context, s *Store) error {
 					if err := s.Publish(ctx, askbridge.Event{Kind: "requested", ID: req.ID, At: now, Platform: "web"}); err != nil {
 						return err
 					}
-					if err := s.AddMessage(ctx, req.ID, ref); err != nil {
+					if _, err := s.AddMessage(ctx, req.ID, ref); err != nil {
 						return err
 					}
 					if err := s.Publish(ctx, askbridge.Event{Kind: "delivered", ID: req.ID, At: now, Platform: "web", Message: req.ID}); err != nil {

@@ -69,7 +69,7 @@ func BenchmarkQuestionLifecycle(b *testing.B) {
 		if created, _, err := s.Create(ctx, q); err != nil || !created {
 			b.Fatalf("create %v, %v", created, err)
 		}
-		if err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}); err != nil {
+		if _, err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}); err != nil {
 			b.Fatal(err)
 		}
 		if r, err := s.End(ctx, id, answered(id), now.Add(time.Minute)); err != nil || !r.Won {
@@ -168,7 +168,7 @@ func pendingMemory(b *testing.B, ctx context.Context, admin redis.UniversalClien
 		if _, _, err := s.Create(ctx, q); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: strconv.Itoa(i % 10), Message: strconv.Itoa(100000 + i)}); err != nil {
+		if _, err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: strconv.Itoa(i % 10), Message: strconv.Itoa(100000 + i)}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {

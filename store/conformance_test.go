@@ -360,7 +360,7 @@ func testEnd(t *testing.T, b backend) {
 	q := newQ("end", t0, 15*time.Minute)
 	mustCreate(t, s, q)
 	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "1001"}
-	if err := s.AddMessage(ctx, "end", ref); err != nil {
+	if _, err := s.AddMessage(ctx, "end", ref); err != nil {
 		t.Fatal(err)
 	}
 	now := t0.Add(time.Minute)
@@ -583,7 +583,7 @@ func testMessages(t *testing.T, b backend) {
 		id  string
 		ref askbridge.MessageRef
 	}{{"m1", r1}, {"m1", r2}, {"m1", r1}, {"m2", r3}, {"m2", r3}} {
-		if err := s.AddMessage(ctx, step.id, step.ref); err != nil {
+		if _, err := s.AddMessage(ctx, step.id, step.ref); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -622,8 +622,8 @@ func testMessages(t *testing.T, b backend) {
 	}
 	// A late message of an ended question is still found by its message.
 	late := askbridge.MessageRef{Platform: "discord", Chat: "9", Message: "77"}
-	if err := s.AddMessage(ctx, "m1", late); err != nil {
-		t.Fatal(err)
+	if status, err := s.AddMessage(ctx, "m1", late); err != nil || status == askbridge.StatusPending || status == "" {
+		t.Fatalf("AddMessage of an ended question = %q, %v; want its ended status", status, err)
 	}
 	if id, found, _ := s.QuestionByMessage(ctx, late); !found || id != "m1" {
 		t.Fatalf("late message: %q %v", id, found)
@@ -632,8 +632,8 @@ func testMessages(t *testing.T, b backend) {
 		t.Fatalf("ended question indexed as open: %v", ids)
 	}
 	// An unknown question records nothing.
-	if err := s.AddMessage(ctx, "ghost", askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); err != nil {
-		t.Fatal(err)
+	if status, err := s.AddMessage(ctx, "ghost", askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); err != nil || status != "" {
+		t.Fatalf("AddMessage of an unknown question = %q, %v", status, err)
 	}
 	if _, found, _ := s.QuestionByMessage(ctx, askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); found {
 		t.Fatal("a message of an unknown question was indexed")
@@ -665,7 +665,7 @@ func testMessagesSameMessage(t *testing.T, b backend) {
 		{Platform: "telegram", Chat: "42", Message: "501", Part: 3}, // zero, with a part
 		{Platform: "telegram", Chat: "42", Message: "502"},          // box, with part 0
 	} {
-		if err := s.AddMessage(ctx, "parts", ref); err != nil {
+		if _, err := s.AddMessage(ctx, "parts", ref); err != nil {
 			t.Fatalf("AddMessage(%+v): %v", ref, err)
 		}
 	}
@@ -687,14 +687,14 @@ func testMessagesLimit(t *testing.T, b backend) {
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("lim", t0, time.Hour))
 	for i := range 3 {
-		if err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Chat: "", Message: strconv.Itoa(i)}); err != nil {
+		if _, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Chat: "", Message: strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "2"}); err != nil {
+	if _, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "2"}); err != nil {
 		t.Fatalf("repeat at the limit: %v", err)
 	}
-	err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "3"})
+	_, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "3"})
 	if !errors.Is(err, ErrTooManyMessages) {
 		t.Fatalf("fourth message: %v, want ErrTooManyMessages", err)
 	}
@@ -761,6 +761,18 @@ func testFirstSeen(t *testing.T, b backend) {
 	time.Sleep(500 * time.Millisecond) // the embedded server expires keys every 100ms
 	if ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond); !ok {
 		t.Fatal("the mark must expire after its ttl")
+	}
+	// A handler that failed forgets the mark, so the retry is first again.
+	if ok, _ := s.FirstSeen(ctx, "telegram", "failed-1", time.Minute); !ok {
+		t.Fatal("first")
+	}
+	for range 2 { // safe to repeat
+		if err := s.ForgetSeen(ctx, "telegram", "failed-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := s.FirstSeen(ctx, "telegram", "failed-1", time.Minute); err != nil || !ok {
+		t.Fatalf("after ForgetSeen: first = %v, %v; want true", ok, err)
 	}
 }
 

@@ -29,39 +29,39 @@ const indexReadLimit = 1000
 // MessageRef.Same): the first record wins, and a later one for the same
 // message changes nothing, even with another Part. The engine records each
 // message once, with its final part, so a second record is a repeat.
-func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) error {
+func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
 	if err := checkID(id); err != nil {
-		return fmt.Errorf("store: add message: %w", err)
+		return "", fmt.Errorf("store: add message: %w", err)
 	}
 	b, err := json.Marshal(ref)
 	if err != nil {
-		return fmt.Errorf("store: add message: encode: %w", err)
+		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
 	ident, err := refIdentity(ref)
 	if err != nil {
-		return fmt.Errorf("store: add message: encode: %w", err)
+		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
 	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident)
 	if err != nil {
-		return fmt.Errorf("store: add message: %w", err)
+		return "", fmt.Errorf("store: add message: %w", err)
 	}
 	o, rest, err := reply(v)
 	if err != nil {
-		return fmt.Errorf("store: add message: %w", err)
+		return "", fmt.Errorf("store: add message: %w", err)
 	}
 	switch o {
 	case outMissing:
-		return nil
+		return "", nil
 	case outFull:
-		return fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
+		return "", fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
 	}
 	if len(rest) != 3 {
-		return fmt.Errorf("store: add message: unexpected reply %v", v)
+		return "", fmt.Errorf("store: add message: unexpected reply %v", v)
 	}
 	status, _ := rest[0].(string)
 	created, err := unixMilli(fmt.Sprint(rest[1]))
 	if err != nil {
-		return fmt.Errorf("store: add message: created: %w", err)
+		return "", fmt.Errorf("store: add message: created: %w", err)
 	}
 	life := s.indexTTL()
 	if pttl, _ := rest[2].(int64); pttl > 0 {
@@ -75,9 +75,9 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		pipe.PExpire(ctx, chat, s.indexTTL())
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("store: add message: index: %w", err)
+		return "", fmt.Errorf("store: add message: index: %w", err)
 	}
-	return nil
+	return askbridge.Status(status), nil
 }
 
 // refIdentity is the opening of the JSON of every ref to the same message,
@@ -172,4 +172,13 @@ func (s *Store) FirstSeen(ctx context.Context, platform, eventID string, ttl tim
 		return false, fmt.Errorf("store: first seen: %w", err)
 	}
 	return ok, nil
+}
+
+// ForgetSeen removes the mark FirstSeen set, for an event whose handling
+// failed: the platform's retry of it is then handled. Safe to repeat.
+func (s *Store) ForgetSeen(ctx context.Context, platform, eventID string) error {
+	if err := s.rdb.Del(ctx, s.k.seen(platform, eventID)).Err(); err != nil {
+		return fmt.Errorf("store: forget seen: %w", err)
+	}
+	return nil
 }

@@ -211,7 +211,7 @@ func TestScriptCacheFlushed(t *testing.T) {
 	mustCreate(t, s, newQ("f1", t0, time.Second)) // pipelined create script
 	mustCreate(t, s, newQ("f2", t0, time.Second))
 	flush()
-	if err := s.AddMessage(ctx, "f1", askbridge.MessageRef{Platform: "web", Message: "1"}); err != nil {
+	if _, err := s.AddMessage(ctx, "f1", askbridge.MessageRef{Platform: "web", Message: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	flush()
