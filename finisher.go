@@ -28,7 +28,10 @@ type finisherParams struct {
 type finisher struct {
 	*core
 	finisherParams
-	// edits tracks the edits under way, so Run returns after them.
+	// edits tracks the edits under way, so Run returns after them; mu
+	// keeps an end that comes in while Run waits (a channel still handing
+	// in a tap as it stops) from adding to edits during that Wait.
+	mu    sync.Mutex
 	edits sync.WaitGroup
 }
 
@@ -55,7 +58,9 @@ func (f *finisher) ended(ctx context.Context, r EndResult) {
 	if err := f.store.MarkFinishing(ctx, rec.ID, f.clock.Now()); err != nil {
 		f.log.Error("mark question finishing", "question", rec.ID, "err", err)
 	}
+	f.mu.Lock()
 	f.edits.Add(1)
+	f.mu.Unlock()
 	go func() {
 		defer f.edits.Done()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
@@ -74,7 +79,11 @@ func (f *finisher) start(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 // wait returns when the edits under way are done.
-func (f *finisher) wait() { f.edits.Wait() }
+func (f *finisher) wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.edits.Wait()
+}
 
 // exec is one pass over the leftovers: questions whose end was won by a
 // replica that died before it had edited every message. Edits are safe to

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Platform is the platform name of this channel in targets and answerers.
@@ -25,10 +24,9 @@ const Platform = "telegram"
 // Capabilities of Telegram for the planner.
 var Capabilities = askbridge.Capabilities{
 	Buttons:        true,
-	ButtonsPerRow:  1,  // one full-width row per option (ask-user.md §3)
-	MaxButtonLabel: 64, // Telegram shows long button texts cut; labels are at most 64 anyway
-	PayloadBytes:   64, // Telegram: callback_data is 1-64 bytes
-	MessageChars:   messageChars,
+	ButtonsPerRow:  1,    // one full-width row per option (ask-user.md §3)
+	MaxButtonLabel: 64,   // Telegram shows long button texts cut; labels are at most 64 anyway
+	PayloadBytes:   64,   // Telegram: callback_data is 1-64 bytes
 	ReplyBox:       true, // ForceReply
 }
 
@@ -37,7 +35,7 @@ var Capabilities = askbridge.Capabilities{
 // webhook (in every replica). It is safe for concurrent use.
 type Channel struct {
 	cfg   Config
-	store askbridge.Store
+	coord askbridge.Coordinator
 	log   *slog.Logger
 	bot   *bot.Bot
 	botID int64
@@ -63,16 +61,16 @@ var (
 )
 
 // New makes a Telegram channel. It validates cfg and makes no network call;
-// Run connects. st holds the poller lease, the update offset, the update
-// dedupe and the messages of each question; log receives the channel's
-// events (never the token). Config.Replica must differ between replicas:
-// it holds the poller lease.
-func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
+// Run connects. coord holds the poller lease, the update offset and the
+// update dedupe (the engine records the messages); log receives the
+// channel's events (never the token). Config.Replica must differ between
+// replicas: it holds the poller lease.
+func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if st == nil {
-		return nil, errors.New("telegram: a store is required")
+	if coord == nil {
+		return nil, errors.New("telegram: a coordinator is required")
 	}
 	cfg = cfg.withDefaults()
 	if log == nil {
@@ -80,7 +78,7 @@ func New(cfg Config, st askbridge.Store, log *slog.Logger) (*Channel, error) {
 	}
 	// The caller's logger names the replica already (cmd/bridge does).
 	log = log.With("platform", Platform)
-	c := &Channel{cfg: cfg, store: st, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace)}
+	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace)}
 	c.state.Store(askbridge.StateConnecting)
 	c.username.Store("")
 	b, err := c.newBot()
@@ -141,38 +139,41 @@ func chatID(chat string) any {
 	return chat
 }
 
-// Send posts the plan to chat as HTML, split into parts that leave room for
-// the status line, with the keyboard under the last part. It returns every
-// message it posted, also when it fails part-way. It blocks while the
-// pacer or a 429 holds the chat, up to ctx. Not safe to repeat.
-func (c *Channel) Send(ctx context.Context, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	parts := promptParts(plan)
-	var refs []askbridge.MessageRef
-	for i, text := range parts {
+// Send posts d.Plan to d.Chat as HTML, from part d.From on: the plan is
+// split into parts that leave room for the status line, with the keyboard
+// under the last part. Each message goes to d.Sent as soon as it is posted,
+// with its Part; an error of d.Sent stops Send and is returned as is. Each
+// part gets one try: a refusal comes back as a *askbridge.SendError (a 429
+// with its retry_after) and the engine decides whether to go on. It blocks
+// while the pacer holds the chat, up to ctx. Not safe to repeat.
+func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+	parts := promptParts(d.Plan)
+	for i := max(d.From, 0); i < len(parts); i++ {
 		params := &bot.SendMessageParams{
-			ChatID: chatID(chat), Text: text, ParseMode: models.ParseModeHTML,
+			ChatID: chatID(d.Chat), Text: parts[i], ParseMode: models.ParseModeHTML,
 			LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
 		}
-		if kb := keyboard(plan); kb != nil && i == len(parts)-1 {
+		if kb := keyboard(d.Plan); kb != nil && i == len(parts)-1 {
 			params.ReplyMarkup = kb
 		}
-		msg, err := c.sendMessage(ctx, chat, params)
+		msg, err := c.sendMessage(ctx, d.Chat, params)
 		if err != nil {
-			return refs, err
+			return err
 		}
 		ref := refOf(msg)
-		refs = append(refs, ref)
-		// Record the message at once, so a tap that comes before the
-		// engine records it (it does too; adding is idempotent) finds it.
-		if err := c.store.AddMessage(ctx, plan.ID, ref); err != nil {
-			c.log.Warn("record message", "question", plan.ID, "err", err)
+		ref.Part = i
+		if d.Sent != nil {
+			if err := d.Sent(ref); err != nil {
+				return err
+			}
 		}
 	}
-	return refs, nil
+	return nil
 }
 
 // Notify posts text (escaped) in chat, as a reply to message replyTo when
-// it is not empty. It blocks while the chat is paced. Not safe to repeat.
+// it is not empty. It makes one try (a refusal is a *askbridge.SendError)
+// and blocks while the chat is paced. Not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
 	params := &bot.SendMessageParams{ChatID: chatID(chat), Text: esc(text), ParseMode: models.ParseModeHTML}
 	if id, err := strconv.Atoi(replyTo); err == nil {
@@ -196,62 +197,71 @@ func (c *Channel) sendMessage(ctx context.Context, chat string, params *bot.Send
 	return msg, err
 }
 
-// Attempts of one call before its error goes to the caller: a 429 is
-// waited out this many times (each wait is Telegram's retry_after), a
-// temporary failure retried with a short backoff.
-const (
-	rateLimitAttempts = 10
-	temporaryAttempts = 3
-)
-
-// call runs one paced Bot API call. It waits out 429s itself (so a prompt
-// in several parts is not left half-sent) and retries temporary failures a
-// few times; the error it returns is a *askbridge.SendError.
+// call makes one paced Bot API call and returns its error as a
+// *askbridge.SendError. It does not retry: the engine owns the retries of
+// what it asked for (see ownTries for what the channel posts on its own).
+// A 429 still holds every send of this replica for its retry_after: that
+// is pacing, so the other chats do not run into the limit too.
 func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Context) error) error {
-	limited, temporary := 0, 0
-	for {
-		if err := c.pace.wait(ctx, chat); err != nil {
-			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: wrap(op, err)}
-		}
-		se := classify(op, fn(ctx))
-		if se == nil {
+	if err := c.pace.wait(ctx, chat); err != nil {
+		return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: wrap(op, err)}
+	}
+	se := classify(op, fn(ctx))
+	if se == nil {
+		return nil
+	}
+	switch se.Kind {
+	case askbridge.RateLimited:
+		c.pace.pause(se.RetryAfter)
+		c.log.Info("rate limited", "op", op, "chat", chat, "retry_after", se.RetryAfter)
+	case askbridge.Temporary:
+		c.log.Warn("call failed", "op", op, "chat", chat, "err", se.Err)
+	}
+	return se
+}
+
+// ownAttempts bounds the tries of a message the channel posts on its own
+// (a correction to a reply, a reply box): no engine stands behind those to
+// retry them, so the channel waits out a 429's retry_after or backs off on
+// a temporary failure itself, a few times.
+const ownAttempts = 5
+
+// ownTries runs post (one call) until it succeeds, fails for good, or has
+// had ownAttempts tries; it returns the last error.
+func (c *Channel) ownTries(ctx context.Context, post func(context.Context) error) error {
+	bo := retry.Backoff{Min: 300 * time.Millisecond, Max: 5 * time.Second}
+	for attempt := 1; ; attempt++ {
+		err := post(ctx)
+		if err == nil {
 			return nil
 		}
-		switch se.Kind {
-		case askbridge.RateLimited:
-			c.pace.pause(se.RetryAfter)
-			limited++
-			c.log.Info("rate limited", "op", op, "chat", chat, "retry_after", se.RetryAfter)
-			if limited < rateLimitAttempts {
-				continue
-			}
-		case askbridge.Temporary:
-			temporary++
-			c.log.Warn("call failed", "op", op, "chat", chat, "attempt", temporary, "err", se.Err)
-			if ctx.Err() == nil && temporary < temporaryAttempts {
-				d := time.Duration(temporary) * 300 * time.Millisecond
-				if !sleep(ctx, d+time.Duration(rand.Int64N(int64(d)/5))) {
-					return se
-				}
-				continue
-			}
+		kind, wait, _ := askbridge.Classify(err)
+		if kind == askbridge.Permanent || attempt == ownAttempts {
+			return err
 		}
-		return se
+		if kind != askbridge.RateLimited {
+			wait = bo.Next()
+		}
+		if !retry.Sleep(ctx, wait) {
+			return err
+		}
 	}
 }
 
-// Finish edits one message of an ended question: the same text, the status
-// line under it, the keyboard gone. "Not modified" (already so) is success;
-// a message that no longer exists is logged and skipped. Safe to repeat;
-// blocks while the chat is paced.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) error {
+// Finish edits one message of an ended question: the text it showed (part
+// ref.Part of end.Plan, or the reply box), the status line under it, the
+// keyboard gone. It reads nothing back: everything comes with ref and end.
+// "Not modified" (already so) is success; a message that no longer exists
+// is logged and skipped. One try (a refusal is a *askbridge.SendError);
+// safe to repeat; blocks while the chat is paced.
+func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
 	msgID, err := strconv.Atoi(ref.Message)
 	if err != nil {
 		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: "not a Telegram message id: " + ref.Message}
 	}
-	text, prompt, err := c.finishedText(ctx, ref, plan, status)
-	if err != nil {
-		return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: err}
+	text, prompt, ok := finishedText(ref.Part, end)
+	if !ok {
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan of %s does not have", ref.Message, ref.Part, end.Plan.ID)}
 	}
 	params := &bot.EditMessageTextParams{
 		ChatID: chatID(ref.Chat), MessageID: msgID, Text: text, ParseMode: models.ParseModeHTML,
@@ -268,55 +278,26 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, plan ask
 	case err == nil, hasDescription(err, notModified):
 		return nil
 	case hasDescription(err, editNotFound):
-		c.log.Warn("message to finish is gone", "question", plan.ID, "chat", ref.Chat, "message", ref.Message)
+		c.log.Warn("message to finish is gone", "question", end.Plan.ID, "chat", ref.Chat, "message", ref.Message)
 		return nil
 	}
 	return err
 }
 
-// finishedText works out what message ref showed, from the plan and where
-// ref stands among the question's recorded messages: the prompt's parts come
-// first (Send records them in order), reply boxes after. prompt is false for
-// a reply box.
-func (c *Channel) finishedText(ctx context.Context, ref askbridge.MessageRef, plan askbridge.Plan, status string) (string, bool, error) {
-	parts := promptParts(plan)
-	refs, err := c.store.Messages(ctx, plan.ID)
-	if err != nil {
-		return "", false, fmt.Errorf("telegram: finish: list messages: %w", err)
+// finishedText is what a message that showed part (askbridge.PartReplyBox
+// for a reply box) of an ended question shows now. prompt is false for a
+// reply box; ok is false for a part the plan does not have.
+func finishedText(part int, end askbridge.Ending) (text string, prompt, ok bool) {
+	if part == askbridge.PartReplyBox {
+		question := ""
+		if len(end.Plan.Sections) > 0 {
+			question = end.Plan.Sections[0].Question
+		}
+		return replyBoxClosed(question, end.Status), false, true
 	}
-	i := slices.Index(refs, ref)
-	switch {
-	case i < 0:
-		// Not recorded (yet): the tapped message of a one-part prompt.
-		return withStatus(parts[len(parts)-1], status), true, nil
-	case i < len(parts):
-		return withStatus(parts[i], status), true, nil
+	parts := promptParts(end.Plan)
+	if part < 0 || part >= len(parts) {
+		return "", false, false
 	}
-	question := ""
-	if len(plan.Sections) > 0 {
-		question = plan.Sections[0].Question
-	}
-	return replyBoxClosed(question, status), false, nil
+	return withStatus(parts[part], end.Status), true, true
 }
-
-// sleep waits d or until ctx is done; it reports whether it slept fully.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// backoff is an exponential backoff with jitter for the run loops.
-type backoff struct{ min, max, cur time.Duration }
-
-func (b *backoff) next() time.Duration {
-	b.cur = min(max(b.cur*2, b.min), b.max)
-	return b.cur - time.Duration(rand.Int64N(int64(b.cur)/5+1))
-}
-
-func (b *backoff) reset() { b.cur = 0 }

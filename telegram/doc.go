@@ -3,7 +3,9 @@
 //
 // # Data flow
 //
-// The engine calls [Channel.Send] with a plan. The plan is rendered as HTML
+// The engine calls [Channel.Send] with a delivery: a chat, a plan, the first
+// part to post and a callback that records each message. The plan is
+// rendered as HTML
 // (parse_mode HTML) with every piece of agent text escaped (&, <, > and
 // quotes) and every "@name" defused with an invisible word joiner, so agent
 // text is shown as text and never mentions or notifies anyone. A one-question
@@ -13,16 +15,22 @@
 // callback_data is the 21-byte payload of askbridge.EncodePayload (Telegram
 // allows 1-64 bytes). A prompt longer than one message is cut between lines
 // into parts of at most 3096 characters as Telegram counts them, leaving
-// room for the status line; the keyboard goes under the last part, and every
-// part is recorded for the question.
+// room for the status line; the keyboard goes under the last part. Each
+// message goes to the delivery's callback as soon as it is posted, with its
+// part number, and the engine records it: the channel keeps no question
+// state and reads none.
 //
 // Sends and edits are paced per chat (Config.ChatPace, default 1 s) and per
 // replica (Config.GlobalPace, default 1/30 s), following Telegram's advice
 // of about one message per second in a chat and thirty per second overall.
 // A 429 holds every send of the replica for its retry_after (Telegram does
-// not say whether the chat or the bot hit the limit) and the call is retried
-// after it, so a burst is delivered late, never dropped. The pacing is per
-// replica: with N replicas, give each 1/N of the bot's budget.
+// not say whether the chat or the bot hit the limit) and slows the chat's
+// pace down; the call itself is not retried here but returned to the engine
+// with its retry_after, and the engine tries again from the first part not
+// posted, so a burst is delivered late, never dropped. Only the messages the
+// channel posts on its own (a correction to a reply, a reply box) are tried
+// again by the channel, a few times. The pacing is per replica: with N
+// replicas, give each 1/N of the bot's budget.
 //
 // Telegram's refusals are classified at this boundary: 429 is RateLimited;
 // 400, 401, 403 and 404 are Permanent — "Bad Request: chat not found",
@@ -32,7 +40,8 @@
 // description as the reason; network errors, 5xx and 409 are Temporary.
 //
 // When a question ends, [Channel.Finish] edits each of its messages with
-// editMessageText: the same text, the status line ("Answered: …",
+// editMessageText: the same text (the part the message showed, rendered
+// again from the plan, or the reply box), the status line ("Answered: …",
 // "Skipped", "Expired", "Cancelled") in bold under it, and the keyboard
 // removed. "message is not modified" counts as success and "message to edit
 // not found" (someone deleted it) is logged and skipped.
@@ -42,11 +51,14 @@
 // A callback query goes to the engine's Inbox.Tap and is answered with
 // answerCallbackQuery at once (a toast, not an alert) with the engine's
 // notice: recorded, skipped, already answered, expired, cancelled, not for
-// you, no longer valid. "Other…" posts a force-reply message under the
+// you, no longer valid. Then the channel does what the engine's TapAction
+// says. "Other…" (TapOpenReply) posts a force-reply message under the
 // prompt and attaches it to the question, so the reply to it answers; in a
 // group the box is selective and mentions the tapper, so it opens for them
-// only. A tap on a question that had already ended also clears that
-// message's buttons.
+// only. A tap on a question that had already ended (TapClear) also clears
+// that message's buttons. A tap that ended the question (TapDone) leaves
+// every message, the tapped one included, to the engine's finisher: one
+// edit per message.
 //
 // A text message goes to Inbox.Reply with the message it replies to
 // (reply_to_message), the sender as Person{Platform: "telegram", ID: the
@@ -69,14 +81,15 @@
 // Telegram allows one getUpdates consumer per bot token: a second one makes
 // the first fail with 409 "Conflict: terminated by other getUpdates request".
 // So in polling mode (the default) [Channel.Run] polls in exactly one
-// replica: the one holding the Store lease "telegram:poll:<bot id>" (named by
-// the bot's id, never its token). The holder renews it every RenewEvery
+// replica: the one holding the coordinator's lease "telegram:poll:<bot id>"
+// (named by the bot's id, never its token), held with internal/lease. The
+// holder renews it every RenewEvery
 // (default 3 s); it lives LeaseTTL (default 10 s); the other replicas stand by
 // (State "standby") and try to take it every RenewEvery, so one takes over
 // within LeaseTTL + RenewEvery = 13 s of the holder dying. A replica that
 // stops gracefully releases the lease at once.
 //
-// The update offset is a Store cursor of the same name, written with
+// The update offset is a coordinator cursor of the same name, written with
 // SetCursor fenced by the lease (a replica that lost the lease cannot move
 // it) after each update is handled. The poller starts from the stored
 // offset, and its getUpdates calls are held until every update the previous
@@ -84,7 +97,7 @@
 // update below the offset it is asked for, and the library asks for the next
 // offset as soon as it has queued an update, so without that hold a crash
 // could lose updates fetched but not handled. Every update_id also goes
-// through Store.FirstSeen (kept 24 h, as long as Telegram keeps an
+// through Coordinator.FirstSeen (kept 24 h, as long as Telegram keeps an
 // unconfirmed update), so an update delivered twice (after a takeover, or a
 // webhook retry) is handled once.
 //
@@ -104,8 +117,10 @@
 //
 // # Tests
 //
-// Package telegramtest is a fake Bot API that the tests drive the real
-// library against: the same request encodings, limits and error bodies,
-// 409 for a superseded getUpdates, 429 with retry_after over configurable
-// rates, and helpers to play a person.
+// Package telegram/internal/telegramtest is a fake Bot API that the tests
+// drive the real library against: the same request encodings, limits and
+// error bodies, 409 for a superseded getUpdates, 429 with retry_after over
+// configurable rates, and helpers to play a person. The tests run with a
+// real redis-server and the engine, and fail when a goroutine is left
+// behind.
 package telegram

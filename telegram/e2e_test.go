@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 // twoReplicas starts replicas "a" and "b" on one Redis and one fake.
@@ -225,10 +225,12 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The poller hands updates over one at a time, in order: once the
+	// forged tap (the last update) is answered, the replies before it have
+	// been handled too.
 	if a := e.notice(q); a.Text != string(askbridge.NoticeUnknown) {
 		t.Errorf("forged tap: %+v", a)
 	}
-	time.Sleep(300 * time.Millisecond)
 	e.noMoreResults(id)
 	if m := e.message(opsGroup, p.ID); m.Edits != 0 || len(m.Keyboard) == 0 {
 		t.Errorf("message changed: %+v", m)
@@ -256,7 +258,9 @@ func TestLateTapClearsButtons(t *testing.T) {
 	if r := e.result(id, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("result %+v", r)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.eventually(5*time.Second, "the finisher's edit refused", func() bool {
+		return e.message(alice.ID, p.ID).EditCalls > 0
+	})
 	if m := e.message(alice.ID, p.ID); len(m.Keyboard) == 0 {
 		t.Fatal("the buttons went away although the chat was blocked")
 	}
@@ -308,8 +312,8 @@ func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
 	if recorded != 1 {
 		t.Errorf("%d taps won, want 1", recorded)
 	}
+	// Every tap has been answered, so every tap has been handled.
 	e.result(id, 5*time.Second)
-	time.Sleep(200 * time.Millisecond)
 	e.noMoreResults(id)
 }
 

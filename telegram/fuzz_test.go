@@ -10,11 +10,11 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 // fuzzInbox records what reaches it and answers with a reply picked by
-// the first byte of the payload or text, so every branch after the engine
+// the first byte of the payload or text, so every action after the engine
 // (reply box, finishing an ended question, corrections) runs.
 type fuzzInbox struct {
 	plan askbridge.Plan
@@ -32,9 +32,13 @@ func (f *fuzzInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
 	case 0:
 		return askbridge.TapReply{Notice: askbridge.NoticeUnknown}
 	case 1:
-		return askbridge.TapReply{Notice: askbridge.NoticeOther, OpenReply: true, QuestionID: f.plan.ID}
+		return askbridge.TapReply{Notice: askbridge.NoticeOther, Action: askbridge.TapOpenReply, QuestionID: f.plan.ID, ReplyTo: f.plan.Sections[0].Question}
 	case 2:
-		return askbridge.TapReply{Notice: askbridge.NoticeExpired, Ended: true, Status: "Expired", Plan: &f.plan, QuestionID: f.plan.ID}
+		// The engine hands back the tapped message as it recorded it.
+		msg := t.Message
+		msg.Part = 0
+		end := askbridge.Ending{Plan: f.plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
+		return askbridge.TapReply{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: msg, Ending: &end, QuestionID: f.plan.ID}
 	}
 	return askbridge.TapReply{Notice: askbridge.Notice(t.Payload)}
 }
@@ -72,13 +76,12 @@ func newFuzzRig(f *testing.F) *fuzzRig {
 	if err != nil {
 		f.Fatal(err)
 	}
-	rec := askbridge.Record{ID: "fuzz", Request: req}
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemStore(rec), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}
 	plan := askbridge.BuildPlan("fuzz", req, ch.Capabilities())
-	if _, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan); err != nil {
+	if _, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan); err != nil {
 		f.Fatal(err)
 	}
 	return &fuzzRig{fake: fake, ch: ch, in: &fuzzInbox{plan: plan}}

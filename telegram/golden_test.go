@@ -2,7 +2,6 @@ package telegram_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -69,21 +68,21 @@ func sendAndFinish(t *testing.T, id, request, status string) string {
 	fake := telegramtest.New(telegramtest.Options{})
 	defer fake.Close()
 	fake.AddChat(opsGroup, "supergroup", "Ops")
-	st := newMemStore(askbridge.Record{ID: id, Request: req})
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, st, nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan := askbridge.BuildPlan(id, req, ch.Capabilities())
-	refs, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
+	refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
+	end := askbridge.Ending{Plan: plan, Status: status}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %d message(s) as sent\n\n", len(refs))
 	renderChat(&b, fake.BotMessages(opsGroup))
 	for _, ref := range refs {
-		if err := ch.Finish(context.Background(), ref, plan, status); err != nil {
+		if err := ch.Finish(context.Background(), ref, end); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +90,7 @@ func sendAndFinish(t *testing.T, id, request, status string) string {
 	// modified" counts as success.
 	edited := fake.Stats().Edited
 	for _, ref := range refs {
-		if err := ch.Finish(context.Background(), ref, plan, status); err != nil {
+		if err := ch.Finish(context.Background(), ref, end); err != nil {
 			t.Errorf("finish again: %v", err)
 		}
 	}
@@ -184,13 +183,13 @@ func TestOverlongPlanStillFits(t *testing.T) {
 	fake := telegramtest.New(telegramtest.Options{})
 	defer fake.Close()
 	fake.AddChat(opsGroup, "supergroup", "Ops")
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemStore(askbridge.Record{}), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan := askbridge.Plan{ID: "huge", Mode: askbridge.ModeText, Intro: "Question for you:", FreeText: "Free text.", Closing: "Reply.",
 		Sections: []askbridge.Section{{Header: "H", Question: strings.Repeat("<&> 🙂 ", 1500)}}}
-	refs, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
+	refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +197,7 @@ func TestOverlongPlanStillFits(t *testing.T) {
 		t.Fatalf("%d parts", len(refs))
 	}
 	for _, ref := range refs {
-		if err := ch.Finish(context.Background(), ref, plan, strings.Repeat("Answered: x & y, ", 40)); err != nil {
+		if err := ch.Finish(context.Background(), ref, askbridge.Ending{Plan: plan, Status: strings.Repeat("Answered: x & y, ", 40)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -208,40 +207,5 @@ func TestOverlongPlanStillFits(t *testing.T) {
 	}
 	if total != 1500 {
 		t.Errorf("%d of 1500 pieces arrived", total)
-	}
-}
-
-// TestTemporaryFailureMidPromptIsRetried: a 502 on the second part of a
-// long prompt is retried by the channel (the engine would leave a prompt
-// that is partly out as it is), and the error of a failure that lasts is
-// Temporary.
-func TestTemporaryFailureMidPromptIsRetried(t *testing.T) {
-	t.Parallel()
-	req, err := askbridge.DecodeRequest([]byte(longRequest()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := telegramtest.New(telegramtest.Options{})
-	defer fake.Close()
-	fake.AddChat(opsGroup, "supergroup", "Ops")
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemStore(askbridge.Record{}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := askbridge.BuildPlan("flaky", req, ch.Capabilities())
-	parts := len(telegram.PromptParts(plan))
-	fake.FailNext("sendMessage", 1, 2) // part one goes out, then two 502s
-	sent, err := ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
-	if err != nil || len(sent) != parts {
-		t.Fatalf("sent %d of %d parts: %v", len(sent), parts, err)
-	}
-	if n := len(fake.BotMessages(opsGroup)); n != parts {
-		t.Errorf("%d messages in the chat, want %d", n, parts)
-	}
-	fake.FailNext("sendMessage", 0, 10)
-	_, err = ch.Send(context.Background(), fmt.Sprint(opsGroup), plan)
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.Temporary || !strings.Contains(se.Reason, "502 Bad Gateway") {
-		t.Errorf("a lasting 502: %v", err)
 	}
 }

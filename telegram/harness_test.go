@@ -13,18 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 var redisAddr string
 
+// TestMain runs the tests on one shared redis-server and then fails the
+// package when a test left a goroutine behind.
 func TestMain(m *testing.M) {
 	addr, stop, err := redistest.Shared("telegram")
 	if err != nil {
@@ -34,6 +38,15 @@ func TestMain(m *testing.M) {
 	redisAddr = addr
 	code := m.Run()
 	stop()
+	// The replicas' HTTP clients use the default transport; its idle
+	// keep-alive connections are not the tests' goroutines.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -48,11 +61,20 @@ var (
 
 const opsGroup int64 = -100500
 
-// clock is a test clock that moves only when told.
-type clock struct{ offset atomic.Int64 }
+// clock is the engine's clock in these tests: the real one, whose Now a
+// test moves forward to reach a deadline at once (its timers run in real
+// time, so the fake Telegram's retry_after still holds).
+type clock struct {
+	clockwork.Clock
+	offset atomic.Int64
+}
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
+
+func (c *clock) Now() time.Time                  { return c.Clock.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+func (c *clock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 
 // env is a fake Telegram, one Redis key prefix, an agent's client and the
 // bridge replicas.
@@ -82,7 +104,7 @@ type replica struct {
 	name    string
 	ch      *telegram.Channel
 	engine  *askbridge.Engine
-	cancel  context.CancelFunc
+	cancel  context.CancelFunc // stops the channel, then the engine
 	done    chan struct{}
 	stopped atomic.Bool
 }
@@ -106,7 +128,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	e := &env{
 		t: t, fake: fake, prefix: fmt.Sprintf("tgtest%d:", prefixSeq.Add(1)), agent: agent,
-		clock: &clock{}, opts: o, replicas: map[string]*replica{},
+		clock: newClock(), opts: o, replicas: map[string]*replica{},
 	}
 	e.check = store.New(agent, store.Options{Prefix: e.prefix, Consumer: "check"})
 	t.Cleanup(func() {
@@ -188,18 +210,22 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
-		Replica: name, Now: e.clock.now, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
+		Replica: name, Clock: e.clock, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{name: name, ch: ch, engine: eng, cancel: cancel, done: make(chan struct{})}
+	// A replica stops as the bridge does: the channel first (it finishes
+	// the update in hand, which may end a question), then the engine,
+	// which waits for the edits that started.
+	engineCtx, stopEngine := context.WithCancel(context.Background())
+	channelCtx, stopChannel := context.WithCancel(engineCtx)
+	r := &replica{name: name, ch: ch, engine: eng, cancel: stopChannel, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
+	go func() { defer wg.Done(); _ = eng.Run(engineCtx) }()
 	var in askbridge.Inbox = eng
 	if wrap != nil {
 		in = wrap(eng)
 	}
-	go func() { defer wg.Done(); _ = ch.Run(ctx, in) }()
+	go func() { defer wg.Done(); _ = ch.Run(channelCtx, in); stopEngine() }()
 	go func() { wg.Wait(); rdb.Close(); close(r.done) }()
 	e.mu.Lock()
 	e.replicas[name] = r

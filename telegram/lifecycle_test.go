@@ -7,14 +7,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -26,9 +27,9 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"ok", telegram.Config{Token: "1:abc"}, ""},
 		{"no token", telegram.Config{}, "token is required"},
-		{"bad token", telegram.Config{Token: "abc"}, "does not look like"},
+		{"bad token", telegram.Config{Token: "abc"}, "is not a Telegram bot token"},
 		{"bad api url", telegram.Config{Token: "1:a", APIURL: "ftp://x"}, "api url"},
-		{"http webhook", telegram.Config{Token: "1:a", WebhookURL: "http://x.example/h", WebhookSecret: "s"}, "must be an https URL"},
+		{"http webhook", telegram.Config{Token: "1:a", WebhookURL: "http://x.example/h", WebhookSecret: "s"}, "must be an https:// URL"},
 		{"no secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h"}, "webhook secret is required"},
 		{"bad secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: "a b"}, "webhook secret"},
 		{"short poll", telegram.Config{Token: "1:a", PollTimeout: time.Second}, "at least 2s"},
@@ -51,8 +52,7 @@ func TestStatesAndNoTokenInLogs(t *testing.T) {
 	defer fake.Close()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st := newMemStore(askbridge.Record{})
-	bad, err := telegram.New(telegram.Config{Token: "424242:wrong-" + secret, APIURL: fake.URL}, st, log)
+	bad, err := telegram.New(telegram.Config{Token: "424242:wrong-" + secret, APIURL: fake.URL}, newMemCoord(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +109,9 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 }
 
 // TestNoGoroutinesLeftAfterStop runs the bridge and stops it: nothing it
-// started may keep running. It is not parallel, so it counts alone.
+// started may keep running. It is not parallel, so it runs alone.
 func TestNoGoroutinesLeftAfterStop(t *testing.T) {
-	before := runtime.NumGoroutine()
+	running := goleak.IgnoreCurrent()
 	func() {
 		e := newEnv(t, envOpts{})
 		a := e.start("a")
@@ -129,19 +129,12 @@ func TestNoGoroutinesLeftAfterStop(t *testing.T) {
 		e.agent.Close()
 	}()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines before, %d after stopping:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
+	goleak.VerifyNone(t, running)
 }
 
 func TestWebhookHandlerBeforeRunAndInPollingMode(t *testing.T) {
 	t.Parallel()
-	st := newMemStore(askbridge.Record{})
+	st := newMemCoord()
 	hook, err := telegram.New(telegram.Config{Token: "1:a", WebhookURL: "https://x.example/tg", WebhookSecret: "abc"}, st, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/lease"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Run receives updates until ctx is done and hands them to in: by long
@@ -43,7 +45,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 // identify calls getMe until it succeeds, to check the token and learn the
 // bot's username. It reports false when ctx ended first.
 func (c *Channel) identify(ctx context.Context) bool {
-	bo := backoff{min: 500 * time.Millisecond, max: time.Minute}
+	bo := retry.Backoff{Min: 500 * time.Millisecond, Max: time.Minute}
 	for {
 		me, err := c.bot.GetMe(ctx)
 		if err == nil {
@@ -55,7 +57,7 @@ func (c *Channel) identify(ctx context.Context) bool {
 			return false
 		}
 		c.failed("get me", err)
-		if !sleep(ctx, bo.next()) {
+		if !retry.Sleep(ctx, bo.Next()) {
 			return false
 		}
 	}
@@ -75,60 +77,39 @@ func (c *Channel) failed(op string, err error) {
 // its id, never its token.
 func (c *Channel) leaseName() string { return fmt.Sprintf("telegram:poll:%d", c.botID) }
 
-// runPolling contends for the poller lease and polls while it holds it.
+// runPolling polls while this replica holds the poller lease and stands
+// by while another one does.
 func (c *Channel) runPolling(ctx context.Context, in askbridge.Inbox) {
-	name := c.leaseName()
-	bo := backoff{min: 200 * time.Millisecond, max: c.cfg.RenewEvery}
-	for ctx.Err() == nil {
-		lease, ok, err := c.store.AcquireLease(ctx, name, c.cfg.Replica, c.cfg.LeaseTTL)
-		switch {
-		case err != nil:
-			if ctx.Err() == nil {
-				c.setState(askbridge.StateRetrying)
-				c.log.Error("acquire poller lease", "err", err)
-				sleep(ctx, bo.next())
-			}
-		case !ok:
-			c.setState(askbridge.StateStandby)
-			sleep(ctx, c.cfg.RenewEvery)
-		default:
-			bo.reset()
-			c.log.Info("polling", "lease", name, "token", lease.Token)
-			c.poll(ctx, in, lease)
-		}
-	}
+	lease.Hold(ctx, lease.Params{
+		Coord: c.coord, Name: c.leaseName(), Holder: c.cfg.Replica,
+		TTL: c.cfg.LeaseTTL, RenewEvery: c.cfg.RenewEvery, Log: c.log,
+		Standby: func() { c.setState(askbridge.StateStandby) },
+		Failed:  func(error) { c.setState(askbridge.StateRetrying) },
+		Abandon: c.crash.Load,
+	}, func(term context.Context, l askbridge.Lease) time.Duration {
+		c.log.Info("polling", "lease", l.Name, "token", l.Token)
+		return c.poll(term, in, l)
+	})
 }
 
 // poll runs the library's getUpdates loop for one term of the lease: from
 // the stored offset, one update at a time, storing the offset after each
-// update is handled. It returns when ctx is done or the lease is lost.
-func (c *Channel) poll(ctx context.Context, in askbridge.Inbox, lease askbridge.Lease) {
-	term, lost := context.WithCancel(ctx)
+// update is handled. It returns when term is done or the offset could not
+// be stored for want of the lease, with how long to stand aside.
+func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lease) time.Duration {
+	term, lost := context.WithCancel(term)
 	defer lost()
-	var renewing sync.WaitGroup
-	renewing.Add(1)
-	go func() { defer renewing.Done(); c.renew(term, lost, lease) }()
-	defer renewing.Wait()
-	defer func() {
-		if ctx.Err() != nil && !c.crash.Load() {
-			// A graceful stop hands the lease over at once.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer cancel()
-			if err := c.store.ReleaseLease(rctx, lease); err != nil {
-				c.log.Warn("release poller lease", "err", err)
-			}
-		}
-	}()
-
 	// getUpdates fails while a webhook is set (webhook mode before).
 	if _, err := c.bot.DeleteWebhook(term, &bot.DeleteWebhookParams{}); err != nil && term.Err() == nil {
 		c.failed("delete webhook", err)
 	}
-	offset, found, err := c.store.Cursor(term, lease.Name)
+	offset, found, err := c.coord.Cursor(term, l.Name)
 	if err != nil {
-		c.log.Error("read update offset", "err", err)
-		sleep(term, c.cfg.RenewEvery)
-		return
+		if term.Err() == nil {
+			c.setState(askbridge.StateRetrying)
+			c.log.Error("read update offset", "err", err)
+		}
+		return c.cfg.RenewEvery
 	}
 	c.setState(askbridge.StateConnected)
 	gate := &pollGate{c: c, next: c.cfg.HTTPClient}
@@ -138,7 +119,7 @@ func (c *Channel) poll(ctx context.Context, in askbridge.Inbox, lease askbridge.
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(term), time.Minute)
 		defer cancel()
 		c.handlePolled(hctx, in, upd)
-		ok, err := c.store.SetCursor(hctx, lease.Name, upd.ID+1, lease)
+		ok, err := c.coord.SetCursor(hctx, l.Name, upd.ID+1, l)
 		switch {
 		case err != nil:
 			c.log.Error("store update offset", "update", upd.ID, "err", err)
@@ -166,15 +147,16 @@ func (c *Channel) poll(ctx context.Context, in askbridge.Inbox, lease askbridge.
 	poller, err := c.newBot(opts...)
 	if err != nil {
 		c.log.Error("make poller", "err", err)
-		return
+		return c.cfg.RenewEvery
 	}
 	poller.Start(term)
+	return 0
 }
 
 // handlePolled handles one polled update, retrying a dedupe that could not
-// reach the store a few times before giving the update up.
+// reach the coordinator a few times before giving the update up.
 func (c *Channel) handlePolled(ctx context.Context, in askbridge.Inbox, upd *models.Update) {
-	bo := backoff{min: 200 * time.Millisecond, max: 2 * time.Second}
+	bo := retry.Backoff{Min: 200 * time.Millisecond, Max: 2 * time.Second}
 	for attempt := 1; ; attempt++ {
 		err := c.handleUpdate(ctx, in, upd)
 		if err == nil {
@@ -184,42 +166,8 @@ func (c *Channel) handlePolled(ctx context.Context, in askbridge.Inbox, upd *mod
 			c.log.Error("update dropped", "update", upd.ID, "err", err)
 			return
 		}
-		if !sleep(ctx, bo.next()) {
+		if !retry.Sleep(ctx, bo.Next()) {
 			return
-		}
-	}
-}
-
-// renew keeps the lease alive every RenewEvery and calls lost when it is
-// gone, or when the store could not be reached for so long that it may
-// have expired.
-func (c *Channel) renew(ctx context.Context, lost func(), lease askbridge.Lease) {
-	t := time.NewTicker(c.cfg.RenewEvery)
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ok, err := c.store.RenewLease(ctx, lease, c.cfg.LeaseTTL)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return
-			}
-			c.log.Error("renew poller lease", "err", err)
-			if time.Since(renewed) > c.cfg.LeaseTTL-c.cfg.RenewEvery {
-				lost()
-				return
-			}
-		case !ok:
-			c.log.Warn("poller lease lost")
-			lost()
-			return
-		default:
-			renewed = time.Now()
 		}
 	}
 }
@@ -339,7 +287,7 @@ func (c *Channel) pollRefused(ctx context.Context, code int, desc string) {
 // runWebhook registers the webhook (every replica does; it is idempotent)
 // and then only serves WebhookHandler until ctx is done.
 func (c *Channel) runWebhook(ctx context.Context) {
-	bo := backoff{min: 500 * time.Millisecond, max: time.Minute}
+	bo := retry.Backoff{Min: 500 * time.Millisecond, Max: time.Minute}
 	for ctx.Err() == nil {
 		_, err := c.bot.SetWebhook(ctx, &bot.SetWebhookParams{
 			URL: c.cfg.WebhookURL, SecretToken: c.cfg.WebhookSecret, AllowedUpdates: allowedUpdates,
@@ -352,7 +300,7 @@ func (c *Channel) runWebhook(ctx context.Context) {
 			break
 		}
 		c.failed("set webhook", err)
-		sleep(ctx, bo.next())
+		retry.Sleep(ctx, bo.Next())
 	}
 	<-ctx.Done()
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
@@ -69,8 +69,9 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 		e.result(id, 5*time.Second)
 		e.finished(chats[i], prompts[i].ID, wants[i])
 	}
+	// An update is confirmed only once it has been handled (the poll gate
+	// holds the next getUpdates until then).
 	e.eventually(5*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
-	time.Sleep(300 * time.Millisecond)
 	e.noMoreResults(append(ids, before)...)
 	st := e.fake.Stats()
 	if st.AnswerRefused != 0 {
@@ -261,7 +262,8 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 			t.Errorf("result %+v", res)
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	// An update is confirmed only once it has been handled.
+	e.eventually(5*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
 	e.noMoreResults(ids...)
 	if st := e.fake.Stats(); st.AnswerRefused != 0 {
 		t.Errorf("%d taps were handled twice", st.AnswerRefused)

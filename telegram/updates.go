@@ -30,7 +30,7 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 	if upd == nil {
 		return nil
 	}
-	first, err := c.store.FirstSeen(ctx, Platform, fmt.Sprintf("update:%d:%d", c.botID, upd.ID), updateDedupeTTL)
+	first, err := c.coord.FirstSeen(ctx, Platform, fmt.Sprintf("update:%d:%d", c.botID, upd.ID), updateDedupeTTL)
 	if err != nil {
 		return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
 	}
@@ -60,8 +60,10 @@ func isGroup(chat models.Chat) bool {
 }
 
 // onTap answers a callback query with the engine's notice (Telegram shows
-// a spinner until it is answered), then opens a reply box for "Other…" or
-// clears the buttons of a question that had already ended.
+// a spinner until it is answered), then does what the engine asks: open a
+// reply box for "Other…", or clear the buttons of the tapped message of a
+// question that had already ended. A tap that ended the question leaves
+// every message to the engine's finisher.
 func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.CallbackQuery) {
 	var chat models.Chat
 	var msgID int
@@ -83,19 +85,20 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 	person := personOf(&cq.From)
 	reply := in.Tap(ctx, askbridge.Tap{EventID: cq.ID, Message: ref, Person: person, Payload: cq.Data})
 	c.answer(ctx, cq.ID, reply.Notice)
-	if reply.OpenReply && reply.QuestionID != "" {
-		c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, reply.QuestionID) })
-	}
-	// A tap that ended the question has the engine edit every message;
-	// any other tap on an ended question clears this message itself.
-	won := reply.Notice == askbridge.NoticeRecorded || reply.Notice == askbridge.NoticeSkipped
-	if reply.Ended && reply.Plan != nil && !won {
-		plan, status := *reply.Plan, reply.Status
-		c.spawn(func(ctx context.Context) {
-			if err := c.Finish(ctx, ref, plan, status); err != nil {
-				c.log.Warn("clear buttons of an ended question", "question", plan.ID, "message", ref.Message, "err", err)
-			}
-		})
+	switch reply.Action {
+	case askbridge.TapOpenReply:
+		if id, question := reply.QuestionID, reply.ReplyTo; id != "" {
+			c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, id, question) })
+		}
+	case askbridge.TapClear:
+		if reply.Ending != nil {
+			msg, end := reply.Message, *reply.Ending
+			c.spawn(func(ctx context.Context) {
+				if err := c.Finish(ctx, msg, end); err != nil {
+					c.log.Warn("clear buttons of an ended question", "question", end.Plan.ID, "message", msg.Message, "err", err)
+				}
+			})
+		}
 	}
 }
 
@@ -114,31 +117,34 @@ func (c *Channel) answer(ctx context.Context, id string, notice askbridge.Notice
 	}
 }
 
-// openReplyBox posts a force-reply message under the tapped prompt and
-// attaches it to the question, so the reply to it answers. In a group the
-// box is selective: it opens only for the tapper, who is mentioned.
-func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt askbridge.MessageRef, chat models.Chat, who askbridge.Person, id string) {
-	rec, found, err := c.store.Get(ctx, id)
-	if err != nil || !found || len(rec.Request.Questions) == 0 {
-		c.log.Warn("open reply box: question not readable", "question", id, "err", err)
-		return
-	}
+// openReplyBox posts a force-reply message under the tapped prompt, asking
+// question, and attaches it to question id, so the reply to it answers. In
+// a group the box is selective: it opens only for the tapper, who is
+// mentioned.
+func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt askbridge.MessageRef, chat models.Chat, who askbridge.Person, id, question string) {
 	group := isGroup(chat)
 	params := &bot.SendMessageParams{
 		ChatID: chatID(prompt.Chat), ParseMode: models.ParseModeHTML,
-		Text: replyBoxText(rec.Request.Questions[0].Question, who, group),
+		Text: replyBoxText(question, who, group),
 		ReplyMarkup: &models.ForceReply{ForceReply: true, Selective: group,
 			InputFieldPlaceholder: cutText("Your answer", placeholderChars)},
 	}
 	if mid, err := strconv.Atoi(prompt.Message); err == nil {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: mid, AllowSendingWithoutReply: true}
 	}
-	msg, err := c.sendMessage(ctx, prompt.Chat, params)
+	var msg *models.Message
+	err := c.ownTries(ctx, func(ctx context.Context) error {
+		var err error
+		msg, err = c.sendMessage(ctx, prompt.Chat, params)
+		return err
+	})
 	if err != nil {
 		c.log.Warn("open reply box", "question", id, "err", err)
 		return
 	}
-	if err := in.Attach(ctx, id, refOf(msg)); err != nil {
+	box := refOf(msg)
+	box.Part = askbridge.PartReplyBox
+	if err := in.Attach(ctx, id, box); err != nil {
 		c.log.Error("attach reply box", "question", id, "err", err)
 	}
 }
@@ -161,7 +167,10 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 	out := in.Reply(ctx, r)
 	if out.Respond != "" {
 		c.spawn(func(ctx context.Context) {
-			if err := c.Notify(ctx, ref.Chat, ref.Message, out.Respond); err != nil {
+			err := c.ownTries(ctx, func(ctx context.Context) error {
+				return c.Notify(ctx, ref.Chat, ref.Message, out.Respond)
+			})
+			if err != nil {
 				c.log.Warn("respond to a reply", "chat", ref.Chat, "err", err)
 			}
 		})

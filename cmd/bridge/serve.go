@@ -58,8 +58,10 @@ type bridge struct {
 	embedded *store.Embedded
 	server   *http.Server
 	webh     *web.Handler
-	cancel   context.CancelFunc
+	cancel   func()
 	wg       sync.WaitGroup
+	// channels tracks the channels' Run, which stop before the engine.
+	channels sync.WaitGroup
 	// Addr is where the HTTP server listens.
 	Addr string
 }
@@ -134,8 +136,16 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	mux.Handle("/", b.webh)
 	b.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
+	// Channels stop before the engine: a tap or reply a channel is still
+	// handing in as it stops finds the engine running, and its edits are
+	// waited for.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b.cancel = cancel
+	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancel = func() {
+		cancel()
+		b.channels.Wait()
+		stopEngine()
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -144,16 +154,16 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		}
 	}()
 	for _, ch := range channels {
-		b.wg.Add(1)
+		b.channels.Add(1)
 		go func() {
-			defer b.wg.Done()
+			defer b.channels.Done()
 			_ = ch.Run(runCtx, engine)
 		}()
 	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		_ = engine.Run(runCtx)
+		_ = engine.Run(engineCtx)
 	}()
 	page := "http://" + b.Addr + "/"
 	if cfg.HTTP.Token != "" {

@@ -122,8 +122,11 @@ type Message struct {
 	Placeholder string
 	// ReplyTo is the message this one replies to, 0 for none.
 	ReplyTo int
-	// Edits counts the edits that changed the message.
-	Edits int
+	// Edits counts the edits that changed the message; EditCalls counts
+	// every edit request naming it, refused ones ("message is not
+	// modified", 429, a blocked chat) included.
+	Edits     int
+	EditCalls int
 	// Mentions lists the @usernames Telegram would turn into mentions.
 	Mentions []string
 	// TextMentions lists the user ids mentioned by tg://user links.
@@ -945,6 +948,11 @@ func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client 
 		fail(w, http.StatusBadRequest, ErrChatNotFound, 0)
 		return
 	}
+	id, _ := strconv.Atoi(p["message_id"])
+	m := s.findLocked(c.id, id)
+	if m != nil {
+		m.EditCalls++
+	}
 	if after := s.limitLocked(c.id, client); after > 0 {
 		fail(w, http.StatusTooManyRequests, fmt.Sprintf(errTooManyRequest, after), after)
 		return
@@ -954,8 +962,6 @@ func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client 
 		fail(w, http.StatusForbidden, c.refusal, 0)
 		return
 	}
-	id, _ := strconv.Atoi(p["message_id"])
-	m := s.findLocked(c.id, id)
 	if m == nil {
 		fail(w, http.StatusBadRequest, ErrEditNotFound, 0)
 		return

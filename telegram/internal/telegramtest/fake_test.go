@@ -14,7 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/askbridge/askbridge/telegram/telegramtest"
+	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 const chat int64 = -100777
@@ -101,7 +101,8 @@ func TestSendRefusalsLikeTelegram(t *testing.T) {
 	if _, err := b.EditMessageText(context.Background(), edit); err != nil {
 		t.Errorf("an edit without reply_markup removes the keyboard: %v", err)
 	}
-	if got := s.Messages(chat)[1]; len(got.Keyboard) != 0 || got.Edits != 1 {
+	// Both edit requests count as calls; only the second changed it.
+	if got := s.Messages(chat)[1]; len(got.Keyboard) != 0 || got.Edits != 1 || got.EditCalls != 2 {
 		t.Errorf("after the edit: %+v", got)
 	}
 	s.DeleteMessage(chat, m.ID)
