@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Channel shows questions on one platform and brings the answers back. A
@@ -229,4 +231,32 @@ func Classify(err error) (ErrorKind, time.Duration, string) {
 		return se.Kind, se.RetryAfter, se.Reason
 	}
 	return Temporary, 0, err.Error()
+}
+
+// OwnTries bounds the tries of a message a channel posts on its own (a
+// tap's notice, a correction, a reply box), which no engine retries.
+const OwnTries = 5
+
+// PostOwn runs post, one platform call a channel makes on its own, until it
+// succeeds, fails for good (Permanent), or has had OwnTries tries: it waits
+// out a rate limit's RetryAfter and backs off, with jitter, after another
+// failure, all within ctx. It returns the last error.
+func PostOwn(ctx context.Context, post func(context.Context) error) error {
+	b := retry.Backoff{Min: 300 * time.Millisecond, Max: 5 * time.Second}
+	for try := 1; ; try++ {
+		err := post(ctx)
+		if err == nil {
+			return nil
+		}
+		kind, wait, _ := Classify(err)
+		if kind == Permanent || try == OwnTries {
+			return err
+		}
+		if kind != RateLimited {
+			wait = b.Next()
+		}
+		if !retry.Sleep(ctx, wait) {
+			return err
+		}
+	}
 }

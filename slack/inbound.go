@@ -3,13 +3,11 @@ package slack
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // dispatch runs handle for one acknowledged event, in the background and
@@ -86,7 +84,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 		}
 		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
 		if reply.Notice != "" {
-			err := c.withRetry(ctx, func() error {
+			err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
 				_, err := c.api.PostEphemeralContext(ctx, channel, cb.User.ID, slack.MsgOptionText(Escape(string(reply.Notice)), false))
 				if err != nil {
 					return c.classify(err)
@@ -103,7 +101,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 				c.log.Warn("a tap to clear came without its ending", "question", reply.QuestionID, "chat", channel, "message", ts)
 				continue
 			}
-			err := c.withRetry(ctx, func() error { return c.Finish(ctx, reply.Message, *reply.Ending) })
+			err := askbridge.PostOwn(ctx, func(ctx context.Context) error { return c.Finish(ctx, reply.Message, *reply.Ending) })
 			if err != nil {
 				c.log.Warn("finalize tapped message", "question", reply.QuestionID, "chat", channel, "message", ts, "err", err)
 			}
@@ -163,44 +161,7 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if thread == "" {
 		thread = m.TimeStamp
 	}
-	if err := c.withRetry(ctx, func() error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
+	if err := askbridge.PostOwn(ctx, func(ctx context.Context) error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
 		c.log.Warn("answer a text reply", "chat", m.Channel, "err", err)
-	}
-}
-
-// Bounds of withRetry: a few tries in all, rate limits included, and
-// fewer while the call fails otherwise.
-const (
-	inboundTries    = 5
-	inboundFailures = 3
-)
-
-// withRetry runs a Web API call the channel makes on its own while
-// handling an inbound event (a notice, a response in a thread, clearing a
-// tapped message), as no engine retries these: up to inboundTries tries,
-// waiting Slack's Retry-After on a rate limit and a jittered backoff after
-// another failure (inboundFailures of those at most), all within ctx, which
-// HandleTimeout bounds. A permanent refusal is returned at once.
-func (c *Channel) withRetry(ctx context.Context, call func() error) error {
-	b := retry.Backoff{Min: 200 * time.Millisecond, Max: 2 * time.Second}
-	failures := 0
-	for try := 1; ; try++ {
-		err := call()
-		if err == nil {
-			return nil
-		}
-		kind, wait, _ := askbridge.Classify(err)
-		switch kind {
-		case askbridge.Permanent:
-			return err
-		case askbridge.Temporary:
-			if failures++; failures >= inboundFailures {
-				return err
-			}
-			wait = b.Next()
-		}
-		if try >= inboundTries || !retry.Sleep(ctx, wait) {
-			return err
-		}
 	}
 }

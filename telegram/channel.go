@@ -9,13 +9,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // Platform is the platform name of this channel in targets and answerers.
@@ -199,7 +197,7 @@ func (c *Channel) sendMessage(ctx context.Context, chat string, params *bot.Send
 
 // call makes one paced Bot API call and returns its error as a
 // *askbridge.SendError. It does not retry: the engine owns the retries of
-// what it asked for (see ownTries for what the channel posts on its own).
+// what it asked for (see askbridge.PostOwn for what the channel posts on its own).
 // A 429 still holds every send of this replica for its retry_after: that
 // is pacing, so the other chats do not run into the limit too.
 func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Context) error) error {
@@ -218,34 +216,6 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 		c.log.Warn("call failed", "op", op, "chat", chat, "err", se.Err)
 	}
 	return se
-}
-
-// ownAttempts bounds the tries of a message the channel posts on its own
-// (a correction to a reply, a reply box): no engine stands behind those to
-// retry them, so the channel waits out a 429's retry_after or backs off on
-// a temporary failure itself, a few times.
-const ownAttempts = 5
-
-// ownTries runs post (one call) until it succeeds, fails for good, or has
-// had ownAttempts tries; it returns the last error.
-func (c *Channel) ownTries(ctx context.Context, post func(context.Context) error) error {
-	bo := retry.Backoff{Min: 300 * time.Millisecond, Max: 5 * time.Second}
-	for attempt := 1; ; attempt++ {
-		err := post(ctx)
-		if err == nil {
-			return nil
-		}
-		kind, wait, _ := askbridge.Classify(err)
-		if kind == askbridge.Permanent || attempt == ownAttempts {
-			return err
-		}
-		if kind != askbridge.RateLimited {
-			wait = bo.Next()
-		}
-		if !retry.Sleep(ctx, wait) {
-			return err
-		}
-	}
 }
 
 // Finish edits one message of an ended question: the text it showed (part

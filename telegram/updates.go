@@ -133,7 +133,7 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 		params.ReplyParameters = &models.ReplyParameters{MessageID: mid, AllowSendingWithoutReply: true}
 	}
 	var msg *models.Message
-	err := c.ownTries(ctx, func(ctx context.Context) error {
+	err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
 		var err error
 		msg, err = c.sendMessage(ctx, prompt.Chat, params)
 		return err
@@ -167,7 +167,7 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 	out := in.Reply(ctx, r)
 	if out.Respond != "" {
 		c.spawn(func(ctx context.Context) {
-			err := c.ownTries(ctx, func(ctx context.Context) error {
+			err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
 				return c.Notify(ctx, ref.Chat, ref.Message, out.Respond)
 			})
 			if err != nil {

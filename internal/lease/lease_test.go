@@ -1,0 +1,194 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/lease"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store"
+)
+
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	addr, stop, err := redistest.Shared("lease")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	redisAddr = addr
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var seq atomic.Int64
+
+// newStore is a store on the shared test Redis with a prefix of its own.
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	return store.New(rdb, store.Options{Prefix: fmt.Sprintf("leasetest%d:", seq.Add(1))})
+}
+
+// holder runs Hold in the background and reports its terms.
+type holder struct {
+	name    string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	holding atomic.Bool
+	terms   atomic.Int64
+	standby atomic.Int64
+	ended   chan askbridge.Lease // a term's lease, as the term ends
+}
+
+func hold(t *testing.T, st askbridge.Coordinator, name string, p lease.Params) *holder {
+	t.Helper()
+	h := &holder{name: name, done: make(chan struct{}), ended: make(chan askbridge.Lease, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	p.Coord, p.Holder = st, name
+	if p.Name == "" {
+		p.Name = "test:lease"
+	}
+	if p.TTL == 0 {
+		p.TTL = 600 * time.Millisecond
+	}
+	p.Standby = func() { h.standby.Add(1) }
+	go func() {
+		defer close(h.done)
+		lease.Hold(ctx, p, func(ctx context.Context, l askbridge.Lease) time.Duration {
+			h.holding.Store(true)
+			h.terms.Add(1)
+			<-ctx.Done()
+			h.holding.Store(false)
+			h.ended <- l
+			return 0
+		})
+	}()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *holder) stop() {
+	h.cancel()
+	<-h.done
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestOneHolderAndHandOver: of two replicas one holds the lease and the
+// other stands by; when the holder stops it releases the lease and the
+// other takes it at once, with a greater fencing token.
+func TestOneHolderAndHandOver(t *testing.T) {
+	st := newStore(t)
+	a := hold(t, st, "a", lease.Params{})
+	eventually(t, "a holds", a.holding.Load)
+	b := hold(t, st, "b", lease.Params{})
+	eventually(t, "b stands by", func() bool { return b.standby.Load() > 0 })
+	if b.holding.Load() {
+		t.Fatal("two holders at once")
+	}
+	a.stop()
+	first := <-a.ended
+	eventually(t, "b takes over", b.holding.Load)
+	b.stop()
+	second := <-b.ended
+	if second.Token <= first.Token {
+		t.Fatalf("fencing token went from %d to %d", first.Token, second.Token)
+	}
+}
+
+// TestLostLeaseEndsTerm: when another holder takes the lease (it expired
+// while this one could not renew), the term's context ends.
+func TestLostLeaseEndsTerm(t *testing.T) {
+	st := newStore(t)
+	a := hold(t, st, "a", lease.Params{TTL: time.Minute, RenewEvery: 20 * time.Millisecond})
+	eventually(t, "a holds", a.holding.Load)
+	// Take the lease the way its expiry would let another replica: give
+	// a's up behind its back and acquire it as "thief".
+	ctx := context.Background()
+	cur, ok, err := st.AcquireLease(ctx, "test:lease", "a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("re-acquire as a: %v %v", ok, err)
+	}
+	if err := st.ReleaseLease(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := st.AcquireLease(ctx, "test:lease", "thief", time.Minute); err != nil || !ok {
+		t.Fatalf("steal: %v %v", ok, err)
+	}
+	select {
+	case <-a.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the term went on after its lease was taken")
+	}
+}
+
+// TestAbandonKeepsLease: a holder that stops as a crashed process would
+// leaves its lease to expire; nobody takes it before then.
+func TestAbandonKeepsLease(t *testing.T) {
+	st := newStore(t)
+	a := hold(t, st, "a", lease.Params{TTL: time.Minute, Abandon: func() bool { return true }})
+	eventually(t, "a holds", a.holding.Load)
+	a.stop()
+	_, ok, err := st.AcquireLease(context.Background(), "test:lease", "b", time.Minute)
+	if err != nil || ok {
+		t.Fatalf("b took an abandoned lease before it expired: %v %v", ok, err)
+	}
+}
+
+// TestStoreDownRetries: a store that cannot be reached is retried with
+// backoff and reported through Failed; the term starts once it answers.
+func TestStoreDownRetries(t *testing.T) {
+	st := newStore(t)
+	flaky := &flakyCoord{Coordinator: st}
+	flaky.fail.Store(true)
+	var failed atomic.Int64
+	a := hold(t, flaky, "a", lease.Params{Failed: func(error) { failed.Add(1) }})
+	eventually(t, "failures reported", func() bool { return failed.Load() >= 2 })
+	if a.holding.Load() {
+		t.Fatal("a term ran without the lease")
+	}
+	flaky.fail.Store(false)
+	eventually(t, "a holds once the store answers", a.holding.Load)
+}
+
+// flakyCoord fails AcquireLease while fail is set.
+type flakyCoord struct {
+	askbridge.Coordinator
+	fail atomic.Bool
+}
+
+func (f *flakyCoord) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (askbridge.Lease, bool, error) {
+	if f.fail.Load() {
+		return askbridge.Lease{}, false, errors.New("connection refused")
+	}
+	return f.Coordinator.AcquireLease(ctx, name, holder, ttl)
+}
