@@ -196,7 +196,13 @@ type Store interface {
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
 	// End ends a pending question with res: first writer wins. The winner
 	// writes the result, pushes it onto the agent's result list and sets the
-	// retention; every other caller learns what won.
+	// retention; every other caller learns what won. An ending other than a
+	// timeout (res.Reason is not ReasonTimeout) that comes when the
+	// question's deadline is at or before now is too late: the question
+	// ends as a timeout instead, with the result Sweep would have written,
+	// and the call still wins (Won true, Result the timeout result), so the
+	// caller must look at Result rather than assume res was stored. Safe to
+	// repeat and to call concurrently.
 	End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
 	// Get reads a question. found is false for an unknown id.
 	Get(ctx context.Context, id string) (q Record, found bool, err error)

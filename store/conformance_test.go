@@ -60,6 +60,15 @@ func sameJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func mustCreate(t testing.TB, s *Store, q askbridge.NewQuestion) {
 	t.Helper()
 	created, _, err := s.Create(ctxT(t), q)
@@ -93,6 +102,7 @@ func conformance(t *testing.T, b backend) {
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
 		{"end/first-writer-wins", testEnd},
+		{"end/past-deadline", testEndPastDeadline},
 		{"reject", testReject},
 		{"get", testGet},
 		{"sweep", testSweep},
@@ -401,6 +411,88 @@ func testEnd(t *testing.T, b backend) {
 	}
 	if _, err := s.End(ctx, "end", askbridge.Result{Status: askbridge.StatusPending}, now); err == nil {
 		t.Fatal("End with a pending result must be refused")
+	}
+}
+
+// testEndPastDeadline: an ending that is not a timeout wins as itself up to
+// the last millisecond before the deadline; from the deadline on (the
+// sweeper lagging, Redis briefly down) it ends the question as the timeout
+// Sweep would have written, once, and the call reports that it won with the
+// timeout. A timeout handed in explicitly is stored as given.
+func testEndPastDeadline(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	const timeout = 15 * time.Minute
+	deadline := t0.Add(timeout)
+	tests := []struct {
+		name string
+		res  func(id string) askbridge.Result
+		at   time.Time
+		want func(id string) askbridge.Result // before stamping
+	}{
+		{"answer-before", answered, deadline.Add(-time.Millisecond), answered},
+		{"answer-at", answered, deadline, timeoutResult},
+		{"answer-after", answered, deadline.Add(time.Second), timeoutResult},
+		{"skip-after", func(id string) askbridge.Result { return askbridge.NoAnswer(id, askbridge.ReasonSkipped, "") },
+			deadline.Add(time.Second), timeoutResult},
+		{"cancel-after", func(id string) askbridge.Result { return askbridge.NoAnswer(id, askbridge.ReasonCancelled, "") },
+			deadline.Add(time.Second), timeoutResult},
+		{"undeliverable-after", func(id string) askbridge.Result {
+			return askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "telegram: chat not found")
+		}, deadline.Add(time.Second), timeoutResult},
+		{"timeout-after", func(id string) askbridge.Result { return askbridge.NoAnswer(id, askbridge.ReasonTimeout, "swept late") },
+			deadline.Add(time.Second), func(id string) askbridge.Result { return askbridge.NoAnswer(id, askbridge.ReasonTimeout, "swept late") }},
+	}
+	for _, tt := range tests {
+		id := tt.name
+		mustCreate(t, s, newQ(id, t0, timeout))
+		ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: id}
+		if _, err := s.AddMessage(ctx, id, ref); err != nil {
+			t.Fatal(err)
+		}
+		want := tt.want(id).Stamp(t0, tt.at)
+		r, err := s.End(ctx, id, tt.res(id), tt.at)
+		if err != nil || !r.Won || !r.Found {
+			t.Fatalf("%s: End = %+v, %v; want won", id, r, err)
+		}
+		if got, _ := json.Marshal(r.Result); !sameJSON(r.Result, want) {
+			t.Fatalf("%s: End result %s, want %s", id, got, mustJSON(t, want))
+		}
+		if r.Record.Status != want.Status || r.Record.Result == nil || !sameJSON(*r.Record.Result, want) {
+			t.Fatalf("%s: End record %+v, want status %s and result %s", id, r.Record, want.Status, mustJSON(t, want))
+		}
+		sameAsGo(t, resultList(t, s, id), want) // pushed exactly once, byte for byte
+		// The question is off the indexes, so the sweeper has nothing
+		// left to do, and a later ending learns the timeout.
+		for _, k := range []string{s.k.deadlines(), s.k.chat("telegram", "42")} {
+			if _, err := s.rdb.ZScore(ctx, k, id).Result(); !errors.Is(err, redis.Nil) {
+				t.Fatalf("%s: %s still holds the ended question (%v)", id, k, err)
+			}
+		}
+		again, err := s.End(ctx, id, answered(id), tt.at.Add(time.Second))
+		if err != nil || again.Won || !sameJSON(again.Result, want) {
+			t.Fatalf("%s: later End = %+v, %v; want lost to %+v", id, again, err, want)
+		}
+		if n := s.rdb.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+			t.Fatalf("%s: result list holds %d results", id, n)
+		}
+	}
+	if swept, err := s.Sweep(ctx, deadline.Add(time.Hour), 100); err != nil || len(swept) != 0 {
+		t.Fatalf("sweep after the late endings: %+v, %v", swept, err)
+	}
+	// What a late End writes is what the sweeper writes, but for the id.
+	mustCreate(t, s, newQ("swept", t0, timeout))
+	swept, err := s.Sweep(ctx, deadline.Add(time.Second), 100)
+	if err != nil || len(swept) != 1 {
+		t.Fatalf("sweep: %+v, %v", swept, err)
+	}
+	late, _, err := s.Get(ctx, "answer-after")
+	if err != nil || late.Result == nil {
+		t.Fatalf("Get: %+v, %v", late, err)
+	}
+	late.Result.ID = "swept"
+	if !sameJSON(*late.Result, swept[0].Result) {
+		t.Fatalf("late End stored %+v, the sweeper %+v", *late.Result, swept[0].Result)
 	}
 }
 

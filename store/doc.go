@@ -42,6 +42,9 @@
 //	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from; kept
 //	                                                a retention after the lease's last use
 //	<prefix>cursor:{<name>}                 STRING  a position, fenced by the lease of that name
+//	<prefix>lease:<kind>:{<id>}             HASH    the same three for a per-question lease
+//	<prefix>lease:<kind>:{<id>}:fence       STRING  (QuestionLease, kind deliver or finish),
+//	<prefix>cursor:<kind>:{<id>}            STRING  in the question's slot
 //
 // The hash of a pending question expires at deadline + retention (set as
 // deadline − created + retention from creation, so no clock is compared),
@@ -55,8 +58,12 @@
 // Each transition of a question is one Lua script on the question's own
 // slot (every per-question key carries the hash tag {<id>}): create.lua,
 // end.lua (first writer wins: a question that is not pending returns the
-// result that won), reject.lua, add_message.lua. Leases and cursors share
-// the slot of {<name>}. Scripts are one file each under lua/, embedded;
+// result that won), reject.lua, add_message.lua. A lease and its cursor
+// share the slot of {<name>}; the leases the engine holds on one question
+// (QuestionLease(LeaseDeliver, id) and QuestionLease(LeaseFinish, id), named
+// "deliver:<id>" and "finish:<id>") are tagged {<id>} instead, so that
+// every key of one question, its leases' included, lives in one slot, as
+// the protocol promises. Scripts are one file each under lua/, embedded;
 // each header lists KEYS, ARGV and returns; "now" comes in as an argument;
 // the return codes are read in one place (toOutcome). Keys shared by all
 // questions (deadlines, chat, msg) are written by separate idempotent
@@ -68,6 +75,18 @@
 // question (OpenInChat's pruning) and to pace ReadRequests's claim scan;
 // tests hand it a fake clock. The embedded server expires keys by the wall
 // clock, as a real Redis does.
+//
+// An answer, skip, cancel or any other ending that is not a timeout comes
+// too late when the question's deadline is at or before End's now: the
+// sweeper lagged, or Redis was briefly down, and the question should have
+// expired already. end.lua compares now with the deadline field and then
+// writes the timeout result instead, the very one Sweep writes (End hands
+// the script both; timeoutResult builds it for both), so whoever ends a
+// question at or after its deadline, it ends as no_answer/timeout. That
+// call still wins (EndResult.Won, with the timeout as its Result), so the
+// caller reads the outcome from Result rather than assume its own was
+// stored. A timeout handed to End (Sweep's, or the engine's) is written as
+// given.
 //
 // # Crashes between the steps
 //

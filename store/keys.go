@@ -9,8 +9,10 @@ import (
 // keys builds every Redis key the store uses. The public ones are fixed by
 // the agent protocol (shared/spec/redis-protocol.md); the rest are internal
 // and may change. Every per-question key carries the question id as a hash
-// tag ({<id>}) so the keys of one question share a Redis Cluster slot, and
-// every lease key carries the lease name as its hash tag for the same reason.
+// tag ({<id>}) so the keys of one question share a Redis Cluster slot; this
+// includes the keys of its per-question leases (QuestionLease). Every other
+// lease key carries the lease name as its hash tag, so the keys of one lease
+// share a slot.
 type keys struct {
 	prefix string
 }
@@ -66,17 +68,29 @@ func (k keys) seen(platform, eventID string) string {
 }
 
 // lease is the HASH of a held lease: fields holder and token (internal,
-// expires with the lease).
-func (k keys) lease(name string) string { return k.prefix + "lease:{" + name + "}" }
+// expires with the lease). A per-question lease (QuestionLease) is
+// <prefix>lease:<kind>:{<id>}, in the slot of its question; any other is
+// <prefix>lease:{<name>}.
+func (k keys) lease(name string) string { return k.prefix + "lease:" + leaseTag(name) }
 
 // fence is the STRING counter the lease tokens of one lease name are drawn
 // from with INCR (internal, same slot as the lease; expires a retention
 // after the lease was last taken or renewed).
-func (k keys) fence(name string) string { return k.prefix + "lease:{" + name + "}:fence" }
+func (k keys) fence(name string) string { return k.lease(name) + ":fence" }
 
 // cursor is the STRING holding a named position such as a poller's update
 // offset (internal, never expires, same slot as the lease of the same name).
-func (k keys) cursor(name string) string { return k.prefix + "cursor:{" + name + "}" }
+func (k keys) cursor(name string) string { return k.prefix + "cursor:" + leaseTag(name) }
+
+// leaseTag is a lease name with its hash tag: <kind>:{<id>} for a
+// per-question lease, so its keys share the question's slot, and {<name>}
+// for any other.
+func leaseTag(name string) string {
+	if kind, id, ok := questionLease(name); ok {
+		return kind + ":{" + id + "}"
+	}
+	return "{" + name + "}"
+}
 
 // webHistory is the LIST of the web page's timeline: one JSON entry per
 // ended question shown on the page, newest first, capped at historyMax

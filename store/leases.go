@@ -5,12 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
 )
+
+// The kinds of per-question leases the engine holds: LeaseDeliver while it
+// posts a question, LeaseFinish while it edits the messages of one that
+// ended.
+const (
+	LeaseDeliver = "deliver"
+	LeaseFinish  = "finish"
+)
+
+// questionLeaseKinds are the kinds whose lease names QuestionLease builds
+// and the keys recognise.
+var questionLeaseKinds = map[string]bool{LeaseDeliver: true, LeaseFinish: true}
+
+// QuestionLease is the name of the lease of the given kind (LeaseDeliver or
+// LeaseFinish) on question id: "<kind>:<id>", e.g. "deliver:deploy-42".
+// The store recognises these names and keeps the lease's keys (its hash,
+// its fencing counter, a cursor of the same name) in the question's Redis
+// Cluster slot, beside every other key of the question. A name of any other
+// kind is an ordinary lease name, whose keys hash by the whole name.
+func QuestionLease(kind, id string) string { return kind + ":" + id }
+
+// questionLease splits a lease name QuestionLease built into its kind and
+// question id; ok is false for any other name (telegram:poll:<bot>,
+// discord:gateway:<app>).
+func questionLease(name string) (kind, id string, ok bool) {
+	kind, id, ok = strings.Cut(name, ":")
+	if !ok || id == "" || !questionLeaseKinds[kind] {
+		return "", "", false
+	}
+	return kind, id, true
+}
 
 // AcquireLease takes the named lease for holder if it is free or already
 // held by holder, for ttl. Every take draws a new fencing token from the

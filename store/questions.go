@@ -163,18 +163,23 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 // the question's slot: the winner stores the result stamped with the
 // question's created time and now, pushes it onto the result list, and sets
 // the retention on the question's keys. A loser learns the result that won.
-// The winner then removes the question from the deadlines zset and the chat
-// indexes; when that fails the question is ended all the same and the
-// indexes heal (doc.go). Safe to repeat and to call concurrently.
+// An ending that is not itself a timeout (res.Reason other than
+// askbridge.ReasonTimeout) of a question whose deadline is at or before now
+// comes too late: the script ends the question as a timeout instead, with
+// the very result Sweep writes (timeoutResult), and the call still wins (Won
+// true, Result the timeout). The winner then removes the question from the
+// deadlines zset and the chat indexes; when that fails the question is
+// ended all the same and the indexes heal (doc.go). Safe to repeat and to
+// call concurrently.
 func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
 	if err := checkID(id); err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
-	body, err := resultBody(id, res)
+	args, err := s.endArgs(id, res, now)
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
-	v, err := endScript.run(ctx, s.rdb, s.endKeys(id), s.endArgs(res.Status, body, now)...)
+	v, err := endScript.run(ctx, s.rdb, s.endKeys(id), args...)
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
@@ -197,8 +202,30 @@ func (s *Store) endKeys(id string) []string {
 	return []string{s.k.question(id), s.k.result(id), s.k.messages(id)}
 }
 
-func (s *Store) endArgs(status askbridge.Status, body string, now time.Time) []any {
-	return []any{string(status), body, now.UnixMilli(), ms(s.opts.Retention)}
+// endArgs is the ARGV of end.lua for ending id with res at now. Unless res
+// is itself a timeout it carries the timeout result as well, which the
+// script writes instead when the question's deadline is at or before now.
+func (s *Store) endArgs(id string, res askbridge.Result, now time.Time) ([]any, error) {
+	body, err := resultBody(id, res)
+	if err != nil {
+		return nil, err
+	}
+	lateStatus, lateBody := "", ""
+	if res.Reason != askbridge.ReasonTimeout {
+		late := timeoutResult(id)
+		if lateBody, err = resultBody(id, late); err != nil {
+			return nil, err
+		}
+		lateStatus = string(late.Status)
+	}
+	return []any{string(res.Status), body, now.UnixMilli(), ms(s.opts.Retention), lateStatus, lateBody}, nil
+}
+
+// timeoutResult is the result of a question that reached its deadline
+// unanswered: what Sweep writes, and what End writes in place of an ending
+// that came at or after the deadline.
+func timeoutResult(id string) askbridge.Result {
+	return askbridge.NoAnswer(id, askbridge.ReasonTimeout, "")
 }
 
 // unindex queues the removal of an ended question from the chat indexes of
@@ -235,15 +262,15 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 }
 
 // Sweep ends up to max (default 100) questions whose deadline is at or
-// before now as expired (no_answer, reason timeout) and returns those this
-// call ended. It reads the due ids from the deadlines zset (ZRANGEBYSCORE
-// with LIMIT, so questions not yet due cost nothing), runs the end script for
-// each in one pipeline (several sweepers may try the same id: the script
-// lets exactly one win), and then removes every id it settled from the
-// zset. Three round trips whatever max is. When some ids fail but others
-// were ended, it returns those it ended and no error: the failed ids stay in
-// the zset for the next sweep. Safe to call concurrently from any number of
-// replicas.
+// before now as expired (timeoutResult: no_answer, reason timeout) and
+// returns those this call ended. It reads the due ids from the deadlines
+// zset (ZRANGEBYSCORE with LIMIT, so questions not yet due cost nothing),
+// runs the end script for each in one pipeline (several sweepers may try
+// the same id: the script lets exactly one win), and then removes every id
+// it settled from the zset. Three round trips whatever max is. When some
+// ids fail but others were ended, it returns those it ended and no error:
+// the failed ids stay in the zset for the next sweep. Safe to call
+// concurrently from any number of replicas.
 func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.EndResult, error) {
 	if max < 1 {
 		max = defaultSweepCount
@@ -265,11 +292,11 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	for i, z := range due {
 		id, _ := z.Member.(string)
 		ids[i] = id
-		body, err := resultBody(id, askbridge.NoAnswer(id, askbridge.ReasonTimeout, ""))
+		args, err := s.endArgs(id, timeoutResult(id), now)
 		if err != nil {
 			return nil, fmt.Errorf("store: sweep: %w", err)
 		}
-		calls[i] = endScript.queue(ctx, pipe, s.endKeys(id), s.endArgs(askbridge.StatusNoAnswer, body, now)...)
+		calls[i] = endScript.queue(ctx, pipe, s.endKeys(id), args...)
 	}
 	vals, errs := runQueued(ctx, s.rdb, pipe, calls)
 

@@ -64,7 +64,9 @@ func testRace50Answers(t *testing.T, b backend) {
 
 // testRaceAnswerTimeoutCancel: an answer, the sweeper and a cancel race for
 // each of 20 questions due now: exactly one outcome each, and exactly one
-// result on its list.
+// result on its list. The answer and the cancel arrive a millisecond before
+// the deadline (at the deadline they would end as a timeout whoever wins),
+// the sweeper sweeps at it.
 func testRaceAnswerTimeoutCancel(t *testing.T, b backend) {
 	rs := replicas(t, b, 3, Options{})
 	ctx := ctxT(t)
@@ -73,6 +75,7 @@ func testRaceAnswerTimeoutCancel(t *testing.T, b backend) {
 		mustCreate(t, rs[0], newQ("q"+strconv.Itoa(i), t0, time.Second))
 	}
 	now := t0.Add(time.Second)
+	before := now.Add(-time.Millisecond)
 	var mu sync.Mutex
 	wins := map[string][]string{}
 	win := func(id, by string) {
@@ -88,7 +91,7 @@ func testRaceAnswerTimeoutCancel(t *testing.T, b backend) {
 		go func() {
 			defer wg.Done()
 			<-start
-			r, err := rs[0].End(ctx, id, answered(id), now)
+			r, err := rs[0].End(ctx, id, answered(id), before)
 			if err != nil {
 				t.Error(err)
 			} else if r.Won {
@@ -98,7 +101,7 @@ func testRaceAnswerTimeoutCancel(t *testing.T, b backend) {
 		go func() {
 			defer wg.Done()
 			<-start
-			r, err := rs[1].End(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonCancelled, ""), now)
+			r, err := rs[1].End(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonCancelled, ""), before)
 			if err != nil {
 				t.Error(err)
 			} else if r.Won {

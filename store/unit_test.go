@@ -65,6 +65,9 @@ func TestScriptKeysShareSlot(t *testing.T) {
 				"add_message": {k.question(id), k.messages(id)},
 				"lease":       {k.lease(id), k.fence(id)},
 				"cursor_set":  {k.lease(id), k.cursor(id)},
+				// A per-question lease's keys are in the question's slot.
+				"deliver": {k.question(id), k.lease(QuestionLease(LeaseDeliver, id)), k.fence(QuestionLease(LeaseDeliver, id)), k.cursor(QuestionLease(LeaseDeliver, id))},
+				"finish":  {k.question(id), k.lease(QuestionLease(LeaseFinish, id)), k.fence(QuestionLease(LeaseFinish, id)), k.cursor(QuestionLease(LeaseFinish, id))},
 			}
 			for name, ks := range groups {
 				for _, key := range ks[1:] {
@@ -73,6 +76,42 @@ func TestScriptKeysShareSlot(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestLeaseKeys pins the lease names the engine builds (intake.go and
+// finisher.go write "deliver:"+id and "finish:"+id: the root package cannot
+// import store) and the keys of per-question and other leases.
+func TestLeaseKeys(t *testing.T) {
+	if got := QuestionLease(LeaseDeliver, "deploy-42"); got != "deliver:deploy-42" {
+		t.Errorf("delivery lease name %q", got)
+	}
+	if got := QuestionLease(LeaseFinish, "a.b:c_d"); got != "finish:a.b:c_d" {
+		t.Errorf("finishing lease name %q", got)
+	}
+	k := keys{prefix: DefaultPrefix}
+	for got, want := range map[string]string{
+		k.lease("deliver:deploy-42"):  "askuser:lease:deliver:{deploy-42}",
+		k.fence("deliver:deploy-42"):  "askuser:lease:deliver:{deploy-42}:fence",
+		k.cursor("deliver:deploy-42"): "askuser:cursor:deliver:{deploy-42}",
+		k.lease("finish:a.b:c_d"):     "askuser:lease:finish:{a.b:c_d}",
+		k.fence("finish:a.b:c_d"):     "askuser:lease:finish:{a.b:c_d}:fence",
+		// Leases that are not per-question keep their keys.
+		k.lease("telegram:poll:123"):         "askuser:lease:{telegram:poll:123}",
+		k.fence("telegram:poll:123"):         "askuser:lease:{telegram:poll:123}:fence",
+		k.cursor("telegram:poll:123"):        "askuser:cursor:{telegram:poll:123}",
+		k.lease("discord:gateway:42"):        "askuser:lease:{discord:gateway:42}",
+		k.lease("poller"):                    "askuser:lease:{poller}",
+		k.lease("deliver:"):                  "askuser:lease:{deliver:}",
+		k.lease("deliverx:deploy-42"):        "askuser:lease:{deliverx:deploy-42}",
+		k.lease("telegram:deliver:deploy"):   "askuser:lease:{telegram:deliver:deploy}",
+		k.fence("discord:gateway:42"):        "askuser:lease:{discord:gateway:42}:fence",
+		k.cursor("discord:gateway:42"):       "askuser:cursor:{discord:gateway:42}",
+		k.lease(QuestionLease("other", "x")): "askuser:lease:{other:x}",
+	} {
+		if got != want {
+			t.Errorf("key %q, want %q", got, want)
 		}
 	}
 }

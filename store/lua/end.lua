@@ -1,4 +1,5 @@
--- end.lua: end a pending question, first writer wins.
+-- end.lua: end a pending question, first writer wins; an ending that comes
+-- at or after the question's deadline is a timeout.
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  result list          <prefix>result:{<id>}
@@ -8,22 +9,31 @@
 --          script appends both stamps (created from the hash, ended = now)
 -- ARGV[3]  now, unix ms
 -- ARGV[4]  retention in ms
+-- ARGV[5]  status of the timeout result, or '' when ARGV[2] is itself a
+--          timeout
+-- ARGV[6]  the timeout result JSON, like ARGV[2]: written instead of
+--          ARGV[1]/ARGV[2] when the deadline field is at or before now
 --
 -- Returns
---   {1, {HGETALL...}, {messages...}}  won: the result was written and pushed
+--   {1, {HGETALL...}, {messages...}}  won: the result (ARGV[2], or ARGV[6]
+--                                     past the deadline) was written and pushed
 --   {0, {HGETALL...}, {messages...}}  lost: the question had already ended;
 --                                     its fields hold the result that won
 --   {-1}                              missing: no such question
-local status = redis.call('HGET', KEYS[1], 'status')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline')
+local status, created, deadline = fields[1], fields[2] or '0', tonumber(fields[3] or '')
 if not status then
   return {-1}
 end
 if status ~= 'pending' then
   return {0, redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[3], 0, -1)}
 end
-local created = redis.call('HGET', KEYS[1], 'created') or '0'
-local result = string.sub(ARGV[2], 1, -2) .. ',"createdAt":' .. created .. ',"endedAt":' .. ARGV[3] .. '}'
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'result', result, 'ended', ARGV[3])
+local final, body = ARGV[1], ARGV[2]
+if ARGV[5] ~= '' and deadline and deadline <= tonumber(ARGV[3]) then
+  final, body = ARGV[5], ARGV[6]
+end
+local result = string.sub(body, 1, -2) .. ',"createdAt":' .. created .. ',"endedAt":' .. ARGV[3] .. '}'
+redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[3])
 redis.call('RPUSH', KEYS[2], result)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
