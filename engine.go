@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,8 @@ type Metrics interface {
 	PlatformError(platform string, kind ErrorKind)
 	// RetryAfter counts a rate limit the platform imposed.
 	RetryAfter(platform string, wait time.Duration)
+	// Panicked counts a panic the engine recovered from, by operation.
+	Panicked(op string)
 }
 
 type nopMetrics struct{}
@@ -30,6 +33,7 @@ func (nopMetrics) Ended(string, Outcome, time.Duration) {}
 func (nopMetrics) Sent(string, int)                     {}
 func (nopMetrics) PlatformError(string, ErrorKind)      {}
 func (nopMetrics) RetryAfter(string, time.Duration)     {}
+func (nopMetrics) Panicked(string)                      {}
 
 // Resolver turns a request's `to` (empty for the default route) into a
 // target and the people the route lets answer. An error is shown to the
@@ -224,6 +228,21 @@ func (c *core) every(ctx context.Context, wg *sync.WaitGroup, d time.Duration, n
 			exec(ctx)
 		}
 	}()
+}
+
+// recover, deferred in a goroutine the engine starts or a call it serves,
+// turns a panic into an error log with the stack, so one bad event never
+// takes the process down (in embedded mode that would lose everything).
+func (c *core) recover(op string, args ...any) {
+	if v := recover(); v != nil {
+		c.panicked(op, v, args...)
+	}
+}
+
+// panicked logs and counts a recovered panic.
+func (c *core) panicked(op string, v any, args ...any) {
+	c.log.Error("panic in "+op, append(args, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
+	c.metrics.Panicked(op)
 }
 
 // holder names one hold of a lease by this replica: unique to the hold, so

@@ -58,6 +58,12 @@ type fakeChannel struct {
 	failures []error
 	// delay makes every Send take this long, like a rate-limited platform.
 	delay time.Duration
+	// gate, when set, holds every Send until it can receive from it;
+	// entered counts the Sends that started.
+	gate    chan struct{}
+	entered atomic.Int64
+	// panicOnFinish makes Finish panic, like a bug in a channel.
+	panicOnFinish atomic.Bool
 }
 
 type sentPrompt struct {
@@ -83,11 +89,15 @@ func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
 }
 
 func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
+	f.entered.Add(1)
 	chat, plan := d.Chat, d.Plan
 	f.mu.Lock()
-	delay := f.delay
+	delay, gate := f.delay, f.gate
 	f.mu.Unlock()
 	time.Sleep(delay)
+	if gate != nil {
+		<-gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.failures) > 0 {
@@ -105,6 +115,9 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 }
 
 func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+	if f.panicOnFinish.Load() {
+		panic("fake channel: finish failed badly")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.finished[ref.Message] = end.Status
@@ -204,7 +217,12 @@ type harnessOpts struct {
 	replica   string
 	claimIdle time.Duration
 	clock     *clockwork.FakeClock
-	ch        *fakeChannel
+	// sweepEvery overrides the sweeper's interval (a long one stands for
+	// a sweeper that lags); wrap, when set, wraps the store the engine uses.
+	sweepEvery time.Duration
+	wrap       func(askbridge.Store) askbridge.Store
+	metrics    askbridge.Metrics
+	ch         *fakeChannel
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -238,10 +256,17 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		}
 		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
 	}
+	if o.sweepEvery == 0 {
+		o.sweepEvery = 20 * time.Millisecond
+	}
+	var engineStore askbridge.Store = st
+	if o.wrap != nil {
+		engineStore = o.wrap(st)
+	}
 	e := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{o.ch},
+		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{o.ch},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
-		Replica: o.replica, SweepEvery: 20 * time.Millisecond, SendBudget: 5 * time.Second,
+		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

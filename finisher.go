@@ -63,6 +63,7 @@ func (f *finisher) ended(ctx context.Context, r EndResult) {
 	f.mu.Unlock()
 	go func() {
 		defer f.edits.Done()
+		defer f.recover("finish question", "question", rec.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 		defer cancel()
 		f.finish(fctx, rec, res)

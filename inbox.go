@@ -15,7 +15,13 @@ var _ Inbox = (*Engine)(nil)
 // Tap handles a button press: it checks the payload against the question
 // the message showed, checks who pressed it, and ends the question when the
 // press answers or skips it.
-func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
+func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.panicked("tap", v)
+			reply = TapReply{Notice: NoticeTryAgain}
+		}
+	}()
 	log := e.log.With("platform", t.Message.Platform, "chat", t.Message.Chat, "by", t.Person.ID)
 	if t.EventID != "" {
 		first, err := e.store.FirstSeen(ctx, t.Message.Platform, "tap:"+t.EventID, DedupeTTL)
@@ -26,6 +32,13 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 		if !first {
 			return TapReply{Notice: NoticeDuplicate, Action: TapDuplicate}
 		}
+		// A tap that could not be handled is forgotten, so the platform's
+		// retry of it (or the person's second try) is handled.
+		defer func() {
+			if reply.Notice == NoticeTryAgain {
+				e.forget(ctx, t.Message.Platform, "tap:"+t.EventID)
+			}
+		}()
 	}
 	p, err := DecodePayload(t.Payload)
 	if err != nil {
@@ -48,7 +61,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 	if !found {
 		return TapReply{Notice: NoticeExpired, QuestionID: id}
 	}
-	if rec.Status != StatusPending {
+	if rec.Status != StatusPending && rec.Result != nil {
 		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
 	a := Answer{By: t.Person, Via: ViaButton}
@@ -72,7 +85,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) TapReply {
 		log.Error("end question", "question", id, "err", err)
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id}
 	}
-	if !sub.Won && sub.End.Found && sub.End.Result.Status != StatusPending {
+	if !sub.End.Won && sub.End.Found && sub.End.Result.Status != StatusPending {
 		reply := e.clearReply(ctx, sub.End.Record, sub.End.Result, t.Message)
 		reply.Notice = sub.Notice
 		return reply
@@ -122,21 +135,46 @@ func endedNotice(res Result) Notice {
 
 // Reply handles a text message: it finds the question it answers, checks
 // who wrote it, parses it and ends the question when it is a whole answer.
-func (e *Engine) Reply(ctx context.Context, r TextReply) ReplyOutcome {
+func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.panicked("reply", v)
+			out = ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain)}
+		}
+	}()
 	if r.FromBot || strings.TrimSpace(r.Text) == "" {
 		return ReplyOutcome{}
 	}
 	log := e.log.With("platform", r.Message.Platform, "chat", r.Message.Chat, "by", r.Person.ID)
+	// Trouble reaching the store is told to the person when the message
+	// replies to another (it is then surely meant for a question): the
+	// message is lost otherwise, as nothing would answer it.
+	tryAgain := ReplyOutcome{Claimed: r.ReplyTo != ""}
+	if tryAgain.Claimed {
+		tryAgain.Respond = string(NoticeTryAgain)
+	}
 	if r.EventID != "" {
 		first, err := e.store.FirstSeen(ctx, r.Message.Platform, "msg:"+r.EventID, DedupeTTL)
-		if err != nil || !first {
-			if err != nil {
-				log.Error("dedupe message", "err", err)
-			}
-			return ReplyOutcome{Claimed: err == nil}
+		if err != nil {
+			log.Error("dedupe message", "err", err)
+			return tryAgain
 		}
+		if !first {
+			return ReplyOutcome{Claimed: true}
+		}
+		// A message that could not be handled is forgotten, so the
+		// platform's retry of it is handled.
+		defer func() {
+			if out.Respond == string(NoticeTryAgain) {
+				e.forget(ctx, r.Message.Platform, "msg:"+r.EventID)
+			}
+		}()
 	}
-	rec, outcome, ok := e.questionForReply(ctx, r)
+	rec, outcome, ok, err := e.questionForReply(ctx, r)
+	if err != nil {
+		log.Error("find the question of a reply", "err", err)
+		return tryAgain
+	}
 	if !ok {
 		return outcome
 	}
@@ -166,47 +204,59 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) ReplyOutcome {
 
 // questionForReply finds the open question a text reply is for: the one
 // whose message it replies to, else the only open one in the chat that the
-// person may answer. When it returns ok false, outcome says what to do.
-func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, ReplyOutcome, bool) {
+// person may answer. When it returns ok false, outcome says what to do; an
+// error is trouble reaching the store.
+func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, ReplyOutcome, bool, error) {
 	if r.ReplyTo != "" {
 		ref := MessageRef{Platform: r.Message.Platform, Chat: r.Message.Chat, Message: r.ReplyTo}
 		id, found, err := e.store.QuestionByMessage(ctx, ref)
 		if err != nil {
-			e.log.Error("find question of message", "err", err)
-			return Record{}, ReplyOutcome{}, false
+			return Record{}, ReplyOutcome{}, false, err
 		}
 		if found {
 			rec, found, err := e.store.Get(ctx, id)
-			if err != nil || !found || !rec.MayAnswer(r.Person) {
-				return Record{}, ReplyOutcome{}, false
+			if err != nil {
+				return Record{}, ReplyOutcome{}, false, err
 			}
-			if rec.Status != StatusPending {
-				return Record{}, ReplyOutcome{Claimed: true, Respond: string(endedNotice(*rec.Result))}, false
+			if !found || !rec.MayAnswer(r.Person) {
+				return Record{}, ReplyOutcome{}, false, nil
 			}
-			return rec, ReplyOutcome{}, true
+			if rec.Status != StatusPending && rec.Result != nil {
+				return Record{}, ReplyOutcome{Claimed: true, Respond: string(endedNotice(*rec.Result))}, false, nil
+			}
+			return rec, ReplyOutcome{}, true, nil
 		}
 	}
 	ids, err := e.store.OpenInChat(ctx, r.Message.Platform, r.Message.Chat)
 	if err != nil {
-		e.log.Error("list open questions", "err", err)
-		return Record{}, ReplyOutcome{}, false
+		return Record{}, ReplyOutcome{}, false, err
 	}
 	var mine []Record
 	for _, id := range ids {
 		rec, found, err := e.store.Get(ctx, id)
-		if err != nil || !found || rec.Status != StatusPending || !rec.MayAnswer(r.Person) {
+		if err != nil {
+			return Record{}, ReplyOutcome{}, false, err
+		}
+		if !found || rec.Status != StatusPending || !rec.MayAnswer(r.Person) {
 			continue
 		}
 		mine = append(mine, rec)
 	}
 	switch len(mine) {
 	case 0:
-		return Record{}, ReplyOutcome{}, false
+		return Record{}, ReplyOutcome{}, false, nil
 	case 1:
-		return mine[0], ReplyOutcome{}, true
+		return mine[0], ReplyOutcome{}, true, nil
 	}
 	return Record{}, ReplyOutcome{Claimed: true, Respond: fmt.Sprintf(
-		"You have %d open questions here. Reply to the question you mean so your answer goes to the right one.", len(mine))}, false
+		"You have %d open questions here. Reply to the question you mean so your answer goes to the right one.", len(mine))}, false, nil
+}
+
+// forget undoes the first-seen mark of an event whose handling failed.
+func (e *Engine) forget(ctx context.Context, platform, key string) {
+	if err := e.store.ForgetSeen(context.WithoutCancel(ctx), platform, key); err != nil {
+		e.log.Warn("forget a failed event; the platform's retry of it will be taken as seen", "err", err)
+	}
 }
 
 // Attach links a message to a question (see Inbox).
@@ -279,6 +329,9 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 		return Submitted{}, err
 	}
 	switch {
+	case r.Won && r.Result.Reason == ReasonTimeout:
+		// Past its deadline: the store ended it as a timeout instead.
+		return Submitted{Notice: NoticeExpired, End: r}, nil
 	case r.Won && a.Skip:
 		return Submitted{Won: true, Notice: NoticeSkipped, End: r}, nil
 	case r.Won:

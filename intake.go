@@ -96,6 +96,9 @@ func (in *intake) run(ctx context.Context) {
 				// context is not the one that stops intake.
 				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.sendBudget+30*time.Second)
 				defer cancel()
+				// A panic leaves the entry unacknowledged (another try
+				// comes after the claim idle time) and the process up.
+				defer in.recover("handle request", "entry", entry.StreamID)
 				in.handle(hctx, entry)
 			}()
 		}
@@ -110,7 +113,7 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 	case entry.Ask != nil:
 		err = in.ask(ctx, entry)
 	case entry.Cancel != "":
-		_, err = in.end(ctx, entry.Cancel, NoAnswer(entry.Cancel, ReasonCancelled, ""))
+		err = in.cancel(ctx, entry)
 	default:
 		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
 		err = in.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: entry.Malformed})
@@ -126,6 +129,46 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 	if err := in.store.AckRequest(ctx, entry.StreamID); err != nil {
 		in.log.Error("ack request", "entry", entry.StreamID, "err", err)
 	}
+}
+
+// cancel ends a question as cancelled. An id that cannot be a question id
+// is refused (acknowledged, with a rejected event). A cancel that comes
+// before its question exists (both entries queued, handled concurrently)
+// leaves the cancelled result in the question's place, so the ask that
+// follows finds its id ended and shows nothing; the agent gets the
+// cancelled result either way.
+func (in *intake) cancel(ctx context.Context, entry Entry) error {
+	id := entry.Cancel
+	if !ValidRequestID(id) {
+		in.log.Warn("cancel with an invalid question id", "entry", entry.StreamID)
+		return in.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: "cancel: not a question id: " + quoteShort(id)})
+	}
+	res := NoAnswer(id, ReasonCancelled, "")
+	for range 2 {
+		r, err := in.end(ctx, id, res)
+		if err != nil || r.Found {
+			return err
+		}
+		now := in.clock.Now()
+		t, err := in.store.Reject(ctx, id, res.Stamp(now, now), now)
+		if err != nil {
+			return fmt.Errorf("cancel before ask: %w", err)
+		}
+		if t.Won {
+			in.log.Info("cancel came before its question; the question will not be shown", "question", id)
+			return in.publish(ctx, Event{Kind: EventCancelled, ID: id, At: now})
+		}
+		// The ask was created between the two calls: end it.
+	}
+	return nil
+}
+
+// quoteShort quotes s for a log or an event, cut to 64 bytes.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // ask validates, routes, stores and delivers one request. It returns an

@@ -11,7 +11,7 @@ type sweeperParams struct {
 	// interval is how often deadlines are checked; batch how many
 	// questions one Store.Sweep call ends.
 	interval time.Duration
-	batch int
+	batch    int
 }
 
 // sweeper ends questions whose deadline has passed, as expired. Every

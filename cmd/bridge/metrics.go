@@ -16,6 +16,7 @@ type metrics struct {
 	sent       *prometheus.CounterVec
 	errors     *prometheus.CounterVec
 	retryAfter *prometheus.CounterVec
+	panics     *prometheus.CounterVec
 	waited     *prometheus.CounterVec
 }
 
@@ -38,6 +39,10 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Name: "askbridge_platform_errors_total",
 			Help: "Platform calls refused, by platform and kind (temporary, rate_limited, permanent).",
 		}, []string{"platform", "kind"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askbridge_panics_total",
+			Help: "Panics recovered in the engine, by operation; each is logged with its stack.",
+		}, []string{"op"}),
 		retryAfter: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askbridge_retry_after_total",
 			Help: "Rate limits imposed by a platform (retry-after), by platform.",
@@ -47,7 +52,7 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Help: "Seconds waited because a platform asked to retry later, by platform.",
 		}, []string{"platform"}),
 	}
-	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.waited, pendingCollector{store: pending})
+	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, pendingCollector{store: pending})
 	return m
 }
 
@@ -72,6 +77,8 @@ func (m *metrics) PlatformError(platform string, kind askbridge.ErrorKind) {
 	}
 	m.errors.WithLabelValues(platform, name).Inc()
 }
+
+func (m *metrics) Panicked(op string) { m.panics.WithLabelValues(op).Inc() }
 
 func (m *metrics) RetryAfter(platform string, wait time.Duration) {
 	m.retryAfter.WithLabelValues(platform).Inc()

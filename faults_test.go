@@ -1,0 +1,229 @@
+package askbridge_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Fault paths of a question: each test here fails on a version that lost,
+// doubled or hung something on that path.
+
+// TestEngineCancelBeforeAsk: an agent that asks and at once cancels, while
+// the bridge is down or busy, queues both entries; they are handled
+// concurrently, so the cancel may come first. The question must then never
+// be shown, and the agent gets "cancelled".
+func TestEngineCancelBeforeAsk(t *testing.T) {
+	t.Parallel()
+	const n = 30
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	for i := range n {
+		id := fmt.Sprint("cb-", i)
+		// The cancel is queued right behind its ask: both are read in one
+		// batch and handled at once.
+		for _, v := range [][]string{{"ask", fmt.Sprintf(oneQuestion, id)}, {"cancel", id}} {
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "requests", Values: v}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h := newHarness(t, harnessOpts{prefix: prefix})
+	for i := range n {
+		if r := h.result(fmt.Sprint("cb-", i), 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+			t.Fatalf("cb-%d: result %+v, want cancelled", i, r)
+		}
+	}
+	h.waitHandled()
+	// A question shown after its cancel would have live buttons: every one
+	// shown must have been finished as cancelled.
+	for _, p := range h.ch.sends() {
+		h.waitStatus(p.refs[0].Message, "Cancelled")
+	}
+	for i := range n {
+		if c := h.resultCount(fmt.Sprint("cb-", i)); c != 0 {
+			t.Errorf("cb-%d: %d more results", i, c)
+		}
+	}
+}
+
+// TestEngineMalformedCancel: a cancel whose id cannot be a question id is
+// refused once (acknowledged, a rejected event), not redelivered forever.
+func TestEngineMalformedCancel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	ctx := context.Background()
+	entry, err := h.agent.XAdd(ctx, &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"cancel", "bad{id}"}}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitHandled()
+	evs, err := h.agent.XRange(ctx, h.prefix+"events", "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := 0
+	for _, ev := range evs {
+		if ev.Values["event"] == "rejected" && ev.Values["id"] == entry {
+			rejected++
+		}
+	}
+	if rejected != 1 {
+		t.Fatalf("%d rejected events for the malformed cancel, want 1: %v", rejected, evs)
+	}
+}
+
+// TestEngineLateAnswerExpires: when the sweeper lags (or Redis was down at
+// the deadline), a tap after the deadline does not win: the question ends
+// as timed out, and the person is told it expired.
+func TestEngineLateAnswerExpires(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{sweepEvery: time.Hour})
+	id := h.ask(`{"id":"late-2","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	p := h.waitSent(1)[0]
+	h.clock.Advance(31 * time.Second) // the sweeper's next pass is an hour away
+	if r := tap(h, p, 0, alice, "late-tap"); r.Notice != askbridge.NoticeExpired {
+		t.Errorf("late tap: notice %q, want %q", r.Notice, askbridge.NoticeExpired)
+	}
+	if r := h.result(id, 2*time.Second); r.Reason != askbridge.ReasonTimeout {
+		t.Errorf("result %+v, want timeout", r)
+	}
+	h.waitStatus(p.refs[0].Message, "Expired")
+}
+
+// flakyStore fails the calls a reply or a tap makes while down is set, as
+// a Redis that cannot be reached.
+type flakyStore struct {
+	askbridge.Store
+	down atomic.Bool
+}
+
+var errDown = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+
+func (f *flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+	if f.down.Load() {
+		return "", false, errDown
+	}
+	return f.Store.QuestionByMessage(ctx, ref)
+}
+
+func (f *flakyStore) OpenInChat(ctx context.Context, platform, chat string) ([]string, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.Store.OpenInChat(ctx, platform, chat)
+}
+
+// TestEngineReplyDuringOutage: a text reply that cannot be handled because
+// the store is unreachable tells the person to try again, and the
+// platform's retry of the same message is handled, not taken as seen. The
+// same holds for a tap.
+func TestEngineReplyDuringOutage(t *testing.T) {
+	t.Parallel()
+	var flaky *flakyStore
+	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store {
+		flaky = &flakyStore{Store: s}
+		return flaky
+	}})
+	id := h.ask(fmt.Sprintf(oneQuestion, "outage-1"))
+	p := h.waitSent(1)[0]
+	msg := askbridge.TextReply{
+		EventID: "ops-room:900", Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "900"},
+		ReplyTo: p.refs[0].Message, Person: alice, Text: "2",
+	}
+	flaky.down.Store(true)
+	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != string(askbridge.NoticeTryAgain) {
+		t.Fatalf("reply during the outage: %+v, want a try-again response", out)
+	}
+	if r := tap(h, p, 0, alice, "tap-900"); r.Notice != askbridge.NoticeTryAgain {
+		t.Fatalf("tap during the outage: %q", r.Notice)
+	}
+	flaky.down.Store(false)
+	// The platform delivers the same message again: it answers.
+	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != "" {
+		t.Fatalf("retried reply: %+v", out)
+	}
+	if r := h.result(id, 2*time.Second); r.Answers == nil || r.Answers.Answers["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v, want Production from the retried reply", r)
+	}
+}
+
+// TestEngineEndedWhileShown: a question cancelled while its prompt is
+// being posted (a slow, rate-limited platform) does not keep live buttons:
+// the message posted after the end is finished too.
+func TestEngineEndedWhileShown(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.gate = make(chan struct{})
+	h := newHarness(t, harnessOpts{ch: ch})
+	id := h.ask(fmt.Sprintf(oneQuestion, "slow-cancel"))
+	deadline := time.Now().Add(5 * time.Second)
+	for ch.entered.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The ask is in Send, held by the gate; the agent cancels.
+	ctx := context.Background()
+	if err := h.agent.XAdd(ctx, &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.result(id, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+		t.Fatalf("result %+v", r)
+	}
+	close(ch.gate)
+	p := h.waitSent(1)[0]
+	h.waitStatus(p.refs[0].Message, "Cancelled")
+}
+
+// panicCounter counts recovered panics.
+type panicCounter struct {
+	askbridge.Metrics
+	n atomic.Int64
+}
+
+func (p *panicCounter) Ended(string, askbridge.Outcome, time.Duration) {}
+func (p *panicCounter) Sent(string, int)                               {}
+func (p *panicCounter) PlatformError(string, askbridge.ErrorKind)      {}
+func (p *panicCounter) RetryAfter(string, time.Duration)               {}
+func (p *panicCounter) Panicked(string)                                { p.n.Add(1) }
+
+// TestEnginePanicRecovered: a panic in a channel's edit is logged and
+// counted; the engine and the process go on answering.
+func TestEnginePanicRecovered(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.panicOnFinish.Store(true)
+	m := &panicCounter{}
+	h := newHarness(t, harnessOpts{ch: ch, metrics: m})
+	h.ask(fmt.Sprintf(oneQuestion, "boom-1"))
+	p := h.waitSent(1)[0]
+	if r := tap(h, p, 0, alice, "boom-tap"); r.Notice != askbridge.NoticeRecorded {
+		t.Fatalf("tap: %q", r.Notice)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for m.n.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the panic was never counted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ch.panicOnFinish.Store(false)
+	id := h.ask(fmt.Sprintf(oneQuestion, "after-boom"))
+	p = h.waitSent(2)[1]
+	tap(h, p, 1, alice, "after-tap")
+	if r := h.result(id, 2*time.Second); r.Answers == nil {
+		t.Fatalf("after a panic: %+v", r)
+	}
+	h.waitStatus(p.refs[0].Message, "Answered: Production")
+}
