@@ -67,15 +67,28 @@ type EngineConfig struct {
 	// SweepBatch how many questions one sweep call ends (default 100).
 	SweepEvery time.Duration
 	SweepBatch int
-	// EditAttempts bounds the tries of one message edit (default 5), and
-	// FinishTimeout the edits of one ended question (default 1 minute); a
-	// question left half-finished for twice that long by a replica that
-	// died is finished by another, which looks every LeftoverEvery
-	// (default 10s) for up to LeftoverBatch (default 20) of them.
+	// EditAttempts bounds the tries of one message edit that fails for
+	// another reason than a rate limit (default 5), and FinishTimeout the
+	// edits of one ended question in one go (default 1 minute). A replica
+	// holds a finishing lease of FinishLease (default 15s), renewed, while
+	// it edits; a question whose edits were left (its replica died, or ran
+	// out of time) is taken over by any replica once its lease has lapsed:
+	// each looks every LeftoverEvery (default 5s) for up to LeftoverBatch
+	// (default 20) questions marked more than LeftoverGrace (default 5s)
+	// ago.
 	EditAttempts  int
 	FinishTimeout time.Duration
+	FinishLease   time.Duration
 	LeftoverEvery time.Duration
+	LeftoverGrace time.Duration
 	LeftoverBatch int
+	// StopGrace bounds a graceful stop (default 20s): once Run's context
+	// is done no new part of a prompt is started (the request is handed
+	// back to another replica, which goes on from the first part not
+	// posted), and what is still in hand after StopGrace is abandoned:
+	// requests stay unacknowledged and edits stay marked, for another
+	// replica.
+	StopGrace time.Duration
 }
 
 func (c EngineConfig) withDefaults() EngineConfig {
@@ -96,8 +109,11 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.SweepBatch, 100)
 	setDefault(&c.EditAttempts, 5)
 	setDefault(&c.FinishTimeout, time.Minute)
-	setDefault(&c.LeftoverEvery, 10*time.Second)
+	setDefault(&c.FinishLease, 15*time.Second)
+	setDefault(&c.LeftoverEvery, 5*time.Second)
+	setDefault(&c.LeftoverGrace, 5*time.Second)
 	setDefault(&c.LeftoverBatch, 20)
+	setDefault(&c.StopGrace, 20*time.Second)
 	return c
 }
 
@@ -136,6 +152,13 @@ type core struct {
 	replica  string
 	finisher *finisher
 
+	// stopping is done once Run's context is: nothing new starts. halt
+	// is done StopGrace later (or when Run returns): work in hand stops.
+	stopping context.Context
+	halt     context.Context
+	haltNow  context.CancelFunc
+	grace    time.Duration
+
 	// attempts numbers lease holds, to make lease holders unique.
 	attempts atomic.Int64
 }
@@ -146,13 +169,15 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger,
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
+		stopping: context.Background(), grace: cfg.StopGrace,
 	}
+	c.halt, c.haltNow = context.WithCancel(context.Background())
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch
 	}
 	c.finisher = newFinisher(c, finisherParams{
-		timeout: cfg.FinishTimeout, editAttempts: cfg.EditAttempts,
-		leftoverEvery: cfg.LeftoverEvery, leftoverBatch: cfg.LeftoverBatch,
+		timeout: cfg.FinishTimeout, editAttempts: cfg.EditAttempts, leaseTTL: cfg.FinishLease,
+		leftoverEvery: cfg.LeftoverEvery, leftoverGrace: cfg.LeftoverGrace, leftoverBatch: cfg.LeftoverBatch,
 	})
 	return &Engine{
 		core:     c,
@@ -166,15 +191,34 @@ func NewEngine(cfg EngineConfig) *Engine {
 }
 
 // Run starts the components and runs until ctx is done, then waits for the
-// requests in hand and the message edits under way, so a graceful stop
-// loses nothing: an entry not yet acknowledged is claimed by another replica.
+// requests in hand and the message edits under way, at most StopGrace, so
+// a graceful stop loses nothing: a request not yet acknowledged is claimed
+// by another replica, an edit not done is left marked for another
+// replica's finisher. Call it once.
 func (e *Engine) Run(ctx context.Context) error {
+	e.stopping = ctx
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		select {
+		case <-e.clock.After(e.grace):
+			e.log.Warn("stop grace over; leaving what is in hand to another replica", "grace", e.grace)
+			e.haltNow()
+		case <-done:
+		}
+	}()
 	var wg sync.WaitGroup
 	e.intake.start(ctx, &wg)
 	e.sweeper.start(ctx, &wg)
 	e.finisher.start(ctx, &wg)
 	wg.Wait()
 	e.finisher.wait()
+	close(done)
+	e.haltNow()
 	return nil
 }
 
@@ -186,16 +230,39 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 
 // end ends a question with res (first writer wins); a won end goes to the
 // finisher, which publishes it and edits every message.
+//
+// The question is marked finishing before the end is tried, so a replica
+// that dies right after winning leaves the mark for another replica's
+// finisher. A mark this call added is taken back when the end lost to one
+// that happened before it (that winner had marked before ending, and has
+// finished since, or left its own mark); a mark made while the winner was
+// ending is left to the winner (or the leftover pass) to clear.
 func (c *core) end(ctx context.Context, id string, res Result) (EndResult, error) {
-	r, err := c.store.End(ctx, id, res, c.clock.Now())
+	now := c.clock.Now()
+	added, err := c.store.MarkFinishing(ctx, id, now)
+	if err != nil {
+		return EndResult{}, fmt.Errorf("end question: mark finishing: %w", err)
+	}
+	r, err := c.store.End(ctx, id, res, now)
 	if err != nil {
 		return r, fmt.Errorf("end question: %w", err)
 	}
 	if r.Won {
-		c.finisher.ended(ctx, r)
+		c.finisher.ended(ctx, r, true)
+		return r, nil
+	}
+	ended := time.UnixMilli(r.Result.EndedAt)
+	if added && (!r.Found || ended.Before(now.Add(-clockSkew))) {
+		if err := c.store.Finished(ctx, id); err != nil {
+			c.log.Warn("take back a finishing mark", "question", id, "err", err)
+		}
 	}
 	return r, nil
 }
+
+// clockSkew is how far apart the clocks of two replicas may be when one
+// decides whether another's end came before its own.
+const clockSkew = time.Second
 
 func (c *core) publish(ctx context.Context, ev Event) error {
 	if ev.At.IsZero() {

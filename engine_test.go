@@ -64,6 +64,8 @@ type fakeChannel struct {
 	entered atomic.Int64
 	// panicOnFinish makes Finish panic, like a bug in a channel.
 	panicOnFinish atomic.Bool
+	// finishFailures are returned by the next Finish calls, in order.
+	finishFailures []error
 }
 
 type sentPrompt struct {
@@ -96,7 +98,11 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 	f.mu.Unlock()
 	time.Sleep(delay)
 	if gate != nil {
-		<-gate
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: ctx.Err().Error()}
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -120,6 +126,11 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.finishFailures) > 0 {
+		err := f.finishFailures[0]
+		f.finishFailures = f.finishFailures[1:]
+		return err
+	}
 	f.finished[ref.Message] = end.Status
 	return nil
 }
@@ -209,7 +220,10 @@ type harness struct {
 	ch     *fakeChannel
 	engine *askbridge.Engine
 	store  *store.Store
-	clock  *clockwork.FakeClock
+	// stop stops the engine; stopped is closed when its Run returned.
+	stop    context.CancelFunc
+	stopped chan struct{}
+	clock   *clockwork.FakeClock
 }
 
 type harnessOpts struct {
@@ -222,6 +236,7 @@ type harnessOpts struct {
 	sweepEvery time.Duration
 	wrap       func(askbridge.Store) askbridge.Store
 	metrics    askbridge.Metrics
+	stopGrace  time.Duration
 	ch         *fakeChannel
 }
 
@@ -266,13 +281,13 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	e := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{o.ch},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
-		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second,
+		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = e.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &harness{t: t, prefix: o.prefix, agent: agent, ch: o.ch, engine: e, store: st, clock: o.clock}
+	return &harness{t: t, prefix: o.prefix, agent: agent, ch: o.ch, engine: e, store: st, clock: o.clock, stop: cancel, stopped: done}
 }
 
 type testWriter struct{ t *testing.T }
@@ -705,7 +720,7 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 	if r, err := dead.End(ctx, "left-1", askbridge.NoAnswer("left-1", askbridge.ReasonCancelled, ""), now); err != nil || !r.Won {
 		t.Fatalf("end: %+v %v", r, err)
 	}
-	if err := dead.MarkFinishing(ctx, "left-1", now); err != nil {
+	if _, err := dead.MarkFinishing(ctx, "left-1", now); err != nil {
 		t.Fatal(err)
 	}
 	// The survivor looks a few minutes later.

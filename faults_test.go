@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/store"
 )
 
 // Fault paths of a question: each test here fails on a version that lost,
@@ -226,4 +227,151 @@ func TestEnginePanicRecovered(t *testing.T) {
 		t.Fatalf("after a panic: %+v", r)
 	}
 	h.waitStatus(p.refs[0].Message, "Answered: Production")
+}
+
+// lostEnd performs End and then loses its reply, as a replica whose
+// connection dropped (or that died) right after winning an end would.
+type lostEnd struct {
+	askbridge.Store
+	lose atomic.Bool
+}
+
+func (l *lostEnd) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+	r, err := l.Store.End(ctx, id, res, now)
+	if err == nil && l.lose.Load() {
+		return askbridge.EndResult{}, errors.New("read tcp: connection reset by peer")
+	}
+	return r, err
+}
+
+// TestEngineEndWonThenLostLeavesNoLiveButtons: a replica that wins an end
+// and dies (or loses the reply) before it edits anything leaves the
+// question marked, so another replica edits its messages within seconds.
+func TestEngineEndWonThenLostLeavesNoLiveButtons(t *testing.T) {
+	t.Parallel()
+	var lossy *lostEnd
+	ch := newFakeChannel("telegram")
+	a := newHarness(t, harnessOpts{replica: "a", ch: ch, wrap: func(s askbridge.Store) askbridge.Store {
+		lossy = &lostEnd{Store: s}
+		return lossy
+	}})
+	a.ask(fmt.Sprintf(oneQuestion, "lost-end"))
+	p := a.waitSent(1)[0]
+	lossy.lose.Store(true)
+	if r := tap(a, p, 1, alice, "lost-tap"); r.Notice != askbridge.NoticeTryAgain {
+		t.Fatalf("tap: %q", r.Notice)
+	}
+	if r := a.result("lost-end", 2*time.Second); r.Answers == nil {
+		t.Fatalf("result %+v", r)
+	}
+	// Replica a never edits (its end "failed"); b's finisher takes the
+	// marked question once the mark is LeftoverGrace old.
+	b := newHarness(t, harnessOpts{replica: "b", ch: ch, prefix: a.prefix})
+	b.advance(6 * time.Second)
+	b.waitStatus(p.refs[0].Message, "Answered: Production")
+}
+
+// TestEngineTakesOverFinishingWithinSeconds: a replica that dies while it
+// edits a question's messages (its finishing lease lapses) hands them over
+// within seconds, not minutes.
+func TestEngineTakesOverFinishingWithinSeconds(t *testing.T) {
+	t.Parallel()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
+	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, "mid-edit")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: "mid-edit", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "88"}
+	if _, err := dead.AddMessage(ctx, "mid-edit", ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.MarkFinishing(ctx, "mid-edit", now); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := dead.End(ctx, "mid-edit", askbridge.NoAnswer("mid-edit", askbridge.ReasonSkipped, ""), now); err != nil || !r.Won {
+		t.Fatalf("end: %+v %v", r, err)
+	}
+	// The dead replica held the finishing lease; it lapses unrenewed.
+	if _, ok, err := dead.AcquireLease(ctx, "finish:mid-edit", "dead/1", 300*time.Millisecond); err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor"})
+	// Seconds later, on the survivor's clock (the lease lapses in Redis's).
+	deadline := time.Now().Add(10 * time.Second)
+	for h.ch.status("88") != "Skipped" {
+		if time.Now().After(deadline) {
+			t.Fatal("the survivor never took over the edits")
+		}
+		h.advance(6 * time.Second)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestEngineRateLimitedEditsLand: a platform that rate-limits edits for a
+// while (more times than an edit is tried for other failures) still gets
+// the edit in the end; buttons do not stay live.
+func TestEngineRateLimitedEditsLand(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	for range 8 {
+		ch.finishFailures = append(ch.finishFailures, &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: time.Second, Reason: "ratelimited"})
+	}
+	h := newHarness(t, harnessOpts{ch: ch})
+	h.ask(fmt.Sprintf(oneQuestion, "edit-429"))
+	p := h.waitSent(1)[0]
+	tap(h, p, 0, alice, "edit-429-tap")
+	h.advanceWhileRetrying(time.Second, func() bool { return ch.status(p.refs[0].Message) != "" })
+	if got := ch.status(p.refs[0].Message); got != "Answered: Staging (Recommended)" {
+		t.Fatalf("status %q", got)
+	}
+}
+
+// TestEngineStopIsBounded: a stop while a send hangs returns within the
+// stop grace, and hands the request back (unacknowledged) for another
+// replica.
+func TestEngineStopIsBounded(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.gate = make(chan struct{}) // never opened: the platform hangs
+	h := newHarness(t, harnessOpts{ch: ch, stopGrace: 10 * time.Second})
+	h.ask(fmt.Sprintf(oneQuestion, "hang-1"))
+	deadline := time.Now().Add(5 * time.Second)
+	for ch.entered.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.stop()
+	// The grace runs on the engine's clock: the stop waits for it alone.
+	// Nothing else moves the clock, so it returns once the clock has
+	// passed the grace.
+	var moved time.Duration
+	for stopped := false; !stopped; {
+		select {
+		case <-h.stopped:
+			stopped = true
+		case <-time.After(50 * time.Millisecond):
+			if moved > time.Minute {
+				t.Fatal("Run did not return after the stop grace")
+			}
+			h.clock.Advance(time.Second)
+			moved += time.Second
+		}
+	}
+	if moved < 10*time.Second {
+		t.Fatalf("Run returned after %s on its clock, before the grace of 10s", moved)
+	}
+	groups, err := h.agent.XInfoGroups(context.Background(), h.prefix+"requests").Result()
+	if err != nil || len(groups) != 1 || groups[0].Pending != 1 {
+		t.Fatalf("the request was not handed back: %+v %v", groups, err)
+	}
 }

@@ -10,15 +10,21 @@ import (
 
 // finisherParams configures the finisher.
 type finisherParams struct {
-	// timeout bounds the edits of one ended question; a question still
-	// marked finishing twice as long after its end was left by a replica
-	// that died, and another replica finishes it.
+	// timeout bounds the edits of one ended question in one go; what is
+	// not done by then is left marked for the leftover pass.
 	timeout time.Duration
-	// editAttempts bounds the tries of one message edit.
+	// editAttempts bounds the tries of one message edit that fails for
+	// another reason than a rate limit (those are waited out).
 	editAttempts int
-	// leftoverEvery is how often leftovers are looked for, and
-	// leftoverBatch how many one pass takes.
+	// leaseTTL is the life of the finishing lease a replica holds (and
+	// renews) while it edits a question's messages: a replica that dies
+	// mid-edit hands the question over within about that long.
+	leaseTTL time.Duration
+	// leftoverEvery is how often leftovers are looked for, leftoverGrace
+	// how old a mark must be to be one, and leftoverBatch how many one
+	// pass takes.
 	leftoverEvery time.Duration
+	leftoverGrace time.Duration
 	leftoverBatch int
 }
 
@@ -39,38 +45,91 @@ func newFinisher(c *core, p finisherParams) *finisher {
 	return &finisher{core: c, finisherParams: p}
 }
 
-// ended takes a won end: it publishes the event, counts it, marks the
-// question finishing and edits its messages in the background. It never
-// blocks on a platform.
-func (f *finisher) ended(ctx context.Context, r EndResult) {
+// ended takes a won end: it publishes the event, counts it, and edits the
+// question's messages in the background. marked says the question was
+// marked finishing before it ended (core.end does; a sweep cannot). It
+// never blocks on a platform.
+func (f *finisher) ended(ctx context.Context, r EndResult, marked bool) {
 	rec, res := r.Record, r.Result
 	ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: f.clock.Now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
 	if res.AnsweredBy != nil {
 		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+	}
+	if !marked {
+		if _, err := f.store.MarkFinishing(ctx, rec.ID, f.clock.Now()); err != nil {
+			f.log.Error("mark question finishing", "question", rec.ID, "err", err)
+		}
 	}
 	if err := f.publish(ctx, ev); err != nil {
 		f.log.Error("publish event", "question", rec.ID, "err", err)
 	}
 	f.metrics.Ended(rec.Target.Platform, res.Outcome(), f.clock.Since(rec.Created))
 	f.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
-	// Marked before the edits start, so a replica that dies half-way
-	// leaves the question for another to finish (exec).
-	if err := f.store.MarkFinishing(ctx, rec.ID, f.clock.Now()); err != nil {
-		f.log.Error("mark question finishing", "question", rec.ID, "err", err)
-	}
 	f.mu.Lock()
 	f.edits.Add(1)
 	f.mu.Unlock()
 	go func() {
 		defer f.edits.Done()
 		defer f.recover("finish question", "question", rec.ID)
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
-		defer cancel()
-		f.finish(fctx, rec, res)
-		if err := f.store.Finished(fctx, rec.ID); err != nil {
-			f.log.Error("mark question finished", "question", rec.ID, "err", err)
+		f.finishHeld(rec, &res)
+	}()
+}
+
+// finishHeld edits the messages of a question under its finishing lease
+// (renewed while it works) and clears its mark when every message is done.
+// res is nil for a question read back from a mark: it is read under the
+// lease. Without the lease (another replica is at it) it does nothing.
+func (f *finisher) finishHeld(rec Record, res *Result) {
+	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
+	defer cancel()
+	lease, ok, err := f.store.AcquireLease(ctx, "finish:"+rec.ID, f.holder(), f.leaseTTL)
+	if err != nil || !ok {
+		if err != nil {
+			f.log.Error("finishing lease", "question", rec.ID, "err", err)
+		}
+		return
+	}
+	renewing := make(chan struct{})
+	var renewer sync.WaitGroup
+	renewer.Add(1)
+	go func() {
+		defer renewer.Done()
+		t := f.clock.NewTicker(f.leaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-renewing:
+				return
+			case <-t.Chan():
+				if _, err := f.store.RenewLease(ctx, lease, f.leaseTTL); err != nil {
+					f.log.Warn("renew finishing lease", "question", rec.ID, "err", err)
+				}
+			}
 		}
 	}()
+	defer func() {
+		close(renewing)
+		renewer.Wait()
+		_ = f.store.ReleaseLease(context.WithoutCancel(ctx), lease)
+	}()
+	if res == nil {
+		got, found, err := f.store.Get(ctx, rec.ID)
+		if err != nil {
+			f.log.Error("read a question left unfinished", "question", rec.ID, "err", err)
+			return
+		}
+		if found && got.Result != nil {
+			f.log.Info("finishing a question another replica left", "question", rec.ID)
+			rec, res = got, got.Result
+		}
+	}
+	// A mark with nothing to finish (the question is gone, or the replica
+	// that marked it died before ending it) is cleared.
+	if res == nil || f.finish(ctx, rec, *res) {
+		if err := f.store.Finished(ctx, rec.ID); err != nil {
+			f.log.Error("mark question finished", "question", rec.ID, "err", err)
+		}
+	}
 }
 
 // start looks for leftovers at once and then every leftoverEvery until ctx
@@ -86,11 +145,12 @@ func (f *finisher) wait() {
 	f.edits.Wait()
 }
 
-// exec is one pass over the leftovers: questions whose end was won by a
-// replica that died before it had edited every message. Edits are safe to
-// repeat; a lease keeps two replicas from doing the same one at once.
+// exec is one pass over the leftovers: questions marked finishing a while
+// ago whose finishing lease is free, because the replica that marked them
+// died before ending them, or mid-edit, or ran out of time. Edits are safe
+// to repeat; the lease keeps two replicas from doing one at once.
 func (f *finisher) exec(ctx context.Context) {
-	ids, err := f.store.Unfinished(ctx, f.clock.Now().Add(-2*f.timeout), f.leftoverBatch)
+	ids, err := f.store.Unfinished(ctx, f.clock.Now().Add(-f.leftoverGrace), f.leftoverBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.log.Error("list unfinished questions", "err", err)
@@ -98,60 +158,59 @@ func (f *finisher) exec(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		lease, ok, err := f.store.AcquireLease(ctx, "finish:"+id, f.holder(), 2*f.timeout)
-		if err != nil || !ok {
-			continue
-		}
-		rec, found, err := f.store.Get(ctx, id)
-		switch {
-		case err != nil:
-		case !found || rec.Result == nil:
-			_ = f.store.Finished(ctx, id)
-		default:
-			f.log.Info("finishing a question another replica left", "question", id)
-			fctx, cancel := context.WithTimeout(ctx, f.timeout)
-			f.finish(fctx, rec, *rec.Result)
-			cancel()
-			_ = f.store.Finished(ctx, id)
-		}
-		_ = f.store.ReleaseLease(ctx, lease)
+		f.finishHeld(Record{ID: id}, nil)
 	}
 }
 
 // finish edits every message that showed a question to its end state,
-// retrying temporary failures and waiting out rate limits.
-func (f *finisher) finish(ctx context.Context, rec Record, res Result) {
+// retrying temporary failures and waiting out every rate limit (a rate
+// limit is no reason to leave buttons live). It reports whether every
+// message is done (edited, or refused for good); what is not is left to the
+// leftover pass.
+func (f *finisher) finish(ctx context.Context, rec Record, res Result) bool {
 	refs, err := f.store.Messages(ctx, rec.ID)
 	if err != nil {
 		f.log.Error("list messages to finish", "question", rec.ID, "err", err)
-		return
+		return false
 	}
+	done := true
 	for _, ref := range numberLegacyParts(refs) {
 		ch, ok := f.channels[ref.Platform]
 		if !ok {
 			continue
 		}
-		end := ending(rec, res, ch.Capabilities())
-		backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
-		for attempt := 1; ; attempt++ {
-			err := ch.Finish(ctx, ref, end)
-			if err == nil {
-				break
+		if !f.edit(ctx, ch, ref, ending(rec, res, ch.Capabilities())) {
+			done = false
+		}
+	}
+	return done
+}
+
+// edit finishes one message; it reports whether the message is done.
+func (f *finisher) edit(ctx context.Context, ch Channel, ref MessageRef, end Ending) bool {
+	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
+	for failures := 0; ; {
+		err := ch.Finish(ctx, ref, end)
+		if err == nil {
+			return true
+		}
+		kind, wait, reason := Classify(err)
+		f.metrics.PlatformError(ref.Platform, kind)
+		switch kind {
+		case Permanent:
+			f.log.Warn("could not edit message", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
+			return true
+		case RateLimited:
+			f.metrics.RetryAfter(ref.Platform, wait)
+		default:
+			if failures++; failures >= f.editAttempts {
+				f.log.Warn("could not edit message yet; left for the leftover pass", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
+				return false
 			}
-			kind, wait, reason := Classify(err)
-			f.metrics.PlatformError(ref.Platform, kind)
-			if kind == Permanent || attempt >= f.editAttempts {
-				f.log.Warn("could not edit message", "question", rec.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
-				break
-			}
-			if kind == RateLimited {
-				f.metrics.RetryAfter(ref.Platform, wait)
-			} else {
-				wait = backoff.Next()
-			}
-			if !retry.SleepOn(ctx, f.clock, wait) {
-				return
-			}
+			wait = backoff.Next()
+		}
+		if !retry.SleepOn(ctx, f.clock, wait) {
+			return false
 		}
 	}
 }

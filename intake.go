@@ -94,7 +94,7 @@ func (in *intake) run(ctx context.Context) {
 				}()
 				// A request in hand is finished even while stopping: its
 				// context is not the one that stops intake.
-				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.sendBudget+30*time.Second)
+				hctx, cancel := context.WithTimeout(in.halt, in.sendBudget+30*time.Second)
 				defer cancel()
 				// A panic leaves the entry unacknowledged (another try
 				// comes after the claim idle time) and the process up.
@@ -120,6 +120,10 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 	}
 	if errors.Is(err, errDelivering) {
 		in.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
+		return
+	}
+	if errors.Is(err, errStopping) {
+		in.log.Info("stopping: request handed back to another replica", "entry", entry.StreamID)
 		return
 	}
 	if err != nil {
@@ -318,6 +322,11 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 			posted++
 			from = ref.Part + 1
 			_ = in.publish(ctx, Event{Kind: EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+			if in.stopping.Err() != nil {
+				// Stopping: no new part is started here; another replica
+				// goes on from the next one (nothing, if this was the last).
+				return errStopping
+			}
 			return nil
 		}})
 		if posted > 0 {
@@ -328,6 +337,9 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		}
 		if ended {
 			return in.finishLate(ctx, id)
+		}
+		if errors.Is(err, errStopping) {
+			return errStopping
 		}
 		if err == nil {
 			log.Info("question delivered", "messages", posted, "from", from-posted)
@@ -351,6 +363,9 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		}
 		if in.clock.Now().Add(wait).After(deadline) {
 			break
+		}
+		if in.stopping.Err() != nil {
+			return errStopping
 		}
 		log.Info("send failed, retrying", "attempt", attempt, "from", from, "wait", wait, "reason", reason)
 		if !retry.SleepOn(ctx, in.clock, wait) {
@@ -388,6 +403,9 @@ func (in *intake) resume(ctx context.Context, id string, target Target) (from in
 	}
 	return from, false, nil
 }
+
+// errStopping hands a request back (unacknowledged) as the engine stops.
+var errStopping = errors.New("stopping: the request is handed back")
 
 // errEndedWhileSending stops a Send whose question ended meanwhile.
 var errEndedWhileSending = errors.New("the question ended while it was being shown")

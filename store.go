@@ -227,12 +227,13 @@ type Store interface {
 	// Ended questions are dropped from the index as they are found.
 	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
 
-	// MarkFinishing records that the messages of an ended question are
-	// about to be edited; Finished records that they were. A replica that
-	// dies in between leaves the question to Unfinished, which lists those
-	// marked at or before a time, oldest first, up to max, so another
-	// replica finishes them. All three are safe to repeat.
-	MarkFinishing(ctx context.Context, id string, at time.Time) error
+	// MarkFinishing records that the messages of a question that is ending
+	// are about to be edited; Finished records that they were. A replica
+	// that dies in between leaves the question to Unfinished, which lists
+	// those marked at or before a time, oldest first, up to max, so another
+	// replica finishes them. A mark keeps its first time; added reports
+	// whether this call made it. All three are safe to repeat.
+	MarkFinishing(ctx context.Context, id string, at time.Time) (added bool, err error)
 	Finished(ctx context.Context, id string) error
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
 

@@ -40,7 +40,7 @@ func (s *sweeper) exec(ctx context.Context) {
 			return
 		}
 		for _, r := range ended {
-			s.finisher.ended(ctx, r)
+			s.finisher.ended(ctx, r, false)
 		}
 		if len(ended) < s.batch {
 			return

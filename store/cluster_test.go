@@ -93,7 +93,7 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	// The answer, and the finishing of its messages under the finishing
 	// lease, which is still held when the keys are scanned.
 	now := t0.Add(time.Minute)
-	if err := s.MarkFinishing(ctx, id, now); err != nil {
+	if _, err := s.MarkFinishing(ctx, id, now); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := s.End(ctx, id, answered(id), now); err != nil || !r.Won {

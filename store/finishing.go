@@ -9,16 +9,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MarkFinishing records that the messages of ended question id are about to
-// be edited. One ZADD on a shared key: safe to repeat.
-func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) error {
+// MarkFinishing records that the messages of question id are about to be
+// edited. One ZADD NX on a shared key: a mark keeps its first time, and
+// added reports whether this call made it. Safe to repeat.
+func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) (bool, error) {
 	if err := checkID(id); err != nil {
-		return fmt.Errorf("store: mark finishing: %w", err)
+		return false, fmt.Errorf("store: mark finishing: %w", err)
 	}
-	if err := s.rdb.ZAdd(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
-		return fmt.Errorf("store: mark finishing: %w", err)
+	n, err := s.rdb.ZAddNX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Result()
+	if err != nil {
+		return false, fmt.Errorf("store: mark finishing: %w", err)
 	}
-	return nil
+	return n == 1, nil
 }
 
 // Finished records that every message of question id has been edited.

@@ -16,13 +16,13 @@ func TestFinishing(t *testing.T) {
 			ctx := ctxT(t)
 			base := time.UnixMilli(1_800_000_000_000)
 			for i, id := range []string{"f-1", "f-2", "f-3"} {
-				if err := s.MarkFinishing(ctx, id, base.Add(time.Duration(i)*time.Minute)); err != nil {
-					t.Fatal(err)
+				if added, err := s.MarkFinishing(ctx, id, base.Add(time.Duration(i)*time.Minute)); err != nil || !added {
+					t.Fatalf("mark %s: added %v, %v", id, added, err)
 				}
 			}
-			// Marking again is harmless.
-			if err := s.MarkFinishing(ctx, "f-1", base); err != nil {
-				t.Fatal(err)
+			// Marking again is harmless, and keeps the first time.
+			if added, err := s.MarkFinishing(ctx, "f-1", base.Add(time.Hour)); err != nil || added {
+				t.Fatalf("second mark: added %v, %v", added, err)
 			}
 			got, err := s.Unfinished(ctx, base.Add(time.Minute), 10)
 			if err != nil || !slices.Equal(got, []string{"f-1", "f-2"}) {
