@@ -31,6 +31,9 @@ const (
 	DefaultClaimIdle    = 30 * time.Second
 	MinClaimIdle        = time.Second
 	MaxClaimIdle        = time.Hour
+	DefaultStopGrace    = 20 * time.Second
+	MinStopGrace        = time.Second
+	MaxStopGrace        = 10 * time.Minute
 	DefaultLogLevel     = "info"
 
 	// MinHTTPTokenChars keeps the web page's token out of guessing range.
@@ -62,6 +65,9 @@ type Config struct {
 	// ClaimIdle is how long a request another replica took may stay
 	// unacknowledged before this one takes it over. Default 30s.
 	ClaimIdle time.Duration
+	// StopGrace bounds a graceful stop: what is still in hand after it is
+	// left to another replica. Default 20s, from 1s to 10m.
+	StopGrace time.Duration
 	// Each platform's section is its own Config; nil means that platform is
 	// off (no token). Load fills in the settings it reads (the table in
 	// table.go); cmd/bridge adds the wiring (replica, logger).
@@ -120,6 +126,7 @@ func Default() *Config {
 		Routes:       map[string]Route{},
 		Retention:    DefaultRetention,
 		ClaimIdle:    DefaultClaimIdle,
+		StopGrace:    DefaultStopGrace,
 		LogLevel:     DefaultLogLevel,
 	}
 }
@@ -237,6 +244,9 @@ func (c *Config) check(p *settings.Problems) {
 	}
 	if c.ClaimIdle < MinClaimIdle || c.ClaimIdle > MaxClaimIdle {
 		p.Addf("%s: %s is out of range: from %s to %s", p.Name("claimIdle"), c.ClaimIdle, MinClaimIdle, MaxClaimIdle)
+	}
+	if c.StopGrace < MinStopGrace || c.StopGrace > MaxStopGrace {
+		p.Addf("%s: %s is out of range: from %s to %s", p.Name("stopGrace"), c.StopGrace, MinStopGrace, MaxStopGrace)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)

@@ -56,6 +56,11 @@
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay
 //	                                 unacknowledged before this one takes it over; 1s to 1h.
 //	                                 Default: 30s. YAML claimIdle.
+//	ASKUSER_STOP_GRACE               How long a graceful stop (SIGTERM) may take: no new prompt
+//	                                 part starts, and what is still in hand after this is left
+//	                                 to another replica; 1s to 10m. Keep it below the
+//	                                 orchestrator's kill timeout (compose: stop_grace_period).
+//	                                 Default: 20s. YAML stopGrace.
 //	ASKUSER_LOG_LEVEL                debug, info, warn or error. Default: info. YAML log.level.
 //	ASKUSER_TELEGRAM_TOKEN*          Bot token from @BotFather (<bot id>:<secret>); turns
 //	                                 Telegram on. Default: unset (off). YAML telegram.token.

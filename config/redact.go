@@ -99,8 +99,8 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Retention:%s ClaimIdle:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
-		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Retention, c.ClaimIdle,
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
+		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Retention, c.ClaimIdle, c.StopGrace,
 		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel)
 }
 

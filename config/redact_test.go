@@ -84,7 +84,7 @@ func TestRedactedForm(t *testing.T) {
 	c.Discord = nil
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser:} " +
 		"HTTP:{Addr::8080 Token:[redacted]} Replica:r1 DefaultRoute:web " +
-		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Retention:24h0m0s ClaimIdle:30s " +
+		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
 		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} LogLevel:info}"

@@ -107,7 +107,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels,
-		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica,
+		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
