@@ -62,6 +62,8 @@ type bridge struct {
 	wg       sync.WaitGroup
 	// channels tracks the channels' Run, which stop before the engine.
 	channels sync.WaitGroup
+	// grace bounds the whole stop.
+	grace time.Duration
 	// Addr is where the HTTP server listens.
 	Addr string
 }
@@ -138,12 +140,15 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 
 	// Channels stop before the engine: a tap or reply a channel is still
 	// handing in as it stops finds the engine running, and its edits are
-	// waited for.
+	// waited for. The whole stop is bounded by StopGrace: what is still in
+	// hand then is left to another replica (requests stay unacknowledged,
+	// edits stay marked).
+	b.grace = cfg.StopGrace
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = func() {
 		cancel()
-		b.channels.Wait()
+		waitAtMost(&b.channels, b.grace/2)
 		stopEngine()
 	}
 	b.wg.Add(1)
@@ -178,13 +183,27 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 // stop shuts down gracefully: no new requests are taken, the ones in hand
 // are finished, leases are released, then the HTTP server and Redis close.
 func (b *bridge) stop() {
+	start := time.Now()
 	b.cancel()
-	shutdownCtx, done := context.WithTimeout(context.Background(), 30*time.Second)
+	shutdownCtx, done := context.WithTimeout(context.Background(), max(b.grace-time.Since(start), time.Second))
 	defer done()
 	b.webh.Close()
 	_ = b.server.Shutdown(shutdownCtx)
-	b.wg.Wait()
+	// The engine returns within its own StopGrace of its stop.
+	waitAtMost(&b.wg, max(b.grace-time.Since(start), time.Second))
 	b.close()
+}
+
+// waitAtMost waits for wg, or d, whichever comes first.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (b *bridge) close() {
