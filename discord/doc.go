@@ -66,6 +66,12 @@
 // as ReplyTo; the engine's answer (a correction, or "reply to the one you
 // mean") is posted as a reply that pings nobody.
 //
+// When the engine could not reach Redis it answers "try again" (privately
+// for a press, as a reply for a message) and forgets the event, so
+// Discord's copy of it in another session is handled. A panic in an event
+// handler is recovered and logged with its stack; a press whose Inbox.Tap
+// panicked is still answered in time, with "try again".
+//
 // The fake Discord the tests drive discordgo against is in
 // internal/discordtest.
 package discord

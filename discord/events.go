@@ -36,6 +36,10 @@ func person(u *discordgo.User) askbridge.Person {
 // within 3 seconds: the engine gets AckAfter to decide; when it is slower
 // (Redis slow), the press is acknowledged with a deferred update (type 6),
 // which leaves the message as it is, and answered afterwards (respond).
+// When the engine could not handle the press (NoticeTryAgain: Redis could
+// not be reached, or the inbox panicked) the presser is told privately to
+// try again; the engine has forgotten the press, so Discord's delivery of
+// it to another session is handled.
 func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *discordgo.Interaction) {
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || i.Message == nil || i.Token == "" || i.ID == "" {
 		return
@@ -73,7 +77,11 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 	}
 	replies := make(chan askbridge.TapReply, 1)
 	go func() {
-		replies <- in.Tap(ctx, askbridge.Tap{
+		// A panic in the inbox still answers the press: try again.
+		r := askbridge.TapReply{Notice: askbridge.NoticeTryAgain}
+		defer func() { replies <- r }()
+		defer recovered(log, "tap")
+		r = in.Tap(ctx, askbridge.Tap{
 			EventID: i.ID,
 			Message: askbridge.MessageRef{Platform: Platform, Chat: i.ChannelID, Message: i.Message.ID},
 			Person:  person(u),
@@ -177,7 +185,9 @@ func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Inte
 }
 
 // onMessage hands a text message to the engine and posts its answer, if
-// any, as a reply.
+// any, as a reply: a correction, or, when the engine could not reach
+// Redis, a request to try again (Discord has no ephemeral message outside
+// an interaction, so it is a reply the channel sees).
 func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *discordgo.Message) {
 	if m == nil || m.Author == nil || m.ID == "" || m.ChannelID == "" {
 		return

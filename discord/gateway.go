@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +55,7 @@ func (c *Channel) appIDValue() string {
 // ctx is done, after its event handlers finished. A refused token puts the
 // channel in "bad credentials" and is retried slowly. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
-	handlers := &tracker{}
+	handlers := &tracker{log: c.log}
 	defer handlers.close()
 	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	// The lease is named by the application id, which GET /users/@me gives
@@ -245,8 +247,11 @@ type gateway struct {
 func (g *gateway) spawn(f func()) { g.handlers.spawn(f) }
 
 // tracker runs event handlers and waits for them at shutdown; an event that
-// arrives after close (from a session being torn down) is dropped.
+// arrives after close (from a session being torn down) is dropped. A panic
+// in a handler is recovered and logged with its stack: one bad event never
+// takes the process down.
 type tracker struct {
+	log    *slog.Logger
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
@@ -261,8 +266,16 @@ func (t *tracker) spawn(f func()) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
+		defer recovered(t.log, "an event handler")
 		f()
 	}()
+}
+
+// recovered, deferred, turns a panic into an error log with the stack.
+func recovered(log *slog.Logger, op string) {
+	if v := recover(); v != nil {
+		log.Error("discord: panic in "+op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
 }
 
 func (t *tracker) close() {
@@ -294,7 +307,12 @@ func (g *gateway) dialer() *websocket.Dialer {
 // passes first, the raw connection is closed so Open returns.
 func (g *gateway) open(ctx context.Context, s *discordgo.Session) error {
 	done := make(chan error, 1)
-	go func() { done <- s.Open() }()
+	go func() {
+		err := errors.New("discord: gateway open panicked")
+		defer func() { done <- err }()
+		defer recovered(g.c.log, "gateway open")
+		err = s.Open()
+	}()
 	t := time.NewTimer(g.c.cfg.OpenTimeout)
 	defer t.Stop()
 	select {

@@ -136,6 +136,11 @@ type envOpts struct {
 	budget   time.Duration
 	// client gives a replica its own HTTP client (nil: the default).
 	client func(i int) *http.Client
+	// inbox wraps the inbox a replica's channel gets (the engine,
+	// recorded).
+	inbox func(i int, in askbridge.Inbox) askbridge.Inbox
+	// logs, when set, receives every replica's log records too.
+	logs slog.Handler
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -166,7 +171,11 @@ func (e *env) start(i int, o envOpts) *replica {
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
+	var handler slog.Handler = slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if o.logs != nil {
+		handler = slog.NewMultiHandler(handler, o.logs)
+	}
+	log := slog.New(handler).With("replica", name)
 	var client *http.Client
 	if o.client != nil {
 		client = o.client(i)
@@ -204,7 +213,11 @@ func (e *env) start(i int, o envOpts) *replica {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	go func() { defer wg.Done(); _ = ch.Run(ctx, r.inbox) }()
+	var in askbridge.Inbox = r.inbox
+	if o.inbox != nil {
+		in = o.inbox(i, in)
+	}
+	go func() { defer wg.Done(); _ = ch.Run(ctx, in) }()
 	go func() { wg.Wait(); close(r.done) }()
 	t.Cleanup(r.stop)
 	e.reps = append(e.reps, r)

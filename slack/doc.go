@@ -19,11 +19,19 @@
 // gives up when a reconnect fails, so Run starts it again with backoff,
 // forever. HTTP mode (a signing secret): HTTPHandler serves the Events API
 // and interactivity endpoints, checking every request's signature. Either
-// way each event is acknowledged at once, deduplicated by its id through
-// the coordinator (Slack retries), and handled in the background:
+// way each event is acknowledged at once (in HTTP mode, an Events API event
+// once its handling decided, within 2 seconds), deduplicated by its id
+// through the coordinator (Slack retries), and handled in the background:
 //
 //	block_actions → Inbox.Tap → ephemeral notice (and, for TapClear, chat.update of the tapped message)
 //	message       → Inbox.Reply → the engine's response in the thread
+//
+// When the engine could not reach Redis (NoticeTryAgain), the event's
+// first-seen mark is forgotten, so a delivery of it again is handled, and
+// the person is told privately to try again; in HTTP mode a message event
+// is instead answered 503 while Slack has a retry left, and Slack delivers
+// it again. A panic while handling one event is recovered and logged with
+// its stack; the next event is handled as usual.
 //
 // A tap that ends the question (TapDone) edits nothing itself: the engine's
 // finisher edits every message, the tapped one included, once.

@@ -135,7 +135,7 @@ func FuzzInboundEnvelope(f *testing.F) {
 		switch req.Type {
 		case socketmode.RequestTypeEventsAPI:
 			if ev, err := slackevents.ParseEvent(req.Payload, slackevents.OptionNoVerifyToken()); err == nil {
-				c.handleEvent(context.Background(), in, ev)
+				c.handleEvent(context.Background(), in, ev, nil)
 			}
 		case socketmode.RequestTypeInteractive:
 			var cb slack.InteractionCallback

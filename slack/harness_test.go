@@ -190,6 +190,13 @@ func (e *env) settle() {
 
 type envOpts struct {
 	sendBudget time.Duration
+	// wrap wraps each replica's store (the engine's and the channel's),
+	// to make Redis fail on demand.
+	wrap func(askbridge.Store) askbridge.Store
+	// inbox wraps the inbox each channel gets (the engine, recorded).
+	inbox func(askbridge.Inbox) askbridge.Inbox
+	// logs, when set, receives every replica's log records too.
+	logs slog.Handler
 }
 
 func newEnv(t *testing.T, mode string, o envOpts) *env {
@@ -234,8 +241,15 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	t := e.t
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
+	if o.wrap != nil {
+		st = o.wrap(st)
+	}
+	var handler slog.Handler = slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})
+	if o.logs != nil {
+		handler = slog.NewMultiHandler(handler, o.logs)
+	}
+	log := slog.New(handler).With("replica", name)
 	cfg := slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL(),
 		PingInterval: time.Second, RetryMin: 50 * time.Millisecond, RetryMax: time.Second}
 	if e.mode == socketMode {
@@ -262,7 +276,11 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	go func() { defer wg.Done(); _ = ch.Run(ctx, watchInbox{Inbox: eng, e: e}) }()
+	var in askbridge.Inbox = watchInbox{Inbox: eng, e: e}
+	if o.inbox != nil {
+		in = o.inbox(in)
+	}
+	go func() { defer wg.Done(); _ = ch.Run(ctx, in) }()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
 	t.Cleanup(stop)

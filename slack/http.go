@@ -38,10 +38,14 @@ const (
 // interactivity on InteractivityPath. Every request must carry a valid
 // X-Slack-Signature made with the signing secret and a timestamp within
 // five minutes, else it gets 401 and changes nothing. url_verification is
-// answered; events are acknowledged with 200 at once and handled in the
-// background (Slack wants an answer within 3 seconds). Until Run has
-// started, and once it is stopping, it answers 503, so Slack retries
-// (another replica takes the event). Safe for concurrent use.
+// answered; button presses are acknowledged with 200 at once and handled in
+// the background (Slack wants an answer within 3 seconds and never sends a
+// press again). An Events API event is answered once its handling has
+// decided, or after decideWithin: 200, or 503 when the handling failed
+// because Redis could not be reached and Slack has a retry left, so Slack
+// delivers it again. Until Run has started, and once it is stopping, it
+// answers 503, so Slack retries (another replica takes the event). Safe for
+// concurrent use.
 func (c *Channel) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(EventsPath, c.serveEvents)
@@ -80,8 +84,19 @@ func (c *Channel) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, ev) }) {
+	// Slack delivers an event again when it is not answered 200, at most
+	// maxEventRetries times: before the last, a failed handling may ask for
+	// that (redelivery) instead of telling the person to try again.
+	var again *redelivery
+	if n, _ := strconv.Atoi(r.Header.Get("X-Slack-Retry-Num")); n < maxEventRetries {
+		again = newRedelivery()
+	}
+	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, ev, again) }) {
 		http.Error(w, "stopping", http.StatusServiceUnavailable)
+		return
+	}
+	if again.await(decideWithin) {
+		http.Error(w, "could not handle the event; deliver it again", http.StatusServiceUnavailable)
 		return
 	}
 	w.WriteHeader(http.StatusOK)

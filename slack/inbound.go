@@ -2,7 +2,11 @@ package slack
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -10,10 +14,11 @@ import (
 	"github.com/askbridge/askbridge"
 )
 
-// dispatch runs handle for one acknowledged event, in the background and
-// within HandleTimeout. Slack needs the acknowledgement within 3 seconds, so
-// handling never holds it up; an event that fails after that is logged.
-// It reports false, handling nothing, once Run is stopping.
+// dispatch runs handle for one event, in the background and within
+// HandleTimeout. Slack needs the event answered within 3 seconds, so
+// handling never holds that up for long (see redelivery). A panic in handle
+// is recovered and logged with its stack: one bad event never takes the
+// process down. It reports false, handling nothing, once Run is stopping.
 func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in askbridge.Inbox)) bool {
 	c.stopMu.Lock()
 	if c.stopped || ir.ctx.Err() != nil {
@@ -26,11 +31,82 @@ func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in ask
 		defer c.handling.Done()
 		c.slots <- struct{}{}
 		defer func() { <-c.slots }()
+		defer c.recovered("handle an event")
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ir.ctx), c.cfg.HandleTimeout)
 		defer cancel()
 		handle(ctx, ir.in)
 	}()
 	return true
+}
+
+// recovered, deferred, turns a panic into an error log with the stack.
+func (c *Channel) recovered(op string) {
+	if v := recover(); v != nil {
+		c.log.Error("panic in "+op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
+}
+
+// decideWithin is how long an HTTP request of the Events API waits for its
+// event's handling to decide whether Slack should deliver it again; Slack
+// wants an answer within 3 seconds (Events API, "Responding to events").
+const decideWithin = 2 * time.Second
+
+// maxEventRetries: Slack delivers a failed event again at most three times
+// (X-Slack-Retry-Num 1 to 3; Events API, "Retries").
+const maxEventRetries = 3
+
+// redelivery lets the handling of an Events API event that failed ask Slack
+// for the event again while the HTTP request that brought it still waits
+// for its answer (at most decideWithin): the request then answers 503 and
+// Slack delivers the event again. A nil *redelivery (socket mode, Slack's
+// last retry) never asks. Safe for concurrent use.
+type redelivery struct {
+	decided chan struct{}
+	mu      sync.Mutex
+	waiting bool // the request still waits
+	again   bool
+}
+
+func newRedelivery() *redelivery { return &redelivery{decided: make(chan struct{}), waiting: true} }
+
+// ask is called when the handling failed; it reports whether the request
+// still waited, so Slack delivers the event again.
+func (r *redelivery) ask() bool { return r.decide(true) }
+
+// done tells the request the event needs no second delivery. Safe to
+// repeat; a no-op after ask.
+func (r *redelivery) done() { r.decide(false) }
+
+func (r *redelivery) decide(again bool) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.waiting {
+		return false
+	}
+	r.waiting, r.again = false, again
+	close(r.decided)
+	return true
+}
+
+// await waits up to d for the handling to decide and reports whether Slack
+// should deliver the event again; after it, ask reports false.
+func (r *redelivery) await(d time.Duration) bool {
+	if r == nil {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.decided:
+	case <-t.C:
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = false
+	return r.again
 }
 
 // firstSeen records an event key for askbridge.DedupeTTL (Slack retries an
@@ -44,6 +120,35 @@ func (c *Channel) firstSeen(ctx context.Context, key string) bool {
 		return true
 	}
 	return first
+}
+
+// forget undoes the first-seen mark of an event whose handling failed, so
+// the next delivery of it is handled; false when Redis could not be told
+// either (the next delivery is then taken as seen).
+func (c *Channel) forget(ctx context.Context, key string) bool {
+	if err := c.coord.ForgetSeen(context.WithoutCancel(ctx), Platform, key); err != nil {
+		c.log.Warn("forget a failed event; its next delivery will be taken as seen", "key", key, "err", err)
+		return false
+	}
+	return true
+}
+
+// ephemeral posts text (escaped) to user alone in channel, in the thread
+// of thread when it is set, with askbridge.PostOwn's bounded retry.
+func (c *Channel) ephemeral(ctx context.Context, channel, user, thread, text string) {
+	opts := []slack.MsgOption{slack.MsgOptionText(Escape(text), false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
+		if _, err := c.api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
+			return c.classify(err)
+		}
+		return nil
+	})
+	if err != nil {
+		c.log.Warn("post ephemeral notice", "chat", channel, "err", err)
+	}
 }
 
 // handleInteraction handles an interactive payload: each button of the
@@ -79,21 +184,18 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 		}
 		// The press itself: the same message, action time and person.
 		eventID := ts + ":" + a.ActionTs + ":" + cb.User.ID
-		if !c.firstSeen(ctx, "action:"+eventID) {
+		key := "action:" + eventID
+		if !c.firstSeen(ctx, key) {
 			continue
 		}
 		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
+		if reply.Notice == askbridge.NoticeTryAgain {
+			// The engine could not handle the press (and forgot it): so
+			// does the channel, so a delivery of it again is handled.
+			c.forget(ctx, key)
+		}
 		if reply.Notice != "" {
-			err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
-				_, err := c.api.PostEphemeralContext(ctx, channel, cb.User.ID, slack.MsgOptionText(Escape(string(reply.Notice)), false))
-				if err != nil {
-					return c.classify(err)
-				}
-				return nil
-			})
-			if err != nil {
-				c.log.Warn("post ephemeral notice", "chat", channel, "err", err)
-			}
+			c.ephemeral(ctx, channel, cb.User.ID, "", string(reply.Notice))
 		}
 		switch reply.Action {
 		case askbridge.TapClear:
@@ -115,8 +217,12 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 }
 
 // handleEvent handles an Events API event: a person's message is a text
-// reply; a reply in a question's thread answers that question.
-func (c *Channel) handleEvent(ctx context.Context, in askbridge.Inbox, ev slackevents.EventsAPIEvent) {
+// reply; a reply in a question's thread answers that question. When the
+// handling fails (the engine could not reach the store), the event's mark
+// is forgotten and, while again still lets it, Slack is asked to deliver
+// the event again; else the person is told to try again.
+func (c *Channel) handleEvent(ctx context.Context, in askbridge.Inbox, ev slackevents.EventsAPIEvent, again *redelivery) {
+	defer again.done()
 	outer, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
 	if !ok || outer == nil {
 		return
@@ -125,16 +231,24 @@ func (c *Channel) handleEvent(ctx context.Context, in askbridge.Inbox, ev slacke
 	if !ok || msg == nil {
 		return
 	}
-	if outer.EventID != "" && !c.firstSeen(ctx, "event:"+outer.EventID) {
+	key := "event:" + outer.EventID
+	if outer.EventID != "" && !c.firstSeen(ctx, key) {
 		return
 	}
-	c.handleMessage(ctx, in, msg)
+	c.handleMessage(ctx, in, msg, func() bool {
+		if outer.EventID != "" && !c.forget(ctx, key) {
+			return false
+		}
+		return again.ask()
+	})
 }
 
 // handleMessage hands a person's message to the inbox and posts the
 // engine's response in the thread. Bots (including this one), edits and
-// other subtypes never answer.
-func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slackevents.MessageEvent) {
+// other subtypes never answer. When the engine could not handle the
+// message, failed is called; unless it reports that Slack delivers the
+// message again, the person is told to try again, privately.
+func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slackevents.MessageEvent, failed func() (redelivered bool)) {
 	if m.User == "" || m.Channel == "" || m.TimeStamp == "" || m.BotID != "" {
 		return
 	}
@@ -154,12 +268,18 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 		reply.ReplyTo = m.ThreadTimeStamp
 	}
 	out := in.Reply(ctx, reply)
-	if out.Respond == "" {
-		return
-	}
 	thread := m.ThreadTimeStamp
 	if thread == "" {
 		thread = m.TimeStamp
+	}
+	if out.Respond == string(askbridge.NoticeTryAgain) {
+		if !failed() {
+			c.ephemeral(ctx, m.Channel, m.User, thread, out.Respond)
+		}
+		return
+	}
+	if out.Respond == "" {
+		return
 	}
 	if err := askbridge.PostOwn(ctx, func(ctx context.Context) error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
 		c.log.Warn("answer a text reply", "chat", m.Channel, "err", err)

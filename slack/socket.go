@@ -105,14 +105,18 @@ func (c *Channel) runSocket(ctx context.Context) {
 
 // socketEvents drains the client's events (it blocks when they are not
 // read) until rctx is done. Each request is acknowledged at once, then
-// handled in the background.
+// handled in the background. A panic on one event is recovered and logged,
+// and the loop goes on.
 func (c *Channel) socketEvents(rctx context.Context, sm *socketmode.Client, connected *atomic.Bool) {
 	for {
 		select {
 		case <-rctx.Done():
 			return
 		case evt := <-sm.Events:
-			c.socketEvent(sm, evt, connected)
+			func() {
+				defer c.recovered("a socket mode event")
+				c.socketEvent(sm, evt, connected)
+			}()
 		}
 	}
 }
@@ -145,7 +149,10 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 		started := true
 		switch data := evt.Data.(type) {
 		case slackevents.EventsAPIEvent:
-			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data) })
+			// The ack goes out at once: a failed handling tells the
+			// person to try again (Slack's own redelivery of an envelope
+			// whose ack was lost is handled, its mark forgotten).
+			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data, nil) })
 		case slack.InteractionCallback:
 			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, data) })
 		}

@@ -78,7 +78,9 @@ type Message struct {
 type Ephemeral struct {
 	Channel string
 	User    string
-	Text    string
+	// ThreadTS is the thread it was posted in ("" outside a thread).
+	ThreadTS string
+	Text     string
 }
 
 // Call is one Web API call as received.

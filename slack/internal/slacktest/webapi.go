@@ -165,7 +165,7 @@ func (s *Server) postEphemeral(form url.Values) map[string]any {
 	if user == "" {
 		return fail("user_not_in_channel")
 	}
-	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: channel, User: user, Text: form.Get("text")})
+	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: channel, User: user, ThreadTS: form.Get("thread_ts"), Text: form.Get("text")})
 	return map[string]any{"ok": true, "message_ts": s.newTS()}
 }
 

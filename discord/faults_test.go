@@ -1,0 +1,220 @@
+package discord_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/discord"
+)
+
+// flakyStore is Redis failing on demand: the next n lookups of a message's
+// question (the first store call of a press or a reply after its dedupe)
+// fail.
+type flakyStore struct {
+	askbridge.Store
+	left   *atomic.Int64 // lookups still to fail
+	failed *atomic.Int64 // lookups failed so far
+}
+
+func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+	if s.left.Add(-1) >= 0 {
+		s.failed.Add(1)
+		return "", false, errDead
+	}
+	s.left.Store(0)
+	return s.Store.QuestionByMessage(ctx, ref)
+}
+
+// afterFirst hands an event to in once in has answered another copy of
+// it: the copy a second gateway session gets during a hand-over, arriving
+// after the first copy was handled.
+type afterFirst struct{ in *inbox }
+
+func (a afterFirst) wait(ctx context.Context, handled func() bool) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !handled() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a afterFirst) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+	a.wait(ctx, func() bool { return len(a.in.tapped(t.EventID)) > 0 })
+	return a.in.Tap(ctx, t)
+}
+
+func (a afterFirst) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+	a.wait(ctx, func() bool { return len(a.in.replied(r.EventID)) > 0 })
+	return a.in.Reply(ctx, r)
+}
+
+func (a afterFirst) Attach(ctx context.Context, id string, ref askbridge.MessageRef) error {
+	return a.in.Attach(ctx, id, ref)
+}
+
+// A press and a reply that come while Redis fails are not lost: the person
+// is told to try again (privately for the press, in a reply for the
+// message: Discord has no ephemeral message outside an interaction), and
+// Discord's copy of the same event in a second session, handled after the
+// first, answers the question instead of being taken as a duplicate.
+func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
+	t.Parallel()
+	var left, failed atomic.Int64
+	e := newEnv(t, envOpts{replicas: 1, wrap: func(_ int, st askbridge.Store) askbridge.Store {
+		return flakyStore{Store: st, left: &left, failed: &failed}
+	}})
+	e.waitGateway()
+	extra, err := discord.New(discord.Config{
+		Token: e.fake.Token(), APIURL: e.fake.URL, AppID: "another-lease", Replica: "extra",
+		LeaseTTL: time.Second, StandbyPoll: 100 * time.Millisecond, RetryMin: 50 * time.Millisecond,
+	}, e.reps[0].store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
+	tryAgain := discord.Escape(string(askbridge.NoticeTryAgain))
+
+	pressed := e.ask(fmt.Sprintf(oneQuestion, "flaky-press"))
+	p := e.shown(pressed)[0]
+	left.Store(1)
+	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
+	if got := notice(in); got != tryAgain || in.AckType != 4 || in.Failed {
+		t.Errorf("first answer %q (ack type %d, failed %v), want %q as the acknowledgement", got, in.AckType, in.Failed, tryAgain)
+	}
+	if r := e.result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", r)
+	}
+	e.handled(in.ID, 2)
+	e.eventually(10*time.Second, "the second copy's notice", func() bool {
+		in, _ = e.fake.Interaction(in.ID)
+		return len(in.Responses) == 2
+	})
+	if in.Responses[1].Content != "Answer recorded." || !in.Responses[1].Ephemeral() {
+		t.Errorf("second answer %+v, want an ephemeral %q", in.Responses[1], "Answer recorded.")
+	}
+
+	texted := e.ask(fmt.Sprintf(oneQuestion, "flaky-reply"))
+	p = e.shown(texted)[0]
+	left.Store(1)
+	msg, err := e.fake.Reply(e.alice, e.room, p.ID, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.replyTo(e.room, msg).Content; got != tryAgain {
+		t.Errorf("reply %q, want %q", got, tryAgain)
+	}
+	if r := e.result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", r)
+	}
+	e.handled(msg, 2)
+	if n := failed.Load(); n != 2 {
+		t.Errorf("%d lookups failed, want 2", n)
+	}
+}
+
+// panicky is an inbox whose first Tap and first Reply of a person panic.
+type panicky struct {
+	askbridge.Inbox
+	taps, replies atomic.Int64
+}
+
+func (p *panicky) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+	if p.taps.Add(1) == 1 {
+		panic("tap exploded")
+	}
+	return p.Inbox.Tap(ctx, t)
+}
+
+func (p *panicky) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+	if !r.FromBot && p.replies.Add(1) == 1 {
+		panic("reply exploded")
+	}
+	return p.Inbox.Reply(ctx, r)
+}
+
+// panicLogs counts the error records of recovered panics that carry a
+// stack.
+type panicLogs struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h panicLogs) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h panicLogs) Handle(_ context.Context, r slog.Record) error {
+	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "discord: panic in") {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "stack" && strings.Contains(a.Value.String(), "goroutine") {
+			h.n.Add(1)
+			return false
+		}
+		return true
+	})
+	return nil
+}
+
+func (h panicLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h panicLogs) WithGroup(string) slog.Handler      { return h }
+
+// A panic while handling a press or a message is recovered and logged with
+// its stack; the press is still acknowledged within Discord's 3 seconds
+// (with "try again"), and the next press and message are handled as usual.
+func TestPanicInHandlersIsRecovered(t *testing.T) {
+	t.Parallel()
+	var logged atomic.Int64
+	boom := &panicky{}
+	e := newEnv(t, envOpts{replicas: 1, logs: panicLogs{Handler: slog.DiscardHandler, n: &logged},
+		inbox: func(_ int, in askbridge.Inbox) askbridge.Inbox { boom.Inbox = in; return boom }})
+	e.waitGateway()
+	panics := func(n int64) {
+		t.Helper()
+		e.eventually(10*time.Second, fmt.Sprintf("%d panics logged", n), func() bool { return logged.Load() == n })
+	}
+
+	pressed := e.ask(fmt.Sprintf(oneQuestion, "panic-press"))
+	p := e.shown(pressed)[0]
+	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
+	if got, want := notice(in), discord.Escape(string(askbridge.NoticeTryAgain)); got != want || in.Failed || in.AckType == 0 {
+		t.Errorf("answer %q (ack type %d, failed %v), want %q in time", got, in.AckType, in.Failed, want)
+	}
+	panics(1)
+	in = e.click(e.alice, p.ID, buttonIDs(p)[1])
+	if got := notice(in); got != "Answer recorded." {
+		t.Errorf("second press answered %q", got)
+	}
+	if r := e.result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", r)
+	}
+
+	texted := e.ask(fmt.Sprintf(oneQuestion, "panic-reply"))
+	p = e.shown(texted)[0]
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "1"); err != nil {
+		t.Fatal(err)
+	}
+	panics(2)
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
+		t.Fatalf("result %+v", r)
+	}
+	if boom.taps.Load() != 2 || boom.replies.Load() != 2 {
+		t.Errorf("%d taps, %d replies reached the inbox, want 2 and 2", boom.taps.Load(), boom.replies.Load())
+	}
+}

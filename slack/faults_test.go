@@ -1,0 +1,242 @@
+package slack_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/slack/internal/slacktest"
+)
+
+// flakyStore is Redis failing on demand: the next n lookups of a message's
+// question (the first store call of a tap or a thread reply after its
+// dedupe) fail, on every replica it wraps.
+type flakyStore struct {
+	askbridge.Store
+	f *flakiness
+}
+
+type flakiness struct {
+	left   atomic.Int64 // lookups still to fail
+	failed atomic.Int64 // lookups failed so far
+}
+
+var errRedisDown = errors.New("redis: connection refused")
+
+func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+	if s.f.left.Add(-1) >= 0 {
+		s.f.failed.Add(1)
+		return "", false, errRedisDown
+	}
+	s.f.left.Store(0)
+	return s.Store.QuestionByMessage(ctx, ref)
+}
+
+func flakyEnv(t *testing.T, mode string) (*env, *flakiness) {
+	f := &flakiness{}
+	e := newEnv(t, mode, envOpts{wrap: func(st askbridge.Store) askbridge.Store { return flakyStore{Store: st, f: f} }})
+	return e, f
+}
+
+// ephemeralsTo lists the ephemeral notices text sent to user.
+func ephemeralsTo(e *env, user, text string) []slacktest.Ephemeral {
+	var out []slacktest.Ephemeral
+	for _, m := range e.fake.Ephemerals(user) {
+		if m.Text == text {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A thread reply that comes while Redis fails is not lost. Over HTTP the
+// event is answered 503 and Slack's retry of it answers the question, the
+// person told nothing; over the socket (acknowledged at once) the person is
+// told privately to try again, and a delivery of the same envelope again
+// (its ack lost) still answers the question instead of being taken as a
+// duplicate.
+func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e, f := flakyEnv(t, mode)
+		id := e.ask(fmt.Sprintf(oneQuestion, "flaky-reply-"+mode))
+		m := e.prompt(opsChannel, id)
+		f.left.Store(1)
+		_, d := e.say(alice, opsChannel, m.TS, "2")
+		if mode == socketMode {
+			e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
+			if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); got[0].ThreadTS != m.TS {
+				t.Errorf("try-again notice %+v, want it in the thread %s", got[0], m.TS)
+			}
+			if err := e.fake.Deliver(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := e.result(id, 10*time.Second)
+		if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.waitEnded(opsChannel, m.TS, "Answered: Production")
+		e.settle()
+		if n := f.failed.Load(); n != 1 {
+			t.Errorf("%d lookups failed, want 1", n)
+		}
+		want := 1
+		if mode == httpMode {
+			want = 0 // Slack delivered it again: nothing to try again
+		}
+		if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); len(got) != want {
+			t.Errorf("%d try-again notices, want %d: %+v", len(got), want, got)
+		}
+		for _, msg := range e.fake.Messages(opsChannel) {
+			if msg.BotID != "" && msg.ThreadTS == m.TS {
+				t.Errorf("a message in the thread: %q", msg.Text)
+			}
+		}
+	})
+}
+
+// Over HTTP, Slack's last retry of an event that fails again is answered
+// 200 (no retry is left) and the person is told to try again; their next
+// message answers the question.
+func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
+	e, f := flakyEnv(t, httpMode)
+	id := e.ask(fmt.Sprintf(oneQuestion, "flaky-last-retry"))
+	m := e.prompt(opsChannel, id)
+	// The delivery and each of Slack's three retries fail.
+	f.left.Store(4)
+	e.say(alice, opsChannel, m.TS, "2")
+	e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
+	if n := f.failed.Load(); n != 4 {
+		t.Errorf("%d lookups failed, want 4 (the delivery and three retries)", n)
+	}
+	e.noResult(id)
+	e.say(alice, opsChannel, m.TS, "2")
+	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		t.Fatalf("result %+v %s", r, answers(r))
+	}
+	e.settle()
+	if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); len(got) != 1 {
+		t.Errorf("%d try-again notices, want 1", len(got))
+	}
+}
+
+// A press that comes while Redis fails gets "try again", and a delivery of
+// the same envelope again (its ack lost on a dropped connection) answers
+// the question instead of being taken as a duplicate.
+func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
+	t.Parallel()
+	e, f := flakyEnv(t, socketMode)
+	id := e.ask(fmt.Sprintf(oneQuestion, "flaky-tap"))
+	m := e.prompt(opsChannel, id)
+	f.left.Store(1)
+	d := e.press(alice, opsChannel, m.TS, "Production")
+	e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
+	if err := e.fake.Deliver(d); err != nil {
+		t.Fatal(err)
+	}
+	r := e.result(id, 10*time.Second)
+	if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
+		t.Fatalf("result %+v %s", r, answers(r))
+	}
+	e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+	e.waitEnded(opsChannel, m.TS, "Answered: Production")
+	e.settle()
+	if n := f.failed.Load(); n != 1 {
+		t.Errorf("%d lookups failed, want 1", n)
+	}
+}
+
+// panicky is an inbox whose first Tap and first Reply panic (counted over
+// every replica it wraps).
+type panicky struct {
+	askbridge.Inbox
+	taps, replies *atomic.Int64
+}
+
+func (p panicky) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+	if p.taps.Add(1) == 1 {
+		panic("tap exploded")
+	}
+	return p.Inbox.Tap(ctx, t)
+}
+
+func (p panicky) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+	if p.replies.Add(1) == 1 {
+		panic("reply exploded")
+	}
+	return p.Inbox.Reply(ctx, r)
+}
+
+// panicLogs counts the error records of recovered panics that carry a
+// stack.
+type panicLogs struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h panicLogs) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h panicLogs) Handle(_ context.Context, r slog.Record) error {
+	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "panic in") {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "stack" && strings.Contains(a.Value.String(), "goroutine") {
+			h.n.Add(1)
+			return false
+		}
+		return true
+	})
+	return nil
+}
+
+func (h panicLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h panicLogs) WithGroup(string) slog.Handler      { return h }
+
+// A panic while handling a press or a message is recovered and logged with
+// its stack; the request that brought it is answered (in HTTP mode a
+// delivery that never gets 200 fails e.press and e.say), and the next
+// press and message are handled as usual.
+func TestPanicInHandlingIsRecovered(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		var logged, taps, replies atomic.Int64
+		e := newEnv(t, mode, envOpts{
+			logs:  panicLogs{Handler: slog.DiscardHandler, n: &logged},
+			inbox: func(in askbridge.Inbox) askbridge.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
+		})
+		waitPanics := func(n int64) {
+			t.Helper()
+			if !e.fake.Wait(10*time.Second, func() bool { return logged.Load() == n }) {
+				t.Fatalf("%d panics logged, want %d", logged.Load(), n)
+			}
+		}
+		a := e.ask(fmt.Sprintf(oneQuestion, "panic-tap-"+mode))
+		ma := e.prompt(opsChannel, a)
+		e.press(alice, opsChannel, ma.TS, "Production")
+		waitPanics(1)
+		e.press(alice, opsChannel, ma.TS, "Production")
+		if r := e.result(a, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+
+		b := e.ask(fmt.Sprintf(oneQuestion, "panic-reply-"+mode))
+		mb := e.prompt(opsChannel, b)
+		e.say(alice, opsChannel, mb.TS, "1")
+		waitPanics(2)
+		e.say(alice, opsChannel, mb.TS, "1")
+		if r := e.result(b, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.settle()
+		if taps.Load() != 2 || replies.Load() != 2 || logged.Load() != 2 {
+			t.Errorf("%d taps, %d replies, %d panics logged; want 2, 2, 2", taps.Load(), replies.Load(), logged.Load())
+		}
+	})
+}
