@@ -162,6 +162,10 @@ type TapReply struct {
 	// ReplyTo is the text of the question a reply box asks; set for
 	// TapOpenReply.
 	ReplyTo string
+	// Retry is set when the tap could not be handled (the store could not
+	// be reached): nothing was done and the engine forgot the event, so a
+	// later delivery of it is handled. The notice asks to try again.
+	Retry bool
 }
 
 // TextReply is a text message from a person.
@@ -185,8 +189,14 @@ type ReplyOutcome struct {
 	Claimed bool
 	// Respond, when set, is a short message the channel posts in the
 	// chat as a reply to the person's message: a correction naming what is
-	// missing, or a request to reply to the question they mean.
+	// missing, or a request to reply to the question they mean, or to try
+	// again.
 	Respond string
+	// Retry is set when the message could not be handled (the store could
+	// not be reached): nothing was done and the engine forgot the event, so
+	// a later delivery of it is handled. Respond then asks to try again
+	// when the message was surely meant for a question.
+	Retry bool
 }
 
 // ErrorKind classifies a platform error into how the engine reacts.

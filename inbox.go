@@ -19,6 +19,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.panicked("tap", v)
+			// Not Retry: the same event would fail the same way.
 			reply = TapReply{Notice: NoticeTryAgain}
 		}
 	}()
@@ -27,7 +28,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		first, err := e.store.FirstSeen(ctx, t.Message.Platform, "tap:"+t.EventID, DedupeTTL)
 		if err != nil {
 			log.Error("dedupe tap", "err", err)
-			return TapReply{Notice: NoticeTryAgain}
+			return TapReply{Notice: NoticeTryAgain, Retry: true}
 		}
 		if !first {
 			return TapReply{Notice: NoticeDuplicate, Action: TapDuplicate}
@@ -35,7 +36,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		// A tap that could not be handled is forgotten, so the platform's
 		// retry of it (or the person's second try) is handled.
 		defer func() {
-			if reply.Notice == NoticeTryAgain {
+			if reply.Retry {
 				e.forget(ctx, t.Message.Platform, "tap:"+t.EventID)
 			}
 		}()
@@ -47,7 +48,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	id, found, err := e.store.QuestionByMessage(ctx, t.Message)
 	if err != nil {
 		log.Error("find question of message", "err", err)
-		return TapReply{Notice: NoticeTryAgain}
+		return TapReply{Notice: NoticeTryAgain, Retry: true}
 	}
 	if !found || !p.Matches(id) {
 		log.Warn("tap with a payload that does not match its message")
@@ -56,7 +57,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	rec, found, err := e.store.Get(ctx, id)
 	if err != nil {
 		log.Error("read question", "question", id, "err", err)
-		return TapReply{Notice: NoticeTryAgain, QuestionID: id}
+		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
 	}
 	if !found {
 		return TapReply{Notice: NoticeExpired, QuestionID: id}
@@ -83,7 +84,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	sub, err := e.submit(ctx, rec, a)
 	if err != nil {
 		log.Error("end question", "question", id, "err", err)
-		return TapReply{Notice: NoticeTryAgain, QuestionID: id}
+		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
 	}
 	if !sub.End.Won && sub.End.Found && sub.End.Result.Status != StatusPending {
 		reply := e.clearReply(ctx, sub.End.Record, sub.End.Result, t.Message)
@@ -149,7 +150,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	// Trouble reaching the store is told to the person when the message
 	// replies to another (it is then surely meant for a question): the
 	// message is lost otherwise, as nothing would answer it.
-	tryAgain := ReplyOutcome{Claimed: r.ReplyTo != ""}
+	tryAgain := ReplyOutcome{Claimed: r.ReplyTo != "", Retry: true}
 	if tryAgain.Claimed {
 		tryAgain.Respond = string(NoticeTryAgain)
 	}
@@ -165,7 +166,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 		// A message that could not be handled is forgotten, so the
 		// platform's retry of it is handled.
 		defer func() {
-			if out.Respond == string(NoticeTryAgain) {
+			if out.Retry {
 				e.forget(ctx, r.Message.Platform, "msg:"+r.EventID)
 			}
 		}()
@@ -194,7 +195,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	sub, err := e.submit(ctx, rec, a)
 	if err != nil {
 		log.Error("end question", "question", rec.ID, "err", err)
-		return ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain)}
+		return ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain), Retry: true}
 	}
 	if !sub.Won {
 		return ReplyOutcome{Claimed: true, Respond: string(sub.Notice)}

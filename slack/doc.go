@@ -26,7 +26,7 @@
 //	block_actions → Inbox.Tap → ephemeral notice (and, for TapClear, chat.update of the tapped message)
 //	message       → Inbox.Reply → the engine's response in the thread
 //
-// When the engine could not reach Redis (NoticeTryAgain), the event's
+// When the engine could not reach Redis (Retry in its answer), the event's
 // first-seen mark is forgotten, so a delivery of it again is handled, and
 // the person is told privately to try again; in HTTP mode a message event
 // is instead answered 503 while Slack has a retry left, and Slack delivers

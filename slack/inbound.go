@@ -189,7 +189,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 			continue
 		}
 		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
-		if reply.Notice == askbridge.NoticeTryAgain {
+		if reply.Retry {
 			// The engine could not handle the press (and forgot it): so
 			// does the channel, so a delivery of it again is handled.
 			c.forget(ctx, key)
@@ -272,8 +272,8 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if thread == "" {
 		thread = m.TimeStamp
 	}
-	if out.Respond == string(askbridge.NoticeTryAgain) {
-		if !failed() {
+	if out.Retry {
+		if redelivered := failed(); !redelivered && out.Respond != "" {
 			c.ephemeral(ctx, m.Channel, m.User, thread, out.Respond)
 		}
 		return
