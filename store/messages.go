@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,16 +163,31 @@ func (s *Store) openIn(ctx context.Context, key string) ([]string, error) {
 
 // FirstSeen records a platform event id (SET NX PX) and reports whether
 // this is the first time it was seen within ttl (ttl ≤ 0: the retention).
-// Exactly one of concurrent callers gets true.
+// Exactly one of concurrent callers gets true. The mark holds a token of
+// this call: when the client retried the SET because a reply was lost on
+// a cut connection, the retry finds the call's own mark, and the call is
+// still the first (one GET, only when the SET found a mark).
 func (s *Store) FirstSeen(ctx context.Context, platform, eventID string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		ttl = s.opts.Retention
 	}
-	ok, err := s.rdb.SetNX(ctx, s.k.seen(platform, eventID), 1, time.Duration(ms(ttl))*time.Millisecond).Result()
+	key := s.k.seen(platform, eventID)
+	token := rand.Text()
+	ok, err := s.rdb.SetNX(ctx, key, token, time.Duration(ms(ttl))*time.Millisecond).Result()
 	if err != nil {
 		return false, fmt.Errorf("store: first seen: %w", err)
 	}
-	return ok, nil
+	if ok {
+		return true, nil
+	}
+	held, err := s.rdb.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil // expired in between: it was seen
+	case err != nil:
+		return false, fmt.Errorf("store: first seen: %w", err)
+	}
+	return held == token, nil
 }
 
 // ForgetSeen removes the mark FirstSeen set, for an event whose handling

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -49,6 +50,15 @@ type Channel struct {
 	// crash, set by tests only, makes a stopping poller keep its lease as
 	// a crashed process would.
 	crash atomic.Bool
+
+	// marks are the update first-seen marks this replica holds for
+	// updates not handled yet; once remembers the callback queries
+	// answered and the people told to try again.
+	marks heldMarks
+	once  onceSet
+	// tapPatience is how long a tap may take before it is answered "try
+	// again" (tests shorten it).
+	tapPatience time.Duration
 }
 
 type inboxBox struct{ in askbridge.Inbox }
@@ -76,7 +86,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	}
 	// The caller's logger names the replica already (cmd/bridge does).
 	log = log.With("platform", Platform)
-	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace)}
+	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace), tapPatience: tapPatience}
 	c.state.Store(askbridge.StateConnecting)
 	c.username.Store("")
 	b, err := c.newBot()

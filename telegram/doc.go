@@ -101,6 +101,28 @@
 // unconfirmed update), so an update delivered twice (after a takeover, or a
 // webhook retry) is handled once.
 //
+// # When Redis fails
+//
+// An update that cannot be handled (the dedupe or the engine cannot reach
+// Redis) is never confirmed: the poller tries it again with backoff for as
+// long as it holds the lease, and when the lease ends first it gives the
+// update back, so the next poller (or this one, once Redis is back) gets it
+// again from Telegram. A tap is answered "try again" after its first failed
+// try, or when it is not handled within a few seconds (Redis hanging), and
+// never a second time; a reply the engine asks to try again gets that
+// answer once. The update's first-seen mark is set before it is handed on,
+// so of two pollers during a hand-over only one hands it to the engine; the
+// replica that set it keeps it while it tries again and undoes it
+// (ForgetSeen) when it gives the update back or answers a webhook 500, so
+// the next delivery is not taken for a duplicate. Updates behind the one
+// being tried wait at Telegram, unanswered, until it is handled.
+//
+// A panic while handling an update, in the poller's or the webhook's
+// handler or in the work a tap or reply starts in the background, is
+// recovered and logged at error level with its stack; a tap is answered
+// "try again", and the update counts as handled (it would panic again), so
+// the next one is handled.
+//
 // # Webhook mode
 //
 // With Config.WebhookURL (an https URL; ASKUSER_TELEGRAM_WEBHOOK_URL in the
@@ -111,7 +133,8 @@
 // behind the load balancer. The handler checks the
 // X-Telegram-Bot-Api-Secret-Token header on every request in constant time
 // (401 otherwise), hands the update to the engine before answering, and
-// answers 500 when the dedupe cannot reach Redis so Telegram delivers again.
+// answers 500 when the update could not be handled (Redis could not be
+// reached) so Telegram delivers it again.
 // Switching back to polling needs nothing: the poller calls deleteWebhook
 // when it takes the lease (getUpdates fails while a webhook is set).
 //

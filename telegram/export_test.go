@@ -3,11 +3,16 @@ package telegram
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
 )
+
+// SetTapPatience sets how long a tap may take before it is answered "try
+// again". Call it before Run.
+func (c *Channel) SetTapPatience(d time.Duration) { c.tapPatience = d }
 
 // CrashOnStop makes the channel stop like a crashed process: the poller
 // lease is kept until it expires.

@@ -1,8 +1,10 @@
 package telegram_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -98,10 +100,18 @@ type envOpts struct {
 	webhook    bool
 	verbose    bool // log at Info, not only warnings
 	logLevel   slog.Level
+	// leaseTTL replaces the poller lease's 1.5 s.
+	leaseTTL time.Duration
+	// tapPatience replaces how long a tap may take before it is answered
+	// "try again".
+	tapPatience time.Duration
+	// logs, when set, receives every replica's log too.
+	logs io.Writer
 }
 
 type replica struct {
 	name    string
+	redis   *outage // cuts the replica off from Redis
 	ch      *telegram.Channel
 	engine  *askbridge.Engine
 	cancel  context.CancelFunc // stops the channel, then the engine
@@ -167,7 +177,7 @@ const webhookSecret = "s3cret-Token_1"
 func (e *env) config(name string) telegram.Config {
 	cfg := telegram.Config{
 		Token: e.fake.Token, APIURL: e.fake.URL, Replica: name,
-		PollTimeout: 2 * time.Second, LeaseTTL: 1500 * time.Millisecond, RenewEvery: 300 * time.Millisecond,
+		PollTimeout: 2 * time.Second, LeaseTTL: cmp.Or(e.opts.leaseTTL, 1500*time.Millisecond), RenewEvery: 300 * time.Millisecond,
 		ChatPace: e.opts.chatPace, GlobalPace: e.opts.globalPace,
 		HTTPClient: &http.Client{Timeout: 20 * time.Second, Transport: clientHeader{name: name, next: http.DefaultTransport}},
 	}
@@ -189,15 +199,24 @@ func (e *env) start(name string) *replica {
 func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox) *replica {
 	e.t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 64})
+	cut := &outage{}
+	rdb.AddHook(cut)
 	// ClaimIdle is longer than any send in these tests: the engine's
 	// delivery lease is re-entrant for its own replica, so a replica that
 	// claims back its own entry while still sending it would post it twice
 	// (see the report on engine.deliver).
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute})
-	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: e.opts.logLevel})).With("replica", name)
+	var out io.Writer = testWriter{e.t}
+	if e.opts.logs != nil {
+		out = io.MultiWriter(out, e.opts.logs)
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: e.opts.logLevel})).With("replica", name)
 	ch, err := telegram.New(e.config(name), st, log)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.opts.tapPatience > 0 {
+		ch.SetTapPatience(e.opts.tapPatience)
 	}
 	resolve := func(to string) (askbridge.Target, []string, error) {
 		if to == "" {
@@ -217,7 +236,7 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	// which waits for the edits that started.
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	channelCtx, stopChannel := context.WithCancel(engineCtx)
-	r := &replica{name: name, ch: ch, engine: eng, cancel: stopChannel, done: make(chan struct{})}
+	r := &replica{name: name, redis: cut, ch: ch, engine: eng, cancel: stopChannel, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(engineCtx) }()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +95,10 @@ func (c *Channel) runPolling(ctx context.Context, in askbridge.Inbox) {
 
 // poll runs the library's getUpdates loop for one term of the lease: from
 // the stored offset, one update at a time, storing the offset after each
-// update is handled. It returns when term is done or the offset could not
+// update is handled. An update that cannot be handled is tried again for
+// as long as the term lasts; when the term ends first it is given back
+// (neither its offset nor any later one stored or asked for), so the next
+// term polls it again. It returns when term is done or the offset could not
 // be stored for want of the lease, with how long to stand aside.
 func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lease) time.Duration {
 	term, lost := context.WithCancel(term)
@@ -113,13 +117,27 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 	}
 	c.setState(askbridge.StateConnected)
 	gate := &pollGate{c: c, next: c.cfg.HTTPClient}
+	// givenBack is set once an update of this term was given back: every
+	// later one is left alone too, so no offset past it is stored (the
+	// library may still hand over an update it queued before the term
+	// ended). Only the one handler goroutine touches it.
+	givenBack := false
 	handle := func(_ context.Context, _ *bot.Bot, upd *models.Update) {
 		defer gate.handled()
-		// An update in hand is finished even when the term ends.
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(term), time.Minute)
+		defer func() {
+			// handleUpdate recovers the handling; this is the rest.
+			if v := recover(); v != nil {
+				c.log.Error("panic in the poller's handler", "update", upd.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+		}()
+		if givenBack || !c.handlePolled(term, in, upd) {
+			givenBack = true
+			lost()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(term), cursorTimeout)
 		defer cancel()
-		c.handlePolled(hctx, in, upd)
-		ok, err := c.coord.SetCursor(hctx, l.Name, upd.ID+1, l)
+		ok, err := c.coord.SetCursor(ctx, l.Name, upd.ID+1, l)
 		switch {
 		case err != nil:
 			c.log.Error("store update offset", "update", upd.ID, "err", err)
@@ -153,21 +171,39 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 	return 0
 }
 
-// handlePolled handles one polled update, retrying a dedupe that could not
-// reach the coordinator a few times before giving the update up.
-func (c *Channel) handlePolled(ctx context.Context, in askbridge.Inbox, upd *models.Update) {
-	bo := retry.Backoff{Min: 200 * time.Millisecond, Max: 2 * time.Second}
-	for attempt := 1; ; attempt++ {
-		err := c.handleUpdate(ctx, in, upd)
+// cursorTimeout bounds the store of one offset.
+const cursorTimeout = 10 * time.Second
+
+// handleTimeout bounds one try of an update.
+const handleTimeout = time.Minute
+
+// handlePolled handles one polled update, trying it again with backoff
+// while it cannot be handled (the store cannot be reached) for as long as
+// term lasts; the tap was answered "try again" after the first failed try.
+// An update in hand is finished even when term ends, but not tried again
+// after: it is given back (its first-seen mark undone) and handlePolled
+// reports false, so nothing past it may be confirmed.
+func (c *Channel) handlePolled(term context.Context, in askbridge.Inbox, upd *models.Update) bool {
+	bo := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(term), handleTimeout)
+		err := c.handleTimely(ctx, in, upd)
+		cancel()
 		if err == nil {
-			return
+			if try > 1 {
+				c.log.Info("update handled after trying again", "update", upd.ID, "tries", try)
+			}
+			return true
 		}
-		if attempt == 5 {
-			c.log.Error("update dropped", "update", upd.ID, "err", err)
-			return
+		if try == 1 {
+			c.log.Error("update not handled; trying it again while this replica polls", "update", upd.ID, "err", err)
+		} else {
+			c.log.Debug("update still not handled", "update", upd.ID, "tries", try, "err", err)
 		}
-		if !retry.Sleep(ctx, bo.Next()) {
-			return
+		if !retry.Sleep(term, bo.Next()) {
+			c.giveBack(upd.ID)
+			c.log.Warn("update given back unhandled; the next poller gets it again", "update", upd.ID, "tries", try)
+			return false
 		}
 	}
 }
@@ -249,20 +285,21 @@ func (g *pollGate) handled() {
 	}
 }
 
+// waitIdle waits until every update fetched was handled. A poll whose
+// term has ended is never sent: after an update was given back, the offset
+// it would ask for would confirm it.
 func (g *pollGate) waitIdle(ctx context.Context) error {
 	g.mu.Lock()
 	idle := g.idle
 	pending := g.pending
 	g.mu.Unlock()
-	if pending == 0 {
-		return nil
+	if pending > 0 {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+		}
 	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctx.Err()
 }
 
 // pollRefused reacts to a refused getUpdates.
@@ -310,8 +347,16 @@ const maxWebhookBody = 1 << 20
 
 // serveWebhook checks the secret token of every request in constant time
 // and hands the update to the engine before answering, so a 5xx makes
-// Telegram deliver it again (the update_id dedupe keeps it single).
+// Telegram deliver it again (the update_id dedupe keeps it single; the mark
+// of an update that was not handled is undone first, so the redelivery is
+// handled). A panic is logged with its stack and answered 500.
 func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("panic in the webhook handler", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			http.Error(w, "try again", http.StatusInternalServerError)
+		}
+	}()
 	if c.cfg.WebhookURL == "" {
 		http.Error(w, "telegram webhook mode is off", http.StatusNotFound)
 		return
@@ -346,8 +391,9 @@ func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
 	defer cancel()
-	if err := c.handleUpdate(ctx, box.in, &upd); err != nil {
-		c.log.Error("webhook update", "update", upd.ID, "err", err)
+	if err := c.handleTimely(ctx, box.in, &upd); err != nil {
+		c.giveBack(upd.ID)
+		c.log.Error("webhook update not handled; Telegram delivers it again", "update", upd.ID, "err", err)
 		http.Error(w, "try again", http.StatusInternalServerError)
 		return
 	}

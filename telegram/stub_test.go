@@ -31,6 +31,13 @@ func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Dura
 	return true, nil
 }
 
+func (m *memCoord) ForgetSeen(_ context.Context, platform, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.seen, platform+":"+id)
+	return nil
+}
+
 // sendAll shows plan in chat from its first part and returns the messages
 // Send handed to Sent, in order.
 func sendAll(ctx context.Context, ch askbridge.Channel, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {

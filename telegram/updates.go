@@ -2,9 +2,12 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -21,30 +24,256 @@ const updateDedupeTTL = 24 * time.Hour
 // allowedUpdates are the update kinds the bridge asks Telegram for.
 var allowedUpdates = []string{"message", "callback_query"}
 
+// errUnhandled is the error of an update the engine could not handle: it
+// could not reach the store and asked the person to try again.
+var errUnhandled = errors.New("the engine could not handle it")
+
 // handleUpdate hands one update to in: a callback query as a tap, a text
 // message as a reply. An update_id seen before is skipped, so an update
 // delivered twice (a webhook retry, a takeover) is handled once. It returns
-// an error only when the dedupe could not be checked; the update was then
-// not handled and may be offered again. Safe for concurrent use.
-func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *models.Update) error {
+// an error when the update was not handled, because the store could not be
+// reached (by the dedupe or by the engine); the update keeps its first-seen
+// mark in this replica's hands (see heldMarks) and must be offered again —
+// by the poller's retry, or after giveBack by Telegram. A tap that was not
+// handled has been answered "try again". A panic while handling is
+// recovered: logged with its stack, the tap answered, the update counted as
+// handled (it would panic again). Safe for concurrent use.
+//
+// The mark is set before the update is handed on, not after it was
+// handled: during a poller hand-over the old poller finishes the update in
+// hand while the new one fetches it again from the stored offset, and only
+// the one that set the mark hands it to the engine. Marking after handling
+// would let both do it (leaving exactly-once to the engine's own marks of
+// taps and messages, which last 2 h where Telegram redelivers for 24 h).
+// The cost: a failed update must have its mark undone before anyone else
+// may take it (giveBack), and this replica keeps it meanwhile so that its
+// own retries are not taken for duplicates. A process killed between the
+// mark and the end of the handling leaves the mark behind; the update is
+// then skipped, as the engine would skip a tap whose mark it had set.
+func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *models.Update) (err error) {
 	if upd == nil {
 		return nil
 	}
-	first, err := c.coord.FirstSeen(ctx, Platform, fmt.Sprintf("update:%d:%d", c.botID, upd.ID), updateDedupeTTL)
-	if err != nil {
-		return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
-	}
-	if !first {
-		c.log.Debug("update seen before", "update", upd.ID)
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("panic while handling an update", "update", upd.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			c.marks.drop(upd.ID)
+			c.tryAgain(ctx, upd)
+			err = nil
+		}
+	}()
+	switch c.marks.take(upd.ID) {
+	case markInHand:
+		c.log.Debug("update in hand elsewhere in this replica", "update", upd.ID)
 		return nil
+	case markUnknown:
+		first, err := c.coord.FirstSeen(ctx, Platform, c.updateKey(upd.ID), updateDedupeTTL)
+		if err != nil {
+			c.tryAgain(ctx, upd)
+			return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
+		}
+		if !first {
+			c.log.Debug("update seen before", "update", upd.ID)
+			return nil
+		}
+		c.marks.hold(upd.ID)
 	}
+	handled := true
 	switch {
 	case upd.CallbackQuery != nil:
-		c.onTap(ctx, in, upd.CallbackQuery)
+		handled = c.onTap(ctx, in, upd.CallbackQuery)
 	case upd.Message != nil:
-		c.onMessage(ctx, in, upd.Message)
+		handled = c.onMessage(ctx, in, upd.Message)
 	}
+	if !handled {
+		c.marks.put(upd.ID)
+		return fmt.Errorf("telegram: update %d: %w", upd.ID, errUnhandled)
+	}
+	c.marks.drop(upd.ID)
 	return nil
+}
+
+func (c *Channel) updateKey(id int64) string { return fmt.Sprintf("update:%d:%d", c.botID, id) }
+
+// giveBack undoes the first-seen mark of an update this replica could not
+// handle and will not try again itself, so whoever gets it next (Telegram's
+// webhook retry, the next poller) handles it. When the store cannot be
+// reached the mark stays in this replica's hands: a redelivery here is
+// handled, one elsewhere is skipped until the mark expires.
+func (c *Channel) giveBack(id int64) {
+	if !c.marks.held(id) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forgetTimeout)
+	defer cancel()
+	if err := c.coord.ForgetSeen(ctx, Platform, c.updateKey(id)); err != nil {
+		c.log.Error("forget the mark of an update given back unhandled; another replica would skip it", "update", id, "err", err)
+		return
+	}
+	c.marks.drop(id)
+}
+
+// forgetTimeout bounds the ForgetSeen of an update given back.
+const forgetTimeout = 5 * time.Second
+
+// tryAgain answers the callback query of upd, if it has one that is not
+// answered yet, with askbridge.NoticeTryAgain: the spinner stops and the
+// person knows the tap did not count (yet).
+func (c *Channel) tryAgain(ctx context.Context, upd *models.Update) {
+	if cq := upd.CallbackQuery; cq != nil && cq.ID != "" {
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain)
+	}
+}
+
+// handleTimely is handleUpdate that answers a tap "try again" when the
+// handling takes longer than tapPatience (Redis hanging rather than
+// refusing): Telegram clients stop waiting for an answer after a few
+// seconds. The handling goes on; its own answer is then not sent.
+func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *models.Update) error {
+	if upd == nil || upd.CallbackQuery == nil || upd.CallbackQuery.ID == "" {
+		return c.handleUpdate(ctx, in, upd)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.handleUpdate(ctx, in, upd) }()
+	t := time.NewTimer(c.tapPatience)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		c.log.Warn("tap not handled in time; answered try again", "update", upd.ID)
+		c.tryAgain(ctx, upd)
+		return <-done
+	}
+}
+
+// tapPatience is how long a tap may take before it is answered "try
+// again": Telegram clients give up on the spinner after a few seconds, and
+// Telegram refuses an answer that comes much later.
+const tapPatience = 5 * time.Second
+
+// markState is where an update's first-seen mark stands in this replica.
+type markState int
+
+const (
+	// markUnknown: this replica holds no mark of the update; FirstSeen
+	// decides.
+	markUnknown markState = iota
+	// markHeld: this replica set the mark and did not finish the update;
+	// take has now put it in hand.
+	markHeld
+	// markInHand: another handler of this replica has the update in hand.
+	markInHand
+)
+
+// heldMarks are the update first-seen marks this replica set for updates
+// it has not handled: kept while the poller tries an update again, and when
+// a mark could not be undone, so that this replica's own retry is not taken
+// for a duplicate. Safe for concurrent use.
+type heldMarks struct {
+	mu  sync.Mutex
+	ids map[int64]heldMark
+}
+
+type heldMark struct {
+	inHand bool
+	since  time.Time
+}
+
+// take reports where id's mark stands and puts a held one in hand.
+func (h *heldMarks) take(id int64) markState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m, ok := h.ids[id]
+	switch {
+	case !ok:
+		return markUnknown
+	case m.inHand:
+		return markInHand
+	}
+	m.inHand = true
+	h.ids[id] = m
+	return markHeld
+}
+
+// hold records a mark this replica just set, in hand. Marks older than
+// the dedupe (their Redis key has expired) are dropped on the way.
+func (h *heldMarks) hold(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	if h.ids == nil {
+		h.ids = map[int64]heldMark{}
+	}
+	for k, m := range h.ids {
+		if now.Sub(m.since) > updateDedupeTTL {
+			delete(h.ids, k)
+		}
+	}
+	h.ids[id] = heldMark{inHand: true, since: now}
+}
+
+// put takes the mark of an update that was not handled out of hand; this
+// replica still holds it.
+func (h *heldMarks) put(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m, ok := h.ids[id]; ok {
+		m.inHand = false
+		h.ids[id] = m
+	}
+}
+
+// held reports whether this replica holds id's mark out of hand.
+func (h *heldMarks) held(id int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m, ok := h.ids[id]
+	return ok && !m.inHand
+}
+
+// drop forgets id: handled, or its mark undone.
+func (h *heldMarks) drop(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.ids, id)
+}
+
+// onceSet remembers keys for a while, so something is done once per key
+// (answer a callback query, tell a person to try again) across the tries of
+// one update. Safe for concurrent use.
+type onceSet struct {
+	mu     sync.Mutex
+	keys   map[string]time.Time
+	pruned time.Time
+}
+
+// onceTTL is how long a key is remembered: longer than Telegram accepts an
+// answer to a callback query, and than the poller's tries of one update
+// usually last.
+const onceTTL = 15 * time.Minute
+
+// first reports whether key is new, and remembers it.
+func (o *onceSet) first(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if o.keys == nil {
+		o.keys = map[string]time.Time{}
+	}
+	if now.Sub(o.pruned) > onceTTL {
+		for k, at := range o.keys {
+			if now.Sub(at) > onceTTL {
+				delete(o.keys, k)
+			}
+		}
+		o.pruned = now
+	}
+	if _, ok := o.keys[key]; ok {
+		return false
+	}
+	o.keys[key] = now
+	return true
 }
 
 func personOf(u *models.User) askbridge.Person {
@@ -60,11 +289,14 @@ func isGroup(chat models.Chat) bool {
 }
 
 // onTap answers a callback query with the engine's notice (Telegram shows
-// a spinner until it is answered), then does what the engine asks: open a
-// reply box for "Other…", or clear the buttons of the tapped message of a
-// question that had already ended. A tap that ended the question leaves
-// every message to the engine's finisher.
-func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.CallbackQuery) {
+// a spinner until it is answered; a query is answered once, so a tap tried
+// again after "try again" is not answered twice), then does what the engine
+// asks: open a reply box for "Other…", or clear the buttons of the tapped
+// message of a question that had already ended. A tap that ended the
+// question leaves every message to the engine's finisher; a duplicate is
+// left to the delivery that got there first. It reports false when the
+// engine could not handle the tap.
+func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.CallbackQuery) bool {
 	var chat models.Chat
 	var msgID int
 	switch {
@@ -74,17 +306,24 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 		chat, msgID = cq.Message.InaccessibleMessage.Chat, cq.Message.InaccessibleMessage.MessageID
 	}
 	if cq.ID == "" {
-		return
+		return true
 	}
 	if msgID == 0 {
 		// A button of an inline message: the bridge never sends those.
-		c.answer(ctx, cq.ID, askbridge.NoticeUnknown)
-		return
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown)
+		return true
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
 	person := personOf(&cq.From)
 	reply := in.Tap(ctx, askbridge.Tap{EventID: cq.ID, Message: ref, Person: person, Payload: cq.Data})
-	c.answer(ctx, cq.ID, reply.Notice)
+	if tapFailed(reply) {
+		c.answerOnce(ctx, cq.ID, reply.Notice)
+		return false
+	}
+	if reply.Action == askbridge.TapDuplicate {
+		return true
+	}
+	c.answerOnce(ctx, cq.ID, reply.Notice)
 	switch reply.Action {
 	case askbridge.TapOpenReply:
 		if id, question := reply.QuestionID, reply.ReplyTo; id != "" {
@@ -99,6 +338,23 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 				}
 			})
 		}
+	}
+	return true
+}
+
+// tapFailed and replyFailed report whether the engine could not handle a
+// tap or a reply because it could not reach the store: it then did nothing
+// and forgot its own first-seen mark of the event (Retry). A panic the
+// engine recovered is not among them: the same update would fail again.
+func tapFailed(r askbridge.TapReply) bool { return r.Retry }
+
+func replyFailed(o askbridge.ReplyOutcome) bool { return o.Retry }
+
+// answerOnce answers a callback query unless this replica answered it
+// before (Telegram refuses a second answer).
+func (c *Channel) answerOnce(ctx context.Context, id string, notice askbridge.Notice) {
+	if c.once.first("answer:" + id) {
+		c.answer(ctx, id, notice)
 	}
 }
 
@@ -150,11 +406,13 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 }
 
 // onMessage hands a text message to the engine and posts its response
-// (a correction, or a request to reply to one question) as a reply.
-func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.Message) {
+// (a correction, or a request to reply to one question) as a reply. It
+// reports false when the engine could not handle the message; its request
+// to try again is posted once, however often the message is tried.
+func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.Message) bool {
 	if m.Text == "" || m.From == nil {
 		// Not text, or posted by a channel or an anonymous admin: no person.
-		return
+		return true
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
 	r := askbridge.TextReply{
@@ -165,7 +423,8 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 		r.ReplyTo = strconv.Itoa(m.ReplyToMessage.ID)
 	}
 	out := in.Reply(ctx, r)
-	if out.Respond != "" {
+	failed := replyFailed(out)
+	if out.Respond != "" && (!failed || c.once.first("try again:"+r.EventID)) {
 		c.spawn(func(ctx context.Context) {
 			err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
 				return c.Notify(ctx, ref.Chat, ref.Message, out.Respond)
@@ -175,6 +434,7 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 			}
 		})
 	}
+	return !failed
 }
 
 // stripBotName turns "/skip@this_bot" into "/skip": in groups Telegram
@@ -197,11 +457,17 @@ func (c *Channel) stripBotName(text string) string {
 // effectTimeout bounds the work a tap or reply starts in the background.
 const effectTimeout = 2 * time.Minute
 
-// spawn runs fn in the background, tracked so Run waits for it.
+// spawn runs fn in the background, tracked so Run waits for it. A panic
+// in fn is logged with its stack and goes no further.
 func (c *Channel) spawn(fn func(context.Context)) {
 	c.effects.Add(1)
 	go func() {
 		defer c.effects.Done()
+		defer func() {
+			if v := recover(); v != nil {
+				c.log.Error("panic in the work a tap or reply started", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), effectTimeout)
 		defer cancel()
 		fn(ctx)
