@@ -67,6 +67,10 @@ type EngineConfig struct {
 	// SweepBatch how many questions one sweep call ends (default 100).
 	SweepEvery time.Duration
 	SweepBatch int
+	// A replica delivering a question holds a delivery lease of
+	// FinishLease too, renewed: one that dies mid-delivery hands the
+	// question over within about that long (once the request is claimed).
+	//
 	// EditAttempts bounds the tries of one message edit that fails for
 	// another reason than a rate limit (default 5), and FinishTimeout the
 	// edits of one ended question in one go (default 1 minute). A replica
@@ -184,7 +188,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		finisher: c.finisher,
 		intake: newIntake(c, intakeParams{
 			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
-			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget,
+			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
 		}),
 		sweeper: newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),
 	}
@@ -310,6 +314,40 @@ func (c *core) recover(op string, args ...any) {
 func (c *core) panicked(op string, v any, args ...any) {
 	c.log.Error("panic in "+op, append(args, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
 	c.metrics.Panicked(op)
+}
+
+// holdLease takes the named per-question lease for ttl and renews it every
+// ttl/3 until release is called, so a replica that dies hands the work over
+// within about ttl while a live one keeps it however long the work takes.
+// ok is false when another holder has it.
+func (c *core) holdLease(ctx context.Context, name string, ttl time.Duration) (release func(), ok bool, err error) {
+	lease, ok, err := c.store.AcquireLease(ctx, name, c.holder(), ttl)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	stop := make(chan struct{})
+	var renewer sync.WaitGroup
+	renewer.Add(1)
+	go func() {
+		defer renewer.Done()
+		t := c.clock.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.Chan():
+				if _, err := c.store.RenewLease(context.WithoutCancel(ctx), lease, ttl); err != nil {
+					c.log.Warn("renew lease", "lease", name, "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		renewer.Wait()
+		_ = c.store.ReleaseLease(context.WithoutCancel(ctx), lease)
+	}, true, nil
 }
 
 // holder names one hold of a lease by this replica: unique to the hold, so

@@ -169,8 +169,9 @@ func (h *harness) advance(d time.Duration) {
 }
 
 // advanceWhileRetrying moves the clock a step at a time whenever the
-// engine sleeps on it beyond its tickers (a send retry's wait), until done
-// reports true.
+// engine sleeps on it beyond its tickers and the renewal of the lease it
+// holds while it delivers or edits (a retry's wait), until done reports
+// true.
 func (h *harness) advanceWhileRetrying(step time.Duration, done func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -179,7 +180,7 @@ func (h *harness) advanceWhileRetrying(step time.Duration, done func() bool) {
 			h.t.Fatal("the engine never got there")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		err := h.clock.BlockUntilContext(ctx, engineTickers+1)
+		err := h.clock.BlockUntilContext(ctx, engineTickers+2)
 		cancel()
 		if err == nil {
 			h.clock.Advance(step)

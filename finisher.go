@@ -82,36 +82,14 @@ func (f *finisher) ended(ctx context.Context, r EndResult, marked bool) {
 func (f *finisher) finishHeld(rec Record, res *Result) {
 	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
 	defer cancel()
-	lease, ok, err := f.store.AcquireLease(ctx, "finish:"+rec.ID, f.holder(), f.leaseTTL)
+	release, ok, err := f.holdLease(ctx, "finish:"+rec.ID, f.leaseTTL)
 	if err != nil || !ok {
 		if err != nil {
 			f.log.Error("finishing lease", "question", rec.ID, "err", err)
 		}
 		return
 	}
-	renewing := make(chan struct{})
-	var renewer sync.WaitGroup
-	renewer.Add(1)
-	go func() {
-		defer renewer.Done()
-		t := f.clock.NewTicker(f.leaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-renewing:
-				return
-			case <-t.Chan():
-				if _, err := f.store.RenewLease(ctx, lease, f.leaseTTL); err != nil {
-					f.log.Warn("renew finishing lease", "question", rec.ID, "err", err)
-				}
-			}
-		}
-	}()
-	defer func() {
-		close(renewing)
-		renewer.Wait()
-		_ = f.store.ReleaseLease(context.WithoutCancel(ctx), lease)
-	}()
+	defer release()
 	if res == nil {
 		got, found, err := f.store.Get(ctx, rec.ID)
 		if err != nil {

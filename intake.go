@@ -21,6 +21,9 @@ type intakeParams struct {
 	// sendAttempts and sendBudget bound the tries of one delivery.
 	sendAttempts int
 	sendBudget   time.Duration
+	// leaseTTL is the life of the delivery lease, renewed while a replica
+	// delivers: one that dies hands the question over within about that.
+	leaseTTL time.Duration
 }
 
 // intake carries requests from the stream to people: it validates, routes
@@ -277,7 +280,7 @@ func (in *intake) route(req Request) (Target, []string, error) {
 // yet, and a question that ends before or while it is posted is caught by
 // the status AddMessage returns, so nothing is read first.
 func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, fresh bool) error {
-	lease, ok, err := in.store.AcquireLease(ctx, "deliver:"+id, in.holder(), in.sendBudget+time.Minute)
+	release, ok, err := in.holdLease(ctx, "deliver:"+id, in.leaseTTL)
 	if err != nil {
 		return fmt.Errorf("delivery lease: %w", err)
 	}
@@ -286,7 +289,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		// so it is claimed again should that replica die mid-delivery.
 		return errDelivering
 	}
-	defer func() { _ = in.store.ReleaseLease(context.WithoutCancel(ctx), lease) }()
+	defer release()
 	from := 0
 	if !fresh {
 		var done bool
@@ -397,7 +400,16 @@ func (in *intake) resume(ctx context.Context, id string, target Target) (from in
 		return 0, false, fmt.Errorf("list messages: %w", err)
 	}
 	for _, m := range msgs {
-		if m.Platform == target.Platform && m.Part >= from {
+		if m.Platform != target.Platform {
+			continue
+		}
+		// Recorded again: a replica that died between recording a
+		// message and indexing it left it unfindable by a tap; a repeat
+		// redoes the index writes.
+		if _, err := in.store.AddMessage(ctx, id, m); err != nil {
+			return 0, false, fmt.Errorf("record message again: %w", err)
+		}
+		if m.Part >= from {
 			from = m.Part + 1
 		}
 	}
