@@ -208,6 +208,9 @@ func (c *Channel) handlePolled(term context.Context, in askbridge.Inbox, upd *mo
 	}
 }
 
+// errLeaseLapsed refuses a getUpdates whose poller lease may have lapsed.
+var errLeaseLapsed = errors.New("telegram: the poller lease may have lapsed; not polling")
+
 // pollGate is the poller's HTTP client. It holds each getUpdates until
 // every update the previous one returned has been handled and its offset
 // stored: the library asks for offset = last id + 1 as soon as it has queued
@@ -229,6 +232,12 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 	}
 	if err := g.waitIdle(req.Context()); err != nil {
 		return nil, err
+	}
+	// A poller paused longer than its lease (a stopped process, a long GC)
+	// must not poll beside the one that took over before its renewer has
+	// noticed: no getUpdates once the lease may have lapsed.
+	if !lease.Valid(req.Context()) {
+		return nil, errLeaseLapsed
 	}
 	resp, err := g.next.Do(req)
 	if err != nil {

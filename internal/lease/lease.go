@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -99,12 +100,14 @@ func (p Params) failed(op string, err error) {
 // hold runs one term with a renewer beside it, then releases the lease
 // (unless abandoned as a crash would).
 func (p Params) hold(ctx context.Context, l askbridge.Lease, term Term) time.Duration {
-	tctx, lost := context.WithCancel(ctx)
+	v := &validity{clock: p.Clock, ttl: p.TTL}
+	v.renewed(p.Clock.Now().Add(-p.RenewEvery / 10))
+	tctx, lost := context.WithCancel(context.WithValue(ctx, validityKey{}, v))
 	var renewer sync.WaitGroup
 	renewer.Add(1)
 	go func() {
 		defer renewer.Done()
-		p.renew(tctx, l, lost)
+		p.renew(tctx, l, lost, v)
 	}()
 	rest := term(tctx, l)
 	lost()
@@ -123,7 +126,7 @@ func (p Params) hold(ctx context.Context, l askbridge.Lease, term Term) time.Dur
 // renew keeps the lease alive every RenewEvery; it calls lost when the
 // store refuses a renewal, or when renewals have failed for so long that
 // the lease may have run out.
-func (p Params) renew(ctx context.Context, l askbridge.Lease, lost context.CancelFunc) {
+func (p Params) renew(ctx context.Context, l askbridge.Lease, lost context.CancelFunc, v *validity) {
 	t := p.Clock.NewTicker(p.RenewEvery)
 	defer t.Stop()
 	last := p.Clock.Now()
@@ -133,10 +136,12 @@ func (p Params) renew(ctx context.Context, l askbridge.Lease, lost context.Cance
 			return
 		case <-t.Chan():
 		}
+		asked := p.Clock.Now()
 		ok, err := p.Coord.RenewLease(ctx, l, p.TTL)
 		switch {
 		case err == nil && ok:
 			last = p.Clock.Now()
+			v.renewed(asked)
 		case err == nil:
 			p.Log.Warn("lease lost to another holder", "lease", p.Name)
 			lost()
@@ -152,4 +157,31 @@ func (p Params) renew(ctx context.Context, l askbridge.Lease, lost context.Cance
 			}
 		}
 	}
+}
+
+// validity is how long the lease of a term is surely still held: its TTL
+// from the moment the last successful acquire or renewal was asked for.
+type validity struct {
+	clock clockwork.Clock
+	ttl   time.Duration
+	from  atomic.Int64 // unix nanoseconds
+}
+
+func (v *validity) renewed(asked time.Time) { v.from.Store(asked.UnixNano()) }
+
+func (v *validity) valid() bool {
+	return v.clock.Now().Before(time.Unix(0, v.from.Load()).Add(v.ttl))
+}
+
+type validityKey struct{}
+
+// Valid reports whether the lease of the term whose context (or a context
+// derived from it) ctx is can still be held: false once its TTL has passed
+// since the last renewal that succeeded, for instance after the process was
+// paused longer than the TTL, before the renewer notices. Work that must
+// never run beside another holder (a poll) checks it right before it acts.
+// A context from no term is never valid.
+func Valid(ctx context.Context) bool {
+	v, ok := ctx.Value(validityKey{}).(*validity)
+	return ok && v.valid()
 }

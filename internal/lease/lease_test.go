@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -191,4 +192,49 @@ func (f *flakyCoord) AcquireLease(ctx context.Context, name, holder string, ttl 
 		return askbridge.Lease{}, false, errors.New("connection refused")
 	}
 	return f.Coordinator.AcquireLease(ctx, name, holder, ttl)
+}
+
+// renewFails refuses every renewal with a store error.
+type renewFails struct{ askbridge.Coordinator }
+
+func (renewFails) RenewLease(context.Context, askbridge.Lease, time.Duration) (bool, error) {
+	return false, errors.New("i/o timeout")
+}
+
+// TestValidEndsWithTheLease: a term's context says the lease is valid
+// while it is surely held, and stops saying so once the TTL has passed
+// since the last renewal that succeeded — as after the process was paused
+// — even before the renewer ends the term. A context of no term is never
+// valid.
+func TestValidEndsWithTheLease(t *testing.T) {
+	if lease.Valid(context.Background()) {
+		t.Fatal("a context of no term is valid")
+	}
+	st := newStore(t)
+	clk := clockwork.NewFakeClock()
+	terms := make(chan context.Context, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lease.Hold(ctx, lease.Params{Coord: renewFails{st}, Name: "test:valid", Holder: "a", TTL: time.Minute, Clock: clk},
+			func(ctx context.Context, _ askbridge.Lease) time.Duration {
+				terms <- ctx
+				<-ctx.Done()
+				return 0
+			})
+	}()
+	defer func() { cancel(); <-done }()
+	term := <-terms
+	if !lease.Valid(term) {
+		t.Fatal("a fresh term is not valid")
+	}
+	clk.Advance(50 * time.Second)
+	if !lease.Valid(term) {
+		t.Fatal("not valid within the TTL")
+	}
+	clk.Advance(11 * time.Second)
+	if lease.Valid(term) {
+		t.Fatal("still valid past the TTL with every renewal failed")
+	}
 }
