@@ -375,3 +375,32 @@ func TestEngineStopIsBounded(t *testing.T) {
 		t.Fatalf("the request was not handed back: %+v %v", groups, err)
 	}
 }
+
+// TestEngineAdoptsUnrecordedPrompt: a replica that posted a prompt and
+// died before recording it leaves a message with live buttons, and the
+// prompt is posted again. A tap on that first copy answers the question
+// (its buttons name it, and it is open in that chat), and both copies are
+// finished.
+func TestEngineAdoptsUnrecordedPrompt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.ask(fmt.Sprintf(oneQuestion, "orphan-tap"))
+	p := h.waitSent(1)[0]
+	orphan := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "orphan-999"}
+	r := h.engine.Tap(context.Background(), askbridge.Tap{
+		EventID: "orphan-ev", Message: orphan, Person: alice, Payload: p.plan.Buttons()[1].Payload,
+	})
+	if r.Notice != askbridge.NoticeRecorded {
+		t.Fatalf("tap on the unrecorded copy: %q, want %q", r.Notice, askbridge.NoticeRecorded)
+	}
+	if res := h.result(id, 2*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", res)
+	}
+	h.waitStatus(p.refs[0].Message, "Answered: Production")
+	h.waitStatus(orphan.Message, "Answered: Production")
+	// A payload of another question on an unknown message is still refused.
+	other := askbridge.EncodePayload("another-question", askbridge.Choice{Kind: askbridge.ControlOption})
+	if r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "forged", Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "x"}, Person: alice, Payload: other}); r.Notice != askbridge.NoticeUnknown {
+		t.Fatalf("forged tap: %q", r.Notice)
+	}
+}

@@ -46,6 +46,9 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		return TapReply{Notice: NoticeUnknown}
 	}
 	id, found, err := e.store.QuestionByMessage(ctx, t.Message)
+	if err == nil && !found {
+		id, found, err = e.adopt(ctx, t.Message, p)
+	}
 	if err != nil {
 		log.Error("find question of message", "err", err)
 		return TapReply{Notice: NoticeTryAgain, Retry: true}
@@ -93,6 +96,39 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	}
 	// Won: the finisher edits every message, the tapped one included.
 	return TapReply{Notice: sub.Notice, QuestionID: id}
+}
+
+// adopt finds the question of a tapped prompt message that was never
+// recorded: a replica posted it and died before recording it, and the
+// prompt was posted again. The message's buttons name the question (the
+// payload's digest), and the question is open in the same chat; the
+// message is then recorded as the prompt's last part (the part with the
+// buttons), so the tap answers and the message is finished with the rest.
+func (e *Engine) adopt(ctx context.Context, ref MessageRef, p Payload) (string, bool, error) {
+	ids, err := e.store.OpenInChat(ctx, ref.Platform, ref.Chat)
+	if err != nil {
+		return "", false, err
+	}
+	for _, id := range ids {
+		if !p.Matches(id) {
+			continue
+		}
+		msgs, err := e.store.Messages(ctx, id)
+		if err != nil {
+			return "", false, err
+		}
+		for _, m := range msgs {
+			if m.Platform == ref.Platform && m.Part > ref.Part {
+				ref.Part = m.Part
+			}
+		}
+		if _, err := e.store.AddMessage(ctx, id, ref); err != nil {
+			return "", false, err
+		}
+		e.log.Warn("adopted a prompt message that was posted but never recorded", "question", id, "platform", ref.Platform, "chat", ref.Chat, "message", ref.Message)
+		return id, true, nil
+	}
+	return "", false, nil
 }
 
 // clearReply answers a tap on a question that had already ended: the notice
