@@ -145,6 +145,13 @@ type Coordinator interface {
 	// ForgetSeen undoes FirstSeen for an event whose handling failed, so
 	// the platform's retry of it is handled. Safe to repeat.
 	ForgetSeen(ctx context.Context, platform, eventID string) error
+	// Settle marks an event seen by FirstSeen as handled, for ttl: a
+	// caller can take a short FirstSeen (a claim that lapses if it dies
+	// while handling) and settle it once done. Settled reports whether an
+	// event was settled (false for a claim still in hand, or no mark). Both
+	// are safe to repeat.
+	Settle(ctx context.Context, platform, eventID string, ttl time.Duration) error
+	Settled(ctx context.Context, platform, eventID string) (bool, error)
 
 	// AcquireLease takes the named lease for holder if it is free or
 	// already held by holder, for ttl. ok is false when another holder has it.

@@ -866,6 +866,28 @@ func testFirstSeen(t *testing.T, b backend) {
 	if ok, err := s.FirstSeen(ctx, "telegram", "failed-1", time.Minute); err != nil || !ok {
 		t.Fatalf("after ForgetSeen: first = %v, %v; want true", ok, err)
 	}
+	// A claim in hand is not settled; once settled it is, for its new
+	// life, and still not first.
+	if settled, err := s.Settled(ctx, "telegram", "failed-1"); err != nil || settled {
+		t.Fatalf("claim in hand: settled = %v, %v", settled, err)
+	}
+	if settled, err := s.Settled(ctx, "telegram", "never-seen"); err != nil || settled {
+		t.Fatalf("no mark: settled = %v, %v", settled, err)
+	}
+	for range 2 {
+		if err := s.Settle(ctx, "telegram", "failed-1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if settled, err := s.Settled(ctx, "telegram", "failed-1"); err != nil || !settled {
+		t.Fatalf("after Settle: settled = %v, %v", settled, err)
+	}
+	if ok, _ := s.FirstSeen(ctx, "telegram", "failed-1", time.Minute); ok {
+		t.Fatal("a settled event was first again")
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.seen("telegram", "failed-1")).Val(); ttl <= time.Minute {
+		t.Fatalf("settled mark lives %v, want its new hour", ttl)
+	}
 }
 
 func testLeases(t *testing.T, b backend) {

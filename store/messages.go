@@ -190,6 +190,34 @@ func (s *Store) FirstSeen(ctx context.Context, platform, eventID string, ttl tim
 	return held == token, nil
 }
 
+// settledMark is the value of a first-seen mark once Settle has run; a mark
+// in hand holds the token of its FirstSeen call.
+const settledMark = "settled"
+
+// Settle turns the mark of an event into a settled one that lives ttl
+// (ttl ≤ 0: the retention). Safe to repeat.
+func (s *Store) Settle(ctx context.Context, platform, eventID string, ttl time.Duration) error {
+	if ttl <= 0 {
+		ttl = s.opts.Retention
+	}
+	if err := s.rdb.Set(ctx, s.k.seen(platform, eventID), settledMark, time.Duration(ms(ttl))*time.Millisecond).Err(); err != nil {
+		return fmt.Errorf("store: settle: %w", err)
+	}
+	return nil
+}
+
+// Settled reports whether an event's mark is settled.
+func (s *Store) Settled(ctx context.Context, platform, eventID string) (bool, error) {
+	v, err := s.rdb.Get(ctx, s.k.seen(platform, eventID)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store: settled: %w", err)
+	}
+	return v == settledMark, nil
+}
+
 // ForgetSeen removes the mark FirstSeen set, for an event whose handling
 // failed: the platform's retry of it is then handled. Safe to repeat.
 func (s *Store) ForgetSeen(ctx context.Context, platform, eventID string) error {

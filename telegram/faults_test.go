@@ -26,8 +26,11 @@ type outage struct {
 	hang   bool
 	ended  chan struct{}
 
-	// marks counts the first-seen marks (SET NX of a seen: key) refused:
-	// each try of an update, a tap or a message begins with one.
+	// marks counts the tries of an update refused: the first-seen mark of
+	// the update (SET NX of a seen: key), or, when the channel's keys pass,
+	// the engine's lookup of the message a tap or a reply is for (GET of a
+	// msg: key), with which every try of a tap or a reply to a prompt
+	// begins.
 	marks atomic.Int64
 }
 
@@ -78,6 +81,9 @@ func (o *outage) check(ctx context.Context, cmds ...redis.Cmder) error {
 }
 
 func isMark(args []any) bool {
+	if len(args) == 2 && strings.EqualFold(fmt.Sprint(args[0]), "get") && strings.Contains(fmt.Sprint(args[1]), "msg:telegram:") {
+		return true
+	}
 	if len(args) < 2 || !strings.EqualFold(fmt.Sprint(args[0]), "set") || !strings.Contains(fmt.Sprint(args[1]), "seen:") {
 		return false
 	}

@@ -153,7 +153,9 @@ func FuzzCallbackPayload(f *testing.F) {
 		rig.in.mu.Lock()
 		last := rig.in.taps[len(rig.in.taps)-1]
 		rig.in.mu.Unlock()
-		if last.Payload != data || last.EventID != qid || last.Person.ID != "1001" {
+		// No event id: the channel's own update dedupe is the one that
+		// counts for Telegram.
+		if last.Payload != data || last.EventID != "" || last.Person.ID != "1001" {
 			t.Fatalf("tap %+v for data %q", last, data)
 		}
 		if _, ok := rig.fake.Answer(qid); !ok {

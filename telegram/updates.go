@@ -24,6 +24,15 @@ const updateDedupeTTL = 24 * time.Hour
 // allowedUpdates are the update kinds the bridge asks Telegram for.
 var allowedUpdates = []string{"message", "callback_query"}
 
+// errClaimed is the error of an update another replica claimed and has
+// not settled: it is in hand there, or that replica died with it.
+var errClaimed = errors.New("claimed by another replica and not settled yet")
+
+// updateClaimTTL is how long an update's first-seen mark lives before it
+// is settled: a replica killed while handling an update leaves a claim
+// that lapses after this, and the next poller handles the update then.
+const updateClaimTTL = 20 * time.Second
+
 // errUnhandled is the error of an update the engine could not handle: it
 // could not reach the store and asked the person to try again.
 var errUnhandled = errors.New("the engine could not handle it")
@@ -47,9 +56,12 @@ var errUnhandled = errors.New("the engine could not handle it")
 // taps and messages, which last 2 h where Telegram redelivers for 24 h).
 // The cost: a failed update must have its mark undone before anyone else
 // may take it (giveBack), and this replica keeps it meanwhile so that its
-// own retries are not taken for duplicates. A process killed between the
-// mark and the end of the handling leaves the mark behind; the update is
-// then skipped, as the engine would skip a tap whose mark it had set.
+// own retries are not taken for duplicates. The mark is a claim of
+// updateClaimTTL until the update was handled, then settled for
+// updateDedupeTTL: a process killed between the mark and the end of the
+// handling leaves a claim that lapses, and another poller, which never
+// skips a claimed update that is not settled, handles it then. The engine
+// gets no event id from this channel: this dedupe is the one that counts.
 func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *models.Update) (err error) {
 	if upd == nil {
 		return nil
@@ -67,12 +79,23 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 		c.log.Debug("update in hand elsewhere in this replica", "update", upd.ID)
 		return nil
 	case markUnknown:
-		first, err := c.coord.FirstSeen(ctx, Platform, c.updateKey(upd.ID), updateDedupeTTL)
+		first, err := c.coord.FirstSeen(ctx, Platform, c.updateKey(upd.ID), updateClaimTTL)
 		if err != nil {
 			c.tryAgain(ctx, upd)
 			return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
 		}
 		if !first {
+			settled, err := c.coord.Settled(ctx, Platform, c.updateKey(upd.ID))
+			if err != nil {
+				c.tryAgain(ctx, upd)
+				return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
+			}
+			if !settled {
+				// Claimed and not settled: another replica has it in
+				// hand (a hand-over) or died with it. It is tried again
+				// until it is settled or the claim lapses, never skipped.
+				return fmt.Errorf("telegram: update %d: %w", upd.ID, errClaimed)
+			}
 			c.log.Debug("update seen before", "update", upd.ID)
 			return nil
 		}
@@ -88,6 +111,11 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 	if !handled {
 		c.marks.put(upd.ID)
 		return fmt.Errorf("telegram: update %d: %w", upd.ID, errUnhandled)
+	}
+	if err := c.coord.Settle(ctx, Platform, c.updateKey(upd.ID), updateDedupeTTL); err != nil {
+		// The claim lapses after updateClaimTTL: a redelivery after that
+		// is handled again (the engine's end is first-writer-wins).
+		c.log.Warn("settle the mark of a handled update", "update", upd.ID, "err", err)
 	}
 	c.marks.drop(upd.ID)
 	return nil
@@ -315,7 +343,7 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
 	person := personOf(&cq.From)
-	reply := in.Tap(ctx, askbridge.Tap{EventID: cq.ID, Message: ref, Person: person, Payload: cq.Data})
+	reply := in.Tap(ctx, askbridge.Tap{Message: ref, Person: person, Payload: cq.Data})
 	if tapFailed(reply) {
 		c.answerOnce(ctx, cq.ID, reply.Notice)
 		return false
@@ -416,7 +444,7 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
 	r := askbridge.TextReply{
-		EventID: ref.Chat + ":" + ref.Message, Message: ref, Person: personOf(m.From),
+		Message: ref, Person: personOf(m.From),
 		Text: c.stripBotName(m.Text), FromBot: m.From.IsBot,
 	}
 	if m.ReplyToMessage != nil && m.ReplyToMessage.ID != 0 {
