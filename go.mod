@@ -4,12 +4,9 @@ go 1.26.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/jonboulle/clockwork v0.5.0
 	github.com/redis/go-redis/v9 v9.23.0
-)
-
-require (
-	github.com/jonboulle/clockwork v0.5.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	go.uber.org/goleak v1.3.0
 )
 
 require (
