@@ -1,0 +1,100 @@
+package chaos
+
+import (
+	"encoding/json"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// front stands between the replicas and the fake Telegram. It records who
+// calls getUpdates, in order, and can fail a share of all Bot API calls
+// with 502 Bad Gateway before they reach the fake, as Telegram's front end
+// does when the Bot API server is overloaded. (telegramtest's FailNext
+// fails a fixed count of one method; a share of every call over a time
+// needs the front.)
+type front struct {
+	srv   *httptest.Server
+	proxy *httputil.ReverseProxy
+	tr    *http.Transport
+
+	mu     sync.Mutex
+	rng    *rand.Rand
+	share  float64 // of calls to fail, 0 for none
+	failed int
+	calls  int
+	polls  []string // the client of each getUpdates, in arrival order
+}
+
+func newFront(target string) *front {
+	u, err := url.Parse(target)
+	if err != nil {
+		panic(err) // httptest URLs always parse
+	}
+	f := &front{rng: rand.New(rand.NewPCG(11, 30))}
+	f.tr = http.DefaultTransport.(*http.Transport).Clone()
+	f.proxy = httputil.NewSingleHostReverseProxy(u)
+	f.proxy.Transport = f.tr
+	// A replica killed or stopping cancels its requests; that is no news.
+	f.proxy.ErrorLog = log.New(io.Discard, "", 0)
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// URL is the Bot API root the replicas use.
+func (f *front) URL() string { return f.srv.URL }
+
+// Fail makes share (0 to 1) of the calls from now on fail with 502.
+func (f *front) Fail(share float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.share = share
+}
+
+// Counts returns how many calls came and how many of them failed.
+func (f *front) Counts() (calls, failed int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls, f.failed
+}
+
+// Polls returns the client of every getUpdates so far, in arrival order.
+func (f *front) Polls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.polls...)
+}
+
+func (f *front) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.calls++
+	fail := f.share > 0 && f.rng.Float64() < f.share
+	if fail {
+		f.failed++
+	}
+	if strings.HasSuffix(r.URL.Path, "/getUpdates") && !fail {
+		f.polls = append(f.polls, r.Header.Get(clientHeaderName))
+	}
+	f.mu.Unlock()
+	if fail {
+		// Telegram's body for a 502.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error_code": 502, "description": "Bad Gateway"})
+		return
+	}
+	f.proxy.ServeHTTP(w, r)
+}
+
+// Close stops the front.
+func (f *front) Close() {
+	f.srv.CloseClientConnections()
+	f.srv.Close()
+	f.tr.CloseIdleConnections()
+}
