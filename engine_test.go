@@ -66,6 +66,10 @@ type fakeChannel struct {
 	panicOnFinish atomic.Bool
 	// finishFailures are returned by the next Finish calls, in order.
 	finishFailures []error
+	// parts is how many messages a prompt takes (default 1); failPart
+	// fails the post of a part once, before posting it.
+	parts    int
+	failPart map[int]error
 }
 
 type sentPrompt struct {
@@ -111,13 +115,24 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 		f.failures = f.failures[1:]
 		return err
 	}
-	if d.From > 0 {
-		return nil // one part, already posted
+	parts := max(f.parts, 1)
+	for part := d.From; part < parts; part++ {
+		if err, ok := f.failPart[part]; ok {
+			delete(f.failPart, part)
+			return err
+		}
+		f.nextID++
+		ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID), Part: part}
+		if part == 0 {
+			f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan})
+		}
+		last := &f.sent[len(f.sent)-1]
+		last.refs = append(last.refs, ref)
+		if err := d.Sent(ref); err != nil {
+			return err
+		}
 	}
-	f.nextID++
-	ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID)}
-	f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan, refs: []askbridge.MessageRef{ref}})
-	return d.Sent(ref)
+	return nil
 }
 
 func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {

@@ -404,3 +404,32 @@ func TestEngineAdoptsUnrecordedPrompt(t *testing.T) {
 		t.Fatalf("forged tap: %q", r.Notice)
 	}
 }
+
+// TestEnginePartlySentPromptGoesOn: a long prompt whose second part fails
+// with a temporary error is not left half-shown (the part with the buttons
+// missing, the agent waiting out the timeout): the engine goes on from the
+// first part not posted, and posts none twice.
+func TestEnginePartlySentPromptGoesOn(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.parts = 3
+	ch.failPart = map[int]error{1: &askbridge.SendError{Kind: askbridge.Temporary, Reason: "502 Bad Gateway"}}
+	h := newHarness(t, harnessOpts{ch: ch})
+	id := h.ask(fmt.Sprintf(oneQuestion, "long-1"))
+	h.advanceWhileRetrying(100*time.Millisecond, func() bool {
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		return len(ch.sent) == 1 && len(ch.sent[0].refs) == 3
+	})
+	h.waitHandled()
+	p := h.ch.sends()[0]
+	for i, ref := range p.refs {
+		if ref.Part != i {
+			t.Fatalf("part %d posted as part %d: %+v", i, ref.Part, p.refs)
+		}
+	}
+	msgs, err := h.store.Messages(context.Background(), id)
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("recorded %v, %v; want the three parts once each", msgs, err)
+	}
+}
