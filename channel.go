@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/askbridge/askbridge/internal/retry"
@@ -268,5 +270,16 @@ func PostOwn(ctx context.Context, post func(context.Context) error) error {
 		if !retry.Sleep(ctx, wait) {
 			return err
 		}
+	}
+}
+
+// LogPanic logs a recovered panic v at error level with its stack, and
+// counts it with count (nil: not counted), by op. The engine and every
+// channel report the panics they recover through it, so each is logged the
+// same way and counted in one metric (cmd/bridge: askbridge_panics_total).
+func LogPanic(log *slog.Logger, count func(op string), op string, v any, args ...any) {
+	log.Error("panic in "+op, append(args, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
+	if count != nil {
+		count(op)
 	}
 }

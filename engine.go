@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,8 +311,7 @@ func (c *core) recover(op string, args ...any) {
 
 // panicked logs and counts a recovered panic.
 func (c *core) panicked(op string, v any, args ...any) {
-	c.log.Error("panic in "+op, append(args, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
-	c.metrics.Panicked(op)
+	LogPanic(c.log, c.metrics.Panicked, op, v, args...)
 }
 
 // holdLease takes the named per-question lease for ttl and renews it every

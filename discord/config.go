@@ -33,6 +33,9 @@ type Config struct {
 	// Replica names this replica as holder of the gateway lease; it must
 	// differ between replicas (default: host name and process id).
 	Replica string
+	// Panicked counts a panic the channel recovered, by where (cmd/bridge
+	// wires it to askbridge_panics_total; nil: not counted).
+	Panicked func(op string) `json:"-"`
 	// LeaseTTL is how long the gateway lease lives without renewal
 	// (default 10s; the issue requires at most 10s). It is renewed every
 	// third of it; a standby replica tries to take it every StandbyPoll

@@ -80,7 +80,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 		// A panic in the inbox still answers the press: try again.
 		r := askbridge.TapReply{Notice: askbridge.NoticeTryAgain}
 		defer func() { replies <- r }()
-		defer recovered(log, "tap")
+		defer recovered(log, c.cfg.Panicked, "tap")
 		r = in.Tap(ctx, askbridge.Tap{
 			EventID: i.ID,
 			Message: askbridge.MessageRef{Platform: Platform, Chat: i.ChannelID, Message: i.Message.ID},

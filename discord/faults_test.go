@@ -156,7 +156,7 @@ type panicLogs struct {
 func (h panicLogs) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h panicLogs) Handle(_ context.Context, r slog.Record) error {
-	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "discord: panic in") {
+	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "panic in discord ") {
 		return nil
 	}
 	r.Attrs(func(a slog.Attr) bool {
@@ -177,10 +177,11 @@ func (h panicLogs) WithGroup(string) slog.Handler      { return h }
 // (with "try again"), and the next press and message are handled as usual.
 func TestPanicInHandlersIsRecovered(t *testing.T) {
 	t.Parallel()
-	var logged atomic.Int64
+	var logged, counted atomic.Int64
 	boom := &panicky{}
 	e := newEnv(t, envOpts{replicas: 1, logs: panicLogs{Handler: slog.DiscardHandler, n: &logged},
-		inbox: func(_ int, in askbridge.Inbox) askbridge.Inbox { boom.Inbox = in; return boom }})
+		panicked: func(string) { counted.Add(1) },
+		inbox:    func(_ int, in askbridge.Inbox) askbridge.Inbox { boom.Inbox = in; return boom }})
 	e.waitGateway()
 	panics := func(n int64) {
 		t.Helper()
@@ -216,5 +217,8 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	}
 	if boom.taps.Load() != 2 || boom.replies.Load() != 2 {
 		t.Errorf("%d taps, %d replies reached the inbox, want 2 and 2", boom.taps.Load(), boom.replies.Load())
+	}
+	if counted.Load() != logged.Load() {
+		t.Errorf("%d panics counted, %d logged", counted.Load(), logged.Load())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +54,7 @@ func (c *Channel) appIDValue() string {
 // ctx is done, after its event handlers finished. A refused token puts the
 // channel in "bad credentials" and is retried slowly. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
-	handlers := &tracker{log: c.log}
+	handlers := &tracker{log: c.log, counter: c.cfg.Panicked}
 	defer handlers.close()
 	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	// The lease is named by the application id, which GET /users/@me gives
@@ -251,10 +250,11 @@ func (g *gateway) spawn(f func()) { g.handlers.spawn(f) }
 // in a handler is recovered and logged with its stack: one bad event never
 // takes the process down.
 type tracker struct {
-	log    *slog.Logger
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	log     *slog.Logger
+	counter func(string)
+	mu      sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 func (t *tracker) spawn(f func()) {
@@ -266,15 +266,15 @@ func (t *tracker) spawn(f func()) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		defer recovered(t.log, "an event handler")
+		defer recovered(t.log, t.counter, "an event handler")
 		f()
 	}()
 }
 
 // recovered, deferred, turns a panic into an error log with the stack.
-func recovered(log *slog.Logger, op string) {
+func recovered(log *slog.Logger, count func(string), op string) {
 	if v := recover(); v != nil {
-		log.Error("discord: panic in "+op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		askbridge.LogPanic(log, count, "discord "+op, v)
 	}
 }
 
@@ -310,7 +310,7 @@ func (g *gateway) open(ctx context.Context, s *discordgo.Session) error {
 	go func() {
 		err := errors.New("discord: gateway open panicked")
 		defer func() { done <- err }()
-		defer recovered(g.c.log, "gateway open")
+		defer recovered(g.c.log, g.c.cfg.Panicked, "gateway open")
 		err = s.Open()
 	}()
 	t := time.NewTimer(g.c.cfg.OpenTimeout)

@@ -141,6 +141,8 @@ type envOpts struct {
 	inbox func(i int, in askbridge.Inbox) askbridge.Inbox
 	// logs, when set, receives every replica's log records too.
 	logs slog.Handler
+	// panicked, when set, counts the panics the channels recovered.
+	panicked func(op string)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -186,6 +188,7 @@ func (e *env) start(i int, o envOpts) *replica {
 		LeaseTTL: time.Second, StandbyPoll: 100 * time.Millisecond,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		BadCredentialsRetry: 300 * time.Millisecond, OpenTimeout: 5 * time.Second,
+		Panicked: o.panicked,
 	}, st, log)
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,9 @@ type Config struct {
 	// HandleTimeout bounds the handling of one inbound event after it was
 	// acknowledged (default 30 s).
 	HandleTimeout time.Duration
+	// Panicked counts a panic the channel recovered, by where (cmd/bridge
+	// wires it to askbridge_panics_total; nil: not counted).
+	Panicked func(op string) `json:"-"`
 	// Now is the clock for the signature replay window; tests pass their
 	// own (default time.Now).
 	Now func() time.Time `json:"-"`

@@ -205,10 +205,11 @@ func (h panicLogs) WithGroup(string) slog.Handler      { return h }
 // press and message are handled as usual.
 func TestPanicInHandlingIsRecovered(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
-		var logged, taps, replies atomic.Int64
+		var logged, counted, taps, replies atomic.Int64
 		e := newEnv(t, mode, envOpts{
-			logs:  panicLogs{Handler: slog.DiscardHandler, n: &logged},
-			inbox: func(in askbridge.Inbox) askbridge.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
+			panicked: func(string) { counted.Add(1) },
+			logs:     panicLogs{Handler: slog.DiscardHandler, n: &logged},
+			inbox:    func(in askbridge.Inbox) askbridge.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
 		})
 		waitPanics := func(n int64) {
 			t.Helper()
@@ -235,8 +236,8 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		e.settle()
-		if taps.Load() != 2 || replies.Load() != 2 || logged.Load() != 2 {
-			t.Errorf("%d taps, %d replies, %d panics logged; want 2, 2, 2", taps.Load(), replies.Load(), logged.Load())
+		if taps.Load() != 2 || replies.Load() != 2 || logged.Load() != 2 || counted.Load() != 2 {
+			t.Errorf("%d taps, %d replies, %d panics logged, %d counted; want 2, 2, 2, 2", taps.Load(), replies.Load(), logged.Load(), counted.Load())
 		}
 	})
 }

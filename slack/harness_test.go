@@ -197,6 +197,8 @@ type envOpts struct {
 	inbox func(askbridge.Inbox) askbridge.Inbox
 	// logs, when set, receives every replica's log records too.
 	logs slog.Handler
+	// panicked, when set, counts the panics the channels recovered.
+	panicked func(op string)
 }
 
 func newEnv(t *testing.T, mode string, o envOpts) *env {
@@ -251,7 +253,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	}
 	log := slog.New(handler).With("replica", name)
 	cfg := slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL(),
-		PingInterval: time.Second, RetryMin: 50 * time.Millisecond, RetryMax: time.Second}
+		PingInterval: time.Second, RetryMin: 50 * time.Millisecond, RetryMax: time.Second, Panicked: o.panicked}
 	if e.mode == socketMode {
 		cfg.AppToken = appToken
 	}

@@ -2,8 +2,6 @@ package slack
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +40,7 @@ func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in ask
 // recovered, deferred, turns a panic into an error log with the stack.
 func (c *Channel) recovered(op string) {
 	if v := recover(); v != nil {
-		c.log.Error("panic in "+op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		askbridge.LogPanic(c.log, c.cfg.Panicked, "slack "+op, v)
 	}
 }
 

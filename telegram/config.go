@@ -57,6 +57,9 @@ type Config struct {
 	WebhookSecret string `yaml:"webhookSecret" json:"-"`
 	// Replica names this replica in the poller lease and in logs.
 	Replica string
+	// Panicked counts a panic the channel recovered, by where (cmd/bridge
+	// wires it to askbridge_panics_total; nil: not counted).
+	Panicked func(op string) `json:"-"`
 	// PollTimeout is the long-poll wait of one getUpdates (default 30 s,
 	// at least 2 s: the library sends PollTimeout - 1 s in whole seconds and
 	// a zero timeout would poll in a busy loop).

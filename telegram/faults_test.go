@@ -342,6 +342,9 @@ func TestPanicsAreRecovered(t *testing.T) {
 			if !strings.Contains(logs.String(), "stack=\"goroutine ") {
 				t.Error("a panic was logged without its stack")
 			}
+			if n := e.panics.Load(); n < 3 {
+				t.Errorf("%d panics counted, want the 3 logged", n)
+			}
 			e.noMoreResults(bobs, alices)
 			r.stop() // returns: the panicked work was waited for
 		})

@@ -91,6 +91,8 @@ type env struct {
 
 	mu       sync.Mutex
 	replicas map[string]*replica
+	// panics counts the panics the replicas' channels recovered.
+	panics atomic.Int64
 }
 
 type envOpts struct {
@@ -180,6 +182,7 @@ func (e *env) config(name string) telegram.Config {
 		PollTimeout: 2 * time.Second, LeaseTTL: cmp.Or(e.opts.leaseTTL, 1500*time.Millisecond), RenewEvery: 300 * time.Millisecond,
 		ChatPace: e.opts.chatPace, GlobalPace: e.opts.globalPace,
 		HTTPClient: &http.Client{Timeout: 20 * time.Second, Transport: clientHeader{name: name, next: http.DefaultTransport}},
+		Panicked:   func(string) { e.panics.Add(1) },
 	}
 	if e.opts.webhook {
 		cfg.WebhookURL, cfg.WebhookSecret = webhookURL, webhookSecret

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +126,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 		defer func() {
 			// handleUpdate recovers the handling; this is the rest.
 			if v := recover(); v != nil {
-				c.log.Error("panic in the poller's handler", "update", upd.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram poller handler", v, "update", upd.ID)
 			}
 		}()
 		if givenBack || !c.handlePolled(term, in, upd) {
@@ -362,7 +361,7 @@ const maxWebhookBody = 1 << 20
 func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.log.Error("panic in the webhook handler", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram webhook handler", v)
 			http.Error(w, "try again", http.StatusInternalServerError)
 		}
 	}()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +67,7 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			c.log.Error("panic while handling an update", "update", upd.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram update", v, "update", upd.ID)
 			c.marks.drop(upd.ID)
 			c.tryAgain(ctx, upd)
 			err = nil
@@ -493,7 +492,7 @@ func (c *Channel) spawn(fn func(context.Context)) {
 		defer c.effects.Done()
 		defer func() {
 			if v := recover(); v != nil {
-				c.log.Error("panic in the work a tap or reply started", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram background work", v)
 			}
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), effectTimeout)

@@ -26,11 +26,11 @@ type platform struct {
 // added here (the replica name). The constructors make no network call: a
 // platform that cannot connect retries in its Run loop and reports its
 // state on /readyz, never stopping the process.
-func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) ([]platform, error) {
+func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, panicked func(op string)) ([]platform, error) {
 	var out []platform
 	if cfg.Telegram != nil {
 		tg := *cfg.Telegram
-		tg.Replica = cfg.Replica
+		tg.Replica, tg.Panicked = cfg.Replica, panicked
 		ch, err := telegram.New(tg, st, log.With("part", "telegram"))
 		if err != nil {
 			return nil, fmt.Errorf("telegram: %w", err)
@@ -43,15 +43,17 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger) ([]
 	}
 	if cfg.Discord != nil {
 		dc := *cfg.Discord
-		dc.Replica = cfg.Replica
+		dc.Replica, dc.Panicked = cfg.Replica, panicked
 		ch, err := discord.New(dc, st, log.With("part", "discord"))
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}
 		out = append(out, platform{channel: ch})
 	}
-	if sl := cfg.Slack; sl != nil {
-		ch, err := slack.New(*sl, st, log.With("part", "slack"))
+	if cfg.Slack != nil {
+		sl := *cfg.Slack
+		sl.Panicked = panicked
+		ch, err := slack.New(sl, st, log.With("part", "slack"))
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}

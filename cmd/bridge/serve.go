@@ -97,7 +97,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg, st)
 
-	platforms, err := platformChannels(cfg, st, log)
+	platforms, err := platformChannels(cfg, st, log, m.Panicked)
 	if err != nil {
 		b.close()
 		return nil, err

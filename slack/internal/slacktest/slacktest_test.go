@@ -188,11 +188,14 @@ func TestSocketEnvelopesAcksAndRedelivery(t *testing.T) {
 	if err := a.WriteJSON(map[string]string{"envelope_id": first.EnvelopeID}); err != nil {
 		t.Fatal(err)
 	}
+	// The redelivery goes to either connection. A connection whose read
+	// timed out cannot be read again (gorilla/websocket), so a read of
+	// one waits long; the other is read only after it timed out.
 	var again frame
 	for again.EnvelopeID != second.EnvelopeID {
 		if fr, ok := tryRead(a); ok {
 			again = fr
-		} else if fr, ok := tryRead(b); ok {
+		} else if fr, ok := tryReadFor(b, 5*time.Second); ok {
 			again = fr
 		} else {
 			t.Fatal("the unacknowledged envelope was not delivered again")
@@ -206,8 +209,10 @@ func TestSocketEnvelopesAcksAndRedelivery(t *testing.T) {
 	}
 }
 
-func tryRead(ws *websocket.Conn) (frame, bool) {
-	_ = ws.SetReadDeadline(time.Now().Add(time.Second))
+func tryRead(ws *websocket.Conn) (frame, bool) { return tryReadFor(ws, 3*time.Second) }
+
+func tryReadFor(ws *websocket.Conn, d time.Duration) (frame, bool) {
+	_ = ws.SetReadDeadline(time.Now().Add(d))
 	var fr frame
 	if err := ws.ReadJSON(&fr); err != nil {
 		return fr, false
