@@ -433,3 +433,46 @@ func TestEnginePartlySentPromptGoesOn(t *testing.T) {
 		t.Fatalf("recorded %v, %v; want the three parts once each", msgs, err)
 	}
 }
+
+// failingRecord fails the next n AddMessage calls, as a Redis that is
+// briefly unreachable right after a prompt was posted.
+type failingRecord struct {
+	askbridge.Store
+	n atomic.Int64
+}
+
+func (f *failingRecord) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
+	if f.n.Add(-1) >= 0 {
+		return "", errDown
+	}
+	return f.Store.AddMessage(ctx, id, ref)
+}
+
+// TestEngineRecordsAPostedPromptThroughAnOutage: when Redis fails between
+// posting a prompt and recording it, the message is recorded once Redis is
+// back; the request is not retried, so the prompt is not posted twice with
+// the first copy's buttons orphaned.
+func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	var failing *failingRecord
+	ch := newFakeChannel("telegram")
+	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s askbridge.Store) askbridge.Store {
+		failing = &failingRecord{Store: s}
+		failing.n.Store(3)
+		return failing
+	}})
+	id := h.ask(fmt.Sprintf(oneQuestion, "record-outage"))
+	h.advanceWhileRetrying(100*time.Millisecond, func() bool { return failing.n.Load() < 0 })
+	h.waitHandled()
+	if n := len(ch.sends()); n != 1 {
+		t.Fatalf("posted %d times, want once", n)
+	}
+	msgs, err := h.store.Messages(context.Background(), id)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("recorded %v, %v", msgs, err)
+	}
+	p := ch.sends()[0]
+	if r := tap(h, p, 0, alice, "after-outage"); r.Notice != askbridge.NoticeRecorded {
+		t.Fatalf("tap on the prompt: %q", r.Notice)
+	}
+}

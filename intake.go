@@ -310,7 +310,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		var recordErr error
 		ended := false
 		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
-			status, err := in.store.AddMessage(ctx, id, ref)
+			status, err := in.record(ctx, id, ref, deadline)
 			if err != nil {
 				recordErr = fmt.Errorf("record message: %w", err)
 				return recordErr
@@ -414,6 +414,32 @@ func (in *intake) resume(ctx context.Context, id string, target Target) (from in
 		}
 	}
 	return from, false, nil
+}
+
+// record records a message just posted. The message is out: giving up
+// would have the request retried and the prompt posted again, its first
+// copy's buttons orphaned, so a store that cannot be reached is tried
+// again, with backoff, until it answers or the send budget (until) is
+// spent.
+func (in *intake) record(ctx context.Context, id string, ref MessageRef, until time.Time) (Status, error) {
+	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	for try := 1; ; try++ {
+		status, err := in.store.AddMessage(ctx, id, ref)
+		if err == nil {
+			if try > 1 {
+				in.log.Info("message recorded after trying again", "question", id, "message", ref.Message, "tries", try)
+			}
+			return status, nil
+		}
+		wait := b.Next()
+		if in.clock.Now().Add(wait).After(until) {
+			return "", err
+		}
+		in.log.Warn("record a posted message; trying again", "question", id, "message", ref.Message, "err", err)
+		if !retry.SleepOn(ctx, in.clock, wait) {
+			return "", err
+		}
+	}
 }
 
 // errStopping hands a request back (unacknowledged) as the engine stops.
