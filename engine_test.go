@@ -13,7 +13,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -23,24 +22,7 @@ import (
 
 var redisAddr string
 
-func TestMain(m *testing.M) {
-	addr, stop, err := redistest.Shared("engine")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = addr
-	code := m.Run()
-	stop()
-	if code == 0 {
-		// Every engine a test ran has stopped: none may leave a goroutine.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, "engine", &redisAddr)) }
 
 var prefixSeq atomic.Int64
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
@@ -26,26 +25,10 @@ import (
 
 var redisAddr string
 
+// The replicas' HTTP clients use the default transport; its idle
+// keep-alive connections belong to net/http, not to the code under test.
 func TestMain(m *testing.M) {
-	addr, stop, err := redistest.Shared("discord")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = addr
-	code := m.Run()
-	stop()
-	if code == 0 {
-		// Every test stopped what it started: replicas (engine and Run),
-		// fakes, Redis clients. Idle keep-alive connections of the default
-		// transport belong to net/http, not to the code under test.
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(redistest.Main(m, "discord", &redisAddr, http.DefaultTransport.(*http.Transport).CloseIdleConnections))
 }
 
 var prefixSeq atomic.Int64

@@ -16,7 +16,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -28,25 +27,7 @@ import (
 
 var redisAddr string
 
-func TestMain(m *testing.M) {
-	addr, stop, err := redistest.Shared("slack")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = addr
-	code := m.Run()
-	stop()
-	if code == 0 {
-		// Every channel, engine, fake and client a test started has
-		// stopped by now: none may have left a goroutine behind.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, "slack", &redisAddr)) }
 
 const (
 	botToken      = "xoxb-test-bot-token"

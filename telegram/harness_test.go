@@ -17,7 +17,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -31,25 +30,10 @@ var redisAddr string
 
 // TestMain runs the tests on one shared redis-server and then fails the
 // package when a test left a goroutine behind.
+// The replicas' HTTP clients use the default transport; its idle
+// keep-alive connections belong to net/http, not to the code under test.
 func TestMain(m *testing.M) {
-	addr, stop, err := redistest.Shared("telegram")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = addr
-	code := m.Run()
-	stop()
-	// The replicas' HTTP clients use the default transport; its idle
-	// keep-alive connections are not the tests' goroutines.
-	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(redistest.Main(m, "telegram", &redisAddr, http.DefaultTransport.(*http.Transport).CloseIdleConnections))
 }
 
 var prefixSeq atomic.Int64

@@ -18,7 +18,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
@@ -37,32 +36,10 @@ var (
 // TestMain starts one redis-server for the package (internal/redistest).
 // Without redis-server the tests run on the embedded server, unless
 // ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that is a failure.
-func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-// runMain runs the tests. After them, and after the browser and Redis have
-// stopped, no goroutine may be left: every engine, event stream, events
-// tail and page client must have ended with its test.
-func runMain(m *testing.M) int {
-	addr, stop, err := redistest.Shared("web")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	redisAddr = addr
-	code := m.Run()
-	stopBrowser()
-	stop()
-	if code != 0 {
-		return code
-	}
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintln(os.Stderr, "goleak:", err)
-		return 1
-	}
-	return 0
-}
+// After the tests, and after the browser and Redis have stopped, no
+// goroutine may be left: every engine, event stream, events tail and page
+// client must have ended with its test.
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, "web", &redisAddr, stopBrowser)) }
 
 // clock is the engines' clock: the wall clock moved forward by skew, so a
 // test can let a deadline pass at once. Its timers and tickers run on the
