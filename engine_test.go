@@ -693,34 +693,43 @@ func TestEngineSlowSendShownOnce(t *testing.T) {
 	}
 }
 
+// deadReplicaEnded plays a replica that showed question id in message msg
+// of ops-room, marked it finishing, won its end with reason, and died
+// before editing anything. It returns the replicas' key prefix and when.
+func deadReplicaEnded(t *testing.T, id, msg string, reason askbridge.Reason) (string, time.Time) {
+	t.Helper()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
+	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.MarkFinishing(ctx, id, now); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := dead.End(ctx, id, askbridge.NoAnswer(id, reason, ""), now); err != nil || !r.Won {
+		t.Fatalf("end: %+v %v", r, err)
+	}
+	return prefix, now
+}
+
 // TestEngineFinishesWhatADeadReplicaLeft: a replica won the end of a
 // question and died before editing its messages; another replica edits
 // them, so no stale buttons stay behind.
 func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 	t.Parallel()
-	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
-	defer rdb.Close()
+	prefix, now := deadReplicaEnded(t, "left-1", "77", askbridge.ReasonCancelled)
 	ctx := context.Background()
-	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
-	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, "left-1")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: "left-1", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "77"}
-	if _, err := dead.AddMessage(ctx, "left-1", ref); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := dead.End(ctx, "left-1", askbridge.NoAnswer("left-1", askbridge.ReasonCancelled, ""), now); err != nil || !r.Won {
-		t.Fatalf("end: %+v %v", r, err)
-	}
-	if _, err := dead.MarkFinishing(ctx, "left-1", now); err != nil {
-		t.Fatal(err)
-	}
 	// The survivor looks a few minutes later.
 	clk := clockwork.NewFakeClockAt(now.Add(3 * time.Minute))
 	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", clock: clk})

@@ -276,29 +276,11 @@ func TestEngineEndWonThenLostLeavesNoLiveButtons(t *testing.T) {
 // within seconds, not minutes.
 func TestEngineTakesOverFinishingWithinSeconds(t *testing.T) {
 	t.Parallel()
-	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	prefix, _ := deadReplicaEnded(t, "mid-edit", "88", askbridge.ReasonSkipped)
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
 	ctx := context.Background()
 	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
-	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, "mid-edit")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: "mid-edit", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "88"}
-	if _, err := dead.AddMessage(ctx, "mid-edit", ref); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dead.MarkFinishing(ctx, "mid-edit", now); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := dead.End(ctx, "mid-edit", askbridge.NoAnswer("mid-edit", askbridge.ReasonSkipped, ""), now); err != nil || !r.Won {
-		t.Fatalf("end: %+v %v", r, err)
-	}
 	// The dead replica held the finishing lease; it lapses unrenewed.
 	if _, ok, err := dead.AcquireLease(ctx, "finish:mid-edit", "dead/1", 300*time.Millisecond); err != nil || !ok {
 		t.Fatalf("lease: %v %v", ok, err)
