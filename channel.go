@@ -76,6 +76,30 @@ type Notifier interface {
 	Notify(ctx context.Context, chat, replyTo, text string) error
 }
 
+// Finder is implemented by channels that can look on the platform for
+// messages they posted: the engine asks when it resumes a delivery another
+// replica began, since that replica may have died between the platform
+// accepting a part and the part being recorded. What Find returns is
+// recorded and not posted again. A channel whose posts are idempotent
+// (Discord's enforced nonce) or that cannot read its chats' history
+// (Telegram) does not implement it.
+type Finder interface {
+	// Find returns, in part order, the messages of l.Plan from part l.From
+	// on that this bot posted in l.Chat since l.Since. It reads only; an
+	// error means the platform could not be asked, not that nothing is
+	// there.
+	Find(ctx context.Context, l Lookup) ([]MessageRef, error)
+}
+
+// Lookup is what a Finder looks for: the parts of Plan from From on,
+// posted in Chat no earlier than Since.
+type Lookup struct {
+	Chat  string
+	Plan  Plan
+	From  int
+	Since time.Time
+}
+
 // ChannelState is the connection state of a channel.
 type ChannelState string
 

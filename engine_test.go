@@ -236,6 +236,9 @@ type harnessOpts struct {
 	metrics    askbridge.Metrics
 	stopGrace  time.Duration
 	ch         *fakeChannel
+	// channel, when set, is what the engine gets in place of ch (ch
+	// wrapped, to add an optional interface).
+	channel func(*fakeChannel) askbridge.Channel
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -276,8 +279,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.wrap != nil {
 		engineStore = o.wrap(st)
 	}
+	var channel askbridge.Channel = o.ch
+	if o.channel != nil {
+		channel = o.channel(o.ch)
+	}
 	e := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{o.ch},
+		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{channel},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -456,5 +459,127 @@ func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
 	p := ch.sends()[0]
 	if r := tap(h, p, 0, alice, "after-outage"); r.Notice != askbridge.NoticeRecorded {
 		t.Fatalf("tap on the prompt: %q", r.Notice)
+	}
+}
+
+// findingChannel is the fake channel with a history it can search (a
+// Finder, like Slack's); lookupErr makes every lookup fail.
+type findingChannel struct {
+	*fakeChannel
+	lookups   atomic.Int64
+	lookupErr error
+}
+
+func (f *findingChannel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.MessageRef, error) {
+	f.lookups.Add(1)
+	if f.lookupErr != nil {
+		return nil, f.lookupErr
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []askbridge.MessageRef
+	for _, p := range f.sent {
+		if p.chat != l.Chat || p.plan.ID != l.Plan.ID {
+			continue
+		}
+		for _, r := range p.refs {
+			if r.Part >= l.From {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// deadReplicaPosting plays a replica that took request id from the stream,
+// posted parts 0 and 1 of its three-part prompt in ops-room, recorded only
+// part 0 and died. ch holds what the platform shows.
+func deadReplicaPosting(t *testing.T, id string, ch *fakeChannel) string {
+	t.Helper()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	agenttest.Agent{RDB: rdb, Prefix: prefix}.Ask(t, fmt.Sprintf(oneQuestion, id))
+	dead := store.New(rdb, store.Options{Prefix: prefix, Consumer: "dead"})
+	if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
+		t.Fatalf("read: %v %v", entries, err)
+	}
+	req, err := askbridge.DecodeRequest([]byte(fmt.Sprintf(oneQuestion, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	target := askbridge.Target{Platform: "telegram", Chat: "ops-room"}
+	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: id, Request: req, Target: target, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	plan := askbridge.BuildPlan(id, req, ch.caps)
+	refs := []askbridge.MessageRef{
+		{Platform: "telegram", Chat: "ops-room", Message: "dead-0", Part: 0},
+		{Platform: "telegram", Chat: "ops-room", Message: "dead-1", Part: 1},
+	}
+	ch.sent = append(ch.sent, sentPrompt{chat: "ops-room", plan: plan, refs: refs})
+	if _, err := dead.AddMessage(ctx, id, refs[0]); err != nil {
+		t.Fatal(err)
+	}
+	return prefix
+}
+
+// TestEngineFindsPartsADeadReplicaPosted: a replica died between the
+// platform accepting part 1 of a prompt and recording it. The replica that
+// takes the request over finds part 1 on the platform, records it, and
+// posts only part 2: no part is shown twice, no button is orphaned. When
+// the platform cannot be asked, the prompt is still completed (the parts
+// not recorded are posted again) rather than left without its buttons.
+func TestEngineFindsPartsADeadReplicaPosted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		lookupErr error
+		posted    []string // messages of the prompt, in order
+	}{
+		{"found", nil, []string{"dead-0", "dead-1", "1"}},
+		{"lookup fails", &askbridge.SendError{Kind: askbridge.Temporary, Reason: "502"}, []string{"dead-0", "dead-1", "1", "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := "dead-post-" + strings.ReplaceAll(tc.name, " ", "-")
+			ch := newFakeChannel("telegram")
+			ch.parts = 3
+			prefix := deadReplicaPosting(t, id, ch)
+			finder := &findingChannel{fakeChannel: ch, lookupErr: tc.lookupErr}
+			h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", claimIdle: 200 * time.Millisecond, ch: ch,
+				channel: func(*fakeChannel) askbridge.Channel { return finder }})
+			h.waitHandled()
+			var got []string
+			for _, r := range ch.sends()[0].refs {
+				got = append(got, r.Message)
+			}
+			if !slices.Equal(got, tc.posted) {
+				t.Fatalf("the platform shows %v, want %v", got, tc.posted)
+			}
+			if n := finder.lookups.Load(); n != 1 {
+				t.Errorf("%d lookups, want 1", n)
+			}
+			msgs, err := h.store.Messages(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := map[int]int{}
+			for _, m := range msgs {
+				parts[m.Part]++
+			}
+			if len(parts) != 3 {
+				t.Fatalf("recorded parts %v, want 0, 1 and 2", parts)
+			}
+			// The buttons are on the last part; a tap there answers.
+			last := ch.sends()[0].refs[len(got)-1]
+			r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: id + "-tap", Message: last, Person: alice, Payload: ch.sends()[0].plan.Buttons()[1].Payload})
+			if r.Notice != askbridge.NoticeRecorded {
+				t.Fatalf("tap: %q", r.Notice)
+			}
+			h.result(id, 2*time.Second)
+		})
 	}
 }

@@ -290,19 +290,19 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		return errDelivering
 	}
 	defer release()
+	ch := in.channels[target.Platform]
+	plan := BuildPlan(id, req, ch.Capabilities())
+	log := in.log.With("question", id, "platform", target.Platform)
+	deadline := in.clock.Now().Add(in.sendBudget)
 	from := 0
 	if !fresh {
 		var done bool
-		from, done, err = in.resume(ctx, id, target)
+		from, done, err = in.resume(ctx, id, target, plan, deadline)
 		if err != nil || done {
 			return err
 		}
 	}
 
-	ch := in.channels[target.Platform]
-	plan := BuildPlan(id, req, ch.Capabilities())
-	log := in.log.With("question", id, "platform", target.Platform)
-	deadline := in.clock.Now().Add(in.sendBudget)
 	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
 	var lastReason string
 	for attempt := 1; attempt <= in.sendAttempts; attempt++ {
@@ -385,8 +385,10 @@ func (in *intake) undeliverable(ctx context.Context, id, reason string) error {
 
 // resume looks, under the delivery lease, at a question seen before: one
 // that has ended is not shown (done), and one shown in part goes on from
-// the first part not posted.
-func (in *intake) resume(ctx context.Context, id string, target Target) (from int, done bool, err error) {
+// the first part not posted. Parts the platform has but the store does not
+// (posted by a replica that died before recording them) are found, when
+// the channel can look, and recorded instead of being posted again.
+func (in *intake) resume(ctx context.Context, id string, target Target, plan Plan, until time.Time) (from int, done bool, err error) {
 	rec, found, err := in.store.Get(ctx, id)
 	if err != nil {
 		return 0, false, fmt.Errorf("read question: %w", err)
@@ -413,7 +415,50 @@ func (in *intake) resume(ctx context.Context, id string, target Target) (from in
 			from = m.Part + 1
 		}
 	}
+	posted, err := in.find(ctx, id, target, plan, from, rec.Created)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, ref := range posted {
+		status, err := in.record(ctx, id, ref, until)
+		if err != nil {
+			return 0, false, fmt.Errorf("record message found: %w", err)
+		}
+		if status != StatusPending {
+			return 0, true, in.finishLate(ctx, id)
+		}
+		_ = in.publish(ctx, Event{Kind: EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		from = max(from, ref.Part+1)
+	}
 	return from, false, nil
+}
+
+// findSkew widens a lookup's window for the clocks of the replicas and the
+// platform, which need not agree.
+const findSkew = time.Minute
+
+// find asks a Finder channel for the parts from on of a prompt posted
+// since created that no replica recorded. A lookup that fails is logged
+// and treated as finding nothing: the prompt is posted again rather than
+// not at all, and a tap on a copy nobody recorded is still taken (adopted
+// by the inbox).
+func (in *intake) find(ctx context.Context, id string, target Target, plan Plan, from int, created time.Time) ([]MessageRef, error) {
+	f, ok := in.channels[target.Platform].(Finder)
+	if !ok {
+		return nil, nil
+	}
+	found, err := f.Find(ctx, Lookup{Chat: target.Chat, Plan: plan, From: from, Since: created.Add(-findSkew)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		in.log.Warn("could not look for parts already posted; posting them", "question", id, "platform", target.Platform, "err", err)
+		return nil, nil
+	}
+	if len(found) > 0 {
+		in.log.Info("found parts posted but not recorded; recording them", "question", id, "platform", target.Platform, "from", from, "found", len(found))
+	}
+	return found, nil
 }
 
 // record records a message just posted. The message is out: giving up

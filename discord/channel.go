@@ -2,10 +2,14 @@ package discord
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,8 +128,11 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 // the part's index in the whole prompt. Each REST call is made once: a
 // refusal comes back as a *askbridge.SendError (a 429 as RateLimited with
 // Discord's retry_after); a call waits for a rate-limit bucket known to be
-// empty only as long as ctx allows. Safe for concurrent use; not safe to
-// repeat (a repeat posts again).
+// empty only as long as ctx allows. Safe for concurrent use, and safe to
+// repeat within Discord's nonce window (a few minutes): each part carries
+// a nonce made from the question id and the part's index, enforced by
+// Discord, so a part posted by a replica that died before recording it is
+// returned again instead of being posted twice.
 func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 	parts := renderParts(d.Plan)
 	from := max(d.From, 0)
@@ -142,7 +149,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		if i == len(parts)-1 {
 			ms.Components = comps
 		}
-		m, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx))
+		m, err := c.post(ctx, channelID, ms, nonce(d.Plan.ID, i))
 		if err != nil {
 			return classify("send message", err)
 		}
@@ -154,6 +161,42 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		}
 	}
 	return nil
+}
+
+// sendBody is a create-message body with the nonce fields discordgo's
+// MessageSend lacks.
+type sendBody struct {
+	*discordgo.MessageSend
+	Nonce        string `json:"nonce,omitempty"`
+	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
+}
+
+// post creates a message with an enforced nonce: if this bot created a
+// message with the same nonce in the past few minutes, Discord returns
+// that message and creates none.
+func (c *Channel) post(ctx context.Context, channelID string, ms *discordgo.MessageSend, nonce string) (*discordgo.Message, error) {
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	body := sendBody{MessageSend: ms, Nonce: nonce, EnforceNonce: nonce != ""}
+	raw, err := c.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	var m discordgo.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("decode created message: %w", err)
+	}
+	if m.ID == "" {
+		return nil, fmt.Errorf("created message has no id")
+	}
+	return &m, nil
+}
+
+// nonce names part i of question id in at most 25 characters (Discord's
+// limit): a digest, since ids may be longer. The same question and part
+// always give the same nonce; nothing else is meant to.
+func nonce(id string, part int) string {
+	sum := sha256.Sum256([]byte(id + "\x00" + strconv.Itoa(part)))
+	return "ab" + base64.RawURLEncoding.EncodeToString(sum[:])[:23]
 }
 
 // resolveChat turns a chat into a channel id, opening the DM channel for

@@ -2,6 +2,7 @@ package discord_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/store"
 )
 
 // flakyStore is Redis failing on demand: the next n lookups of a message's
@@ -220,5 +222,83 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	}
 	if counted.Load() != logged.Load() {
 		t.Errorf("%d panics counted, %d logged", counted.Load(), logged.Load())
+	}
+}
+
+// TestPromptNotPostedTwice: each part of a prompt carries an enforced
+// nonce, so a post Discord accepted but whose reply never came back (a
+// proxy dropped it), or that a replica which then died never recorded, is
+// returned by the next post instead of being created again: one prompt,
+// whose buttons answer.
+func TestPromptNotPostedTwice(t *testing.T) {
+	t.Parallel()
+	t.Run("reply lost", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, envOpts{replicas: 1})
+		e.waitGateway()
+		e.fake.LoseReplies(1)
+		id := e.ask(fmt.Sprintf(oneQuestion, "lost-reply"))
+		onePromptAnswers(t, e, id)
+		var failed int
+		for _, r := range e.requests("POST", "channels/"+e.room+"/messages") {
+			if r.Status == 502 {
+				failed++
+			}
+		}
+		if failed != 1 {
+			t.Fatalf("%d posts answered 502, want 1", failed)
+		}
+	})
+	t.Run("replica died", func(t *testing.T) {
+		t.Parallel()
+		const id = "dead-poster"
+		e := newEnv(t, envOpts{claimIdle: 300 * time.Millisecond, before: func(e *env) {
+			ctx := context.Background()
+			e.ask(fmt.Sprintf(oneQuestion, id))
+			dead := store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "dead"})
+			if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
+				t.Fatalf("read: %v %v", entries, err)
+			}
+			req, err := askbridge.DecodeRequest(fmt.Appendf(nil, oneQuestion, id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			q := askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: discord.Platform, Chat: e.room}, Created: now, Deadline: now.Add(time.Hour)}
+			if _, _, err := dead.Create(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			ch, err := discord.New(discord.Config{Token: e.fake.Token(), APIURL: e.fake.URL}, dead, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			died := errors.New("killed")
+			err = ch.Send(ctx, askbridge.Delivery{Chat: e.room, Plan: askbridge.BuildPlan(id, req, ch.Capabilities()), Sent: func(askbridge.MessageRef) error { return died }})
+			if !errors.Is(err, died) {
+				t.Fatalf("send: %v", err)
+			}
+		}})
+		e.waitGateway()
+		onePromptAnswers(t, e, id)
+	})
+}
+
+// onePromptAnswers checks that question id is shown once, in one message
+// of the room, and that a press on it answers.
+func onePromptAnswers(t *testing.T, e *env, id string) {
+	t.Helper()
+	shown := e.shown(id)
+	if len(shown) != 1 {
+		t.Fatalf("recorded %d messages, want 1", len(shown))
+	}
+	if n := len(e.botMessages(e.room)); n != 1 {
+		t.Fatalf("%d bot messages in the room, want 1", n)
+	}
+	in := e.click(e.alice, shown[0].ID, buttonIDs(shown[0])[1])
+	if got := notice(in); got != string(askbridge.NoticeRecorded) {
+		t.Fatalf("press: %q", got)
+	}
+	if r := e.result(id, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", r)
 	}
 }

@@ -126,6 +126,12 @@ type envOpts struct {
 	logs slog.Handler
 	// panicked, when set, counts the panics the channels recovered.
 	panicked func(op string)
+	// claimIdle is how long a request a replica took may go
+	// unacknowledged before another takes it (the store's default if 0).
+	claimIdle time.Duration
+	// before runs before the replicas start, to leave what a replica that
+	// died left behind.
+	before func(e *env)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -141,6 +147,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
+	if o.before != nil {
+		o.before(e)
+	}
 	for i := range o.replicas {
 		e.start(i, o)
 	}
@@ -152,7 +161,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	name := fmt.Sprintf("replica-%d", i)
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle})
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -248,8 +249,8 @@ func longPlan(t *testing.T) askbridge.Plan {
 }
 
 // TestSendPostsFromAPart: Send numbers each message by its part in the
-// whole prompt, starts at Delivery.From, and stops at the first error of
-// Sent, returning it as is.
+// whole prompt, starts at Delivery.From, stops at the first error of Sent,
+// returning it as is, and never posts a part of a question twice.
 func TestSendPostsFromAPart(t *testing.T) {
 	fake := discordtest.New(discordtest.Options{})
 	defer fake.Close()
@@ -274,7 +275,17 @@ func TestSendPostsFromAPart(t *testing.T) {
 		}
 	}
 
+	// The same prompt again (a replica that took over): Discord returns
+	// the parts already posted (their nonces), and posts nothing.
 	before := posted()
+	again, err := send(ctx, ch, room, plan)
+	if err != nil || posted() != before || !slices.Equal(again, refs) {
+		t.Fatalf("the same prompt again: %d posted, refs %+v, %v; want none posted, %+v", posted()-before, again, err, refs)
+	}
+
+	// Another question of the same shape, from part 1.
+	plan.ID = "long-2"
+	before = posted()
 	var from []askbridge.MessageRef
 	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, From: 1, Sent: func(ref askbridge.MessageRef) error {
 		from = append(from, ref)
@@ -302,6 +313,7 @@ func TestSendPostsFromAPart(t *testing.T) {
 	}
 
 	errStop := errors.New("store is down")
+	plan.ID = "long-3"
 	before = posted()
 	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, Sent: func(askbridge.MessageRef) error { return errStop }})
 	if err != errStop || posted()-before != 1 {

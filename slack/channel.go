@@ -112,7 +112,8 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 // message to d.Sent as soon as Slack has it. It makes one try of each call:
 // a refusal is returned as a *askbridge.SendError (a 429 as RateLimited
 // with Slack's Retry-After), and the engine goes on from the first part not
-// posted. Safe for concurrent use; not safe to repeat.
+// posted. Each message carries metadata naming the question and the part,
+// which Find looks for. Safe for concurrent use; not safe to repeat.
 func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 	msgs := render(d.Plan)
 	from := max(d.From, 0)
@@ -127,7 +128,8 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		m := msgs[part]
 		_, ts, err := c.api.PostMessageContext(ctx, channel,
 			slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...),
-			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
+			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl(),
+			slack.MsgOptionMetadata(promptMetadata(d.Plan.ID, part)))
 		if err != nil {
 			return fmt.Errorf("slack: post message: %w", c.classify(err))
 		}

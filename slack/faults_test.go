@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
+	"github.com/askbridge/askbridge/store"
 )
 
 // flakyStore is Redis failing on demand: the next n lookups of a message's
@@ -240,4 +242,55 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 			t.Errorf("%d taps, %d replies, %d panics logged, %d counted; want 2, 2, 2, 2", taps.Load(), replies.Load(), logged.Load(), counted.Load())
 		}
 	})
+}
+
+// TestPromptOfADeadReplicaNotPostedAgain: a replica took a request, posted
+// its prompt and died before recording the message. The replica that takes
+// the request over finds the prompt in the channel's history (by its
+// metadata) and records it instead of posting it again: one prompt, whose
+// buttons answer.
+func TestPromptOfADeadReplicaNotPostedAgain(t *testing.T) {
+	const id = "dead-poster"
+	e := newEnv(t, socketMode, envOpts{claimIdle: 300 * time.Millisecond, before: func(e *env) {
+		ctx := context.Background()
+		e.ask(fmt.Sprintf(oneQuestion, id))
+		dead := store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "dead"})
+		if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
+			t.Fatalf("read: %v %v", entries, err)
+		}
+		req, err := askbridge.DecodeRequest(fmt.Appendf(nil, oneQuestion, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		q := askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, Created: now, Deadline: now.Add(time.Hour)}
+		if _, _, err := dead.Create(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL()}, dead, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		died := errors.New("killed")
+		err = ch.Send(ctx, askbridge.Delivery{Chat: opsChannel, Plan: askbridge.BuildPlan(id, req, ch.Capabilities()), Sent: func(askbridge.MessageRef) error { return died }})
+		if !errors.Is(err, died) {
+			t.Fatalf("send: %v", err)
+		}
+	}})
+	m := e.prompt(opsChannel, id)
+	e.settleRequests()
+	var prompts int
+	for _, msg := range e.fake.Messages(opsChannel) {
+		if msg.BotID == slacktest.BotID && strings.Contains(string(msg.Blocks), askbridge.QuestionDigest(id)) {
+			prompts++
+		}
+	}
+	if prompts != 1 {
+		t.Fatalf("%d prompts in the channel, want 1", prompts)
+	}
+	e.press(alice, opsChannel, m.TS, "Production")
+	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		t.Fatalf("result %+v", r)
+	}
+	e.waitEnded(opsChannel, m.TS, "Answered: Production")
 }

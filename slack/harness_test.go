@@ -180,6 +180,12 @@ type envOpts struct {
 	logs slog.Handler
 	// panicked, when set, counts the panics the channels recovered.
 	panicked func(op string)
+	// claimIdle is how long a request a replica took may go
+	// unacknowledged before another takes it (the store's default if 0).
+	claimIdle time.Duration
+	// before runs before the replicas start, to leave what a replica that
+	// died left behind.
+	before func(e *env)
 }
 
 func newEnv(t *testing.T, mode string, o envOpts) *env {
@@ -195,6 +201,9 @@ func newEnv(t *testing.T, mode string, o envOpts) *env {
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
 	e.store = store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "reader"})
+	if o.before != nil {
+		o.before(e)
+	}
 	var handlers []http.Handler
 	for i := range 2 {
 		r, h := e.startReplica(fmt.Sprintf("replica-%d", i+1), o)
@@ -224,7 +233,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	t := e.t
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle})
 	if o.wrap != nil {
 		st = o.wrap(st)
 	}
@@ -373,6 +382,20 @@ func (e *env) waitEnded(channel, ts, status string) slacktest.Message {
 		e.t.Fatalf("message %s: want ended with %q, now text %q blocks %s", ts, status, m.Text, m.Blocks)
 	}
 	return m
+}
+
+// settleRequests waits until every request in the stream was read and
+// acknowledged.
+func (e *env) settleRequests() {
+	e.t.Helper()
+	ctx := context.Background()
+	if !e.fake.Wait(10*time.Second, func() bool {
+		groups, err := e.agent.XInfoGroups(ctx, e.prefix+"requests").Result()
+		n, err2 := e.agent.XLen(ctx, e.prefix+"requests").Result()
+		return err == nil && err2 == nil && len(groups) == 1 && groups[0].Pending == 0 && groups[0].EntriesRead >= n
+	}) {
+		e.t.Fatal("requests still unhandled")
+	}
 }
 
 func jsonString(s string) string {

@@ -22,6 +22,10 @@ const (
 	MaxRowButtons = 5
 	MaxLabel      = 80
 	MaxCustomID   = 100
+	MaxNonce      = 25
+	// NonceWindow is how long an enforced nonce returns the message it
+	// created ("checked for uniqueness in the past few minutes").
+	NonceWindow = 5 * time.Minute
 	// InteractionDeadline: the first response to an interaction is due
 	// within 3 seconds, or the interaction fails.
 	InteractionDeadline = 3 * time.Second
@@ -68,6 +72,8 @@ type Server struct {
 	global       window
 	requests     []Request
 	closed       map[string]bool // users whose DMs are closed
+	nonces       map[string]*Message
+	loseReplies  int
 	gw           gatewayState
 }
 
@@ -126,6 +132,8 @@ type Message struct {
 	Edits   int
 	History []string
 	Created time.Time
+	// Nonce is the nonce it was created with, if any.
+	Nonce string
 }
 
 // Ephemeral reports whether only the presser sees the message.
@@ -174,7 +182,7 @@ func New(opts Options) *Server {
 		opts: opts, users: map[string]*User{}, channels: map[string]*channel{},
 		messages: map[string]*Message{}, interactions: map[string]*Interaction{},
 		byToken: map[string]*Interaction{}, buckets: map[string]*window{},
-		closed: map[string]bool{},
+		closed: map[string]bool{}, nonces: map[string]*Message{},
 	}
 	s.gw.init()
 	s.BotID = s.id()
@@ -248,6 +256,14 @@ func (s *Server) CloseDMs(user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed[user] = true
+}
+
+// LoseReplies makes the next n message creations take effect but answer
+// 502, as when a proxy between the bot and Discord drops the reply.
+func (s *Server) LoseReplies(n int) {
+	s.mu.Lock()
+	s.loseReplies = n
+	s.mu.Unlock()
 }
 
 // Messages lists the messages of a channel in order (copies).

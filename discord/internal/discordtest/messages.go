@@ -18,6 +18,25 @@ type messageBody struct {
 	Reference       *struct {
 		MessageID string `json:"message_id"`
 	} `json:"message_reference"`
+	Nonce        json.RawMessage `json:"nonce"`
+	EnforceNonce bool            `json:"enforce_nonce"`
+}
+
+// nonce is the body's nonce as a string: Discord takes an integer or a
+// string of at most 25 characters.
+func (b messageBody) nonce() (string, bool) {
+	if len(b.Nonce) == 0 || string(b.Nonce) == "null" {
+		return "", true
+	}
+	var str string
+	if json.Unmarshal(b.Nonce, &str) == nil {
+		return str, len(str) <= MaxNonce
+	}
+	var n json.Number
+	if json.Unmarshal(b.Nonce, &n) == nil {
+		return n.String(), len(n.String()) <= MaxNonce
+	}
+	return "", false
 }
 
 func decodeBody(w http.ResponseWriter, body []byte) (messageBody, bool) {
@@ -41,6 +60,9 @@ func fieldError(code, msg string) map[string]any {
 // Discord: 400 Invalid Form Body (50035) with the nested errors.
 func validate(b messageBody) *apiError {
 	errs := map[string]any{}
+	if _, ok := b.nonce(); !ok {
+		errs["nonce"] = fieldError("BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	}
 	if b.Content != nil && utf16Len(*b.Content) > MaxContent {
 		errs["content"] = fieldError("BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 	}
@@ -157,7 +179,21 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 		errEmptyMessage.write(w)
 		return
 	}
-	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.Flags, Created: time.Now()}
+	nonce, _ := b.nonce()
+	if b.EnforceNonce && nonce != "" {
+		// The same author and nonce within the window: the message
+		// created then is returned and none is created.
+		if m, ok := s.nonces[nonce]; ok && time.Since(m.Created) < NonceWindow {
+			out := s.messageJSON(m)
+			s.mu.Unlock()
+			writeJSON(w, 200, out)
+			return
+		}
+	}
+	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.Flags, Created: time.Now(), Nonce: nonce}
+	if nonce != "" {
+		s.nonces[nonce] = m
+	}
 	if b.Content != nil {
 		m.Content = *b.Content
 	}
@@ -171,8 +207,16 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 	s.order = append(s.order, m.ID)
 	out := s.messageJSON(m)
 	guild := ch.GuildID
+	lost := s.loseReplies > 0
+	if lost {
+		s.loseReplies--
+	}
 	s.mu.Unlock()
-	writeJSON(w, 200, out)
+	if lost {
+		http.Error(w, "502 Bad Gateway", http.StatusBadGateway)
+	} else {
+		writeJSON(w, 200, out)
+	}
 	// Discord sends the bot its own messages too.
 	s.dispatch("MESSAGE_CREATE", withGuild(out, guild), guild == "")
 }
@@ -190,6 +234,9 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "author": m.Author,
 		"timestamp": m.Created.UTC().Format(time.RFC3339Nano), "type": 0, "flags": m.Flags,
 		"components": m.Components, "tts": false, "mention_everyone": false,
+	}
+	if m.Nonce != "" {
+		out["nonce"] = m.Nonce
 	}
 	if m.Components == nil {
 		out["components"] = []Row{}

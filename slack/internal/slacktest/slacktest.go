@@ -72,6 +72,8 @@ type Message struct {
 	Blocks json.RawMessage
 	// Updates counts the chat.update calls on it.
 	Updates int
+	// Metadata is the message's metadata as posted (nil if none).
+	Metadata json.RawMessage
 }
 
 // Ephemeral is a chat.postEphemeral: visible to one user only.
@@ -169,6 +171,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("/api/chat.update", s.web(true, s.update))
 	mux.HandleFunc("/api/chat.postEphemeral", s.web(true, s.postEphemeral))
 	mux.HandleFunc("/api/conversations.open", s.web(false, s.conversationsOpen))
+	mux.HandleFunc("/api/conversations.history", s.web(false, s.conversationsHistory))
 	mux.HandleFunc("/ws", s.websocket)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"ok": false, "error": "unknown_method"})
@@ -301,6 +304,7 @@ func (s *Server) find(channel, ts string) *Message {
 }
 
 func (s *Server) newTS() string {
-	s.tsSeq++
+	// Slack's ts is the post's time in microseconds, unique in a channel.
+	s.tsSeq = max(s.tsSeq+1, time.Now().UnixMicro())
 	return fmt.Sprintf("%d.%06d", s.tsSeq/1_000_000, s.tsSeq%1_000_000)
 }

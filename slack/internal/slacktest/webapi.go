@@ -12,7 +12,8 @@ import (
 )
 
 // Web API: the methods the bridge calls (auth.test, apps.connections.open,
-// chat.postMessage, chat.update, chat.postEphemeral, conversations.open),
+// chat.postMessage, chat.update, chat.postEphemeral, conversations.open,
+// conversations.history),
 // with Slack's limits and error bodies.
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -119,6 +120,16 @@ func (s *Server) postMessage(form url.Values) map[string]any {
 	if blocks != "" {
 		m.Blocks = json.RawMessage(blocks)
 	}
+	if meta := form.Get("metadata"); meta != "" {
+		var md struct {
+			EventType    string         `json:"event_type"`
+			EventPayload map[string]any `json:"event_payload"`
+		}
+		if json.Unmarshal([]byte(meta), &md) != nil || md.EventType == "" || md.EventPayload == nil {
+			return fail("invalid_metadata_format")
+		}
+		m.Metadata = json.RawMessage(meta)
+	}
 	if m.ThreadTS != "" && s.find(channel, m.ThreadTS) == nil {
 		return fail("thread_not_found")
 	}
@@ -167,6 +178,80 @@ func (s *Server) postEphemeral(form url.Values) map[string]any {
 	}
 	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: channel, User: user, ThreadTS: form.Get("thread_ts"), Text: form.Get("text")})
 	return map[string]any{"ok": true, "message_ts": s.newTS()}
+}
+
+// conversationsHistory answers conversations.history: the channel's
+// messages outside threads, newest first, between oldest and latest
+// (exclusive unless inclusive), limit at a time (default 100, at most 999)
+// with a cursor for the next page; metadata only with include_all_metadata.
+func (s *Server) conversationsHistory(form url.Values) map[string]any {
+	channel := form.Get("channel")
+	limit := 100
+	if v := form.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fail("invalid_limit")
+		}
+		limit = min(n, 999)
+	}
+	skip := 0
+	if c := form.Get("cursor"); c != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c, "next:"))
+		if err != nil || n < 0 {
+			return fail("invalid_cursor")
+		}
+		skip = n
+	}
+	oldest, latest := form.Get("oldest"), form.Get("latest")
+	inclusive := form.Get("inclusive") == "1" || form.Get("inclusive") == "true"
+	meta := form.Get("include_all_metadata") == "1" || form.Get("include_all_metadata") == "true"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if code := s.channelError(channel); code != "" {
+		return fail(code)
+	}
+	var in []map[string]any
+	all := s.channels[channel]
+	for i := len(all) - 1; i >= 0; i-- {
+		m := all[i]
+		if m.ThreadTS != "" && m.ThreadTS != m.TS {
+			continue
+		}
+		if oldest != "" && (tsLess(m.TS, oldest) || (!inclusive && m.TS == oldest)) {
+			continue
+		}
+		if latest != "" && (tsLess(latest, m.TS) || (!inclusive && m.TS == latest)) {
+			continue
+		}
+		out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User}
+		if m.BotID != "" {
+			out["bot_id"] = m.BotID
+		}
+		if m.Blocks != nil {
+			out["blocks"] = m.Blocks
+		}
+		if meta && m.Metadata != nil {
+			out["metadata"] = m.Metadata
+		}
+		in = append(in, out)
+	}
+	page := in[min(skip, len(in)):]
+	more := len(page) > limit
+	if more {
+		page = page[:limit]
+	}
+	res := map[string]any{"ok": true, "messages": page, "has_more": more}
+	if more {
+		res["response_metadata"] = map[string]any{"next_cursor": fmt.Sprintf("next:%d", skip+limit)}
+	}
+	return res
+}
+
+// tsLess compares two Slack timestamps ("seconds.micros").
+func tsLess(a, b string) bool {
+	fa, _ := strconv.ParseFloat(a, 64)
+	fb, _ := strconv.ParseFloat(b, 64)
+	return fa < fb
 }
 
 func (s *Server) conversationsOpen(form url.Values) map[string]any {
