@@ -85,6 +85,11 @@ type EngineConfig struct {
 	LeftoverEvery time.Duration
 	LeftoverGrace time.Duration
 	LeftoverBatch int
+	// FinishConcurrency bounds the ended questions whose messages one
+	// replica edits at once (default 1024). A burst of endings beyond it
+	// (many deadlines at once) does not start a goroutine each: the rest
+	// stay marked and the leftover pass takes them in turn.
+	FinishConcurrency int
 	// StopGrace bounds a graceful stop (default 20s): once Run's context
 	// is done no new part of a prompt is started (the request is handed
 	// back to another replica, which goes on from the first part not
@@ -116,6 +121,7 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.LeftoverEvery, 5*time.Second)
 	setDefault(&c.LeftoverGrace, 5*time.Second)
 	setDefault(&c.LeftoverBatch, 20)
+	setDefault(&c.FinishConcurrency, 1024)
 	setDefault(&c.StopGrace, 20*time.Second)
 	return c
 }
@@ -181,6 +187,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c.finisher = newFinisher(c, finisherParams{
 		timeout: cfg.FinishTimeout, editAttempts: cfg.EditAttempts, leaseTTL: cfg.FinishLease,
 		leftoverEvery: cfg.LeftoverEvery, leftoverGrace: cfg.LeftoverGrace, leftoverBatch: cfg.LeftoverBatch,
+		concurrency: cfg.FinishConcurrency,
 	})
 	return &Engine{
 		core:     c,
@@ -267,12 +274,17 @@ func (c *core) end(ctx context.Context, id string, res Result) (EndResult, error
 // decides whether another's end came before its own.
 const clockSkew = time.Second
 
-func (c *core) publish(ctx context.Context, ev Event) error {
-	if ev.At.IsZero() {
-		ev.At = c.clock.Now()
+func (c *core) publish(ctx context.Context, evs ...Event) error {
+	for i := range evs {
+		if evs[i].At.IsZero() {
+			evs[i].At = c.clock.Now()
+		}
 	}
-	if err := c.store.Publish(ctx, ev); err != nil {
-		return fmt.Errorf("publish %s event: %w", ev.Kind, err)
+	if err := c.store.Publish(ctx, evs...); err != nil {
+		if len(evs) == 1 {
+			return fmt.Errorf("publish %s event: %w", evs[0].Kind, err)
+		}
+		return fmt.Errorf("publish %d events: %w", len(evs), err)
 	}
 	return nil
 }

@@ -48,6 +48,12 @@ type fakeChannel struct {
 	panicOnFinish atomic.Bool
 	// finishFailures are returned by the next Finish calls, in order.
 	finishFailures []error
+	// finishGate, when set, holds every Finish until it can receive from
+	// it; inFinish counts the Finish calls under way, mostInFinish the
+	// most at once.
+	finishGate   chan struct{}
+	inFinish     atomic.Int64
+	mostInFinish atomic.Int64
 	// parts is how many messages a prompt takes (default 1); failPart
 	// fails the post of a part once, before posting it.
 	parts    int
@@ -120,6 +126,17 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
 	if f.panicOnFinish.Load() {
 		panic("fake channel: finish failed badly")
+	}
+	n := f.inFinish.Add(1)
+	defer f.inFinish.Add(-1)
+	for most := f.mostInFinish.Load(); n > most && !f.mostInFinish.CompareAndSwap(most, n); most = f.mostInFinish.Load() {
+	}
+	if f.finishGate != nil {
+		select {
+		case <-f.finishGate:
+		case <-ctx.Done():
+			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: ctx.Err().Error()}
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -235,7 +252,9 @@ type harnessOpts struct {
 	wrap       func(askbridge.Store) askbridge.Store
 	metrics    askbridge.Metrics
 	stopGrace  time.Duration
-	ch         *fakeChannel
+	// finishConcurrency bounds the questions finished at once.
+	finishConcurrency int
+	ch                *fakeChannel
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
 	channel func(*fakeChannel) askbridge.Channel
@@ -287,6 +306,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{channel},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
+		FinishConcurrency: o.finishConcurrency,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -583,3 +583,53 @@ func TestEngineFindsPartsADeadReplicaPosted(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineManyEndingsAtOnceAreBounded: when many deadlines pass at once
+// the sweep ends them all in one batch (their results reach the agents at
+// once), but a replica edits at most FinishConcurrency questions at a time
+// and leaves the rest marked, for the leftover pass, rather than starting a
+// goroutine each; in the end every message shows the end.
+func TestEngineManyEndingsAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.finishGate = make(chan struct{})
+	h := newHarness(t, harnessOpts{ch: ch, finishConcurrency: 2})
+	const n = 6
+	var ids []string
+	for i := range n {
+		ids = append(ids, h.ask(fmt.Sprintf(`{"id":"burst-%d","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, i)))
+	}
+	sent := h.waitSent(n)
+	h.waitHandled()
+	h.advance(31 * time.Second)
+	for _, id := range ids {
+		if r := h.result(id, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
+			t.Fatalf("%s: %+v", id, r)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ch.inFinish.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d edits under way, want 2", ch.inFinish.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(ch.finishGate)
+	// The leftover pass takes the others, two at a time.
+	deadline = time.Now().Add(10 * time.Second)
+	for _, p := range sent {
+		for ch.status(p.refs[0].Message) != "Expired" {
+			if time.Now().After(deadline) {
+				t.Fatalf("message %s never finished", p.refs[0].Message)
+			}
+			h.advance(6 * time.Second)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if most := ch.mostInFinish.Load(); most > 2 {
+		t.Fatalf("%d edits at once, want at most 2", most)
+	}
+	if left, err := h.store.Unfinished(context.Background(), h.clock.Now(), 100); err != nil || len(left) != 0 {
+		t.Fatalf("still marked: %v %v", left, err)
+	}
+}

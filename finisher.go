@@ -26,6 +26,8 @@ type finisherParams struct {
 	leftoverEvery time.Duration
 	leftoverGrace time.Duration
 	leftoverBatch int
+	// concurrency bounds the questions finished at once (launch).
+	concurrency int
 }
 
 // finisher runs what follows a won end: the event, the metrics, and the
@@ -39,40 +41,83 @@ type finisher struct {
 	// in a tap as it stops) from adding to edits during that Wait.
 	mu    sync.Mutex
 	edits sync.WaitGroup
+	// slots holds a token per question being finished (concurrency).
+	slots chan struct{}
 }
 
 func newFinisher(c *core, p finisherParams) *finisher {
-	return &finisher{core: c, finisherParams: p}
+	return &finisher{core: c, finisherParams: p, slots: make(chan struct{}, max(p.concurrency, 1))}
 }
 
 // ended takes a won end: it publishes the event, counts it, and edits the
 // question's messages in the background. marked says the question was
-// marked finishing before it ended (core.end does; a sweep cannot). It
-// never blocks on a platform.
+// marked finishing before it ended (core.end and Store.Sweep do). It never
+// blocks on a platform.
 func (f *finisher) ended(ctx context.Context, r EndResult, marked bool) {
-	rec, res := r.Record, r.Result
-	ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: f.clock.Now(), Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
-	if res.AnsweredBy != nil {
-		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+	f.endedAll(ctx, []EndResult{r}, marked)
+}
+
+// endedAll takes several won ends at once (a sweep's batch): their events
+// go out in one round trip, and each question's edits start in the
+// background while fewer than concurrency are under way; the others stay
+// marked finishing, for the leftover pass.
+func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
+	if len(rs) == 0 {
+		return
 	}
-	if !marked {
-		if _, err := f.store.MarkFinishing(ctx, rec.ID, f.clock.Now()); err != nil {
-			f.log.Error("mark question finishing", "question", rec.ID, "err", err)
+	evs := make([]Event, 0, len(rs))
+	now := f.clock.Now()
+	for _, r := range rs {
+		rec, res := r.Record, r.Result
+		ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: now, Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
+		if res.AnsweredBy != nil {
+			ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+		}
+		evs = append(evs, ev)
+		if !marked {
+			if _, err := f.store.MarkFinishing(ctx, rec.ID, now); err != nil {
+				f.log.Error("mark question finishing", "question", rec.ID, "err", err)
+			}
 		}
 	}
-	if err := f.publish(ctx, ev); err != nil {
-		f.log.Error("publish event", "question", rec.ID, "err", err)
+	if err := f.publish(ctx, evs...); err != nil {
+		f.log.Error("publish events", "events", len(evs), "err", err)
 	}
-	f.metrics.Ended(rec.Target.Platform, res.Outcome(), f.clock.Since(rec.Created))
-	f.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
+	deferred := 0
+	for _, r := range rs {
+		rec, res := r.Record, r.Result
+		f.metrics.Ended(rec.Target.Platform, res.Outcome(), f.clock.Since(rec.Created))
+		f.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
+		if !f.launch(rec, &res) {
+			deferred++
+		}
+	}
+	if deferred > 0 {
+		f.log.Warn("many questions ending at once; their edits are left to the leftover pass", "deferred", deferred)
+	}
+}
+
+// launch edits the messages of rec in the background (finishHeld) if fewer
+// than concurrency are under way, and reports whether it did: a burst of
+// endings (a hundred thousand deadlines in a minute) must not start a
+// goroutine each. A question not launched stays marked finishing and the
+// leftover pass takes it in turn.
+func (f *finisher) launch(rec Record, res *Result) bool {
+	select {
+	case f.slots <- struct{}{}:
+	default:
+		return false
+	}
 	f.mu.Lock()
 	f.edits.Add(1)
 	f.mu.Unlock()
 	go func() {
 		defer f.edits.Done()
+		defer func() { <-f.slots }()
 		defer f.recover("finish question", "question", rec.ID)
-		f.finishHeld(rec, &res)
+		f.finishHeld(rec, res)
 	}()
+	return true
 }
 
 // finishHeld edits the messages of a question under its finishing lease
@@ -136,7 +181,9 @@ func (f *finisher) exec(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		f.finishHeld(Record{ID: id}, nil)
+		if !f.launch(Record{ID: id}, nil) {
+			return // full: the next pass goes on
+		}
 	}
 }
 

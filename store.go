@@ -244,8 +244,9 @@ type Store interface {
 	Finished(ctx context.Context, id string) error
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
 
-	// Publish appends an event to the capped events stream.
-	Publish(ctx context.Context, ev Event) error
+	// Publish appends events to the capped events stream, in order, in one
+	// round trip.
+	Publish(ctx context.Context, evs ...Event) error
 }
 
 // EventLog is the events stream as readers see it (the web page, the

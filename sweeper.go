@@ -39,9 +39,8 @@ func (s *sweeper) exec(ctx context.Context) {
 			}
 			return
 		}
-		for _, r := range ended {
-			s.finisher.ended(ctx, r, false)
-		}
+		// Store.Sweep marked them finishing before ending them.
+		s.finisher.endedAll(ctx, ended, true)
 		if len(ended) < s.batch {
 			return
 		}

@@ -572,6 +572,11 @@ func testSweep(t *testing.T, b backend) {
 	if !sameJSON(ended[0].Result, want) {
 		t.Fatalf("timeout result %+v, want %+v", ended[0].Result, want)
 	}
+	// Marked finishing before it ended, in the same round trip, so a
+	// replica that dies before editing leaves the edits to another.
+	if marked, err := s.Unfinished(ctx, now, 10); err != nil || !slices.Equal(marked, []string{"s2"}) {
+		t.Fatalf("marked finishing %v, %v; want s2", marked, err)
+	}
 	if again, err := s.Sweep(ctx, now, 100); err != nil || len(again) != 0 {
 		t.Fatalf("second sweep: %v, %v", again, err)
 	}

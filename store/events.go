@@ -15,11 +15,33 @@ import (
 // defaultEventCount is the batch of Events when max < 1.
 const defaultEventCount = 100
 
-// Publish appends an event to the events stream (XADD MAXLEN ~), with the
-// fields of the protocol in a fixed order: event, id, at (unix ms; 0 when At
-// is zero), then platform, chat, message, by and error where set. Safe for
-// concurrent use; not idempotent (a repeat appends again).
-func (s *Store) Publish(ctx context.Context, ev askbridge.Event) error {
+// Publish appends events to the events stream (XADD MAXLEN ~), in order,
+// several in one pipeline, with the fields of the protocol in a fixed
+// order: event, id, at (unix ms; 0 when At is zero), then platform, chat,
+// message, by and error where set. Safe for concurrent use; not idempotent
+// (a repeat appends again).
+func (s *Store) Publish(ctx context.Context, evs ...askbridge.Event) error {
+	switch len(evs) {
+	case 0:
+		return nil
+	case 1:
+		if err := s.rdb.XAdd(ctx, s.eventArgs(evs[0])).Err(); err != nil {
+			return fmt.Errorf("store: publish: %w", err)
+		}
+		return nil
+	}
+	pipe := s.rdb.Pipeline()
+	for _, ev := range evs {
+		pipe.XAdd(ctx, s.eventArgs(ev))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("store: publish: %w", err)
+	}
+	return nil
+}
+
+// eventArgs is the XADD of one event onto the capped events stream.
+func (s *Store) eventArgs(ev askbridge.Event) *redis.XAddArgs {
 	var at int64
 	if !ev.At.IsZero() {
 		at = ev.At.UnixMilli()
@@ -36,16 +58,7 @@ func (s *Store) Publish(ctx context.Context, ev askbridge.Event) error {
 			values = append(values, f.k, f.v)
 		}
 	}
-	err := s.rdb.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.k.events(),
-		MaxLen: s.opts.EventsMaxLen,
-		Approx: true,
-		Values: values,
-	}).Err()
-	if err != nil {
-		return fmt.Errorf("store: publish: %w", err)
-	}
-	return nil
+	return &redis.XAddArgs{Stream: s.k.events(), MaxLen: s.opts.EventsMaxLen, Approx: true, Values: values}
 }
 
 // Events reads up to max (default 100) events after the stream id after,

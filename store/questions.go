@@ -265,9 +265,9 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 // before now as expired (timeoutResult: no_answer, reason timeout) and
 // returns those this call ended. It reads the due ids from the deadlines
 // zset (ZRANGEBYSCORE with LIMIT, so questions not yet due cost nothing),
-// runs the end script for each in one pipeline (several sweepers may try
-// the same id: the script lets exactly one win), and then removes every id
-// it settled from the zset. Three round trips whatever max is. When some
+// marks them finishing (MarkFinishing) and runs the end script for each in
+// one pipeline (several sweepers may try the same id: the script lets
+// exactly one win), and then removes every id it settled from the zset. Three round trips whatever max is. When some
 // ids fail but others were ended, it returns those it ended and no error:
 // the failed ids stay in the zset for the next sweep. Safe to call
 // concurrently from any number of replicas.
@@ -289,6 +289,13 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	pipe := s.rdb.Pipeline()
 	calls := make([]*queued, len(due))
 	ids := make([]string, len(due))
+	marks := make([]redis.Z, len(due))
+	for i, z := range due {
+		marks[i] = redis.Z{Score: float64(now.UnixMilli()), Member: z.Member}
+	}
+	// Marked finishing before they end, in the same round trip: a replica
+	// that dies after the end leaves the edits to another (doc.go).
+	pipe.ZAddNX(ctx, s.k.finishing(), marks...)
 	for i, z := range due {
 		id, _ := z.Member.(string)
 		ids[i] = id
