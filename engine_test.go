@@ -131,9 +131,12 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 	defer f.inFinish.Add(-1)
 	for most := f.mostInFinish.Load(); n > most && !f.mostInFinish.CompareAndSwap(most, n); most = f.mostInFinish.Load() {
 	}
-	if f.finishGate != nil {
+	f.mu.Lock()
+	gate := f.finishGate
+	f.mu.Unlock()
+	if gate != nil {
 		select {
-		case <-f.finishGate:
+		case <-gate:
 		case <-ctx.Done():
 			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: ctx.Err().Error()}
 		}

@@ -633,3 +633,58 @@ func TestEngineManyEndingsAtOnceAreBounded(t *testing.T) {
 		t.Fatalf("still marked: %v %v", left, err)
 	}
 }
+
+// TestEngineSlowEditsKeepTheirMark: the replica that ended a question
+// takes no lease to edit its messages; it keeps the question's finishing
+// mark fresh while the edits are slow, so another replica's leftover pass
+// (which takes marks older than LeftoverGrace) does not edit them too.
+func TestEngineSlowEditsKeepTheirMark(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+	slow := newFakeChannel("telegram")
+	a := newHarness(t, harnessOpts{prefix: prefix, replica: "a", clock: clk, ch: slow})
+	other := newFakeChannel("telegram")
+	newHarness(t, harnessOpts{prefix: prefix, replica: "b", clock: clk, ch: other})
+	id := a.ask(fmt.Sprintf(oneQuestion, "slow-edits"))
+	var p sentPrompt
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if s := slow.sends(); len(s) == 1 {
+			p = s[0]
+			break
+		}
+		if s := other.sends(); len(s) == 1 {
+			p = s[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never shown")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	slow.mu.Lock()
+	slow.finishGate = make(chan struct{})
+	slow.mu.Unlock()
+	if r := tap(a, p, 1, alice, "slow-edits-tap"); r.Notice != askbridge.NoticeRecorded {
+		t.Fatalf("tap: %q", r.Notice)
+	}
+	a.result(id, 2*time.Second)
+	for slow.inFinish.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the edit never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Four leftover grace periods pass, a second at a time, while the
+	// edit hangs.
+	for range 20 {
+		clk.Advance(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := other.inFinish.Load(); n != 0 || other.status(p.refs[0].Message) != "" {
+		t.Fatalf("the other replica edited the message too (%d under way, status %q)", n, other.status(p.refs[0].Message))
+	}
+	close(slow.finishGate)
+	a.waitStatus(p.refs[0].Message, "Answered: Production")
+}

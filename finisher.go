@@ -88,7 +88,7 @@ func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
 		rec, res := r.Record, r.Result
 		f.metrics.Ended(rec.Target.Platform, res.Outcome(), f.clock.Since(rec.Created))
 		f.log.Info("question ended", "question", rec.ID, "outcome", res.Outcome())
-		if !f.launch(rec, &res) {
+		if !f.launch(func() { f.finishOwn(rec, res, r.Messages) }, rec.ID) {
 			deferred++
 		}
 	}
@@ -97,12 +97,12 @@ func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
 	}
 }
 
-// launch edits the messages of rec in the background (finishHeld) if fewer
+// launch runs the edits of question id (run) in the background if fewer
 // than concurrency are under way, and reports whether it did: a burst of
 // endings (a hundred thousand deadlines in a minute) must not start a
 // goroutine each. A question not launched stays marked finishing and the
 // leftover pass takes it in turn.
-func (f *finisher) launch(rec Record, res *Result) bool {
+func (f *finisher) launch(run func(), id string) bool {
 	select {
 	case f.slots <- struct{}{}:
 	default:
@@ -114,43 +114,80 @@ func (f *finisher) launch(rec Record, res *Result) bool {
 	go func() {
 		defer f.edits.Done()
 		defer func() { <-f.slots }()
-		defer f.recover("finish question", "question", rec.ID)
-		f.finishHeld(rec, res)
+		defer f.recover("finish question", "question", id)
+		run()
 	}()
 	return true
 }
 
-// finishHeld edits the messages of a question under its finishing lease
-// (renewed while it works) and clears its mark when every message is done.
-// res is nil for a question read back from a mark: it is read under the
-// lease. Without the lease (another replica is at it) it does nothing.
-func (f *finisher) finishHeld(rec Record, res *Result) {
+// finishOwn edits the messages (refs, as the end recorded them) of a
+// question this replica just ended, and clears its mark when every message
+// is done. It takes no lease: while it works it keeps the mark fresh
+// (KeepFinishing, every leftoverGrace/3), so the leftover pass of another
+// replica, which takes only marks older than leftoverGrace, leaves it
+// alone; if this replica dies the mark goes stale and another takes over.
+func (f *finisher) finishOwn(rec Record, res Result, refs []MessageRef) {
 	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
 	defer cancel()
-	release, ok, err := f.holdLease(ctx, "finish:"+rec.ID, f.leaseTTL)
+	stop := make(chan struct{})
+	var keeper sync.WaitGroup
+	// Deferred: an edit that panics (recovered by launch) stops it too.
+	defer keeper.Wait()
+	defer close(stop)
+	keeper.Add(1)
+	go func() {
+		defer keeper.Done()
+		t := f.clock.NewTicker(max(f.leftoverGrace/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.Chan():
+				if err := f.store.KeepFinishing(context.WithoutCancel(ctx), rec.ID, f.clock.Now()); err != nil {
+					f.log.Warn("keep finishing mark", "question", rec.ID, "err", err)
+				}
+			}
+		}
+	}()
+	if f.edit(ctx, rec, res, refs) {
+		if err := f.store.Finished(ctx, rec.ID); err != nil {
+			f.log.Error("mark question finished", "question", rec.ID, "err", err)
+		}
+	}
+}
+
+// finishLeft edits the messages of a question left marked (its replica
+// died before ending it or mid-edit, or ran out of time) under its
+// finishing lease, renewed while it works, and clears its mark when every
+// message is done. Without the lease (another replica is at it) it does
+// nothing.
+func (f *finisher) finishLeft(id string) {
+	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
+	defer cancel()
+	release, ok, err := f.holdLease(ctx, "finish:"+id, f.leaseTTL)
 	if err != nil || !ok {
 		if err != nil {
-			f.log.Error("finishing lease", "question", rec.ID, "err", err)
+			f.log.Error("finishing lease", "question", id, "err", err)
 		}
 		return
 	}
 	defer release()
-	if res == nil {
-		got, found, err := f.store.Get(ctx, rec.ID)
-		if err != nil {
-			f.log.Error("read a question left unfinished", "question", rec.ID, "err", err)
-			return
-		}
-		if found && got.Result != nil {
-			f.log.Info("finishing a question another replica left", "question", rec.ID)
-			rec, res = got, got.Result
-		}
+	rec, found, err := f.store.Get(ctx, id)
+	if err != nil {
+		f.log.Error("read a question left unfinished", "question", id, "err", err)
+		return
 	}
 	// A mark with nothing to finish (the question is gone, or the replica
 	// that marked it died before ending it) is cleared.
-	if res == nil || f.finish(ctx, rec, *res) {
-		if err := f.store.Finished(ctx, rec.ID); err != nil {
-			f.log.Error("mark question finished", "question", rec.ID, "err", err)
+	done := true
+	if found && rec.Result != nil {
+		f.log.Info("finishing a question another replica left", "question", id)
+		done = f.finish(ctx, rec, *rec.Result)
+	}
+	if done {
+		if err := f.store.Finished(ctx, id); err != nil {
+			f.log.Error("mark question finished", "question", id, "err", err)
 		}
 	}
 }
@@ -181,7 +218,7 @@ func (f *finisher) exec(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		if !f.launch(Record{ID: id}, nil) {
+		if !f.launch(func() { f.finishLeft(id) }, id) {
 			return // full: the next pass goes on
 		}
 	}
@@ -198,21 +235,26 @@ func (f *finisher) finish(ctx context.Context, rec Record, res Result) bool {
 		f.log.Error("list messages to finish", "question", rec.ID, "err", err)
 		return false
 	}
+	return f.edit(ctx, rec, res, refs)
+}
+
+// edit finishes every message in refs; it reports whether all are done.
+func (f *finisher) edit(ctx context.Context, rec Record, res Result, refs []MessageRef) bool {
 	done := true
 	for _, ref := range numberLegacyParts(refs) {
 		ch, ok := f.channels[ref.Platform]
 		if !ok {
 			continue
 		}
-		if !f.edit(ctx, ch, ref, ending(rec, res, ch.Capabilities())) {
+		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities())) {
 			done = false
 		}
 	}
 	return done
 }
 
-// edit finishes one message; it reports whether the message is done.
-func (f *finisher) edit(ctx context.Context, ch Channel, ref MessageRef, end Ending) bool {
+// editOne finishes one message; it reports whether the message is done.
+func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end Ending) bool {
 	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
 	for failures := 0; ; {
 		err := ch.Finish(ctx, ref, end)

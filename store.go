@@ -90,6 +90,9 @@ type EndResult struct {
 	Result Result
 	// Record is the question as it stood after the call.
 	Record Record
+	// Messages are the messages recorded as showing the question when it
+	// ended (set when Won): what the winner edits.
+	Messages []MessageRef
 }
 
 // Event is one entry of the events stream of the protocol.
@@ -239,8 +242,11 @@ type Store interface {
 	// that dies in between leaves the question to Unfinished, which lists
 	// those marked at or before a time, oldest first, up to max, so another
 	// replica finishes them. A mark keeps its first time; added reports
-	// whether this call made it. All three are safe to repeat.
+	// whether this call made it. KeepFinishing moves an existing mark to
+	// at: the replica editing a question keeps its mark fresh, so no other
+	// takes it for a leftover while it works. All four are safe to repeat.
 	MarkFinishing(ctx context.Context, id string, at time.Time) (added bool, err error)
+	KeepFinishing(ctx context.Context, id string, at time.Time) error
 	Finished(ctx context.Context, id string) error
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
 

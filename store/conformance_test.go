@@ -385,8 +385,11 @@ func testEnd(t *testing.T, b backend) {
 	if r.Record.Status != askbridge.StatusAnswered || r.Record.Result == nil {
 		t.Fatalf("winner's record %+v", r.Record)
 	}
+	if len(r.Messages) != 1 || r.Messages[0] != ref {
+		t.Fatalf("winner's messages %+v, want %+v", r.Messages, ref)
+	}
 	lost, err := s.End(ctx, "end", askbridge.NoAnswer("end", askbridge.ReasonCancelled, ""), now.Add(time.Second))
-	if err != nil || lost.Won || !lost.Found {
+	if err != nil || lost.Won || !lost.Found || lost.Messages != nil {
 		t.Fatalf("second End: %+v, %v", lost, err)
 	}
 	if lost.Result.Status != askbridge.StatusAnswered || lost.Result.EndedAt != now.UnixMilli() {

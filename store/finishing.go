@@ -23,6 +23,20 @@ func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) (boo
 	return n == 1, nil
 }
 
+// KeepFinishing moves the mark of question id to at, if it is still
+// marked (ZADD XX): the replica editing its messages keeps the mark fresh,
+// so Unfinished does not hand it to another replica meanwhile. Safe to
+// repeat; a question no longer marked stays unmarked.
+func (s *Store) KeepFinishing(ctx context.Context, id string, at time.Time) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("store: keep finishing: %w", err)
+	}
+	if err := s.rdb.ZAddXX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
+		return fmt.Errorf("store: keep finishing: %w", err)
+	}
+	return nil
+}
+
 // Finished records that every message of question id has been edited.
 // Safe to repeat; an unknown id changes nothing.
 func (s *Store) Finished(ctx context.Context, id string) error {

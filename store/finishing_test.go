@@ -39,6 +39,19 @@ func TestFinishing(t *testing.T) {
 			if got, _ := s.Unfinished(ctx, base.Add(time.Hour), 10); !slices.Equal(got, []string{"f-2", "f-3"}) {
 				t.Errorf("after Finished(f-1): %v; want [f-2 f-3]", got)
 			}
+			// Kept fresh, a mark moves past the cut-off; a question no
+			// longer marked is not marked again.
+			for _, id := range []string{"f-2", "f-1"} {
+				if err := s.KeepFinishing(ctx, id, base.Add(2*time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := s.Unfinished(ctx, base.Add(time.Hour), 10); !slices.Equal(got, []string{"f-3"}) {
+				t.Errorf("after KeepFinishing(f-2): %v; want [f-3]", got)
+			}
+			if got, _ := s.Unfinished(ctx, base.Add(3*time.Hour), 10); !slices.Equal(got, []string{"f-3", "f-2"}) {
+				t.Errorf("later: %v; want [f-3 f-2] (f-1 stays finished)", got)
+			}
 		})
 	}
 }

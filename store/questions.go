@@ -450,6 +450,9 @@ func endReply(id string, v any) (askbridge.EndResult, []askbridge.MessageRef, er
 		}
 	}
 	er := askbridge.EndResult{Won: o == outDone, Found: true, Record: r}
+	if er.Won {
+		er.Messages = refs
+	}
 	if r.Result != nil {
 		er.Result = *r.Result
 	} else {
