@@ -335,6 +335,13 @@ func (c *core) holdLease(ctx context.Context, name string, ttl time.Duration) (r
 	if err != nil || !ok {
 		return nil, ok, err
 	}
+	return c.keepLease(ctx, lease, ttl), true, nil
+}
+
+// keepLease renews a lease taken for ttl every ttl/3 until the returned
+// release gives it up.
+func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (release func()) {
+	name := lease.Name
 	stop := make(chan struct{})
 	var renewer sync.WaitGroup
 	renewer.Add(1)
@@ -357,7 +364,7 @@ func (c *core) holdLease(ctx context.Context, name string, ttl time.Duration) (r
 		close(stop)
 		renewer.Wait()
 		_ = c.store.ReleaseLease(context.WithoutCancel(ctx), lease)
-	}, true, nil
+	}
 }
 
 // holder names one hold of a lease by this replica: unique to the hold, so

@@ -194,10 +194,12 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
-	created, existing, err := in.store.Create(ctx, NewQuestion{
+	// The delivery lease is taken as the question is created, in the same
+	// step; a question that already existed takes it in deliver.
+	created, existing, lease, err := in.store.CreateHolding(ctx, NewQuestion{
 		ID: id, Request: req, Target: target, Answerers: answerers,
 		Created: now, Deadline: now.Add(time.Duration(req.TimeoutSeconds) * time.Second),
-	})
+	}, in.holder(), in.leaseTTL)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
 	}
@@ -215,7 +217,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 			return err
 		}
 	}
-	return in.deliver(ctx, id, req, target, created)
+	return in.deliver(ctx, id, req, target, lease)
 }
 
 // refusedID picks where the error result of a refused request goes: the id
@@ -276,18 +278,28 @@ func (in *intake) route(req Request) (Target, []string, error) {
 // never post it twice, retrying temporary failures and rate limits, and
 // ending it as undeliverable when the platform refuses for good.
 //
-// fresh says this call created the question: then no message can exist
-// yet, and a question that ends before or while it is posted is caught by
-// the status AddMessage returns, so nothing is read first.
-func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, fresh bool) error {
-	release, ok, err := in.holdLease(ctx, "deliver:"+id, in.leaseTTL)
-	if err != nil {
-		return fmt.Errorf("delivery lease: %w", err)
-	}
-	if !ok {
-		// Another replica is delivering it: leave the entry unacknowledged,
-		// so it is claimed again should that replica die mid-delivery.
-		return errDelivering
+// created is the delivery lease Create took when this call created the
+// question (Token 0 when it existed): then no message can exist yet, and a
+// question that ends before or while it is posted is caught by the status
+// AddMessage returns, so nothing is read first.
+func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, created Lease) error {
+	fresh := created.Token != 0
+	var release func()
+	if fresh {
+		release = in.keepLease(ctx, created, in.leaseTTL)
+	} else {
+		var ok bool
+		var err error
+		release, ok, err = in.holdLease(ctx, "deliver:"+id, in.leaseTTL)
+		if err != nil {
+			return fmt.Errorf("delivery lease: %w", err)
+		}
+		if !ok {
+			// Another replica is delivering it: leave the entry
+			// unacknowledged, so it is claimed again should that
+			// replica die mid-delivery.
+			return errDelivering
+		}
 	}
 	defer release()
 	ch := in.channels[target.Platform]
@@ -297,6 +309,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 	from := 0
 	if !fresh {
 		var done bool
+		var err error
 		from, done, err = in.resume(ctx, id, target, plan, deadline)
 		if err != nil || done {
 			return err

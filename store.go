@@ -201,6 +201,12 @@ type Store interface {
 	// ended within the retention) it changes nothing and returns the stored
 	// question with created false.
 	Create(ctx context.Context, q NewQuestion) (created bool, existing Record, err error)
+	// CreateHolding is Create that, when it creates the question and
+	// holder is set, takes the question's delivery lease ("deliver:<id>")
+	// for holder for ttl in the same step; the lease is renewed and
+	// released like one AcquireLease took. A question that already existed
+	// comes back with no lease.
+	CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (created bool, existing Record, lease Lease, err error)
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)

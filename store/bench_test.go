@@ -35,9 +35,14 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // BenchmarkQuestionLifecycle runs whole questions from ask to result, the
-// agent and the bridge on one Redis (the test binary's redis-server): the
-// agent's XADD, ReadRequests, Create, AddMessage, End, AckRequest and the
-// agent's BLPOP. It reports per question the round trips of both clients
+// agent and the bridge on one Redis (the test binary's redis-server), with
+// the store calls the engine makes for a question answered by a tap: the
+// agent's XADD; ReadRequests, CreateHolding (the delivery lease taken with
+// the question), Publish requested, AddMessage, Publish delivered,
+// ReleaseLease, AckRequest; on the tap FirstSeen, QuestionByMessage, Get,
+// MarkFinishing, End, Publish answered and, once the message is edited,
+// Finished; and the agent's BLPOP. It reports per question the round trips
+// of both clients
 // (roundtrips/q, counted by a go-redis hook), the commands Redis executed
 // (cmds/q, from INFO commandstats, counting those run inside the Lua
 // scripts), and the Redis memory one pending question holds (B/pending:
@@ -66,19 +71,53 @@ func BenchmarkQuestionLifecycle(b *testing.B) {
 		now := t0.Add(time.Duration(i) * time.Second)
 		q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
 			Answerers: []string{"telegram:7"}, Created: now, Deadline: now.Add(15 * time.Minute)}
-		if created, _, err := s.Create(ctx, q); err != nil || !created {
+		created, _, lease, err := s.CreateHolding(ctx, q, "bench/1", 15*time.Second)
+		if err != nil || !created {
 			b.Fatalf("create %v, %v", created, err)
 		}
-		if _, err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}); err != nil {
+		ev := askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: "telegram", Chat: "42"}
+		if err := s.Publish(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
-		if r, err := s.End(ctx, id, answered(id), now.Add(time.Minute)); err != nil || !r.Won {
-			b.Fatalf("end %+v, %v", r, err)
+		ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
+		if _, err := s.AddMessage(ctx, id, ref); err != nil {
+			b.Fatal(err)
+		}
+		ev.Kind, ev.Message = askbridge.EventDelivered, ref.Message
+		if err := s.Publish(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.ReleaseLease(ctx, lease); err != nil {
+			b.Fatal(err)
 		}
 		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
 			b.Fatal(err)
 		}
+		// The tap.
+		if first, err := s.FirstSeen(ctx, "telegram", "tap-"+id, time.Hour); err != nil || !first {
+			b.Fatalf("first seen %v, %v", first, err)
+		}
+		if got, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || got != id {
+			b.Fatalf("question by message %q %v, %v", got, found, err)
+		}
+		if _, found, err := s.Get(ctx, id); err != nil || !found {
+			b.Fatalf("get %v, %v", found, err)
+		}
+		if _, err := s.MarkFinishing(ctx, id, now); err != nil {
+			b.Fatal(err)
+		}
+		r, err := s.End(ctx, id, answered(id), now.Add(time.Minute))
+		if err != nil || !r.Won || len(r.Messages) != 1 {
+			b.Fatalf("end %+v, %v", r, err)
+		}
+		ev.Kind, ev.Message, ev.By = askbridge.EventAnswered, "", "telegram:7"
+		if err := s.Publish(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
 		if err := agent.BLPop(ctx, time.Second, s.k.result(id)).Err(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Finished(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -101,6 +101,7 @@ func conformance(t *testing.T, b backend) {
 		{"requests/claim-pacing", testRequestClaimPacing},
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
+		{"create/holding", testCreateHolding},
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
 		{"reject", testReject},
@@ -361,6 +362,37 @@ func testCreateRepairs(t *testing.T, b backend) {
 	}
 	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "crash").Result(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("the deadlines zset still holds the ended question (%v)", err)
+	}
+}
+
+// testCreateHolding: the replica that creates a question holds its
+// delivery lease from that step on, as if AcquireLease had taken it; a
+// repeat creates nothing and takes no lease.
+func testCreateHolding(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	q := newQ("held", t0, 15*time.Minute)
+	name := QuestionLease(LeaseDeliver, "held")
+	created, _, lease, err := s.CreateHolding(ctx, q, "replica-a/1", time.Minute)
+	if err != nil || !created || lease.Name != name || lease.Holder != "replica-a/1" || lease.Token == 0 {
+		t.Fatalf("CreateHolding: %v %+v %v", created, lease, err)
+	}
+	if other, ok, err := s.AcquireLease(ctx, name, "replica-b/1", time.Minute); err != nil || ok || other.Holder != "replica-a/1" || other.Token != lease.Token {
+		t.Fatalf("another replica took the lease: %+v %v %v", other, ok, err)
+	}
+	if ok, err := s.RenewLease(ctx, lease, time.Minute); err != nil || !ok {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	again, existing, none, err := s.CreateHolding(ctx, q, "replica-b/2", time.Minute)
+	if err != nil || again || existing.Status != askbridge.StatusPending || none.Token != 0 {
+		t.Fatalf("repeat: %v %+v %+v %v", again, existing, none, err)
+	}
+	if err := s.ReleaseLease(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	next, ok, err := s.AcquireLease(ctx, name, "replica-b/3", time.Minute)
+	if err != nil || !ok || next.Token <= lease.Token {
+		t.Fatalf("after release: %+v %v %v; want a newer token than %d", next, ok, err, lease.Token)
 	}
 }
 

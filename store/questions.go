@@ -49,15 +49,34 @@ var ErrTooManyMessages = errors.New("store: too many messages recorded for the q
 // left missing or a repeat may have added (see doc.go). Safe to repeat and
 // to call concurrently.
 func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askbridge.Record, error) {
+	created, existing, _, err := s.CreateHolding(ctx, q, "", 0)
+	return created, existing, err
+}
+
+// CreateHolding is Create that, when it creates the question and holder is
+// set, also takes the question's delivery lease (QuestionLease(LeaseDeliver,
+// id)) for holder for ttl, in the same script: the lease a replica then
+// renews and releases as if AcquireLease had taken it. A question that
+// already existed comes back with no lease (Token 0). Safe to repeat and
+// to call concurrently.
+func (s *Store) CreateHolding(ctx context.Context, q askbridge.NewQuestion, holder string, ttl time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
+	created, existing, lease, err := s.create(ctx, q, holder, ttl)
+	if err != nil {
+		return false, existing, askbridge.Lease{}, fmt.Errorf("store: create: %w", err)
+	}
+	return created, existing, lease, nil
+}
+
+func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
 	if err := checkID(q.ID); err != nil {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
 	if q.Created.IsZero() || q.Deadline.IsZero() {
-		return false, askbridge.Record{}, errors.New("store: create: created and deadline must be set")
+		return false, askbridge.Record{}, askbridge.Lease{}, errors.New("created and deadline must be set")
 	}
 	request, err := json.Marshal(q.Request)
 	if err != nil {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: encode request: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("encode request: %w", err)
 	}
 	fields := []any{
 		fieldStatus, string(askbridge.StatusPending),
@@ -69,7 +88,7 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 	if len(q.Answerers) > 0 {
 		a, err := json.Marshal(q.Answerers)
 		if err != nil {
-			return false, askbridge.Record{}, fmt.Errorf("store: create: encode answerers: %w", err)
+			return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("encode answerers: %w", err)
 		}
 		fields = append(fields, fieldAnswerers, string(a))
 	}
@@ -77,27 +96,37 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 
 	pipe := s.rdb.Pipeline()
 	addDeadline := pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
-	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID)}, append([]any{ms(ttl)}, fields...)...)
+	name := QuestionLease(LeaseDeliver, q.ID)
+	args := append([]any{ms(ttl), holder, ms(leaseTTL), ms(s.fenceTTL(leaseTTL))}, fields...)
+	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name), s.k.fence(name)}, args...)
 	cmds, err := pipe.Exec(ctx)
 	if err != nil && !call.noScript() {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
 	if call.noScript() {
 		for _, c := range cmds {
 			if c != call.cmd && c.Err() != nil {
-				return false, askbridge.Record{}, fmt.Errorf("store: create: %w", c.Err())
+				return false, askbridge.Record{}, askbridge.Lease{}, c.Err()
 			}
 		}
 	}
 	v, err := call.result(ctx, s.rdb)
 	if err != nil {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
 	o, rest, err := reply(v)
 	if err != nil {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
 	if o == outDone {
+		var lease askbridge.Lease
+		if holder != "" && len(rest) == 1 {
+			token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
+			if err != nil {
+				return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("lease token: %w", err)
+			}
+			lease = askbridge.Lease{Name: name, Holder: holder, Token: token}
+		}
 		return true, askbridge.Record{
 			ID:        q.ID,
 			Status:    askbridge.StatusPending,
@@ -106,19 +135,19 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 			Answerers: q.Answerers,
 			Created:   time.UnixMilli(q.Created.UnixMilli()),
 			Deadline:  time.UnixMilli(q.Deadline.UnixMilli()),
-		}, nil
+		}, lease, nil
 	}
 	if o != outKept || len(rest) != 1 {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: unexpected reply %v", v)
+		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	existing, err := decodeRecord(q.ID, rest[0])
 	if err != nil {
-		return false, askbridge.Record{}, fmt.Errorf("store: create: %w", err)
+		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
 	if err := s.repairDeadline(ctx, q, existing, addDeadline.Val() == 1); err != nil {
-		return false, existing, fmt.Errorf("store: create: %w", err)
+		return false, existing, askbridge.Lease{}, err
 	}
-	return false, existing, nil
+	return false, existing, askbridge.Lease{}, nil
 }
 
 // repairDeadline fixes what a repeated Create just added to the deadlines
