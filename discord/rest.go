@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
 )
@@ -165,10 +166,14 @@ func seconds(f float64) time.Duration {
 	return time.Duration(min(f, 3600) * float64(time.Second))
 }
 
-// limiter tracks Discord's route buckets and the global limit.
+// limiter tracks Discord's route buckets and the global limit. A bucket
+// (a route and its top-level resource: one channel's messages, one
+// interaction) that Discord said is empty, or that got a 429, holds every
+// request on it until its reset, and only those; a global 429 holds all.
+// Every wait goes through clock, so tests drive it with a simulated one.
 type limiter struct {
 	mu      sync.Mutex
-	now     func() time.Time
+	clock   clockwork.Clock
 	buckets map[string]*bucket
 	global  time.Time // no request before this
 }
@@ -180,7 +185,7 @@ type bucket struct {
 }
 
 func newLimiter() *limiter {
-	return &limiter{now: time.Now, buckets: map[string]*bucket{}}
+	return &limiter{clock: clockwork.NewRealClock(), buckets: map[string]*bucket{}}
 }
 
 // wait blocks until a request on the bucket may go, and takes its slot. When
@@ -188,7 +193,7 @@ func newLimiter() *limiter {
 func (l *limiter) wait(ctx context.Context, key string) error {
 	for {
 		l.mu.Lock()
-		now := l.now()
+		now := l.clock.Now()
 		b := l.buckets[key]
 		if b == nil {
 			b = &bucket{}
@@ -214,15 +219,15 @@ func (l *limiter) wait(ctx context.Context, key string) error {
 		}
 		l.mu.Unlock()
 		d := until.Sub(now)
-		if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 			return &rateLimitError{RetryAfter: d, Global: global, Message: "waiting for Discord's rate limit would pass the deadline"}
 		}
-		t := time.NewTimer(d)
+		t := l.clock.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-t.Chan():
 		}
 	}
 }
@@ -245,7 +250,7 @@ func (l *limiter) release(key string, h http.Header) {
 		b = &bucket{}
 		l.buckets[key] = b
 	}
-	reset := l.now().Add(seconds(after))
+	reset := l.clock.Now().Add(seconds(after))
 	// Responses can arrive out of order: keep the most cautious view.
 	if !b.known || reset.After(b.reset) || rem < b.remaining {
 		b.remaining, b.reset, b.known = rem, reset, true
@@ -258,7 +263,7 @@ func (l *limiter) prune() {
 	if len(l.buckets) < 1024 {
 		return
 	}
-	now := l.now()
+	now := l.clock.Now()
 	for k, b := range l.buckets {
 		if !b.reset.After(now) {
 			delete(l.buckets, k)
@@ -270,7 +275,7 @@ func (l *limiter) prune() {
 func (l *limiter) limited(key string, rl *rateLimitError) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	until := l.now().Add(rl.RetryAfter)
+	until := l.clock.Now().Add(rl.RetryAfter)
 	if rl.Global {
 		if until.After(l.global) {
 			l.global = until

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
@@ -25,6 +27,9 @@ type Channel struct {
 	api   *slack.Client
 	coord askbridge.Coordinator
 	log   *slog.Logger
+
+	// gate holds back the calls to a channel a 429 limited (ratelimit.go).
+	gate *gate
 
 	state    atomic.Value // askbridge.ChannelState
 	botUser  atomic.Value // string: the bot's own user id
@@ -62,17 +67,24 @@ func New(cfg Config, coord askbridge.Coordinator, logger *slog.Logger) (*Channel
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64)}
+	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64), gate: newGate(clockwork.NewRealClock())}
 	c.api = c.client()
 	c.state.Store(askbridge.StateConnecting)
 	c.botUser.Store("")
 	return c, nil
 }
 
-// client makes a Web API client; its library log goes to the channel's
-// logger at debug level.
+// client makes a Web API client whose calls to a channel pass the
+// channel's rate-limit gate; its library log goes to the channel's logger
+// at debug level.
 func (c *Channel) client() *slack.Client {
-	opts := []slack.Option{slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.cfg.HTTPClient), slack.OptionLog(libLog(c.log))}
+	hc := *c.cfg.HTTPClient
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = &gatedTransport{next: next, gate: c.gate}
+	opts := []slack.Option{slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(&hc), slack.OptionLog(libLog(c.log))}
 	if c.cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(c.cfg.AppToken))
 	}

@@ -13,6 +13,13 @@
 // first part not posted. A target user id (U…, W…) is reached in its DM
 // (conversations.open).
 //
+// Rate limits are per channel (ratelimit.go): a 429 holds that channel, and
+// only that one, for its Retry-After. Every Web API call that names a
+// channel passes the channel's gate first, so the other calls to it (edits,
+// posts, notices) wait out the Retry-After another call just got instead
+// of running into the limit again; a caller whose deadline comes first gets
+// a RateLimited refusal at once, without a call. The gate is per replica.
+//
 // Inbound, two modes. Socket mode (an app token): every replica opens a
 // connection and Slack hands each event to one of them; any replica can
 // handle any question because the state is in Redis. slack-go's run loop

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
@@ -55,6 +57,8 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 	defer fake.Close()
 	fake.AddChannel("C1")
 	c := newTestChannel(t, fake)
+	clock := clockwork.NewFakeClock()
+	c.gate.clock = clock
 	p := bigPlan()
 	if n := len(render(p)); n != 2 {
 		t.Fatalf("the plan renders as %d messages, want 2", n)
@@ -73,6 +77,7 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 		t.Errorf("%d chat.postMessage calls, want 2 (one try of the second part)", n)
 	}
 	fake.SetRateLimit(0, 0, 0)
+	clock.Advance(7 * time.Second) // the channel's Retry-After
 	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, From: 1, Sent: got.sent}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +161,8 @@ func TestSendErrors(t *testing.T) {
 	defer fake.Close()
 	fake.AddChannel("C1")
 	c := newTestChannel(t, fake)
+	clock := clockwork.NewFakeClock()
+	c.gate.clock = clock
 	p := plan(t, "q", shapes[0].body)
 	send := func(chat string) ([]askbridge.MessageRef, error) {
 		var got collect
@@ -172,6 +179,7 @@ func TestSendErrors(t *testing.T) {
 		t.Errorf("rate limited first part: %v, %+v", err, refs)
 	}
 	fake.SetRateLimit(0, 0, 0)
+	clock.Advance(9 * time.Second) // the channel's Retry-After
 	fake.SetChannelError("C1", "not_in_channel")
 	if _, err := send("C1"); !errors.As(err, &se) || se.Kind != askbridge.Permanent || se.Reason != "not_in_channel" {
 		t.Errorf("not in channel: %v", err)

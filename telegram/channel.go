@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
 )
@@ -86,7 +87,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	}
 	// The caller's logger names the replica already (cmd/bridge does).
 	log = log.With("platform", Platform)
-	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace), tapPatience: tapPatience}
+	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace, clockwork.NewRealClock()), tapPatience: tapPatience}
 	c.state.Store(askbridge.StateConnecting)
 	c.username.Store("")
 	b, err := c.newBot()
@@ -220,7 +221,7 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 	}
 	switch se.Kind {
 	case askbridge.RateLimited:
-		c.pace.pause(se.RetryAfter)
+		c.pace.limited(chat, se.RetryAfter)
 		c.log.Info("rate limited", "op", op, "chat", chat, "retry_after", se.RetryAfter)
 	case askbridge.Temporary:
 		c.log.Warn("call failed", "op", op, "chat", chat, "err", se.Err)

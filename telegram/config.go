@@ -26,12 +26,12 @@ const (
 	// holder dying (issue 5: takeover within 15 s).
 	DefaultLeaseTTL   = 10 * time.Second
 	DefaultRenewEvery = 3 * time.Second
-	// DefaultChatPace is the gap between two messages to one chat. Telegram
-	// (Bots FAQ, "My bot is hitting limits"): avoid more than one message
-	// per second in a chat.
+	// DefaultChatPace is the average gap between two messages to one chat.
+	// Telegram (Bots FAQ, "My bot is hitting limits"): avoid more than one
+	// message per second in a chat (short bursts are allowed).
 	DefaultChatPace = time.Second
-	// DefaultGlobalPace is the gap between two messages of the bot. Telegram
-	// (Bots FAQ): no more than about 30 messages per second overall.
+	// DefaultGlobalPace is the average gap between two messages of the bot.
+	// Telegram (Bots FAQ): no more than about 30 messages per second overall.
 	DefaultGlobalPace = time.Second / 30
 	// WebhookPath is where WebhookHandler expects Telegram's POSTs when
 	// WebhookURL names no path of its own.
@@ -69,9 +69,14 @@ type Config struct {
 	// replica tries to take it (default 3 s).
 	LeaseTTL   time.Duration
 	RenewEvery time.Duration
-	// ChatPace is the least gap between two messages (sends and edits) to
-	// one chat, GlobalPace between any two messages of this replica. With
-	// several replicas each paces itself: divide the bot's budget among them.
+	// ChatPace is the average gap between two messages (sends and edits)
+	// to one chat, after a burst of 3; a group also gets no more than one
+	// per 3 × ChatPace after a burst of 20 (Telegram's 20 a minute at the
+	// default). GlobalPace is the average gap between any two messages of
+	// this replica, after a burst of at most 30. Each is a token
+	// bucket of its own: a message waiting for its chat never delays
+	// another chat. With several replicas each paces itself: divide the
+	// bot's budget among them.
 	ChatPace   time.Duration
 	GlobalPace time.Duration
 	// HTTPClient makes the Bot API calls (default: outwaits a long poll).

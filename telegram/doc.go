@@ -20,12 +20,20 @@
 // part number, and the engine records it: the channel keeps no question
 // state and reads none.
 //
-// Sends and edits are paced per chat (Config.ChatPace, default 1 s) and per
-// replica (Config.GlobalPace, default 1/30 s), following Telegram's advice
-// of about one message per second in a chat and thirty per second overall.
-// A 429 holds every send of the replica for its retry_after (Telegram does
-// not say whether the chat or the bot hit the limit) and slows the chat's
-// pace down; the call itself is not retried here but returned to the engine
+// Sends and edits are paced by token buckets that are independent of each
+// other (pacer.go, on golang.org/x/time/rate): one per chat
+// (Config.ChatPace, default one a second after a burst of 3), one more per
+// group (one per 3 × ChatPace after a burst of 20), and one per replica
+// (Config.GlobalPace, default thirty a second after a burst of at most 30),
+// following Telegram's advice of about one message per second in a chat,
+// twenty a minute in a group and thirty per second overall. A message takes
+// the chat's token before it asks for the replica's, so a message waiting
+// for its chat never delays another chat, and the status edit right after a
+// fast tap goes out at once within the burst. A 429 holds every send of the
+// replica for its retry_after (Telegram does not say whether the chat or
+// the bot hit the limit), slows every chat's pace down and takes the bursts
+// away until it is calm again (for good in the chat that got it); the call
+// itself is not retried here but returned to the engine
 // with its retry_after, and the engine tries again from the first part not
 // posted, so a burst is delivered late, never dropped. Only the messages the
 // channel posts on its own (a correction to a reply, a reply box) are tried
