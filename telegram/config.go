@@ -22,10 +22,11 @@ const (
 	// sends timeout = PollTimeout - 1 s).
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultLeaseTTL and DefaultRenewEvery size the poller lease so a
-	// standby replica takes over within LeaseTTL + RenewEvery = 13 s of the
-	// holder dying (issue 5: takeover within 15 s).
-	DefaultLeaseTTL   = 10 * time.Second
-	DefaultRenewEvery = 3 * time.Second
+	// standby replica takes over within LeaseTTL + RenewEvery = 5 s of the
+	// holder dying; a holder that misses three renewals in a row (Redis
+	// slower than a second three times) hands it over.
+	DefaultLeaseTTL   = 4 * time.Second
+	DefaultRenewEvery = time.Second
 	// DefaultChatPace is the average gap between two messages to one chat.
 	// Telegram (Bots FAQ, "My bot is hitting limits"): avoid more than one
 	// message per second in a chat (short bursts are allowed).
@@ -65,8 +66,8 @@ type Config struct {
 	// a zero timeout would poll in a busy loop).
 	PollTimeout time.Duration
 	// LeaseTTL is how long the poller lease lives without renewal (default
-	// 10 s) and RenewEvery how often the holder renews it and a standby
-	// replica tries to take it (default 3 s).
+	// 4 s) and RenewEvery how often the holder renews it and a standby
+	// replica tries to take it (default 1 s).
 	LeaseTTL   time.Duration
 	RenewEvery time.Duration
 	// ChatPace is the average gap between two messages (sends and edits)

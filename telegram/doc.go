@@ -92,9 +92,9 @@
 // replica: the one holding the coordinator's lease "telegram:poll:<bot id>"
 // (named by the bot's id, never its token), held with internal/lease. The
 // holder renews it every RenewEvery
-// (default 3 s); it lives LeaseTTL (default 10 s); the other replicas stand by
+// (default 1 s); it lives LeaseTTL (default 4 s); the other replicas stand by
 // (State "standby") and try to take it every RenewEvery, so one takes over
-// within LeaseTTL + RenewEvery = 13 s of the holder dying. A replica that
+// within LeaseTTL + RenewEvery = 5 s of the holder dying. A replica that
 // stops gracefully releases the lease at once.
 //
 // The update offset is a coordinator cursor of the same name, written with
