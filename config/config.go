@@ -102,6 +102,10 @@ type HTTP struct {
 	// Token, when set, is required by the web page and the API. It must be
 	// set when Addr listens beyond loopback.
 	Token string `yaml:"token" json:"-"`
+	// PprofAddr, when set, serves Go's profiler (net/http/pprof, under
+	// /debug/pprof/) on a listener of its own, for operators. It has no
+	// authentication, so it must be a loopback address. Default: off.
+	PprofAddr string `yaml:"pprofAddr"`
 }
 
 // Route is a named destination: a target and who may answer there.
@@ -345,6 +349,12 @@ func (h HTTP) check(p *settings.Problems) {
 		p.Addf("%s: must be at least %d characters", p.Name("token"), MinHTTPTokenChars)
 	default:
 		p.Plain("token", h.Token)
+	}
+	if h.PprofAddr != "" {
+		key := p.Name("pprofAddr")
+		if host, ok := checkHostPort(p, key, h.PprofAddr); ok && !isLoopback(host) {
+			p.Addf("%s: %q must be a loopback address (the profiler has no authentication)", key, h.PprofAddr)
+		}
 	}
 }
 

@@ -46,6 +46,9 @@
 //	                                 beyond loopback. Open the page as
 //	                                 http://host:port/#token=<token>. Default: unset. YAML
 //	                                 http.token.
+//	ASKUSER_PPROF_ADDR               Loopback host:port on which to serve Go's profiler
+//	                                 (/debug/pprof/) for operators; it has no authentication.
+//	                                 Default: unset (off). YAML http.pprofAddr.
 //	ASKUSER_REPLICA                  This replica's name among those sharing one Redis:
 //	                                 letters, digits, _, . and -. Default: <hostname>-<pid>.
 //	                                 Environment only.

@@ -48,6 +48,8 @@ var table = []setting{
 		doc: "`host:port` of the web page, its API, `/healthz`, `/readyz` and `/metrics`."},
 	{env: "ASKUSER_HTTP_TOKEN", yaml: "http.token", secret: true, str: func(c *Config) *string { return &c.HTTP.Token },
 		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`."},
+	{env: "ASKUSER_PPROF_ADDR", yaml: "http.pprofAddr", str: func(c *Config) *string { return &c.HTTP.PprofAddr }, def: "unset (off)",
+		doc: "Loopback `host:port` on which to serve Go's profiler (`/debug/pprof/`) for operators; it has no authentication."},
 	{env: envReplica, str: func(c *Config) *string { return &c.Replica }, def: "`<hostname>-<pid>`",
 		doc: "This replica's name among those sharing one Redis: letters, digits, `_`, `.` and `-`."},
 	{env: "ASKUSER_DEFAULT_TO", yaml: "defaultRoute", str: func(c *Config) *string { return &c.DefaultRoute },

@@ -287,6 +287,29 @@ func jsonQuote(s string) string {
 	return string(b[1 : len(b)-1])
 }
 
+// TestProfiler: with ASKUSER_PPROF_ADDR the profiler answers on its own
+// loopback listener, and never on the main one; without it, it is off.
+func TestProfiler(t *testing.T) {
+	addr := freeAddr(t)
+	b := startBridge(t, map[string]string{"ASKUSER_PPROF_ADDR": addr})
+	resp, err := http.Get("http://" + addr + "/debug/pprof/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(body) == 0 {
+		t.Fatalf("profiler: %d %q", resp.StatusCode, body)
+	}
+	if code, body := b.get(t, "/debug/pprof/cmdline"); code == 200 && !strings.Contains(body, "<html") {
+		t.Fatalf("the main listener serves the profiler: %d %q", code, body)
+	}
+	off := startBridge(t, map[string]string{})
+	if strings.Contains(off.stderr.String(), "profiler listening") {
+		t.Fatal("the profiler started without ASKUSER_PPROF_ADDR")
+	}
+}
+
 func TestOperations(t *testing.T) {
 	b := startBridge(t, map[string]string{})
 	if code, body := b.get(t, "/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {

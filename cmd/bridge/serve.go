@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -57,9 +58,11 @@ type bridge struct {
 	rdb      redis.UniversalClient
 	embedded *store.Embedded
 	server   *http.Server
-	webh     *web.Handler
-	cancel   func()
-	wg       sync.WaitGroup
+	// pprof serves Go's profiler when ASKUSER_PPROF_ADDR is set.
+	pprof  *http.Server
+	webh   *web.Handler
+	cancel func()
+	wg     sync.WaitGroup
 	// channels tracks the channels' Run, which stop before the engine.
 	channels sync.WaitGroup
 	// grace bounds the whole stop.
@@ -170,6 +173,12 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		defer b.wg.Done()
 		_ = engine.Run(engineCtx)
 	}()
+	if cfg.HTTP.PprofAddr != "" {
+		if err := b.servePprof(cfg.HTTP.PprofAddr); err != nil {
+			b.stop()
+			return nil, err
+		}
+	}
 	page := "http://" + b.Addr + "/"
 	if cfg.HTTP.Token != "" {
 		// The token itself is never printed: the operator has it.
@@ -189,9 +198,38 @@ func (b *bridge) stop() {
 	defer done()
 	b.webh.Close()
 	_ = b.server.Shutdown(shutdownCtx)
+	if b.pprof != nil {
+		_ = b.pprof.Shutdown(shutdownCtx)
+	}
 	// The engine returns within its own StopGrace of its stop.
 	waitAtMost(&b.wg, max(b.grace-time.Since(start), time.Second))
 	b.close()
+}
+
+// servePprof serves Go's profiler under /debug/pprof/ on addr (a loopback
+// address, as config checks), on a mux of its own: nothing of it is on the
+// main listener.
+func (b *bridge) servePprof(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on ASKUSER_PPROF_ADDR %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	b.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := b.pprof.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.log.Error("pprof server", "err", err)
+		}
+	}()
+	b.log.Info("profiler listening", "addr", ln.Addr().String())
+	return nil
 }
 
 // waitAtMost waits for wg, or d, whichever comes first.
