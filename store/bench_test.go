@@ -50,92 +50,144 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // question).
 func BenchmarkQuestionLifecycle(b *testing.B) {
 	ctx := context.Background()
+	rig := newLifecycleRig(b)
+	rig.run(-1) // loads the scripts and creates the consumer group
+
+	trips0 := rig.counter.n.Load()
+	cmds0, statsOK := commandCalls(ctx, rig.admin)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rig.run(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rig.counter.n.Load()-trips0)/float64(b.N), "roundtrips/q")
+	if cmds1, ok := commandCalls(ctx, rig.admin); ok && statsOK {
+		b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "cmds/q")
+	}
+	if perQ, ok := pendingMemory(b, ctx, rig.admin); ok {
+		b.ReportMetric(perQ, "B/pending")
+	}
+}
+
+// Budgets of one answered question, bridge and agent together, as
+// BenchmarkQuestionLifecycle counts them: TestQuestionLifecycleBudget
+// fails when a change spends more.
+const (
+	lifecycleRoundTrips = 18
+	lifecycleCommands   = 46
+)
+
+// TestQuestionLifecycleBudget runs 20 questions the way the benchmark
+// does and checks the Redis work per question against the budgets: counts,
+// not timings.
+func TestQuestionLifecycleBudget(t *testing.T) {
+	ctx := context.Background()
+	rig := newLifecycleRig(t)
+	rig.run(-1)
+	const n = 20
+	trips0 := rig.counter.n.Load()
+	cmds0, statsOK := commandCalls(ctx, rig.admin)
+	for i := range n {
+		rig.run(i)
+	}
+	if trips := float64(rig.counter.n.Load()-trips0) / n; trips > lifecycleRoundTrips {
+		t.Errorf("%.1f round trips per question, budget %d", trips, lifecycleRoundTrips)
+	}
+	cmds1, ok := commandCalls(ctx, rig.admin)
+	if !ok || !statsOK {
+		if backendSingle.real {
+			t.Fatal("redis-server has no INFO commandstats")
+		}
+		return // the embedded fallback counts no commands
+	}
+	if cmds := float64(cmds1-cmds0) / n; cmds > lifecycleCommands {
+		t.Errorf("%.1f Redis commands per question, budget %d", cmds, lifecycleCommands)
+	}
+}
+
+// lifecycleRig is an agent and a bridge store on the test redis-server,
+// their round trips counted.
+type lifecycleRig struct {
+	tb      testing.TB
+	s       *Store
+	agent   redis.UniversalClient
+	admin   redis.UniversalClient
+	counter *roundTrips
+}
+
+func newLifecycleRig(tb testing.TB) *lifecycleRig {
 	counter := &roundTrips{}
-	bridgeClient := backendSingle.client(b)
-	agent := backendSingle.client(b)
+	bridgeClient := backendSingle.client(tb)
+	agent := backendSingle.client(tb)
 	bridgeClient.AddHook(counter)
 	agent.AddHook(counter)
 	s := New(bridgeClient, Options{Prefix: testPrefix(), Consumer: "bench"})
-	admin := backendSingle.client(b)
+	return &lifecycleRig{tb: tb, s: s, agent: agent, admin: backendSingle.client(tb), counter: counter}
+}
 
-	lifecycle := func(i int) {
-		id := "bench-" + strconv.Itoa(i)
-		req := strings.Replace(exampleAsk, "deploy-42", id, 1)
-		if err := agent.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
-			b.Fatal(err)
-		}
-		entries, err := s.ReadRequests(ctx, 10, time.Second)
-		if err != nil || len(entries) != 1 {
-			b.Fatalf("read %v, %v", entries, err)
-		}
-		now := t0.Add(time.Duration(i) * time.Second)
-		q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
-			Answerers: []string{"telegram:7"}, Created: now, Deadline: now.Add(15 * time.Minute)}
-		created, _, lease, err := s.CreateHolding(ctx, q, "bench/1", 15*time.Second)
-		if err != nil || !created {
-			b.Fatalf("create %v, %v", created, err)
-		}
-		ev := askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: "telegram", Chat: "42"}
-		if err := s.Publish(ctx, ev); err != nil {
-			b.Fatal(err)
-		}
-		ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
-		if _, err := s.AddMessage(ctx, id, ref); err != nil {
-			b.Fatal(err)
-		}
-		ev.Kind, ev.Message = askbridge.EventDelivered, ref.Message
-		if err := s.Publish(ctx, ev); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.ReleaseLease(ctx, lease); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
-			b.Fatal(err)
-		}
-		// The tap.
-		if first, err := s.FirstSeen(ctx, "telegram", "tap-"+id, time.Hour); err != nil || !first {
-			b.Fatalf("first seen %v, %v", first, err)
-		}
-		if got, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || got != id {
-			b.Fatalf("question by message %q %v, %v", got, found, err)
-		}
-		if _, found, err := s.Get(ctx, id); err != nil || !found {
-			b.Fatalf("get %v, %v", found, err)
-		}
-		if _, err := s.MarkFinishing(ctx, id, now); err != nil {
-			b.Fatal(err)
-		}
-		r, err := s.End(ctx, id, answered(id), now.Add(time.Minute))
-		if err != nil || !r.Won || len(r.Messages) != 1 {
-			b.Fatalf("end %+v, %v", r, err)
-		}
-		ev.Kind, ev.Message, ev.By = askbridge.EventAnswered, "", "telegram:7"
-		if err := s.Publish(ctx, ev); err != nil {
-			b.Fatal(err)
-		}
-		if err := agent.BLPop(ctx, time.Second, s.k.result(id)).Err(); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Finished(ctx, id); err != nil {
-			b.Fatal(err)
-		}
+// run takes question i from ask to result.
+func (rig *lifecycleRig) run(i int) {
+	b, s, agent, ctx := rig.tb, rig.s, rig.agent, context.Background()
+	id := "bench-" + strconv.Itoa(i)
+	req := strings.Replace(exampleAsk, "deploy-42", id, 1)
+	if err := agent.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
+		b.Fatal(err)
 	}
-	lifecycle(-1) // loads the scripts and creates the consumer group
-
-	trips0 := counter.n.Load()
-	cmds0, statsOK := commandCalls(ctx, admin)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		lifecycle(i)
+	entries, err := s.ReadRequests(ctx, 10, time.Second)
+	if err != nil || len(entries) != 1 {
+		b.Fatalf("read %v, %v", entries, err)
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(counter.n.Load()-trips0)/float64(b.N), "roundtrips/q")
-	if cmds1, ok := commandCalls(ctx, admin); ok && statsOK {
-		b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "cmds/q")
+	now := t0.Add(time.Duration(i) * time.Second)
+	q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
+		Answerers: []string{"telegram:7"}, Created: now, Deadline: now.Add(15 * time.Minute)}
+	created, _, lease, err := s.CreateHolding(ctx, q, "bench/1", 15*time.Second)
+	if err != nil || !created {
+		b.Fatalf("create %v, %v", created, err)
 	}
-	if perQ, ok := pendingMemory(b, ctx, admin); ok {
-		b.ReportMetric(perQ, "B/pending")
+	ev := askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: "telegram", Chat: "42"}
+	if err := s.Publish(ctx, ev); err != nil {
+		b.Fatal(err)
+	}
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
+	if _, err := s.AddMessage(ctx, id, ref); err != nil {
+		b.Fatal(err)
+	}
+	ev.Kind, ev.Message = askbridge.EventDelivered, ref.Message
+	if err := s.Publish(ctx, ev); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.ReleaseLease(ctx, lease); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
+		b.Fatal(err)
+	}
+	// The tap.
+	if first, err := s.FirstSeen(ctx, "telegram", "tap-"+id, time.Hour); err != nil || !first {
+		b.Fatalf("first seen %v, %v", first, err)
+	}
+	if got, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || got != id {
+		b.Fatalf("question by message %q %v, %v", got, found, err)
+	}
+	if _, found, err := s.Get(ctx, id); err != nil || !found {
+		b.Fatalf("get %v, %v", found, err)
+	}
+	if _, err := s.MarkFinishing(ctx, id, now); err != nil {
+		b.Fatal(err)
+	}
+	r, err := s.End(ctx, id, answered(id), now.Add(time.Minute))
+	if err != nil || !r.Won || len(r.Messages) != 1 {
+		b.Fatalf("end %+v, %v", r, err)
+	}
+	ev.Kind, ev.Message, ev.By = askbridge.EventAnswered, "", "telegram:7"
+	if err := s.Publish(ctx, ev); err != nil {
+		b.Fatal(err)
+	}
+	if err := agent.BLPop(ctx, time.Second, s.k.result(id)).Err(); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Finished(ctx, id); err != nil {
+		b.Fatal(err)
 	}
 }
 
