@@ -335,12 +335,14 @@ func (c *core) holdLease(ctx context.Context, name string, ttl time.Duration) (r
 	if err != nil || !ok {
 		return nil, ok, err
 	}
-	return c.keepLease(ctx, lease, ttl), true, nil
+	end := c.keepLease(ctx, lease, ttl)
+	return func() { end(true) }, true, nil
 }
 
-// keepLease renews a lease taken for ttl every ttl/3 until the returned
-// release gives it up.
-func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (release func()) {
+// keepLease renews a lease taken for ttl every ttl/3 until end is called;
+// end gives the lease up when release is set, and otherwise leaves it to
+// lapse within ttl.
+func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (end func(release bool)) {
 	name := lease.Name
 	stop := make(chan struct{})
 	var renewer sync.WaitGroup
@@ -360,10 +362,12 @@ func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (r
 			}
 		}
 	}()
-	return func() {
+	return func(release bool) {
 		close(stop)
 		renewer.Wait()
-		_ = c.store.ReleaseLease(context.WithoutCancel(ctx), lease)
+		if release {
+			_ = c.store.ReleaseLease(context.WithoutCancel(ctx), lease)
+		}
 	}
 }
 

@@ -284,13 +284,11 @@ func (in *intake) route(req Request) (Target, []string, error) {
 // AddMessage returns, so nothing is read first.
 func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, created Lease) error {
 	fresh := created.Token != 0
-	var release func()
-	if fresh {
-		release = in.keepLease(ctx, created, in.leaseTTL)
-	} else {
+	lease := created
+	if !fresh {
 		var ok bool
 		var err error
-		release, ok, err = in.holdLease(ctx, "deliver:"+id, in.leaseTTL)
+		lease, ok, err = in.store.AcquireLease(ctx, "deliver:"+id, in.holder(), in.leaseTTL)
 		if err != nil {
 			return fmt.Errorf("delivery lease: %w", err)
 		}
@@ -301,7 +299,9 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 			return errDelivering
 		}
 	}
-	defer release()
+	end := in.keepLease(ctx, lease, in.leaseTTL)
+	// Released when done, so a repeat of the request is handled at once.
+	defer end(true)
 	ch := in.channels[target.Platform]
 	plan := BuildPlan(id, req, ch.Capabilities())
 	log := in.log.With("question", id, "platform", target.Platform)

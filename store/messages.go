@@ -42,7 +42,8 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	if err != nil {
 		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
-	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident)
+	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident,
+		s.opts.Clock.Now().UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
 		return "", fmt.Errorf("store: add message: %w", err)
 	}
@@ -65,8 +66,8 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		return "", fmt.Errorf("store: add message: created: %w", err)
 	}
 	life := s.indexTTL()
-	if pttl, _ := rest[2].(int64); pttl > 0 {
-		life = time.Duration(pttl) * time.Millisecond
+	if ms, _ := rest[2].(int64); ms > 0 {
+		life = time.Duration(ms) * time.Millisecond
 	}
 	pipe := s.rdb.Pipeline()
 	pipe.Set(ctx, s.k.message(ref), id, life)

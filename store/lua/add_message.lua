@@ -9,31 +9,37 @@
 --          same message when it is ARGV[3] .. '}' or starts with
 --          ARGV[3] .. ',' (the same message with a part); the first record
 --          of a message wins.
+-- ARGV[4]  now, unix ms
+-- ARGV[5]  the result retention in ms
 --
 -- Returns
---   {1, status, created, pttl}  added; pttl is the hash's remaining life in
---                               ms, which the list now shares
---   {0, status, created, pttl}  already recorded: nothing changed
+--   {1, status, created, life}  added; life is how long the list (and the
+--                               caller's index of the message) lives, in
+--                               ms: as long as the hash, that is to the
+--                               deadline plus the retention while pending,
+--                               the retention once ended
+--   {0, status, created, life}  already recorded: nothing changed
 --   {-1}                        missing: no such question
 --   {-2}                        full: the question already has ARGV[2] messages
-local status = redis.call('HGET', KEYS[1], 'status')
+local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline')
+local status, created = q[1], q[2] or '0'
 if not status then
   return {-1}
 end
-local created = redis.call('HGET', KEYS[1], 'created') or '0'
-local pttl = redis.call('PTTL', KEYS[1])
+local life = tonumber(ARGV[5])
+if status == 'pending' then
+  life = math.max(tonumber(q[3] or '0') - tonumber(ARGV[4]), 0) + life
+end
 local refs = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 local whole, withPart = ARGV[3] .. '}', ARGV[3] .. ','
 for _, ref in ipairs(refs) do
   if ref == whole or string.sub(ref, 1, #withPart) == withPart then
-    return {0, status, created, pttl}
+    return {0, status, created, life}
   end
 end
 if #refs >= tonumber(ARGV[2]) then
   return {-2}
 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
-if pttl > 0 then
-  redis.call('PEXPIRE', KEYS[2], pttl)
-end
-return {1, status, created, pttl}
+redis.call('PEXPIRE', KEYS[2], life)
+return {1, status, created, life}
