@@ -74,7 +74,7 @@ func BenchmarkQuestionLifecycle(b *testing.B) {
 // fails when a change spends more.
 const (
 	lifecycleRoundTrips = 18
-	lifecycleCommands   = 44
+	lifecycleCommands   = 43
 )
 
 // TestQuestionLifecycleBudget runs 20 questions the way the benchmark

@@ -20,13 +20,17 @@
 --   {0, {HGETALL...}, {messages...}}  lost: the question had already ended;
 --                                     its fields hold the result that won
 --   {-1}                              missing: no such question
-local fields = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline')
-local status, created, deadline = fields[1], fields[2] or '0', tonumber(fields[3] or '')
-if not status then
+local all = redis.call('HGETALL', KEYS[1])
+if #all == 0 then
   return {-1}
 end
+local fields = {}
+for i = 1, #all, 2 do
+  fields[all[i]] = all[i + 1]
+end
+local status, created, deadline = fields['status'], fields['created'] or '0', tonumber(fields['deadline'] or '')
 if status ~= 'pending' then
-  return {0, redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[3], 0, -1)}
+  return {0, all, redis.call('LRANGE', KEYS[3], 0, -1)}
 end
 local final, body = ARGV[1], ARGV[2]
 if ARGV[5] ~= '' and deadline and deadline <= tonumber(ARGV[3]) then
@@ -38,4 +42,11 @@ redis.call('RPUSH', KEYS[2], result)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return {1, redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[3], 0, -1)}
+-- The hash as it now stands, without reading it again.
+fields['status'], fields['result'], fields['ended'] = final, result, ARGV[3]
+local now = {}
+for k, v in pairs(fields) do
+  now[#now + 1] = k
+  now[#now + 1] = v
+end
+return {1, now, redis.call('LRANGE', KEYS[3], 0, -1)}
