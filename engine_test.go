@@ -779,3 +779,63 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// batchingAcks records the batches the engine acknowledges; the first call
+// waits for gate, as a slow Redis would.
+type batchingAcks struct {
+	askbridge.Store
+	gate     chan struct{}
+	mu       sync.Mutex
+	batches  []int
+	released atomic.Int64
+}
+
+func (b *batchingAcks) AckRequest(ctx context.Context, ids ...string) error {
+	b.mu.Lock()
+	first := len(b.batches) == 0
+	b.batches = append(b.batches, len(ids))
+	b.mu.Unlock()
+	if first {
+		<-b.gate
+	}
+	return b.Store.AckRequest(ctx, ids...)
+}
+
+func (b *batchingAcks) ReleaseLease(ctx context.Context, l askbridge.Lease) error {
+	defer b.released.Add(1)
+	return b.Store.ReleaseLease(ctx, l)
+}
+
+// TestEngineAcksABurstTogether: requests handled while an acknowledgement
+// is on its way are acknowledged together, in one call, and every one of
+// them is acknowledged.
+func TestEngineAcksABurstTogether(t *testing.T) {
+	t.Parallel()
+	acks := &batchingAcks{gate: make(chan struct{})}
+	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { acks.Store = s; return acks }})
+	const n = 30
+	for i := range n {
+		h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("burst-ack-", i)))
+	}
+	h.waitSent(n)
+	deadline := time.Now().Add(5 * time.Second)
+	for acks.released.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries done, want %d", acks.released.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the last ones reach the acknowledger
+	close(acks.gate)
+	h.waitHandled()
+	acks.mu.Lock()
+	defer acks.mu.Unlock()
+	total, most := 0, 0
+	for _, b := range acks.batches {
+		total += b
+		most = max(most, b)
+	}
+	if total != n || most < 2 || len(acks.batches) >= n {
+		t.Fatalf("acknowledged %d entries in batches %v; want %d, some together", total, acks.batches, n)
+	}
+}

@@ -33,9 +33,13 @@ type intakeParams struct {
 type intake struct {
 	*core
 	intakeParams
+	// acks carries the entries handled to ackAll.
+	acks chan string
 }
 
-func newIntake(c *core, p intakeParams) *intake { return &intake{core: c, intakeParams: p} }
+func newIntake(c *core, p intakeParams) *intake {
+	return &intake{core: c, intakeParams: p, acks: make(chan string, max(p.concurrency, 1))}
+}
 
 // start reads the requests stream until ctx is done and handles each entry
 // in its own goroutine, at most concurrency at once; it waits for the
@@ -48,7 +52,13 @@ func (in *intake) start(ctx context.Context, wg *sync.WaitGroup) {
 func (in *intake) run(ctx context.Context) {
 	sem := make(chan struct{}, in.concurrency)
 	var inflight sync.WaitGroup
-	defer inflight.Wait()
+	acked := make(chan struct{})
+	go func() { defer close(acked); in.ackAll(in.acks) }()
+	defer func() {
+		inflight.Wait()
+		close(in.acks)
+		<-acked
+	}()
 	// busy holds the entries this replica is handling: the store hands an
 	// entry out again once it has been idle ClaimIdle, and a slow delivery
 	// (a rate-limited burst) can take longer than that.
@@ -133,8 +143,36 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 		in.log.Error("handle request", "entry", entry.StreamID, "err", err)
 		return
 	}
-	if err := in.store.AckRequest(ctx, entry.StreamID); err != nil {
-		in.log.Error("ack request", "entry", entry.StreamID, "err", err)
+	in.acks <- entry.StreamID
+}
+
+// maxAckBatch bounds the entries one AckRequest call acknowledges.
+const maxAckBatch = 256
+
+// ackAll acknowledges the entries handled, as they come: an entry alone
+// when they come one by one, and together, in one call, the entries that
+// finished while the previous call was on its way (a burst costs one XACK
+// and one XDEL per batch, not per entry). It returns once ids is closed and
+// drained. An acknowledgement that fails leaves its entries pending: they
+// come back after the claim idle time and are found handled.
+func (in *intake) ackAll(ids <-chan string) {
+	for id := range ids {
+		batch := []string{id}
+	more:
+		for len(batch) < maxAckBatch {
+			select {
+			case next, ok := <-ids:
+				if !ok {
+					break more
+				}
+				batch = append(batch, next)
+			default:
+				break more
+			}
+		}
+		if err := in.store.AckRequest(in.halt, batch...); err != nil {
+			in.log.Error("ack requests", "entries", len(batch), "err", err)
+		}
 	}
 }
 

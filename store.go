@@ -193,8 +193,9 @@ type Store interface {
 	// longer than the configured idle time. An entry is returned again until
 	// it is acknowledged.
 	ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error)
-	// AckRequest acknowledges a handled entry. Safe to repeat.
-	AckRequest(ctx context.Context, streamID string) error
+	// AckRequest acknowledges handled entries, several in one call. Safe to
+	// repeat.
+	AckRequest(ctx context.Context, streamIDs ...string) error
 
 	// Create stores a new pending question and schedules its deadline. It
 	// is idempotent on the id: when the id is already known (pending, or

@@ -165,13 +165,24 @@ func testRequestEntries(t *testing.T, b backend) {
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("entries:\n got %+v\nwant %+v", got, want)
 	}
+	// The first alone, the others together; a repeat is harmless.
+	if err := s.AckRequest(ctx, got[0].StreamID); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for _, e := range got[1:] {
+		rest = append(rest, e.StreamID)
+	}
+	if err := s.AckRequest(ctx, rest...); err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range got {
-		if err := s.AckRequest(ctx, e.StreamID); err != nil {
-			t.Fatal(err)
-		}
 		if err := s.AckRequest(ctx, e.StreamID); err != nil {
 			t.Fatalf("repeated ack: %v", err)
 		}
+	}
+	if err := s.AckRequest(ctx); err != nil {
+		t.Fatalf("ack of nothing: %v", err)
 	}
 	if n := s.rdb.XLen(ctx, s.k.requests()).Val(); n != 0 {
 		t.Fatalf("acknowledged entries left in the stream: %d", n)

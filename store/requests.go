@@ -134,13 +134,17 @@ func toEntry(m redis.XMessage) askbridge.Entry {
 	return e
 }
 
-// AckRequest acknowledges a handled entry and deletes it from the stream,
-// so the stream holds only entries still to handle. Safe to repeat and to
-// call concurrently.
-func (s *Store) AckRequest(ctx context.Context, streamID string) error {
+// AckRequest acknowledges handled entries and deletes them from the
+// stream, so the stream holds only entries still to handle: one XACK and
+// one XDEL for all of them, in one pipeline. Safe to repeat and to call
+// concurrently.
+func (s *Store) AckRequest(ctx context.Context, streamIDs ...string) error {
+	if len(streamIDs) == 0 {
+		return nil
+	}
 	pipe := s.rdb.Pipeline()
-	ack := pipe.XAck(ctx, s.k.requests(), s.opts.Group, streamID)
-	del := pipe.XDel(ctx, s.k.requests(), streamID)
+	ack := pipe.XAck(ctx, s.k.requests(), s.opts.Group, streamIDs...)
+	del := pipe.XDel(ctx, s.k.requests(), streamIDs...)
 	_, _ = pipe.Exec(ctx)
 	if err := ack.Err(); err != nil && !isNoGroup(err) {
 		return fmt.Errorf("store: ack request: %w", err)
