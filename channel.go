@@ -91,6 +91,14 @@ type Finder interface {
 	Find(ctx context.Context, l Lookup) ([]MessageRef, error)
 }
 
+// PartCounter is implemented by channels whose prompt may take several
+// messages: Parts says how many p takes. The buttons are on the last one,
+// so a message the engine learns of from a tap on its buttons (posted, but
+// not yet or never recorded) is that part.
+type PartCounter interface {
+	Parts(p Plan) int
+}
+
 // Lookup is what a Finder looks for: the parts of Plan from From on,
 // posted in Chat no earlier than Since.
 type Lookup struct {

@@ -58,6 +58,9 @@ type fakeChannel struct {
 	// fails the post of a part once, before posting it.
 	parts    int
 	failPart map[int]error
+	// beforeSent, when set, runs after a part is posted and before it is
+	// handed to the engine (the instant a tap may already come in).
+	beforeSent func(ref askbridge.MessageRef)
 }
 
 type sentPrompt struct {
@@ -116,12 +119,21 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 		}
 		last := &f.sent[len(f.sent)-1]
 		last.refs = append(last.refs, ref)
+		if hook := f.beforeSent; hook != nil {
+			f.mu.Unlock()
+			hook(ref)
+			f.mu.Lock()
+		}
 		if err := d.Sent(ref); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// Parts: a prompt takes parts messages (1 by default), like a real
+// channel's long prompt.
+func (f *fakeChannel) Parts(askbridge.Plan) int { return max(f.parts, 1) }
 
 func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
 	if f.panicOnFinish.Load() {

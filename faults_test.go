@@ -688,3 +688,48 @@ func TestEngineSlowEditsKeepTheirMark(t *testing.T) {
 	close(slow.finishGate)
 	a.waitStatus(p.refs[0].Message, "Answered: Production")
 }
+
+// TestEngineTapBeforeTheRecord: a tap can reach the bridge before the
+// message it tapped is recorded (the platform shows the message as soon as
+// it accepts it; the record follows a moment later). The tap answers, on
+// the last part of a long prompt too, and every part is finished.
+func TestEngineTapBeforeTheRecord(t *testing.T) {
+	t.Parallel()
+	for _, parts := range []int{1, 3} {
+		t.Run(fmt.Sprint(parts, " parts"), func(t *testing.T) {
+			t.Parallel()
+			ch := newFakeChannel("telegram")
+			ch.parts = parts
+			tapped := make(chan askbridge.TapReply, 1)
+			var h *harness
+			ch.beforeSent = func(ref askbridge.MessageRef) {
+				if ref.Part != parts-1 {
+					return
+				}
+				p := ch.sends()[0]
+				tapped <- h.engine.Tap(context.Background(), askbridge.Tap{EventID: "early", Message: ref, Person: alice, Payload: p.plan.Buttons()[1].Payload})
+			}
+			h = newHarness(t, harnessOpts{ch: ch})
+			id := h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("early-tap-", parts)))
+			if r := <-tapped; r.Notice != askbridge.NoticeRecorded {
+				t.Fatalf("tap before the record: %q, want %q", r.Notice, askbridge.NoticeRecorded)
+			}
+			if res := h.result(id, 2*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
+				t.Fatalf("result %+v", res)
+			}
+			p := ch.sends()[0]
+			for _, ref := range p.refs {
+				h.waitStatus(ref.Message, "Answered: Production")
+			}
+			msgs, err := h.store.Messages(context.Background(), id)
+			if err != nil || len(msgs) != parts {
+				t.Fatalf("recorded %+v, %v; want %d parts", msgs, err, parts)
+			}
+			for _, m := range msgs {
+				if m.Message == p.refs[parts-1].Message && m.Part != parts-1 {
+					t.Fatalf("the tapped message is recorded as part %d, want %d", m.Part, parts-1)
+				}
+			}
+		})
+	}
+}

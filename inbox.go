@@ -113,15 +113,11 @@ func (e *Engine) adopt(ctx context.Context, ref MessageRef, p Payload) (string, 
 		if !p.Matches(id) {
 			continue
 		}
-		msgs, err := e.store.Messages(ctx, id)
+		part, err := e.buttonsPart(ctx, id, ref.Platform)
 		if err != nil {
 			return "", false, err
 		}
-		for _, m := range msgs {
-			if m.Platform == ref.Platform && m.Part > ref.Part {
-				ref.Part = m.Part
-			}
-		}
+		ref.Part = part
 		if _, err := e.store.AddMessage(ctx, id, ref); err != nil {
 			return "", false, err
 		}
@@ -129,6 +125,32 @@ func (e *Engine) adopt(ctx context.Context, ref MessageRef, p Payload) (string, 
 		return id, true, nil
 	}
 	return "", false, nil
+}
+
+// buttonsPart is the part of question id's prompt on platform that
+// carries the buttons: its last. A channel that counts its parts says
+// which; otherwise it is taken as the last part recorded so far.
+func (e *Engine) buttonsPart(ctx context.Context, id, platform string) (int, error) {
+	if pc, ok := e.channels[platform].(PartCounter); ok {
+		rec, found, err := e.store.Get(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			return max(pc.Parts(BuildPlan(id, rec.Request, e.channels[platform].Capabilities()))-1, 0), nil
+		}
+	}
+	msgs, err := e.store.Messages(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	part := 0
+	for _, m := range msgs {
+		if m.Platform == platform && m.Part > part {
+			part = m.Part
+		}
+	}
+	return part, nil
 }
 
 // clearReply answers a tap on a question that had already ended: the notice

@@ -42,8 +42,9 @@ type Channel struct {
 }
 
 var (
-	_ askbridge.Channel  = (*Channel)(nil)
-	_ askbridge.Notifier = (*Channel)(nil)
+	_ askbridge.Channel     = (*Channel)(nil)
+	_ askbridge.Notifier    = (*Channel)(nil)
+	_ askbridge.PartCounter = (*Channel)(nil)
 )
 
 // New makes the Discord channel. coord holds the gateway lease and
@@ -272,3 +273,7 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 	}
 	return nil
 }
+
+// Parts is how many messages the prompt of p takes; its buttons are on the
+// last.
+func (c *Channel) Parts(p askbridge.Plan) int { return len(renderParts(p)) }

@@ -49,8 +49,9 @@ type inboxRef struct {
 }
 
 var (
-	_ askbridge.Channel  = (*Channel)(nil)
-	_ askbridge.Notifier = (*Channel)(nil)
+	_ askbridge.Channel     = (*Channel)(nil)
+	_ askbridge.Notifier    = (*Channel)(nil)
+	_ askbridge.PartCounter = (*Channel)(nil)
 )
 
 // New makes the Slack channel. It checks the configuration (cfg.Validate)
@@ -264,3 +265,7 @@ func errorCode(err error) string {
 	}
 	return ""
 }
+
+// Parts is how many messages the prompt of p takes; its buttons are on the
+// last.
+func (c *Channel) Parts(p askbridge.Plan) int { return len(render(p)) }

@@ -719,6 +719,11 @@ func testMessages(t *testing.T, b backend) {
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("m1", t0, time.Hour))
 	mustCreate(t, s, newQ("m2", t0.Add(time.Second), time.Hour))
+	// Open in its target's chat from its creation, before any message is
+	// recorded: a tap that comes before the record finds it.
+	if ids, err := s.OpenInChat(ctx, "telegram", "42"); err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
+		t.Fatalf("OpenInChat before any message = %v, %v", ids, err)
+	}
 	r1 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "100"}
 	r2 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "101"}
 	r3 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "102"}

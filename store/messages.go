@@ -57,7 +57,7 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	case outFull:
 		return "", fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
 	}
-	if len(rest) != 3 {
+	if len(rest) != 4 {
 		return "", fmt.Errorf("store: add message: unexpected reply %v", v)
 	}
 	status, _ := rest[0].(string)
@@ -71,7 +71,10 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	}
 	pipe := s.rdb.Pipeline()
 	pipe.Set(ctx, s.k.message(ref), id, life)
-	if status == string(askbridge.StatusPending) {
+	// Create indexed the question in its target's chat; a message in
+	// another chat (a DM opened for a user) indexes that one.
+	target, _ := rest[3].(string)
+	if status == string(askbridge.StatusPending) && target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
 		chat := s.k.chat(ref.Platform, ref.Chat)
 		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
 		pipe.PExpire(ctx, chat, s.indexTTL())

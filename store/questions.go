@@ -96,6 +96,13 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 
 	pipe := s.rdb.Pipeline()
 	addDeadline := pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
+	// Indexed in its chat from the start, not only once a message is
+	// recorded: a tap that comes before the record finds it there.
+	if q.Target.Platform != "" && q.Target.Chat != "" {
+		chat := s.k.chat(q.Target.Platform, q.Target.Chat)
+		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(q.Created.UnixMilli()), Member: q.ID})
+		pipe.PExpire(ctx, chat, s.indexTTL())
+	}
 	name := QuestionLease(LeaseDeliver, q.ID)
 	args := append([]any{ms(ttl), holder, ms(leaseTTL), ms(s.fenceTTL(leaseTTL))}, fields...)
 	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name), s.k.fence(name)}, args...)

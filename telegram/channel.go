@@ -65,8 +65,9 @@ type Channel struct {
 type inboxBox struct{ in askbridge.Inbox }
 
 var (
-	_ askbridge.Channel  = (*Channel)(nil)
-	_ askbridge.Notifier = (*Channel)(nil)
+	_ askbridge.Channel     = (*Channel)(nil)
+	_ askbridge.Notifier    = (*Channel)(nil)
+	_ askbridge.PartCounter = (*Channel)(nil)
 )
 
 // New makes a Telegram channel. It validates cfg and makes no network call;
@@ -282,3 +283,7 @@ func finishedText(part int, end askbridge.Ending) (text string, prompt, ok bool)
 	}
 	return withStatus(parts[part], end.Status), true, true
 }
+
+// Parts is how many messages the prompt of p takes; its buttons are on the
+// last.
+func (c *Channel) Parts(p askbridge.Plan) int { return len(promptParts(p)) }

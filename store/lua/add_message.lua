@@ -13,16 +13,18 @@
 -- ARGV[5]  the result retention in ms
 --
 -- Returns
---   {1, status, created, life}  added; life is how long the list (and the
+--   {1, status, created, life, target}
+--                               added; life is how long the list (and the
 --                               caller's index of the message) lives, in
 --                               ms: as long as the hash, that is to the
 --                               deadline plus the retention while pending,
---                               the retention once ended
---   {0, status, created, life}  already recorded: nothing changed
+--                               the retention once ended; target is the
+--                               question's target field
+--   {0, status, created, life, target}  already recorded: nothing changed
 --   {-1}                        missing: no such question
 --   {-2}                        full: the question already has ARGV[2] messages
-local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline')
-local status, created = q[1], q[2] or '0'
+local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline', 'target')
+local status, created, target = q[1], q[2] or '0', q[4] or ''
 if not status then
   return {-1}
 end
@@ -34,7 +36,7 @@ local refs = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 local whole, withPart = ARGV[3] .. '}', ARGV[3] .. ','
 for _, ref in ipairs(refs) do
   if ref == whole or string.sub(ref, 1, #withPart) == withPart then
-    return {0, status, created, life}
+    return {0, status, created, life, target}
   end
 end
 if #refs >= tonumber(ARGV[2]) then
@@ -42,4 +44,4 @@ if #refs >= tonumber(ARGV[2]) then
 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], life)
-return {1, status, created, life}
+return {1, status, created, life, target}
