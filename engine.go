@@ -170,6 +170,8 @@ type core struct {
 
 	// attempts numbers lease holds, to make lease holders unique.
 	attempts atomic.Int64
+	// events publishes the events of callers that come at once together.
+	events *groupCommit[Event]
 }
 
 // NewEngine makes an engine. It does not start anything.
@@ -178,6 +180,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger,
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
+		events: &groupCommit[Event]{run: func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }, timeout: 10 * time.Second},
 		stopping: context.Background(), grace: cfg.StopGrace,
 	}
 	c.halt, c.haltNow = context.WithCancel(context.Background())
@@ -280,7 +283,7 @@ func (c *core) publish(ctx context.Context, evs ...Event) error {
 			evs[i].At = c.clock.Now()
 		}
 	}
-	if err := c.store.Publish(ctx, evs...); err != nil {
+	if err := c.events.do(ctx, evs...); err != nil {
 		if len(evs) == 1 {
 			return fmt.Errorf("publish %s event: %w", evs[0].Kind, err)
 		}

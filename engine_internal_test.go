@@ -1,8 +1,12 @@
 package askbridge
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestNumberLegacyParts(t *testing.T) {
@@ -28,5 +32,78 @@ func TestNumberLegacyParts(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestGroupCommit: a caller alone runs at once; callers that come while a
+// call is on its way run together in the next call, and each gets the
+// error of the call that carried its items.
+func TestGroupCommit(t *testing.T) {
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var calls [][]int
+	fail := errors.New("redis is down")
+	g := &groupCommit[int]{timeout: time.Minute, run: func(ctx context.Context, items []int) error {
+		mu.Lock()
+		first := len(calls) == 0
+		calls = append(calls, slices.Clone(items))
+		mu.Unlock()
+		if first {
+			<-gate
+			return nil
+		}
+		return fail
+	}}
+	ctx := context.Background()
+	leader := make(chan error, 1)
+	go func() { leader <- g.do(ctx, 0) }()
+	for {
+		mu.Lock()
+		n := len(calls)
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	const waiters = 20
+	errs := make(chan error, waiters)
+	for i := 1; i <= waiters; i++ {
+		go func() { errs <- g.do(ctx, i, -i) }()
+	}
+	for {
+		g.mu.Lock()
+		n := len(g.queue)
+		g.mu.Unlock()
+		if n == waiters {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	if err := <-leader; err != nil {
+		t.Fatalf("the first call: %v", err)
+	}
+	for range waiters {
+		if err := <-errs; !errors.Is(err, fail) {
+			t.Fatalf("a waiter got %v, want the error of its call", err)
+		}
+	}
+	mu.Lock()
+	if len(calls) != 2 || len(calls[1]) != 2*waiters {
+		t.Fatalf("calls %v: want the first alone, then every waiter's items in one", calls)
+	}
+	mu.Unlock()
+	if g.busy || len(g.queue) != 0 {
+		t.Fatal("left busy")
+	}
+	// Alone again: one call, at once.
+	if err := g.do(ctx, 99); !errors.Is(err, fail) {
+		t.Fatalf("alone: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 3 || !slices.Equal(calls[2], []int{99}) {
+		t.Fatalf("alone: calls %v", calls)
 	}
 }
