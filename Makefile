@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 20000x
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: test lint fuzz bench build run
+.PHONY: test lint fuzz bench bench-e2e build run
 
 test:
 	$(GO) test -race -count=1 ./...
@@ -21,6 +21,12 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# The end-to-end benchmark (cmd/bench, docs/performance.md): its own
+# redis-server, the bridge binary and the fake Telegram; a few minutes.
+# BENCHFLAGS=-short for the quick run CI makes.
+bench-e2e:
+	$(GO) run ./cmd/bench $(BENCHFLAGS)
 
 build:
 	$(GO) build -o bin/bridge ./cmd/bridge

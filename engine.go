@@ -180,9 +180,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger,
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
-		events: &groupCommit[Event]{run: func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }, timeout: 10 * time.Second},
 		stopping: context.Background(), grace: cfg.StopGrace,
 	}
+	publish := func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }
+	c.events = &groupCommit[Event]{run: publish, timeout: 10 * time.Second}
 	c.halt, c.haltNow = context.WithCancel(context.Background())
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch

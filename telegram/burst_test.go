@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
 // TestBurst500 sends 500 questions to 50 chats through two replicas under

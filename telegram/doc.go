@@ -148,7 +148,7 @@
 //
 // # Tests
 //
-// Package telegram/internal/telegramtest is a fake Bot API that the tests
+// Package internal/telegramtest is a fake Bot API that the tests
 // drive the real library against: the same request encodings, limits and
 // error bodies, 409 for a superseded getUpdates, 429 with retry_after over
 // configurable rates, and helpers to play a person. The tests run with a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
 // twoReplicas starts replicas "a" and "b" on one Redis and one fake.

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 // fuzzInbox records what reaches it and answers with a reply picked by

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

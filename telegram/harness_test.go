@@ -21,9 +21,9 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 var redisAddr string

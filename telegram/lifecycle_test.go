@@ -14,8 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 func TestConfigValidate(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 // TestOneTapRecordsEachMessageOnceAndEditsItOnce follows tapped questions

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
 )
 
 // newSendRig is a channel on a fake with one group chat, and the plan of

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
 func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package chaos is the bridge's fault suite: it runs real replicas as
 // processes (this package's test binary started again, see runReplica),
 // each an engine and a Telegram channel as cmd/bridge wires them, on a real
-// redis-server and the in-repo fake Telegram (telegram/internal/telegramtest),
+// redis-server and the in-repo fake Telegram (internal/telegramtest),
 // and breaks things under them while questions flow:
 //
 //   - TestKillReplicasDuringBurst: one of three replicas SIGKILLed (the

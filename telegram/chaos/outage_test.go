@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
 // TestRedisOutageLosesNoTapOrReply makes Redis unreachable from the

@@ -14,7 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/askbridge/askbridge/telegram/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
 const chat int64 = -100777

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/telegramtest"
+)
+
+// Options choose a run.
+type Options struct {
+	// Short runs small and quick (CI): 2,000 requests in the batch, short
+	// phases, one failover.
+	Short bool
+	// N overrides the batch size (intake, timeouts, memory).
+	N int
+	// Artifacts is where the plots (and profiles) go.
+	Artifacts string
+	// CPUProfile, when set, is a path prefix: the bridge's CPU profiles of
+	// the highest web level and the saturated Telegram phase go to
+	// <prefix>-web.pprof and <prefix>-telegram.pprof.
+	CPUProfile string
+	// Progress receives a line per step.
+	Progress io.Writer
+	// Keep leaves the temporary directory (the bridges' logs) in place.
+	Keep bool
+	// Phases, when not empty, runs only these phases (see phaseNames);
+	// the rows of the others say "not run".
+	Phases []string
+}
+
+// phaseNames are the phases of a run, in order; a phase fills the rows
+// that name it.
+var phaseNames = []string{"head of line", "telegram latency", "telegram saturated", "web", "batch intake", "batch timeouts", "failover"}
+
+// runs reports whether phase name is to run.
+func (o Options) runs(name string) bool {
+	if len(o.Phases) == 0 {
+		return true
+	}
+	for _, p := range o.Phases {
+		if strings.EqualFold(strings.TrimSpace(p), name) || strings.EqualFold(strings.TrimSpace(p), "batch") && strings.HasPrefix(name, "batch") {
+			return true
+		}
+	}
+	return false
+}
+
+// params size a run.
+type params struct {
+	// n is the batch: requests pipelined at once and left to time out.
+	n int
+	// levels are the web page's concurrencies (agents asking at once),
+	// each run for levelFor.
+	levels   []int
+	levelFor time.Duration
+	// Telegram: questions one at a time for tgLatencyFor (at most
+	// tgLatencyMax), then tgChats chats at once for tgSatFor.
+	tgLatencyFor time.Duration
+	tgLatencyMax int
+	tgSatFor     time.Duration
+	tgChats      int
+	// failovers is how many pollers are killed.
+	failovers int
+	// benchN is redis-benchmark's request count per command.
+	benchN int
+	// overlap runs the failover while the batch waits for its deadlines
+	// (the short run's time budget); a full run keeps them apart.
+	overlap bool
+}
+
+func plan(o Options) params {
+	p := params{
+		n: 100_000, levels: []int{1, 4, 16, 64, 256}, levelFor: 5 * time.Second,
+		tgLatencyFor: 40 * time.Second, tgLatencyMax: 300, tgSatFor: 20 * time.Second, tgChats: 48,
+		failovers: 3, benchN: 200_000,
+	}
+	if o.Short {
+		p = params{
+			n: 2_000, levels: []int{1, 16, 64}, levelFor: time.Second,
+			tgLatencyFor: 3 * time.Second, tgLatencyMax: 30, tgSatFor: 3 * time.Second, tgChats: 48,
+			failovers: 1, benchN: 20_000, overlap: true,
+		}
+	}
+	if o.N > 0 {
+		p.n = o.N
+	}
+	return p
+}
+
+// batchTimeout is the timeout of the batch's questions: the shortest a
+// request may ask for (askbridge.MinTimeout).
+const batchTimeout = 30
+
+// Chats of the fake Telegram, private chats whose person has the chat's id.
+const (
+	chatHOLA     = 5001
+	chatHOLB     = 5002
+	chatLatency  = 6000 // and the next latencyChats
+	latencyChats = 16
+	chatSat      = 7000 // and the next params.tgChats
+)
+
+// world is everything a run starts: Redis, the fake Telegram behind the
+// front, the bridge process, and the agents' Redis clients.
+type world struct {
+	p   params
+	o   Options
+	dir string
+	bin string
+
+	redis *redistest.Server
+	rdb   *redis.Client // the agents
+	admin *redis.Client // INFO and the checks
+
+	fake   *telegramtest.Server
+	front  *front
+	bridge *proc
+	// pprofAddr is where the bridge serves its profiler, when profiling.
+	pprofAddr string
+	// retaps counts taps the bridge answered without ending the question.
+	retaps atomic.Int64
+}
+
+func (w *world) logf(format string, args ...any) {
+	if w.o.Progress != nil {
+		fmt.Fprintf(w.o.Progress, "bench: "+format+"\n", args...)
+	}
+}
+
+// measured is what the phases found.
+type measured struct {
+	redisOps float64
+	// idle is the bridge's CPU per second with nothing to do (Telegram
+	// polling, renewals, blocking reads).
+	idle time.Duration
+
+	hol      time.Duration
+	holA     []time.Duration
+	holSent  int
+	tgLat    []tgSample
+	tgSat    satResult
+	web      []level
+	batch    batchResult
+	failover []time.Duration
+
+	counts  Counts
+	errs    map[string]error
+	skipped map[string]bool
+}
+
+// Counts are the checks of a run: what was asked, how it ended, and
+// anything that happened twice.
+type Counts struct {
+	WebAsked, WebAnswered           int
+	TelegramAsked, TelegramAnswered int
+	// Extra counts results beyond one per question (in every phase).
+	Extra int
+	// PageRefused counts answers the page did not accept; TapsRefused
+	// counts callback queries answered twice or unknown.
+	PageRefused, TapsRefused int
+	// Batch is the batch's size and BatchTimedOut how many of its questions
+	// ended with exactly one timeout result.
+	Batch, BatchTimedOut int
+	// HOLSent counts the sends of the head-of-line case (4).
+	HOLSent int
+	// Retaps counts taps the bridge answered without ending their
+	// question, so the person tapped again (a tap lost by the bridge).
+	Retaps int
+}
+
+// run starts everything, runs every phase and returns the report. A phase
+// that fails leaves its rows without a number and the error in the row.
+func run(ctx context.Context, o Options) (*Report, error) {
+	began, load := time.Now(), loadAverage()
+	w := &world{p: plan(o), o: o}
+	if o.Artifacts == "" {
+		w.o.Artifacts = "artifacts"
+	}
+	if err := os.MkdirAll(w.o.Artifacts, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "askbench-")
+	if err != nil {
+		return nil, err
+	}
+	w.dir = dir
+	if o.Keep {
+		w.logf("logs in %s", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+
+	w.logf("building ./cmd/bridge")
+	if w.bin, err = buildBridge(ctx, dir); err != nil {
+		return nil, err
+	}
+	if w.redis, err = redistest.StartServer(); err != nil {
+		return nil, fmt.Errorf("bench: redis-server: %w", err)
+	}
+	defer w.redis.Close()
+	w.rdb = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 512, MinIdleConns: 64})
+	defer w.rdb.Close()
+	w.admin = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 4})
+	defer w.admin.Close()
+
+	m := &measured{errs: map[string]error{}, skipped: map[string]bool{}}
+	w.logf("redis-benchmark on %s", w.redis.Addr)
+	if m.redisOps, err = redisBenchmark(ctx, w.redis.Addr, w.p.benchN); err != nil {
+		return nil, err
+	}
+	if err := w.admin.FlushAll(ctx).Err(); err != nil {
+		return nil, err
+	}
+
+	w.fake = telegramtest.New(telegramtest.Options{})
+	defer w.fake.Close()
+	w.front = newFront(w.fake.URL)
+	defer w.front.Close()
+	for _, c := range w.chats() {
+		w.fake.AddChat(c, "private", "Person "+strconv.FormatInt(c, 10))
+	}
+	env := w.bridgeEnv(w.front.URL(), prefix)
+	if o.CPUProfile != "" {
+		if w.pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		env["ASKUSER_PPROF_ADDR"] = w.pprofAddr
+	}
+	w.logf("starting the bridge")
+	if w.bridge, err = startBridge(w.bin, "bench-main", dir, env); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if w.bridge != nil {
+			w.bridge.stop(30 * time.Second)
+		}
+	}()
+	if err := w.bridge.ready(ctx, "telegram", "connected", 30*time.Second); err != nil {
+		return nil, err
+	}
+	if err := waitPoll(ctx, w.front, time.Time{}, 30*time.Second); err != nil {
+		return nil, err
+	}
+	if m.idle, err = w.idleCPU(ctx); err != nil {
+		return nil, err
+	}
+
+	var errsMu sync.Mutex // the failover may run beside the batch
+	try := func(name string, fn func() error) {
+		if !o.runs(name) {
+			errsMu.Lock()
+			m.skipped[name] = true
+			errsMu.Unlock()
+			return
+		}
+		err := ctx.Err()
+		if err == nil {
+			w.logf("%s", name)
+			err = fn()
+		}
+		if err != nil {
+			errsMu.Lock()
+			m.errs[name] = err
+			errsMu.Unlock()
+			w.logf("%s failed: %v", name, err)
+		}
+	}
+	try("head of line", func() error { return w.headOfLine(ctx, m) })
+	try("telegram latency", func() error { return w.telegramLatency(ctx, m) })
+	try("telegram saturated", func() error { return w.telegramSaturated(ctx, m) })
+	try("web", func() error { return w.webLevels(ctx, m) })
+	var b *batchRun
+	try("batch intake", func() error {
+		var err error
+		b, err = w.batchStart(ctx, m)
+		return err
+	})
+	var overlapped chan struct{}
+	if w.p.overlap {
+		overlapped = make(chan struct{})
+		go func() {
+			defer close(overlapped)
+			try("failover", func() error { return w.failovers(ctx, m) })
+		}()
+	}
+	try("batch timeouts", func() error {
+		if b == nil {
+			return errors.New("no batch: its intake failed")
+		}
+		return w.batchFinish(ctx, b, m)
+	})
+	if overlapped != nil {
+		<-overlapped
+	} else {
+		try("failover", func() error { return w.failovers(ctx, m) })
+	}
+	m.counts.TapsRefused = w.fake.Stats().AnswerRefused
+	m.counts.Retaps = int(w.retaps.Load())
+
+	w.bridge.stop(30 * time.Second)
+	w.bridge = nil
+	rep := w.report(m)
+	rep.Took, rep.Load = time.Since(began), [2]string{load, loadAverage()}
+	if err := writePlots(w.o.Artifacts, m); err != nil {
+		return rep, err
+	}
+	return rep, ctx.Err()
+}
+
+// bridgeEnv is the configuration of a bridge replica: the shared Redis, the
+// web page on a free loopback port, Telegram through api (a front).
+func (w *world) bridgeEnv(api, keyPrefix string) map[string]string {
+	return map[string]string{
+		"ASKUSER_REDIS_URL":        "redis://" + w.redis.Addr,
+		"ASKUSER_REDIS_PREFIX":     keyPrefix,
+		"ASKUSER_HTTP_ADDR":        "127.0.0.1:0",
+		"ASKUSER_TELEGRAM_TOKEN":   w.fake.Token,
+		"ASKUSER_TELEGRAM_API_URL": api,
+	}
+}
+
+// chats lists every chat the phases use.
+func (w *world) chats() []int64 {
+	out := []int64{chatHOLA, chatHOLB}
+	for i := range latencyChats {
+		out = append(out, chatLatency+int64(i))
+	}
+	for i := range w.p.tgChats {
+		out = append(out, chatSat+int64(i))
+	}
+	return out
+}
+
+// waitPoll waits for a getUpdates on f after since.
+func waitPoll(ctx context.Context, f *front, since time.Time, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for !f.LastPoll().After(since) {
+		if time.Now().After(deadline) {
+			return errors.New("bench: the bridge did not poll Telegram")
+		}
+		if !sleep(ctx, 10*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// profile takes the bridge's CPU profile for d (whole seconds) into
+// <prefix>-<name>.pprof, when profiling; the returned wait reports how it
+// went.
+func (w *world) profile(ctx context.Context, name string, d time.Duration) (wait func() error) {
+	if w.pprofAddr == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- fetchProfile(ctx, w.pprofAddr, max(1, int(d/time.Second)), w.o.CPUProfile+"-"+name+".pprof")
+	}()
+	return func() error { return <-done }
+}
+
+// machine describes where the run ran.
+func (w *world) machine(ctx context.Context) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s, %d CPUs, %s, Redis %s", host, runtime.NumCPU(), runtime.Version(), redisVersion(ctx, w.admin))
+}
+
+// trimErr shortens an error for a table cell.
+func trimErr(err error) string {
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// loadAverage is the 1-minute load average, from /proc/loadavg.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
+// idleCPU is the bridge's CPU time per second while nothing is asked.
+func (w *world) idleCPU(ctx context.Context) (time.Duration, error) {
+	d := 5 * time.Second
+	if w.o.Short {
+		d = 2 * time.Second
+	}
+	c0, err := w.bridge.cpu()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if !sleep(ctx, d) {
+		return 0, ctx.Err()
+	}
+	c1, err := w.bridge.cpu()
+	if err != nil {
+		return 0, err
+	}
+	idle := time.Duration(float64(c1-c0) / time.Since(start).Seconds())
+	w.logf("bridge idle: %s CPU per second", idle)
+	return idle, nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/internal/redistest"
+)
+
+// TestBenchShort runs the short benchmark end to end and checks counts, not
+// timings: every question is answered (or times out) exactly once, every
+// row has a number, and the Redis work per question is a finite positive
+// number. It needs redis-server and redis-benchmark; without them it skips,
+// unless ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that is a failure.
+func TestBenchShort(t *testing.T) {
+	_, errBench := exec.LookPath("redis-benchmark")
+	if !redistest.Installed() || errBench != nil {
+		if redistest.Required() {
+			t.Fatal("the benchmark needs redis-server, redis-cli and redis-benchmark on the PATH (ASKBRIDGE_REQUIRE_REDIS=1)")
+		}
+		t.Skip("redis-server, redis-cli or redis-benchmark not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out := &testLog{t: t}
+	defer out.stop()
+	dir := t.TempDir()
+	rep, err := run(ctx, Options{Short: true, Artifacts: dir, Progress: out})
+	if rep != nil {
+		var b strings.Builder
+		rep.Print(&b)
+		t.Log("\n" + b.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range rep.Errors {
+		t.Errorf("phase %q failed: %s", name, e)
+	}
+
+	c := rep.Counts
+	checks := []struct {
+		name      string
+		got, want int
+	}{
+		{"web questions answered", c.WebAnswered, c.WebAsked},
+		{"Telegram questions answered", c.TelegramAnswered, c.TelegramAsked},
+		{"batch questions timed out once", c.BatchTimedOut, c.Batch},
+		{"batch size", c.Batch, 2000},
+		{"head-of-line sends", c.HOLSent, 4},
+		{"results pushed twice", c.Extra, 0},
+		{"page answers refused", c.PageRefused, 0},
+		{"callback queries answered twice", c.TapsRefused, 0},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s: %d, want %d", ck.name, ck.got, ck.want)
+		}
+	}
+	if c.WebAsked == 0 || c.TelegramAsked == 0 {
+		t.Errorf("nothing asked: web %d, Telegram %d", c.WebAsked, c.TelegramAsked)
+	}
+
+	if len(rep.Rows) != 11 {
+		t.Errorf("%d rows, want 11", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if len(r.Values) == 0 {
+			t.Errorf("row %q has no number", r.Measure)
+		}
+		for _, v := range r.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Errorf("row %q: %v in %v", r.Measure, v, r.Values)
+			}
+		}
+		if strings.HasPrefix(r.Measure, "Redis commands per answered question") {
+			web, tg := r.Values[0], r.Values[2]
+			if !(web > 0 && tg > 0) {
+				t.Errorf("commands per question: web %v, Telegram %v, want finite positive numbers", web, tg)
+			}
+		}
+	}
+	for _, name := range []string{"latency.svg", "throughput.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+			t.Errorf("artifact %s: %v", name, err)
+		}
+	}
+}
+
+// testLog passes progress lines to t.Log until the test ends.
+type testLog struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (l *testLog) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// level is the web page path at one concurrency: c agents each asking one
+// question after another, the web person answering each as it is
+// delivered.
+type level struct {
+	c        int
+	answered int
+	elapsed  time.Duration
+	cpu      time.Duration
+	redis    perQuestion
+	// redisCPU and benchCPU are what Redis and the bench itself (agents,
+	// web person) used meanwhile, on the same cores.
+	redisCPU, benchCPU time.Duration
+	// lat is each question's ask (XADD) → result (BLPOP returns).
+	lat []time.Duration
+}
+
+func (l level) qps() float64 { return float64(l.answered) / l.elapsed.Seconds() }
+
+func (l level) cpuPer() time.Duration {
+	if l.answered == 0 {
+		return -1
+	}
+	return l.cpu / time.Duration(l.answered)
+}
+
+// webLevels runs the web page path at each concurrency of params.levels.
+// The last (highest) level is the one profiled.
+func (w *world) webLevels(ctx context.Context, m *measured) error {
+	person, err := startWebPerson(ctx, w.bridge.addr, slices.Max(w.p.levels))
+	if err != nil {
+		return err
+	}
+	defer person.Close()
+	var ids []string
+	for i, c := range w.p.levels {
+		l, lids, err := w.webLevel(ctx, person, c, i == len(w.p.levels)-1)
+		ids = append(ids, lids...)
+		m.counts.WebAsked += len(lids)
+		m.counts.WebAnswered += l.answered
+		if err != nil {
+			return err
+		}
+		m.web = append(m.web, l)
+		n := time.Duration(max(l.answered, 1))
+		w.logf("web, %d at once: %d answered in %s (%.0f/s), p50 %s; per question: %.1f Redis commands, %.1f round trips, CPU bridge %s, Redis %s, bench %s",
+			c, l.answered, l.elapsed.Round(time.Millisecond), l.qps(), pct(l.lat, 50).Round(10*time.Microsecond),
+			l.redis.cmds, l.redis.trips, l.cpuPer(), l.redisCPU/n, l.benchCPU/n)
+	}
+	m.counts.PageRefused = int(person.refused.Load())
+	if r := person.reconnects.Load(); r > 0 {
+		w.logf("web: the bridge ended the page's event stream %d times (it fell behind)", r)
+	}
+	extra, err := leftover(ctx, w.rdb, ids)
+	m.counts.Extra += extra
+	return err
+}
+
+func (w *world) webLevel(ctx context.Context, person *webPerson, c int, profile bool) (level, []string, error) {
+	l := level{c: c}
+	s0, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return l, nil, err
+	}
+	cpu0, err := w.bridge.cpu()
+	if err != nil {
+		return l, nil, err
+	}
+	self0 := selfCPU()
+	prof := func() error { return nil }
+	if profile {
+		prof = w.profile(ctx, "web", w.p.levelFor)
+	}
+	start := time.Now()
+	end := start.Add(w.p.levelFor)
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, c)
+	idsOf := make([][]string, c)
+	latOf := make([][]time.Duration, c)
+	for i := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; time.Now().Before(end); n++ {
+				id := fmt.Sprintf("w%d-%d-%d", c, i, n)
+				idsOf[i] = append(idsOf[i], id)
+				person.expect(id)
+				t0 := time.Now()
+				if err := ask(ctx, w.rdb, id, "web", answerTimeout); err != nil {
+					errs[i] = err
+					return
+				}
+				r, err := result(ctx, w.rdb, id, time.Minute)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if r.Status != askbridge.StatusAnswered {
+					errs[i] = fmt.Errorf("%s ended %s/%s, not answered", id, r.Status, r.Reason)
+					return
+				}
+				latOf[i] = append(latOf[i], time.Since(t0))
+				answered.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	l.elapsed = time.Since(start)
+	cpu1, err := w.bridge.cpu()
+	if err != nil {
+		return l, nil, err
+	}
+	s1, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return l, nil, err
+	}
+	l.answered = int(answered.Load())
+	l.cpu = cpu1 - cpu0
+	l.redisCPU, l.benchCPU = s1.cpu-s0.cpu, selfCPU()-self0
+	l.redis = redisPer(s0, s1, l.answered)
+	var ids []string
+	for i := range c {
+		ids = append(ids, idsOf[i]...)
+		l.lat = append(l.lat, latOf[i]...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return l, ids, err
+	}
+	return l, ids, prof()
+}
+
+// batchRun is the batch between its intake and its deadlines.
+type batchRun struct {
+	ids []string
+	// done is when the bridge had taken in the whole batch.
+	done time.Time
+}
+
+// batchResult is what the batch found.
+type batchResult struct {
+	n      int
+	intake time.Duration
+	// memPer is the growth of Redis's used_memory per pending question
+	// (its request's stream entry while the bridge keeps it); rss is the
+	// bridge's resident
+	// memory; both with pending questions pending (all n, unless the
+	// intake took longer than the timeout: then just before the first
+	// deadline).
+	memPer  float64
+	rss     int64
+	pending int
+	// late is each question's result time (its endedAt) − its deadline,
+	// in milliseconds.
+	late []float64
+	// timedOut counts questions that ended with exactly one timeout
+	// result.
+	timedOut int
+}
+
+// batchStart pipelines n requests for the web page with the shortest
+// timeout, waits until the bridge has taken them all in (read, created,
+// shown, acknowledged: the consumer group has nothing left to read and
+// nothing pending), and measures memory with all of them pending.
+func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) {
+	n := w.p.n
+	b := &batchRun{ids: make([]string, n)}
+	for i := range b.ids {
+		b.ids[i] = fmt.Sprintf("batch-%06d", i)
+	}
+	entry, err := w.entryBytes(ctx, b.ids)
+	if err != nil {
+		return nil, err
+	}
+	read0, err := w.groupRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s0, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return nil, err
+	}
+	r := &m.batch
+	// memory takes the memory figures with k questions taken in. All n
+	// requests were added by then; the n-k not yet read are still entries
+	// of the stream, and are taken out.
+	measuredMem := false
+	memory := func(k int) error {
+		s1, err := snapshot(ctx, w.admin)
+		if err != nil {
+			return err
+		}
+		if r.rss, err = w.bridge.rss(); err != nil {
+			return err
+		}
+		r.pending, measuredMem = k, true
+		r.memPer = entry + (float64(s1.usedMemory-s0.usedMemory)-entry*float64(n))/float64(max(k, 1))
+		return nil
+	}
+	var added atomic.Bool
+	addErr := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		for from := 0; from < n; from += 1000 {
+			pipe := w.rdb.Pipeline()
+			for _, id := range b.ids[from:min(from+1000, n)] {
+				pipe.XAdd(ctx, xadd(id, "web", batchTimeout))
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				addErr <- err
+				return
+			}
+		}
+		added.Store(true)
+		addErr <- nil
+	}()
+	for {
+		if !sleep(ctx, 5*time.Millisecond) {
+			return nil, ctx.Err()
+		}
+		select {
+		case err := <-addErr:
+			if err != nil {
+				return nil, err
+			}
+		default:
+		}
+		if !added.Load() {
+			continue
+		}
+		g, err := w.group(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if g.EntriesRead-read0 >= int64(n) && g.Pending == 0 {
+			break
+		}
+		// The first deadline comes batchTimeout after the first question
+		// was created, which is after start: measure memory before it, with
+		// what has been taken in so far.
+		if !measuredMem && time.Since(start) > (batchTimeout-1)*time.Second {
+			if err := memory(int(g.EntriesRead - read0 - g.Pending)); err != nil {
+				return nil, err
+			}
+			w.logf("batch: intake slower than the timeout; memory measured with %d of %d taken in", r.pending, n)
+		}
+		if time.Since(start) > 10*time.Minute {
+			return nil, fmt.Errorf("intake of %d requests not done after 10 minutes (%d read, %d pending)", n, g.EntriesRead-read0, g.Pending)
+		}
+	}
+	b.done = time.Now()
+	if !measuredMem {
+		if err := memory(n); err != nil {
+			return nil, err
+		}
+	}
+	r.n, r.intake = n, b.done.Sub(start)
+	m.counts.Batch = n
+	w.logf("batch: %d requests taken in in %s (%.0f/s); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
+		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), r.memPer, entry, float64(r.rss)/(1<<20), r.pending)
+	return b, nil
+}
+
+// entryBytes is the memory one request's stream entry takes: the same
+// requests added to a scratch stream, which is then deleted. (The bridge
+// leaves entries in the requests stream once handled.)
+func (w *world) entryBytes(ctx context.Context, ids []string) (float64, error) {
+	const scratch = "bench:scratch"
+	s0, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return 0, err
+	}
+	for from := 0; from < len(ids); from += 1000 {
+		pipe := w.admin.Pipeline()
+		for _, id := range ids[from:min(from+1000, len(ids))] {
+			a := xadd(id, "web", batchTimeout)
+			a.Stream = scratch
+			pipe.XAdd(ctx, a)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return 0, err
+		}
+	}
+	s1, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.admin.Del(ctx, scratch).Err(); err != nil {
+		return 0, err
+	}
+	return float64(s1.usedMemory-s0.usedMemory) / float64(len(ids)), nil
+}
+
+// group is the one consumer group of the requests stream (the bridge's).
+func (w *world) group(ctx context.Context) (redis.XInfoGroup, error) {
+	gs, err := w.admin.XInfoGroups(ctx, requestsKey()).Result()
+	if err != nil {
+		return redis.XInfoGroup{}, fmt.Errorf("bench: XINFO GROUPS: %w", err)
+	}
+	if len(gs) != 1 {
+		return redis.XInfoGroup{}, fmt.Errorf("bench: the requests stream has %d consumer groups, want 1", len(gs))
+	}
+	return gs[0], nil
+}
+
+func (w *world) groupRead(ctx context.Context) (int64, error) {
+	g, err := w.group(ctx)
+	return g.EntriesRead, err
+}
+
+// batchFinish waits for every question of the batch to end by its
+// deadline, then reads each one's result and deadline.
+func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error {
+	// Every deadline is at most batchTimeout after the intake ended.
+	if !sleep(ctx, time.Until(b.done.Add(batchTimeout*time.Second+500*time.Millisecond))) {
+		return ctx.Err()
+	}
+	missing := b.ids
+	giveUp := time.Now().Add(2 * time.Minute)
+	for len(missing) > 0 {
+		var still []string
+		for from := 0; from < len(missing); from += 1000 {
+			part := missing[from:min(from+1000, len(missing))]
+			pipe := w.admin.Pipeline()
+			cmds := make([]*redis.IntCmd, len(part))
+			for i, id := range part {
+				cmds[i] = pipe.Exists(ctx, resultKey(id))
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+			for i, c := range cmds {
+				if c.Val() == 0 {
+					still = append(still, part[i])
+				}
+			}
+		}
+		missing = still
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("%d of %d questions had no result 2 minutes after their deadlines", len(missing), len(b.ids))
+		}
+		if !sleep(ctx, 250*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	r := &m.batch
+	for from := 0; from < len(b.ids); from += 1000 {
+		part := b.ids[from:min(from+1000, len(b.ids))]
+		pipe := w.admin.Pipeline()
+		results := make([]*redis.StringSliceCmd, len(part))
+		deadlines := make([]*redis.StringCmd, len(part))
+		for i, id := range part {
+			results[i] = pipe.LRange(ctx, resultKey(id), 0, -1)
+			deadlines[i] = pipe.HGet(ctx, questionKey(id), "deadline")
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
+		for i, id := range part {
+			got := results[i].Val()
+			if len(got) > 1 {
+				m.counts.Extra += len(got) - 1
+			}
+			var res askbridge.Result
+			if len(got) == 0 || json.Unmarshal([]byte(got[0]), &res) != nil {
+				return fmt.Errorf("%s: unreadable result %q", id, got)
+			}
+			deadline, err := strconv.ParseInt(deadlines[i].Val(), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: deadline %q: %w", id, deadlines[i].Val(), err)
+			}
+			if res.Reason == askbridge.ReasonTimeout && len(got) == 1 {
+				r.timedOut++
+			}
+			r.late = append(r.late, float64(res.EndedAt-deadline))
+		}
+	}
+	m.counts.BatchTimedOut = r.timedOut
+	w.logf("batch: %d timed out; lateness p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+		r.timedOut, pctf(r.late, 50), pctf(r.late, 99), slices.Max(r.late))
+	return nil
+}
