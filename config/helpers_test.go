@@ -51,7 +51,7 @@ const (
 	slackSigning = "8f742231b10e8888abcd99yyyzzz85a5"
 	httpToken    = "s3cr3t-web-page-token-0123456789"
 	redisPass    = "p4ssw0rd-do-not-print"
-	hookSecret   = "hook_secret-123"
+	hookSecret   = "hook_secret-0123456789"
 )
 
 func joinProblems(p []string) string { return strings.Join(p, "\n") }

@@ -329,14 +329,14 @@ telegram:
   token: "111:fileTOKEN"
   apiURL: http://127.0.0.1:9001
   webhookURL: https://hooks.example.com/tg
-  webhookSecret: file_secret
+  webhookSecret: file_secret_0123456789
 discord:
   token: file-discord-token
   apiURL: http://127.0.0.1:9002/
 slack:
   botToken: xoxb-file
   appToken: xapp-file
-  signingSecret: file-signing
+  signingSecret: file-signing-0123456789
   apiURL: http://127.0.0.1:9003/api/
 log:
   level: warn
@@ -367,12 +367,12 @@ func TestLoadYAML(t *testing.T) {
 		{"telegram.token", c.Telegram.Token, "111:fileTOKEN"},
 		{"telegram.apiURL", c.Telegram.APIURL, "http://127.0.0.1:9001"},
 		{"telegram.webhookURL", c.Telegram.WebhookURL, "https://hooks.example.com/tg"},
-		{"telegram.webhookSecret", c.Telegram.WebhookSecret, "file_secret"},
+		{"telegram.webhookSecret", c.Telegram.WebhookSecret, "file_secret_0123456789"},
 		{"discord.token", c.Discord.Token, "file-discord-token"},
 		{"discord.apiURL", c.Discord.APIURL, "http://127.0.0.1:9002/"},
 		{"slack.botToken", c.Slack.BotToken, "xoxb-file"},
 		{"slack.appToken", c.Slack.AppToken, "xapp-file"},
-		{"slack.signingSecret", c.Slack.SigningSecret, "file-signing"},
+		{"slack.signingSecret", c.Slack.SigningSecret, "file-signing-0123456789"},
 		{"slack.apiURL", c.Slack.APIURL, "http://127.0.0.1:9003/api/"},
 		{"log.level", c.LogLevel, "warn"},
 	}
@@ -418,7 +418,7 @@ func TestLoadEnvOverridesYAML(t *testing.T) {
 		{"claim idle from env", c.ClaimIdle, 5 * time.Second},
 		{"log level from env", c.LogLevel, "error"},
 		{"telegram token from env _FILE", c.Telegram.Token, tgToken},
-		{"telegram secret from file", c.Telegram.WebhookSecret, "file_secret"},
+		{"telegram secret from file", c.Telegram.WebhookSecret, "file_secret_0123456789"},
 		{"slack app token from env", c.Slack.AppToken, slackApp},
 		{"slack bot token from file", c.Slack.BotToken, "xoxb-file"},
 		{"discord api from env", c.Discord.APIURL, "https://discord.example.com/"},

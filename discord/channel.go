@@ -32,6 +32,8 @@ type Channel struct {
 	// rest carries every REST call; it never opens a gateway.
 	rest   *discordgo.Session
 	client *http.Client
+	// scrub takes the tokens out of every error that leaves the channel.
+	scrub scrubber
 
 	state atomic.Value // askbridge.ChannelState
 	me    atomic.Pointer[discordgo.User]
@@ -74,7 +76,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
 	c := &Channel{
 		cfg: cfg, coord: coord, log: log.With("platform", Platform),
-		client: &client, dms: map[string]string{},
+		client: &client, dms: map[string]string{}, scrub: scrubber{token: cfg.bare()},
 	}
 	c.rest = c.newSession()
 	c.state.Store(askbridge.StateConnecting)
@@ -152,7 +154,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		}
 		m, err := c.post(ctx, channelID, ms, nonce(d.Plan.ID, i))
 		if err != nil {
-			return classify("send message", err)
+			return c.classify("send message", err)
 		}
 		if d.Sent == nil {
 			continue
@@ -215,7 +217,7 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 	}
 	ch, err := c.rest.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err != nil {
-		return "", classify("open DM", err)
+		return "", c.classify("open DM", err)
 	}
 	c.dmMu.Lock()
 	c.dms[user] = ch.ID
@@ -244,7 +246,7 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 			log.Warn("message to finish is gone; skipped")
 			return nil
 		}
-		return classify("edit message", err)
+		return c.classify("edit message", err)
 	}
 	return nil
 }
@@ -269,7 +271,7 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 		ms.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: channelID, FailIfNotExists: &no}
 	}
 	if _, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx)); err != nil {
-		return classify("send reply", err)
+		return c.classify("send reply", err)
 	}
 	return nil
 }

@@ -34,7 +34,10 @@
 // and visibly, from the first part not posted. Refusals that repeating
 // cannot fix (unknown channel, missing access or permissions, DMs closed,
 // invalid form body, bad token) are askbridge.Permanent with Discord's
-// message as the reason, so the question ends as undeliverable.
+// message as the reason, so the question ends as undeliverable. Every
+// error is scrubbed before it leaves the channel (redact.go): the bot token
+// (which a proxy's error page may quote from the Authorization header) and
+// the token segment of interaction and webhook URLs become "<token>".
 //
 // # Inbound: one gateway per token
 //

@@ -98,7 +98,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 		deferred = true
 		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, discordgo.WithContext(ctx))
 		if err != nil && restCode(err) != codeAlreadyAcked {
-			log.Warn("discord: deferred acknowledgement", "err", classify("acknowledge", err))
+			log.Warn("discord: deferred acknowledgement", "err", c.classify("acknowledge", err))
 		}
 		r = <-replies
 	}
@@ -128,7 +128,7 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 			Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings(),
 		}, discordgo.WithContext(ctx))
 		if err != nil {
-			log.Warn("discord: ephemeral follow-up", "err", classify("follow up", err))
+			log.Warn("discord: ephemeral follow-up", "err", c.classify("follow up", err))
 		}
 	}
 	if r.Action == askbridge.TapClear && r.Ending != nil {
@@ -153,7 +153,7 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 			ephemeral()
 			return
 		}
-		log.Warn("discord: ephemeral notice", "err", classify("acknowledge", err))
+		log.Warn("discord: ephemeral notice", "err", c.classify("acknowledge", err))
 	}
 }
 
@@ -172,14 +172,14 @@ func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Inte
 			return true
 		}
 		if restCode(err) != codeAlreadyAcked {
-			log.Warn("discord: update message", "err", classify("acknowledge", err))
+			log.Warn("discord: update message", "err", c.classify("acknowledge", err))
 			return false
 		}
 		// Another replica acknowledged it: edit instead.
 	}
 	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
 	if err != nil {
-		log.Warn("discord: edit original message", "err", classify("edit original", err))
+		log.Warn("discord: edit original message", "err", c.classify("edit original", err))
 	}
 	return true
 }

@@ -309,24 +309,26 @@ const (
 
 // classify turns a discordgo error into the engine's kinds: rate limits with
 // their wait, permanent refusals with Discord's own message as the reason,
-// everything else temporary.
-func classify(op string, err error) error {
+// everything else temporary. The bot token and any interaction or webhook
+// token are taken out of the error first (see scrubber).
+func (c *Channel) classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	err = c.scrub.err(err)
 	var rl *rateLimitError
 	if errors.As(err, &rl) {
 		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "Discord: " + rl.Message, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var drl *discordgo.RateLimitError
 	if errors.As(err, &drl) && drl.RateLimit != nil && drl.TooManyRequests != nil {
-		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + drl.Message, Err: fmt.Errorf("discord: %s: %w", op, err)}
+		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + c.scrub.text(drl.Message), Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var re *discordgo.RESTError
 	if errors.As(err, &re) && re.Response != nil {
 		reason := fmt.Sprintf("Discord: HTTP %d", re.Response.StatusCode)
 		if re.Message != nil && re.Message.Message != "" {
-			reason = fmt.Sprintf("Discord: %s (code %d)", re.Message.Message, re.Message.Code)
+			reason = c.scrub.text(fmt.Sprintf("Discord: %s (code %d)", re.Message.Message, re.Message.Code))
 		}
 		kind := askbridge.Temporary
 		switch s := re.Response.StatusCode; {
@@ -340,23 +342,7 @@ func classify(op string, err error) error {
 		}
 		return &askbridge.SendError{Kind: kind, Reason: reason, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		// The URL of an interaction or webhook call holds its token.
-		err = fmt.Errorf("%s %s: %w", ue.Op, redactURL(ue.URL), ue.Err)
-	}
 	return &askbridge.SendError{Kind: askbridge.Temporary, Reason: "Discord: " + err.Error(), Err: fmt.Errorf("discord: %s: %w", op, err)}
-}
-
-// redactURL hides the token segment of interaction and webhook URLs.
-func redactURL(raw string) string {
-	segs := strings.Split(raw, "/")
-	for i := 0; i+2 < len(segs); i++ {
-		if segs[i] == "interactions" || segs[i] == "webhooks" {
-			segs[i+2] = "<token>"
-		}
-	}
-	return strings.Join(segs, "/")
 }
 
 // restCode is the JSON error code of a Discord REST error, or 0.

@@ -227,7 +227,7 @@ func TestTokensStayOutOfErrors(t *testing.T) {
 	defer srv.Close()
 	ch := newTestChannel(t, srv.URL+"/", "bot-token-value")
 	err := ch.rest.InteractionRespond(&discordgo.Interaction{ID: "1", Token: "interaction-secret"}, &discordgo.InteractionResponse{Type: 6})
-	serr := classify("acknowledge", err)
+	serr := ch.classify("acknowledge", err)
 	var ue *url.Error
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v is not a *url.Error", err)

@@ -30,6 +30,9 @@ type Channel struct {
 
 	// gate holds back the calls to a channel a 429 limited (ratelimit.go).
 	gate *gate
+	// scrub takes the tokens, the signing secret and socket mode tickets
+	// out of every error that leaves the channel.
+	scrub scrubber
 
 	state    atomic.Value // askbridge.ChannelState
 	botUser  atomic.Value // string: the bot's own user id
@@ -68,7 +71,7 @@ func New(cfg Config, coord askbridge.Coordinator, logger *slog.Logger) (*Channel
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64), gate: newGate(clockwork.NewRealClock())}
+	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64), gate: newGate(clockwork.NewRealClock()), scrub: newScrubber(cfg)}
 	c.api = c.client()
 	c.state.Store(askbridge.StateConnecting)
 	c.botUser.Store("")
@@ -233,8 +236,10 @@ var credentialErrors = map[string]bool{
 
 // classify turns a slack-go error into a SendError: a 429 is RateLimited
 // with Slack's Retry-After, a permanent error code is Permanent with the
-// code as the reason, anything else Temporary.
+// code as the reason, anything else Temporary. The secrets are taken out
+// of the error first (see scrubber).
 func (c *Channel) classify(err error) *askbridge.SendError {
+	err = c.scrub.err(err)
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "ratelimited", Err: err}

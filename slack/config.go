@@ -15,6 +15,10 @@ import (
 // so it ends with '/'.
 const DefaultAPIURL = "https://slack.com/api/"
 
+// MinSecretLen is the shortest signing secret accepted (issue 13; Slack's
+// own are 32 hex characters).
+const MinSecretLen = 16
+
 // Config configures the Slack channel. BotToken is required, and one of
 // AppToken (socket mode) or SigningSecret (HTTP mode). Fields with a YAML
 // key are what config loads; formatted or logged, a Config shows no secret.
@@ -28,7 +32,7 @@ type Config struct {
 	// with '/'.
 	APIURL string `yaml:"apiURL"`
 	// SigningSecret checks the requests of HTTP mode (used when AppToken
-	// is empty).
+	// is empty); at least MinSecretLen characters.
 	SigningSecret string `yaml:"signingSecret" json:"-"`
 	// HTTPClient calls the Web API (default: a client with a 30 s timeout).
 	HTTPClient *http.Client `json:"-"`
@@ -83,6 +87,11 @@ func (c Config) Check(p *settings.Problems) {
 		p.Addf("%s or %s is required: the app token for socket mode, or the signing secret for HTTP mode", p.Name("appToken"), p.Name("signingSecret"))
 	}
 	p.Plain("signingSecret", c.SigningSecret)
+	if c.SigningSecret != "" && !settings.HasSpaceOrControl(c.SigningSecret) && len(c.SigningSecret) < MinSecretLen {
+		// Slack's are 32 hex characters: a short one is a typo or a
+		// placeholder, and anyone who reaches the endpoints may guess.
+		p.Addf("%s: must be at least %d characters (it has %d); copy it from the app's Basic Information page", p.Name("signingSecret"), MinSecretLen, len(c.SigningSecret))
+	}
 	p.APIURL("apiURL", c.APIURL)
 	if c.APIURL != "" && !strings.HasSuffix(c.APIURL, "/") {
 		p.Addf("%s: %q must end with '/' (slack-go appends the method name)", p.Name("apiURL"), c.APIURL)

@@ -24,8 +24,9 @@
 // connection and Slack hands each event to one of them; any replica can
 // handle any question because the state is in Redis. slack-go's run loop
 // gives up when a reconnect fails, so Run starts it again with backoff,
-// forever. HTTP mode (a signing secret): HTTPHandler serves the Events API
-// and interactivity endpoints, checking every request's signature. Either
+// forever. HTTP mode (a signing secret of at least 16 characters):
+// HTTPHandler serves the Events API and interactivity endpoints, checking
+// every request's signature. Either
 // way each event is acknowledged at once (in HTTP mode, an Events API event
 // once its handling decided, within 2 seconds), deduplicated by its id
 // through the coordinator (Slack retries), and handled in the background:
@@ -49,4 +50,9 @@
 // part MessageRef.Part of the Ending's plan, rendered again, with the
 // actions removed and a context block with the status line added. Nothing
 // is read back from the store or from Slack.
+//
+// No error leaves the channel with a secret in it (redact.go): the
+// configured tokens and signing secret, anything shaped like a Slack token,
+// and the ticket of a socket mode URL are replaced before an error is
+// classified or logged.
 package slack

@@ -583,7 +583,7 @@ func TestNewChecksConfig(t *testing.T) {
 			t.Errorf("%s: accepted", c.name)
 		}
 	}
-	if _, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: "s"}, nil, nil); err == nil {
+	if _, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret}, nil, nil); err == nil {
 		t.Errorf("no coordinator: accepted")
 	}
 }

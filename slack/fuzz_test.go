@@ -73,7 +73,7 @@ func okAPI(t testing.TB) string {
 }
 
 func fuzzChannel(t testing.TB) (*Channel, *fuzzInbox) {
-	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, newMemCoord(), discard())
+	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-signing-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, newMemCoord(), discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func serveSigned(t *testing.T, c *Channel, path string, body []byte) {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	r.Header.Set("X-Slack-Request-Timestamp", ts)
-	r.Header.Set("X-Slack-Signature", Sign("fuzz-secret", ts, body))
+	r.Header.Set("X-Slack-Signature", Sign("fuzz-signing-secret", ts, body))
 	w := httptest.NewRecorder()
 	c.HTTPHandler().ServeHTTP(w, r)
 	if w.Code == http.StatusUnauthorized {

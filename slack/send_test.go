@@ -39,7 +39,7 @@ func ending(p askbridge.Plan, status string) askbridge.Ending {
 
 func newTestChannel(t *testing.T, fake *slacktest.Server) *Channel {
 	t.Helper()
-	c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s", APIURL: fake.APIURL()}, newMemCoord(), discard())
+	c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s-long-enough-secret", APIURL: fake.APIURL()}, newMemCoord(), discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,9 @@ type Channel struct {
 	bot   *bot.Bot
 	botID int64
 	pace  *pacer
+	// scrub takes the token and the webhook secret out of every error
+	// that leaves the channel.
+	scrub scrubber
 
 	state    atomic.Value // askbridge.ChannelState
 	username atomic.Value // string: the bot's @username, from getMe
@@ -88,12 +91,15 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	}
 	// The caller's logger names the replica already (cmd/bridge does).
 	log = log.With("platform", Platform)
-	c := &Channel{cfg: cfg, coord: coord, log: log, pace: newPacer(cfg.ChatPace, cfg.GlobalPace, clockwork.NewRealClock()), tapPatience: tapPatience}
+	c := &Channel{
+		cfg: cfg, coord: coord, log: log, scrub: newScrubber(cfg.Token, cfg.WebhookSecret),
+		pace: newPacer(cfg.ChatPace, cfg.GlobalPace, clockwork.NewRealClock()), tapPatience: tapPatience,
+	}
 	c.state.Store(askbridge.StateConnecting)
 	c.username.Store("")
 	b, err := c.newBot()
 	if err != nil {
-		return nil, fmt.Errorf("telegram: new bot: %w", err)
+		return nil, fmt.Errorf("telegram: new bot: %w", c.scrub.err(err))
 	}
 	c.bot = b
 	c.botID = b.ID()
@@ -108,7 +114,7 @@ func (c *Channel) newBot(extra ...bot.Option) (*bot.Bot, error) {
 		bot.WithSkipGetMe(),
 		bot.WithHTTPClient(c.cfg.PollTimeout, c.cfg.HTTPClient),
 		bot.WithDefaultHandler(func(context.Context, *bot.Bot, *models.Update) {}),
-		bot.WithErrorsHandler(func(err error) { c.log.Debug("bot api", "err", err) }),
+		bot.WithErrorsHandler(func(err error) { c.log.Debug("bot api", "err", c.scrub.err(err)) }),
 	}
 	return bot.New(c.cfg.Token, append(opts, extra...)...)
 }
@@ -208,7 +214,8 @@ func (c *Channel) sendMessage(ctx context.Context, chat string, params *bot.Send
 }
 
 // call makes one paced Bot API call and returns its error as a
-// *askbridge.SendError. It does not retry: the engine owns the retries of
+// *askbridge.SendError, the token and the webhook secret taken out of its
+// text and its reason. It does not retry: the engine owns the retries of
 // what it asked for (see askbridge.PostOwn for what the channel posts on its own).
 // A 429 still holds every send of this replica for its retry_after: that
 // is pacing, so the other chats do not run into the limit too.
@@ -216,7 +223,7 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 	if err := c.pace.wait(ctx, chat); err != nil {
 		return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: wrap(op, err)}
 	}
-	se := classify(op, fn(ctx))
+	se := classify(op, c.scrub.err(fn(ctx)))
 	if se == nil {
 		return nil
 	}

@@ -37,6 +37,10 @@ const (
 	// WebhookPath is where WebhookHandler expects Telegram's POSTs when
 	// WebhookURL names no path of its own.
 	WebhookPath = "/telegram/webhook"
+	// MinSecretLen is the shortest webhook secret accepted: anyone who can
+	// reach the webhook may guess at it (issue 13; Telegram itself allows
+	// 1 character).
+	MinSecretLen = 16
 )
 
 // Config configures the Telegram channel. Token is required; every other
@@ -54,7 +58,8 @@ type Config struct {
 	WebhookURL string `yaml:"webhookURL"`
 	// WebhookSecret is the secret_token Telegram sends back in the
 	// X-Telegram-Bot-Api-Secret-Token header of every webhook request
-	// (Bot API setWebhook). Required with WebhookURL.
+	// (Bot API setWebhook). Required with WebhookURL; at least
+	// MinSecretLen characters.
 	WebhookSecret string `yaml:"webhookSecret" json:"-"`
 	// Replica names this replica in the poller lease and in logs.
 	Replica string
@@ -148,6 +153,8 @@ func (c Config) Check(p *settings.Problems) {
 	}
 	if c.WebhookSecret != "" && !secretPattern.MatchString(c.WebhookSecret) {
 		p.Addf("%s: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)", p.Name("webhookSecret"))
+	} else if c.WebhookSecret != "" && len(c.WebhookSecret) < MinSecretLen {
+		p.Addf("%s: must be at least %d characters (it has %d); make one with `openssl rand -hex 32`", p.Name("webhookSecret"), MinSecretLen, len(c.WebhookSecret))
 	}
 	if c.PollTimeout != 0 && c.PollTimeout < 2*time.Second {
 		p.Addf("poll timeout must be at least 2s")

@@ -139,12 +139,23 @@
 // serves [Channel.WebhookHandler] on [Channel.WebhookPath] (the URL's path;
 // mount it on the bridge's HTTP server). Telegram may deliver to any replica
 // behind the load balancer. The handler checks the
-// X-Telegram-Bot-Api-Secret-Token header on every request in constant time
-// (401 otherwise), hands the update to the engine before answering, and
-// answers 500 when the update could not be handled (Redis could not be
+// X-Telegram-Bot-Api-Secret-Token header on every request (401 otherwise)
+// by comparing SHA-256 digests in constant time, so neither the secret's
+// length nor a right prefix shows in the timing; the secret must have at
+// least 16 characters. It hands the update to the engine before answering,
+// and answers 500 when the update could not be handled (Redis could not be
 // reached) so Telegram delivers it again.
 // Switching back to polling needs nothing: the poller calls deleteWebhook
 // when it takes the lease (getUpdates fails while a webhook is set).
+//
+// # Secrets in errors
+//
+// The Bot API puts the token in every URL (…/bot<token>/getUpdates), so
+// every *url.Error of a call names it, and a proxy's error page that the
+// library quotes may too. Every error that leaves the channel (a log line,
+// a SendError's Reason and Err) goes through the scrubber of redact.go
+// first: the token, its secret half and the webhook secret become
+// "<redacted>", in the URL of a *url.Error too.
 //
 // # Tests
 //

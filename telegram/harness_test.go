@@ -158,7 +158,7 @@ func (c clientHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 const webhookURL = "https://bridge.example/hooks/telegram"
-const webhookSecret = "s3cret-Token_1"
+const webhookSecret = "s3cret-Token_1-long-enough"
 
 func (e *env) config(name string) telegram.Config {
 	cfg := telegram.Config{

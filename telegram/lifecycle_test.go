@@ -32,6 +32,9 @@ func TestConfigValidate(t *testing.T) {
 		{"http webhook", telegram.Config{Token: "1:a", WebhookURL: "http://x.example/h", WebhookSecret: "s"}, "must be an https:// URL"},
 		{"no secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h"}, "webhook secret is required"},
 		{"bad secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: "a b"}, "webhook secret"},
+		{"one-character secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: "s"}, "webhook secret: must be at least 16 characters (it has 1)"},
+		{"15-character secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: strings.Repeat("s", 15)}, "webhook secret: must be at least 16 characters (it has 15)"},
+		{"16-character secret", telegram.Config{Token: "1:a", WebhookURL: "https://x.example/h", WebhookSecret: strings.Repeat("s", 16)}, ""},
 		{"short poll", telegram.Config{Token: "1:a", PollTimeout: time.Second}, "at least 2s"},
 		{"renew too slow", telegram.Config{Token: "1:a", LeaseTTL: time.Second, RenewEvery: 2 * time.Second}, "shorter than the lease ttl"},
 	}
@@ -135,7 +138,7 @@ func TestNoGoroutinesLeftAfterStop(t *testing.T) {
 func TestWebhookHandlerBeforeRunAndInPollingMode(t *testing.T) {
 	t.Parallel()
 	st := newMemCoord()
-	hook, err := telegram.New(telegram.Config{Token: "1:a", WebhookURL: "https://x.example/tg", WebhookSecret: "abc"}, st, nil)
+	hook, err := telegram.New(telegram.Config{Token: "1:a", WebhookURL: "https://x.example/tg", WebhookSecret: webhookSecret}, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +152,7 @@ func TestWebhookHandlerBeforeRunAndInPollingMode(t *testing.T) {
 		want int
 	}{{"before run", hook.WebhookHandler(), http.StatusServiceUnavailable}, {"polling mode", poll.WebhookHandler(), http.StatusNotFound}} {
 		req := httptest.NewRequest(http.MethodPost, "/tg", strings.NewReader(`{"update_id":1}`))
-		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "abc")
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", webhookSecret)
 		rec := httptest.NewRecorder()
 		tt.h.ServeHTTP(rec, req)
 		if rec.Code != tt.want {

@@ -3,6 +3,7 @@ package telegram
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -63,8 +64,10 @@ func (c *Channel) identify(ctx context.Context) bool {
 	}
 }
 
-// failed records a failed call in the state and the log.
+// failed records a failed call in the state and the log (without the
+// token: a *url.Error of the Bot API names it in its URL).
 func (c *Channel) failed(op string, err error) {
+	err = c.scrub.err(err)
 	if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
 		c.setState(askbridge.StateBadCredentials)
 	} else {
@@ -153,7 +156,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 		bot.WithAllowedUpdates(allowedUpdates),
 		bot.WithErrorsHandler(func(err error) {
 			if term.Err() == nil {
-				c.log.Debug("poll", "err", err)
+				c.log.Debug("poll", "err", c.scrub.err(err))
 			}
 		}),
 	}
@@ -163,7 +166,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 	}
 	poller, err := c.newBot(opts...)
 	if err != nil {
-		c.log.Error("make poller", "err", err)
+		c.log.Error("make poller", "err", c.scrub.err(err))
 		return c.cfg.RenewEvery
 	}
 	poller.Start(term)
@@ -238,8 +241,11 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 	if !lease.Valid(req.Context()) {
 		return nil, errLeaseLapsed
 	}
+	// The URL of a failed request names the token: scrubbed before
+	// anyone sees it, here or in the library.
 	resp, err := g.next.Do(req)
 	if err != nil {
+		err = g.c.scrub.err(err)
 		if req.Context().Err() == nil {
 			g.c.failed("get updates", err)
 		}
@@ -248,7 +254,7 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, g.c.scrub.err(err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var r struct {
@@ -350,11 +356,19 @@ func (c *Channel) runWebhook(ctx context.Context) {
 	<-ctx.Done()
 }
 
+// sameSecret compares the SHA-256 digests of got and want in constant
+// time: the time taken tells neither how much of got was right nor how long
+// want is. An empty want matches nothing.
+func sameSecret(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return want != "" && subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
 // maxWebhookBody bounds one update: Telegram's updates are a few KB.
 const maxWebhookBody = 1 << 20
 
-// serveWebhook checks the secret token of every request in constant time
-// and hands the update to the engine before answering, so a 5xx makes
+// serveWebhook checks the secret token of every request (sameSecret) and
+// hands the update to the engine before answering, so a 5xx makes
 // Telegram deliver it again (the update_id dedupe keeps it single; the mark
 // of an update that was not handled is undone first, so the redelivery is
 // handled). A panic is logged with its stack and answered 500.
@@ -374,8 +388,7 @@ func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(c.cfg.WebhookSecret)) != 1 {
+	if !sameSecret(r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), c.cfg.WebhookSecret) {
 		c.log.Warn("webhook request with a wrong secret token", "remote", r.RemoteAddr)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
