@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,6 +36,10 @@ const (
 	MinStopGrace        = time.Second
 	MaxStopGrace        = 10 * time.Minute
 	DefaultLogLevel     = "info"
+	// DefaultMaxEventStreams bounds the web page's open event streams (one
+	// per open tab) on one replica.
+	DefaultMaxEventStreams = 100
+	MaxEventStreams        = 10000
 
 	// MinHTTPTokenChars keeps the web page's token out of guessing range.
 	MinHTTPTokenChars = 16
@@ -91,6 +96,11 @@ type Redis struct {
 	EmbeddedAddr string `yaml:"embeddedAddr"`
 	// Prefix starts every key (default "askuser:").
 	Prefix string `yaml:"prefix"`
+	// DataDir is where the embedded Redis keeps its append-only file when
+	// URL is empty and a redis-server binary is on the PATH. Empty: a
+	// directory "askbridge" in the user's cache directory (see
+	// DefaultDataDir).
+	DataDir string `yaml:"dataDir"`
 }
 
 // HTTP configures the server of the web page, the API and the operational
@@ -102,6 +112,20 @@ type HTTP struct {
 	// Token, when set, is required by the web page and the API. It must be
 	// set when Addr listens beyond loopback.
 	Token string `yaml:"token" json:"-"`
+	// Origins lists, comma-separated, the other origins
+	// (scheme://host[:port]) the page is opened at, such as a reverse
+	// proxy's https://ask.example.com. A browser's answer from any origin
+	// but these and Addr's (with their loopback aliases) is refused.
+	Origins string `yaml:"origins"`
+	// MaxEventStreams bounds the page's open event streams (one per open
+	// tab) on this replica; more are refused with 503 until one closes.
+	// Default 100; 0 in a Config built by hand means the default.
+	MaxEventStreams int `yaml:"maxEventStreams"`
+	// MetricsAddr, when set, serves /metrics, /readyz and /healthz on a
+	// listener of its own, without authentication, and no longer serves
+	// /metrics and /readyz on Addr. Unset, they are on Addr, behind the
+	// token when one is set.
+	MetricsAddr string `yaml:"metricsAddr"`
 	// PprofAddr, when set, serves Go's profiler (net/http/pprof, under
 	// /debug/pprof/) on a listener of its own, for operators. It has no
 	// authentication, so it must be a loopback address. Default: off.
@@ -124,7 +148,7 @@ type Route struct {
 func Default() *Config {
 	return &Config{
 		Redis:        Redis{EmbeddedAddr: DefaultEmbeddedAddr, Prefix: DefaultPrefix},
-		HTTP:         HTTP{Addr: DefaultHTTPAddr},
+		HTTP:         HTTP{Addr: DefaultHTTPAddr, MaxEventStreams: DefaultMaxEventStreams},
 		Replica:      defaultReplica(),
 		DefaultRoute: DefaultTarget,
 		Routes:       map[string]Route{},
@@ -350,12 +374,68 @@ func (h HTTP) check(p *settings.Problems) {
 	default:
 		p.Plain("token", h.Token)
 	}
+	for _, o := range h.OriginList() {
+		key := p.Name("origins")
+		u, err := ParseOrigin(o)
+		switch {
+		case err != nil:
+			p.Addf("%s: %v", key, err)
+		case h.Token == "" && !isLoopback(u.Hostname()):
+			p.Addf("%s: %q is beyond loopback, which needs %s: without a token the page answers only to loopback names", key, o, p.Name("token"))
+		}
+	}
+	if h.MaxEventStreams < 0 || h.MaxEventStreams > MaxEventStreams {
+		p.Addf("%s: %d is out of range: from 1 to %d", p.Name("maxEventStreams"), h.MaxEventStreams, MaxEventStreams)
+	}
+	if h.MetricsAddr != "" {
+		checkHostPort(p, p.Name("metricsAddr"), h.MetricsAddr)
+	}
 	if h.PprofAddr != "" {
 		key := p.Name("pprofAddr")
 		if host, ok := checkHostPort(p, key, h.PprofAddr); ok && !isLoopback(host) {
 			p.Addf("%s: %q must be a loopback address (the profiler has no authentication)", key, h.PprofAddr)
 		}
 	}
+}
+
+// OriginList is Origins split at commas, blanks dropped.
+func (h HTTP) OriginList() []string {
+	var out []string
+	for _, o := range strings.Split(h.Origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// ParseOrigin checks that s is an origin as browsers send it in the Origin
+// header: http or https, a host, an optional port, nothing else (a
+// trailing "/" is allowed).
+func ParseOrigin(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL (%s)", s, settings.URLErrorReason(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q is not an http:// or https:// origin", s)
+	}
+	if u.Hostname() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%q is not an origin: want scheme://host[:port], with no user, path or query", s)
+	}
+	return u, nil
+}
+
+// DefaultDataDir is where the embedded Redis keeps its data when
+// Redis.DataDir is empty: "askbridge" in the user's cache directory
+// ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS,
+// %LocalAppData% on Windows), or "" when there is none.
+func DefaultDataDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "askbridge")
 }
 
 // Loopback reports whether Addr listens on loopback only.

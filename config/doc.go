@@ -36,16 +36,41 @@
 //	ASKUSER_EMBEDDED_REDIS_ADDR      Where the embedded Redis listens, a loopback host:port (it
 //	                                 has no password). Used only when ASKUSER_REDIS_URL is
 //	                                 unset. Default: 127.0.0.1:6380. YAML redis.embeddedAddr.
+//	ASKUSER_DATA_DIR                 Where the embedded Redis keeps its append-only file when a
+//	                                 redis-server binary is on the PATH (~/.cache/askbridge on
+//	                                 Linux); one bridge per directory. Without redis-server the
+//	                                 embedded Redis keeps everything in memory and loses it on
+//	                                 restart. Used only when ASKUSER_REDIS_URL is unset.
+//	                                 Default: <user cache dir>/askbridge. YAML redis.dataDir.
 //	ASKUSER_REDIS_PREFIX             Prefix of every Redis key. No braces, spaces or control
 //	                                 characters; at most 64 bytes. Default: askuser:. YAML
 //	                                 redis.prefix.
-//	ASKUSER_HTTP_ADDR                host:port of the web page, its API, /healthz, /readyz and
-//	                                 /metrics. Default: 127.0.0.1:8080. YAML http.addr.
+//	ASKUSER_HTTP_ADDR                host:port of the web page, its API and /healthz, and of
+//	                                 /readyz and /metrics (behind the token when one is set)
+//	                                 unless ASKUSER_METRICS_ADDR moves them. Default:
+//	                                 127.0.0.1:8080. YAML http.addr.
 //	ASKUSER_HTTP_TOKEN*              Token the web page and API require (at least 16
 //	                                 characters). Required when ASKUSER_HTTP_ADDR listens
 //	                                 beyond loopback. Open the page as
-//	                                 http://host:port/#token=<token>. Default: unset. YAML
-//	                                 http.token.
+//	                                 http://host:port/#token=<token>. Without it the page
+//	                                 answers only to loopback host names (localhost, 127.0.0.1,
+//	                                 [::1]). Default: unset. YAML http.token.
+//	ASKUSER_HTTP_ORIGINS             Other origins the page is opened at, comma-separated
+//	                                 scheme://host[:port] (a reverse proxy's
+//	                                 https://ask.example.com, a published port). Answers from a
+//	                                 browser at any other origin than these and
+//	                                 ASKUSER_HTTP_ADDR (and their loopback aliases) are
+//	                                 refused. An origin beyond loopback needs the token.
+//	                                 Default: unset. YAML http.origins.
+//	ASKUSER_MAX_EVENT_STREAMS        How many live-update streams (one per open page) this
+//	                                 replica serves at once; more get 503 with Retry-After and
+//	                                 the page retries. 1 to 10000. Default: 100. YAML
+//	                                 http.maxEventStreams.
+//	ASKUSER_METRICS_ADDR             host:port of a listener of its own for /metrics, /readyz
+//	                                 and /healthz, without authentication: bind it where only
+//	                                 monitoring reaches. Set, /metrics and /readyz leave
+//	                                 ASKUSER_HTTP_ADDR. Default: unset (on ASKUSER_HTTP_ADDR).
+//	                                 YAML http.metricsAddr.
 //	ASKUSER_PPROF_ADDR               Loopback host:port on which to serve Go's profiler
 //	                                 (/debug/pprof/) for operators; it has no authentication.
 //	                                 Default: unset (off). YAML http.pprofAddr.
@@ -74,9 +99,9 @@
 //	                                 ports 443, 80, 88 or 8443 with the official Bot API).
 //	                                 Needs the secret below. Default: unset (long polling).
 //	                                 YAML telegram.webhookURL.
-//	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call: 1–256
-//	                                 characters of A-Z a-z 0-9 _ -. Default: unset. YAML
-//	                                 telegram.webhookSecret.
+//	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call: 16–256
+//	                                 characters of A-Z a-z 0-9 _ - (make one with openssl rand
+//	                                 -hex 32). Default: unset. YAML telegram.webhookSecret.
 //	ASKUSER_DISCORD_TOKEN*           Discord bot token (a leading "Bot " is dropped); turns
 //	                                 Discord on. Default: unset (off). YAML discord.token.
 //	ASKUSER_DISCORD_API_URL          Discord base URL; the adapter appends the REST paths.
@@ -86,8 +111,8 @@
 //	ASKUSER_SLACK_APP_TOKEN*         App-level token (xapp-…, scope connections:write):
 //	                                 socket mode. Default: unset. YAML slack.appToken.
 //	ASKUSER_SLACK_SIGNING_SECRET*    Signing secret for HTTP mode (Events API and interactivity
-//	                                 endpoints). Required without an app token. Default: unset.
-//	                                 YAML slack.signingSecret.
+//	                                 endpoints), at least 16 characters. Required without an
+//	                                 app token. Default: unset. YAML slack.signingSecret.
 //	ASKUSER_SLACK_API_URL            Slack Web API base; a missing trailing / is added.
 //	                                 Default: https://slack.com/api/. YAML slack.apiURL.
 //

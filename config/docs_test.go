@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,9 +65,12 @@ func docsDefault(s setting) string {
 		ps.add(c)
 	}
 	var v string
-	if s.str != nil {
+	switch {
+	case s.str != nil:
 		v = *s.str(c)
-	} else {
+	case s.num != nil:
+		v = strconv.Itoa(*s.num(c))
+	default:
 		d := *s.dur(c)
 		v = d.String()
 		if d%time.Minute == 0 {

@@ -40,7 +40,7 @@ func Load(env func(string) string, readFile func(string) ([]byte, error)) (*Conf
 	values := map[string]string{}
 	keys := keyNames{}
 	for _, s := range table {
-		if s.str == nil && s.dur == nil {
+		if s.str == nil && s.dur == nil && s.num == nil {
 			continue
 		}
 		if v := strings.TrimSpace(file[s.yaml]); s.yaml != "" && v != "" {

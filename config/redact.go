@@ -49,7 +49,7 @@ func (r Redis) RedactedURL() string {
 
 // String returns the redacted form.
 func (r Redis) String() string {
-	return fmt.Sprintf("{URL:%s EmbeddedAddr:%s Prefix:%s}", r.RedactedURL(), r.EmbeddedAddr, r.Prefix)
+	return fmt.Sprintf("{URL:%s EmbeddedAddr:%s Prefix:%s DataDir:%s}", r.RedactedURL(), r.EmbeddedAddr, r.Prefix, r.DataDir)
 }
 
 // Format prints the redacted form for every verb.
@@ -61,6 +61,7 @@ func (r Redis) LogValue() slog.Value {
 		slog.String("url", r.RedactedURL()),
 		slog.String("embeddedAddr", r.EmbeddedAddr),
 		slog.String("prefix", r.Prefix),
+		slog.String("dataDir", r.DataDir),
 	)
 }
 

@@ -82,8 +82,8 @@ func TestRedactedForm(t *testing.T) {
 	c.Replica = "r1"
 	c.Routes["ops"] = Route{To: "telegram:-100123", Answerers: []string{"telegram:1"}}
 	c.Discord = nil
-	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser:} " +
-		"HTTP:{Addr::8080 Token:[redacted] PprofAddr:} Replica:r1 DefaultRoute:web " +
+	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
+		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
 		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
@@ -92,7 +92,7 @@ func TestRedactedForm(t *testing.T) {
 		{"%v", fmt.Sprintf("%v", c), want},
 		{"%+v", fmt.Sprintf("%+v", c), want},
 		{"String", c.String(), want},
-		{"unset secrets are empty", fmt.Sprint(HTTP{Addr: "127.0.0.1:1"}), "{Addr:127.0.0.1:1 Token: PprofAddr:}"},
+		{"unset secrets are empty", fmt.Sprint(HTTP{Addr: "127.0.0.1:1"}), "{Addr:127.0.0.1:1 Token: Origins: MaxEventStreams:0 MetricsAddr: PprofAddr:}"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,10 +27,11 @@ type setting struct {
 	env    string // the environment variable
 	yaml   string // the YAML key path; "" when it is read from the environment only
 	secret bool   // never printed, never quoted; may be given as env_FILE
-	// Where the value goes: a string, or a duration parsed from one. A row
-	// with neither is ASKUSER_CONFIG itself.
+	// Where the value goes: a string, or a duration or a whole number
+	// parsed from one. A row with none is ASKUSER_CONFIG itself.
 	str  func(*Config) *string
 	dur  func(*Config) *time.Duration
+	num  func(*Config) *int
 	norm func(string) string // tidies a value before it is set
 	def  string              // the default as the docs show it, when the value does not say it
 	doc  string              // what it does, for the docs
@@ -42,12 +44,20 @@ var table = []setting{
 		doc: "Shared Redis: `redis://`, `rediss://` (TLS), `redis-sentinel://` or `redis-cluster://`, with a host. Unset: the bridge starts an embedded Redis."},
 	{env: "ASKUSER_EMBEDDED_REDIS_ADDR", yaml: "redis.embeddedAddr", str: func(c *Config) *string { return &c.Redis.EmbeddedAddr },
 		doc: "Where the embedded Redis listens, a loopback `host:port` (it has no password). Used only when `ASKUSER_REDIS_URL` is unset."},
+	{env: "ASKUSER_DATA_DIR", yaml: "redis.dataDir", str: func(c *Config) *string { return &c.Redis.DataDir }, def: "`<user cache dir>/askbridge`",
+		doc: "Where the embedded Redis keeps its append-only file when a `redis-server` binary is on the PATH (`~/.cache/askbridge` on Linux); one bridge per directory. Without `redis-server` the embedded Redis keeps everything in memory and loses it on restart. Used only when `ASKUSER_REDIS_URL` is unset."},
 	{env: "ASKUSER_REDIS_PREFIX", yaml: "redis.prefix", str: func(c *Config) *string { return &c.Redis.Prefix },
 		doc: "Prefix of every Redis key. No braces, spaces or control characters; at most 64 bytes."},
 	{env: "ASKUSER_HTTP_ADDR", yaml: "http.addr", str: func(c *Config) *string { return &c.HTTP.Addr },
-		doc: "`host:port` of the web page, its API, `/healthz`, `/readyz` and `/metrics`."},
+		doc: "`host:port` of the web page, its API and `/healthz`, and of `/readyz` and `/metrics` (behind the token when one is set) unless `ASKUSER_METRICS_ADDR` moves them."},
 	{env: "ASKUSER_HTTP_TOKEN", yaml: "http.token", secret: true, str: func(c *Config) *string { return &c.HTTP.Token },
-		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`."},
+		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`. Without it the page answers only to loopback host names (`localhost`, `127.0.0.1`, `[::1]`)."},
+	{env: "ASKUSER_HTTP_ORIGINS", yaml: "http.origins", str: func(c *Config) *string { return &c.HTTP.Origins },
+		doc: "Other origins the page is opened at, comma-separated `scheme://host[:port]` (a reverse proxy's `https://ask.example.com`, a published port). Answers from a browser at any other origin than these and `ASKUSER_HTTP_ADDR` (and their loopback aliases) are refused. An origin beyond loopback needs the token."},
+	{env: "ASKUSER_MAX_EVENT_STREAMS", yaml: "http.maxEventStreams", num: func(c *Config) *int { return &c.HTTP.MaxEventStreams },
+		doc: "How many live-update streams (one per open page) this replica serves at once; more get 503 with `Retry-After` and the page retries. 1 to 10000."},
+	{env: "ASKUSER_METRICS_ADDR", yaml: "http.metricsAddr", str: func(c *Config) *string { return &c.HTTP.MetricsAddr }, def: "unset (on `ASKUSER_HTTP_ADDR`)",
+		doc: "`host:port` of a listener of its own for `/metrics`, `/readyz` and `/healthz`, without authentication: bind it where only monitoring reaches. Set, `/metrics` and `/readyz` leave `ASKUSER_HTTP_ADDR`."},
 	{env: "ASKUSER_PPROF_ADDR", yaml: "http.pprofAddr", str: func(c *Config) *string { return &c.HTTP.PprofAddr }, def: "unset (off)",
 		doc: "Loopback `host:port` on which to serve Go's profiler (`/debug/pprof/`) for operators; it has no authentication."},
 	{env: envReplica, str: func(c *Config) *string { return &c.Replica }, def: "`<hostname>-<pid>`",
@@ -72,7 +82,7 @@ var table = []setting{
 	{env: "ASKUSER_TELEGRAM_WEBHOOK_URL", yaml: "telegram.webhookURL", str: func(c *Config) *string { return &c.Telegram.WebhookURL }, def: "unset (long polling)",
 		doc: "`https://` URL Telegram posts updates to (webhook mode; ports 443, 80, 88 or 8443 with the official Bot API). Needs the secret below."},
 	{env: "ASKUSER_TELEGRAM_WEBHOOK_SECRET", yaml: "telegram.webhookSecret", secret: true, str: func(c *Config) *string { return &c.Telegram.WebhookSecret },
-		doc: "Secret Telegram sends with each webhook call: 1–256 characters of `A-Z a-z 0-9 _ -`."},
+		doc: "Secret Telegram sends with each webhook call: 16–256 characters of `A-Z a-z 0-9 _ -` (make one with `openssl rand -hex 32`)."},
 	{env: "ASKUSER_DISCORD_TOKEN", yaml: "discord.token", secret: true, str: func(c *Config) *string { return &c.Discord.Token }, def: "unset (off)",
 		// discordgo wants "Bot <token>"; the adapter adds the prefix.
 		norm: func(s string) string { return strings.TrimSpace(strings.TrimPrefix(s, "Bot ")) },
@@ -84,7 +94,7 @@ var table = []setting{
 	{env: "ASKUSER_SLACK_APP_TOKEN", yaml: "slack.appToken", secret: true, str: func(c *Config) *string { return &c.Slack.AppToken },
 		doc: "App-level token (`xapp-…`, scope `connections:write`): socket mode."},
 	{env: "ASKUSER_SLACK_SIGNING_SECRET", yaml: "slack.signingSecret", secret: true, str: func(c *Config) *string { return &c.Slack.SigningSecret },
-		doc: "Signing secret for HTTP mode (Events API and interactivity endpoints). Required without an app token."},
+		doc: "Signing secret for HTTP mode (Events API and interactivity endpoints), at least 16 characters. Required without an app token."},
 	{env: "ASKUSER_SLACK_API_URL", yaml: "slack.apiURL", str: func(c *Config) *string { return &c.Slack.APIURL },
 		norm: func(s string) string { return strings.TrimSuffix(s, "/") + "/" },
 		doc:  "Slack Web API base; a missing trailing `/` is added."},
@@ -97,6 +107,14 @@ func (s setting) set(c *Config, v string) error {
 	}
 	if s.str != nil {
 		*s.str(c) = v
+		return nil
+	}
+	if s.num != nil {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a whole number of at least 1", v)
+		}
+		*s.num(c) = n
 		return nil
 	}
 	d, err := time.ParseDuration(v)

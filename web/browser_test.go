@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +85,9 @@ func browserContext(t *testing.T) context.Context {
 			chromedp.Flag("hide-scrollbars", true),
 			chromedp.Flag("mute-audio", true),
 			chromedp.Flag("force-color-profile", "srgb"),
+			// A name of another site that resolves to this machine, as a
+			// DNS rebinding attacker's would (browserRebinding).
+			chromedp.Flag("host-resolver-rules", "MAP "+rebindHost+" 127.0.0.1"),
 			chromedp.WindowSize(1100, 800),
 		)
 		ctx, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -141,6 +145,12 @@ type tab struct {
 // its event stream is live, unless the page is expected to ask for a token.
 func openTab(t *testing.T, b *bridge, width, height int64, fragment string, mobile bool) *tab {
 	t.Helper()
+	return openTabAt(t, b.srv.URL, width, height, fragment, mobile)
+}
+
+// openTabAt is openTab with the page at base (scheme://host:port).
+func openTabAt(t *testing.T, base string, width, height int64, fragment string, mobile bool) *tab {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserContext(t), chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	opts := []chromedp.EmulateViewportOption{}
@@ -174,7 +184,7 @@ func openTab(t *testing.T, b *bridge, width, height int64, fragment string, mobi
 			t.Errorf("page error: %s", m)
 		}
 	})
-	tb.do(chromedp.Navigate(b.srv.URL + "/" + fragment))
+	tb.do(chromedp.Navigate(base + "/" + fragment))
 	if !strings.HasPrefix(fragment, "#no-wait") {
 		tb.waitReady()
 	}
@@ -304,6 +314,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("narrow-cards", browserNarrow)
 	t.Run("two-replicas", browserReplicas)
 	t.Run("token", browserToken)
+	t.Run("loopback-alias", browserLoopbackAlias)
+	t.Run("dns-rebinding", browserRebinding)
 }
 
 func browserClick(t *testing.T) {
@@ -613,4 +625,55 @@ func browserToken(t *testing.T) {
 	other.do(chromedp.WaitNotVisible(chromedp.CSS(`#auth`)))
 	other.waitReady()
 	other.do(chromedp.WaitVisible(chromedp.CSS(entrySel(id))))
+}
+
+// rebindHost is a name of another site that the browser resolves to
+// 127.0.0.1 (host-resolver-rules), as a DNS rebinding attacker's name does
+// once its short-lived record points there.
+const rebindHost = "rebind.test"
+
+// browserLoopbackAlias: the page opened at http://localhost:<port> while
+// the bridge serves http://127.0.0.1:<port> answers like the page itself.
+func browserLoopbackAlias(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.srv.URL, "http://"), ":")
+	tb := openTabAt(t, "http://localhost:"+port, 1100, 800, "", false)
+	id := b.ask(t, oneQuestion("b-alias"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
+	tb.click(optionSel(id, "Production"))
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+}
+
+// browserRebinding: a page of another site whose name resolves to
+// 127.0.0.1 reaches the bridge's port, but neither lists nor answers the
+// open questions of a bridge without a token: its requests carry its own
+// name as Host, and its origin is not the bridge's.
+func browserRebinding(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	id := b.ask(t, oneQuestion("b-rebind"))
+	b.waitOpen(t, id)
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.srv.URL, "http://"), ":")
+	evil := openTabAt(t, "http://"+rebindHost+":"+port, 1100, 800, "#no-wait", false)
+	// The attacker's script, same-origin with the name it was loaded from.
+	ctx, cancel := context.WithTimeout(evil.ctx, 10*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(async () => {
+		const list = await fetch('/api/questions');
+		const listed = await list.text();
+		const answer = await fetch('/api/questions/`+id+`/answer', {
+			method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{"skip":true}'});
+		return {list: list.status, listed: listed.includes('`+id+`'), answer: answer.status};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["list"] != float64(http.StatusMisdirectedRequest) || got["listed"] != false || got["answer"] != float64(http.StatusMisdirectedRequest) {
+		t.Errorf("the rebinding page got %v; want 421 for both and nothing listed", got)
+	}
+	if l := b.open(t); len(l.Questions) != 1 {
+		t.Fatalf("the rebinding page ended the question: %+v", l.Questions)
+	}
 }

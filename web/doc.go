@@ -23,7 +23,13 @@
 // Security: the page itself holds no data; every api/ request needs the
 // token when one is configured (an Authorization: Bearer header; the events
 // stream may take it as a token query parameter, since EventSource cannot set
-// headers). Answers are POSTs with a JSON body from the same origin; nothing
-// changes state on GET. Responses carry a strict Content-Security-Policy and
-// agent text is only ever inserted into the page as text.
+// headers). Without a token the handler answers only to loopback host names
+// (localhost, 127.0.0.0/8, [::1]), so a site whose name resolves to this
+// machine (DNS rebinding) gets 421. Answers are POSTs with a JSON body from
+// one of the origins the page is served at (Config.Origins, never the
+// request's own Host); nothing changes state on GET. At most
+// Config.MaxStreams event streams are open at once. Responses carry a strict
+// Content-Security-Policy and agent text is only ever inserted into the page
+// as text. Handler.Guard puts the bridge's other endpoints (/metrics,
+// /readyz) behind the same wall. docs/security.md has the whole picture.
 package web

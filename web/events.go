@@ -32,6 +32,9 @@ const (
 	maxReplay = 10 * tailBatch
 	// writeTimeout bounds one write to a page.
 	writeTimeout = 10 * time.Second
+	// streamRetryAfter is the Retry-After of a stream refused because
+	// MaxStreams are open.
+	streamRetryAfter = 10 * time.Second
 )
 
 // pageEvents are the events the page reacts to.
@@ -61,6 +64,13 @@ type eventView struct {
 // of a web question, from now on, or after the Last-Event-ID the browser
 // sends when it reconnects. Each carries the events stream id as its id.
 func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
+	if h.streams.Add(1) > h.maxStreams {
+		h.streams.Add(-1)
+		w.Header().Set("Retry-After", strconv.Itoa(int(streamRetryAfter/time.Second)))
+		writeError(w, http.StatusServiceUnavailable, "Too many pages are open on this bridge; this one tries again shortly.")
+		return
+	}
+	defer h.streams.Add(-1)
 	ctx := r.Context()
 	last := r.Header.Get("Last-Event-ID")
 	if _, ok := parseStreamID(last); !ok {
@@ -79,8 +89,10 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 
 	rc := http.NewResponseController(w)
 	send := func(s string) bool {
-		// A server WriteTimeout would end the stream; each write gets its
-		// own deadline instead (ignored where unsupported).
+		// A stream outlives the server's WriteTimeout, which bounds
+		// ordinary requests: each write gets its own deadline instead
+		// (ignored where unsupported). The server's ReadTimeout ends with
+		// the request, whose body is empty.
 		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if _, err := w.Write([]byte(s)); err != nil {
 			return false

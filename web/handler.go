@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge"
@@ -65,6 +66,18 @@ type Config struct {
 	// Heartbeat is how often an idle event stream sends a comment, so
 	// proxies and browsers keep it open (default 15 s).
 	Heartbeat time.Duration
+	// Origins are the origins (scheme://host[:port]) the page is served
+	// at: the server's own address, and any a reverse proxy or a published
+	// port adds. A browser's answer is accepted only from one of them, or
+	// from a loopback alias of a loopback one (http://127.0.0.1:8080 stands
+	// for http://localhost:8080 and http://[::1]:8080 too). The request's
+	// Host is never trusted for this: a page whose name resolves to this
+	// machine sends its own. Empty: no browser may answer.
+	Origins []string
+	// MaxStreams bounds the event streams open at once (one per open
+	// page); one more is refused with 503 and Retry-After, and the page
+	// tries again (default 100).
+	MaxStreams int
 }
 
 // Handler serves the web page and its API. It is safe for concurrent use.
@@ -78,8 +91,12 @@ type Handler struct {
 	token     []byte // sha256 of the token; nil when none is required
 	log       *slog.Logger
 	heartbeat time.Duration
+	origins   []origin
 	mux       *http.ServeMux
 	hub       *hub
+	// maxStreams bounds streams, the event streams open now.
+	maxStreams int64
+	streams    atomic.Int64
 }
 
 // The person who answers on the page. The page has no accounts: whoever
@@ -103,6 +120,8 @@ const (
 	// submitTimeout bounds one answer; a click is not lost half-way when
 	// the browser goes away, so it does not use the request's context.
 	submitTimeout = 15 * time.Second
+	// defaultMaxStreams bounds the open event streams (Config.MaxStreams).
+	defaultMaxStreams = 100
 )
 
 // securityPolicy keeps the page to its own files: no inline script, no
@@ -140,11 +159,22 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = defaultMaxStreams
+	}
+	var origins []origin
+	for _, s := range cfg.Origins {
+		o, ok := parseOrigin(s)
+		if !ok {
+			return nil, fmt.Errorf("web: config: %q is not an origin (scheme://host[:port])", s)
+		}
+		origins = append(origins, o)
+	}
 	h := &Handler{
 		questions: cfg.Questions, history: cfg.History, events: cfg.Events,
-		submitter: cfg.Submitter, base: base,
+		submitter: cfg.Submitter, base: base, origins: origins,
 		log: cfg.Logger, heartbeat: cfg.Heartbeat, mux: http.NewServeMux(),
-		hub: newHub(cfg.Events, cfg.Logger),
+		hub: newHub(cfg.Events, cfg.Logger), maxStreams: int64(cfg.MaxStreams),
 	}
 	if cfg.Token != "" {
 		sum := sha256.Sum256([]byte(cfg.Token))
@@ -169,7 +199,13 @@ func NewHandler(cfg Config) (*Handler, error) {
 }
 
 // ServeHTTP serves the page (GET BasePath), its files and the API.
+// Without a token it answers only to loopback host names (see
+// LoopbackHostOnly).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.token == nil && !LoopbackHost(r.Host) {
+		refuseHost(w)
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", securityPolicy)
 	hd.Set("X-Content-Type-Options", "nosniff")
@@ -186,6 +222,62 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a stream never goes idle by itself. Safe to repeat and to call
 // concurrently with requests.
 func (h *Handler) Close() { h.hub.close() }
+
+// Guard puts next behind the page's own wall, for the bridge's other
+// endpoints on the page's listener (/metrics, /readyz): with a token, the
+// token as an Authorization: Bearer header (a Prometheus scrape config's
+// authorization credentials); without one, loopback host names only.
+func (h *Handler) Guard(next http.Handler) http.Handler {
+	if h.token == nil {
+		return LoopbackHostOnly(next)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.authorized(r, false) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+			writeError(w, http.StatusUnauthorized, "This endpoint needs the bridge's access token as an Authorization: Bearer header.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackHostOnly serves next only to requests whose Host is a loopback
+// name: localhost, an address in 127.0.0.0/8, or [::1], with any port.
+// Others get 421 Misdirected Request. It is what keeps a server without a
+// token on a loopback address out of reach of DNS rebinding: a web page
+// whose own name resolves to 127.0.0.1 reaches the port, but its requests
+// carry its own name.
+func LoopbackHostOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !LoopbackHost(r.Host) {
+			refuseHost(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackHost reports whether host (a Host header: a name or an address,
+// with or without a port) names the loopback interface: localhost, an
+// address in 127.0.0.0/8, or ::1. Any other name is refused, even one that
+// resolves to 127.0.0.1, since whoever owns it can make it resolve
+// anywhere.
+func LoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func refuseHost(w http.ResponseWriter) {
+	writeError(w, http.StatusMisdirectedRequest, "This bridge has no access token, so it answers only to localhost, 127.0.0.1 and [::1]: open it at one of those, or set ASKUSER_HTTP_TOKEN to serve it under another name.")
+}
 
 // api wraps an API endpoint: no caching, and the token when one is set.
 // queryToken lets the token come as a query parameter (EventSource cannot
@@ -328,7 +420,7 @@ type answerReply struct {
 // a question that names answerers other than the page, 404 for a question
 // the page does not show.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
-	if msg := crossSite(r); msg != "" {
+	if msg := h.crossSite(r); msg != "" {
 		writeError(w, http.StatusForbidden, msg)
 		return
 	}
@@ -414,23 +506,58 @@ func reply(sub askbridge.Submitted) answerReply {
 // crossSite explains why a state-changing request is refused as coming
 // from another site, or returns "". Browsers mark a request's origin with
 // Sec-Fetch-Site and Origin; a request without either (curl, tests) is not a
-// browser's cross-site request. With the token this is a second wall; without
-// one it is what stops another site's form or script from answering.
-func crossSite(r *http.Request) string {
+// browser's cross-site request. The Origin must be one the page is served
+// at (Config.Origins), never merely the same as the request's Host, which
+// the requesting page chooses. With the token this is a second wall;
+// without one it is what stops another site's form or script from
+// answering.
+func (h *Handler) crossSite(r *http.Request) string {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 	default:
 		return "cross-site requests are refused"
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
+	raw := r.Header.Get("Origin")
+	if raw == "" {
 		return ""
 	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-		return "cross-origin requests are refused"
+	if o, ok := parseOrigin(raw); ok {
+		for _, allowed := range h.origins {
+			if allowed.admits(o) {
+				return ""
+			}
+		}
 	}
-	return ""
+	return "cross-origin requests are refused: this page is not served at the address it was opened at (ASKUSER_HTTP_ORIGINS lists the others)"
+}
+
+// origin is a browser origin: scheme, host (lower case, no brackets) and
+// port (the scheme's default when the origin has none).
+type origin struct{ scheme, host, port string }
+
+// parseOrigin reads an origin as a browser sends it, or as configured
+// (scheme://host[:port], a trailing "/" allowed).
+func parseOrigin(s string) (origin, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return origin{}, false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return origin{scheme: u.Scheme, host: strings.ToLower(u.Hostname()), port: port}, true
+}
+
+// admits reports whether a request from origin o comes from the page at
+// origin a: the same origin, or, for a loopback one, a loopback alias of it
+// on the same scheme and port.
+func (a origin) admits(o origin) bool {
+	if a.scheme != o.scheme || a.port != o.port {
+		return false
+	}
+	return a.host == o.host || (LoopbackHost(a.host) && LoopbackHost(o.host))
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, op string, err error) {

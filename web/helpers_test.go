@@ -86,6 +86,11 @@ type bridgeOptions struct {
 	clock  *clock
 	// heartbeat of the event streams (default: the handler's).
 	heartbeat time.Duration
+	// maxStreams of the handler (default: the handler's).
+	maxStreams int
+	// serverTimeout is the server's ReadTimeout and WriteTimeout (default:
+	// none).
+	serverTimeout time.Duration
 }
 
 var replicaSeq atomic.Int64
@@ -111,14 +116,21 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		SweepEvery: 50 * time.Millisecond,
 		Logger:     testLogger(t),
 	})
+	// The page is served at the server's own address: the listener comes
+	// first, so the handler knows its origin.
+	srv := httptest.NewUnstartedServer(nil)
 	h, err := web.NewHandler(web.Config{
 		Questions: st, History: st, Events: st, Submitter: eng,
 		Token: o.token, Heartbeat: o.heartbeat, Logger: testLogger(t),
+		Origins: []string{"http://" + srv.Listener.Addr().String()}, MaxStreams: o.maxStreams,
 	})
 	if err != nil {
+		srv.Close()
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv.Config.Handler = h
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = o.serverTimeout, o.serverTimeout
+	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -217,9 +229,12 @@ func (b *bridge) request(t testing.TB, method, path string, body any, hdr map[st
 		req.Header.Set("Authorization", "Bearer "+b.token)
 	}
 	for k, v := range hdr {
-		if v == "" {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v == "":
 			req.Header.Del(k)
-		} else {
+		default:
 			req.Header.Set(k, v)
 		}
 	}
@@ -351,7 +366,11 @@ func (b *bridge) openEvents(t testing.TB, query string, hdr map[string]string) (
 		t.Fatal(err)
 	}
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	res, err := b.srv.Client().Do(req)
 	if err != nil {

@@ -692,7 +692,9 @@ func TestBasePath(t *testing.T) {
 		{"/api/questions", http.StatusNotFound},
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.Host = "127.0.0.1" // without a token, loopback names only
+		h.ServeHTTP(rec, req)
 		if rec.Code != tc.want {
 			t.Errorf("GET %s = %d; want %d", tc.path, rec.Code, tc.want)
 		}
@@ -720,6 +722,8 @@ func TestNewHandlerConfig(t *testing.T) {
 		{"base without slash", with(func(c *web.Config) { c.BasePath = "/ask" }), "base path"},
 		{"base with a pattern", with(func(c *web.Config) { c.BasePath = "/{x}/" }), "base path"},
 		{"short token", with(func(c *web.Config) { c.Token = "short" }), "at least 16"},
+		{"origin with a path", with(func(c *web.Config) { c.Origins = []string{"http://127.0.0.1:8080/page"} }), "not an origin"},
+		{"origin without a scheme", with(func(c *web.Config) { c.Origins = []string{"127.0.0.1:8080"} }), "not an origin"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

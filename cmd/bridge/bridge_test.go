@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/internal/redistest"
 )
 
 // freeAddr returns a loopback address nobody listens on right now.
@@ -57,16 +60,30 @@ type runningBridge struct {
 
 func startBridge(t *testing.T, env map[string]string) *runningBridge {
 	t.Helper()
+	return startBridgeWith(t, env, defaultLimits())
+}
+
+// startBridgeWith is startBridge with the HTTP server's limits. The embedded
+// Redis keeps its data (when it is a redis-server) in a directory of the
+// test's; ASKUSER_HTTP_ADDR is a free loopback address unless env sets one.
+func startBridgeWith(t *testing.T, env map[string]string, lim limits) *runningBridge {
+	t.Helper()
 	b := &runningBridge{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
 	if env["ASKUSER_REDIS_URL"] == "" {
 		b.redisAddr = freeAddr(t)
 		env["ASKUSER_EMBEDDED_REDIS_ADDR"] = b.redisAddr
+		if env["ASKUSER_DATA_DIR"] == "" {
+			env["ASKUSER_DATA_DIR"] = t.TempDir()
+		}
 	}
-	b.httpAddr = freeAddr(t)
-	env["ASKUSER_HTTP_ADDR"] = b.httpAddr
+	if env["ASKUSER_HTTP_ADDR"] == "" {
+		env["ASKUSER_HTTP_ADDR"] = freeAddr(t)
+	}
+	// Requests go to the loopback side of a listener on every interface.
+	b.httpAddr = strings.Replace(env["ASKUSER_HTTP_ADDR"], "0.0.0.0:", "127.0.0.1:", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop = cancel
-	go func() { b.done <- serve(ctx, mapEnv(env), b.stdout, b.stderr) }()
+	go func() { b.done <- serveWith(ctx, mapEnv(env), b.stdout, b.stderr, lim) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -153,8 +170,26 @@ func postAnswer(t *testing.T, b *runningBridge, id, body string) (int, string) {
 }
 
 // TestFirstRun is the README walkthrough: start with no configuration
-// (embedded Redis, web page), ask with `bridge ask`, answer on the page.
+// (embedded Redis, web page), ask with `bridge ask`, answer on the page;
+// with redis-server on the PATH (the embedded Redis is one) and without (it
+// is the in-memory stand-in).
 func TestFirstRun(t *testing.T) {
+	t.Run("redis-server", func(t *testing.T) {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			if redistest.Required() {
+				t.Fatal("redis-server is not installed (ASKBRIDGE_REQUIRE_REDIS=1)")
+			}
+			t.Skip("redis-server is not installed")
+		}
+		firstRun(t)
+	})
+	t.Run("in-memory", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir()) // no redis-server
+		firstRun(t)
+	})
+}
+
+func firstRun(t *testing.T) {
 	b := startBridge(t, map[string]string{})
 	out := b.stdout.String()
 	if !strings.Contains(out, "embedded Redis listening on "+b.redisAddr) || !strings.Contains(out, "http://"+b.httpAddr+"/") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,12 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("%s: listens beyond loopback without a token", name)
 		}
 		replicas = append(replicas, get("ASKUSER_REPLICA"))
+		// A page published on another port than it listens on names it.
+		for _, port := range svc.Ports {
+			if port.Published != strconv.FormatUint(uint64(port.Target), 10) && !strings.Contains(get("ASKUSER_HTTP_ORIGINS"), "localhost:"+port.Published) {
+				t.Errorf("%s is published on %s but ASKUSER_HTTP_ORIGINS = %q: its page could not answer", name, port.Published, get("ASKUSER_HTTP_ORIGINS"))
+			}
+		}
 		if dep, ok := svc.DependsOn["redis"]; !ok || dep.Condition != types.ServiceConditionHealthy {
 			t.Errorf("%s does not wait for a healthy redis", name)
 		}

@@ -20,19 +20,55 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
+	"github.com/askbridge/askbridge/internal/redislog"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
 )
 
 // serve runs the bridge until ctx is done (SIGINT, SIGTERM).
 func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	return serveWith(ctx, getenv, stdout, stderr, defaultLimits())
+}
+
+// limits bound the HTTP server. They are not settings: tests shrink them.
+type limits struct {
+	// readHeader and read bound reading a request's header and all of it,
+	// body included: a client that sends slowly is cut off.
+	readHeader, read time.Duration
+	// write bounds a response from the end of its request's header; the
+	// page's event stream sets a deadline per write instead.
+	write time.Duration
+	// idle bounds a kept-alive connection between requests.
+	idle time.Duration
+	// webhooks bounds the platform webhook requests handled at once; one
+	// more gets 503 and the platform delivers it again later.
+	webhooks int
+}
+
+func defaultLimits() limits {
+	return limits{
+		readHeader: 10 * time.Second,
+		// An answer is at most 64 KiB, a webhook call a few KiB.
+		read: 30 * time.Second,
+		// Above the page's answer timeout (15 s) and /readyz's ping (2 s).
+		write:    30 * time.Second,
+		idle:     2 * time.Minute,
+		webhooks: 64,
+	}
+}
+
+// serveWith is serve with the HTTP server's limits.
+func serveWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, lim limits) int {
 	cfg, err := config.Load(getenv, os.ReadFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "bridge: configuration: %v\n", err)
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel).With("replica", cfg.Replica)
-	b, err := start(ctx, cfg, log, stdout)
+	// go-redis's own messages (dial failures, pool trouble) go to the same
+	// log, passwords hidden, instead of straight to stderr.
+	redislog.Use(log.With("part", "redis"))
+	b, err := start(ctx, cfg, log, stdout, lim)
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
@@ -58,6 +94,9 @@ type bridge struct {
 	rdb      redis.UniversalClient
 	embedded *store.Embedded
 	server   *http.Server
+	// ops serves /metrics, /readyz and /healthz when ASKUSER_METRICS_ADDR
+	// is set.
+	ops *http.Server
 	// pprof serves Go's profiler when ASKUSER_PPROF_ADDR is set.
 	pprof  *http.Server
 	webh   *web.Handler
@@ -73,17 +112,14 @@ type bridge struct {
 
 // start connects everything and starts the engine, the channels and the
 // HTTP server. Everything is validated before anything connects.
-func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) (*bridge, error) {
+func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, lim limits) (*bridge, error) {
 	b := &bridge{log: log}
 	url := cfg.Redis.URL
 	if url == "" {
-		emb, err := store.StartEmbedded(cfg.Redis.EmbeddedAddr)
-		if err != nil {
-			return nil, fmt.Errorf("start the embedded Redis on %s: %w", cfg.Redis.EmbeddedAddr, err)
+		if err := b.startEmbedded(cfg, stdout); err != nil {
+			return nil, err
 		}
-		b.embedded = emb
-		url = "redis://" + emb.Addr()
-		fmt.Fprintf(stdout, "askbridge: no ASKUSER_REDIS_URL set; embedded Redis listening on %s (it keeps nothing on disk)\n", emb.Addr())
+		url = b.embedded.URL()
 	}
 	rdb, err := store.Connect(ctx, url)
 	if err != nil {
@@ -121,25 +157,39 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		return nil, fmt.Errorf("listen on ASKUSER_HTTP_ADDR %s: %w", cfg.HTTP.Addr, err)
 	}
 	b.Addr = ln.Addr().String()
-	b.webh, err = web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: engine, Token: cfg.HTTP.Token, Logger: log.With("part", "web")})
+	b.webh, err = web.NewHandler(web.Config{
+		Questions: st, History: st, Events: st, Submitter: engine, Token: cfg.HTTP.Token,
+		Logger: log.With("part", "web"), Origins: pageOrigins(b.Addr, cfg.HTTP.OriginList()),
+		MaxStreams: cfg.HTTP.MaxEventStreams,
+	})
 	if err != nil {
 		ln.Close()
 		b.close()
 		return nil, fmt.Errorf("web page: %w", err)
 	}
+	healthz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	readyz := readyHandler(rdb, channels, b.embedded, log.With("part", "readyz"))
+	metricsz := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.Handle("GET /readyz", readyHandler(rdb, channels))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /healthz", healthz)
+	if cfg.HTTP.MetricsAddr == "" {
+		// Beside the page, behind the page's wall: the token when there is
+		// one (which a bind beyond loopback requires), loopback host names
+		// when there is none.
+		mux.Handle("GET /readyz", b.webh.Guard(readyz))
+		mux.Handle("GET /metrics", b.webh.Guard(metricsz))
+	}
 	// Platform webhooks authenticate themselves (Telegram's secret token,
-	// Slack's signature), so they sit beside the page, not behind its token.
+	// Slack's signature), so they sit beside the page, not behind its token;
+	// at most lim.webhooks are handled at once.
+	webhooks := make(chan struct{}, max(lim.webhooks, 1))
 	for _, p := range platforms {
 		for pattern, h := range p.routes {
-			mux.Handle(pattern, h)
+			mux.Handle(pattern, limitConcurrent(h, webhooks))
 		}
 	}
 	mux.Handle("/", b.webh)
-	b.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	b.server = lim.server(mux)
 
 	// Channels stop before the engine: a tap or reply a channel is still
 	// handing in as it stops finds the engine running, and its edits are
@@ -173,6 +223,16 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		defer b.wg.Done()
 		_ = engine.Run(engineCtx)
 	}()
+	if cfg.HTTP.MetricsAddr != "" {
+		ops := http.NewServeMux()
+		ops.Handle("GET /healthz", healthz)
+		ops.Handle("GET /readyz", readyz)
+		ops.Handle("GET /metrics", metricsz)
+		if err := b.serveOps(cfg.HTTP.MetricsAddr, ops, lim); err != nil {
+			b.stop()
+			return nil, err
+		}
+	}
 	if cfg.HTTP.PprofAddr != "" {
 		if err := b.servePprof(cfg.HTTP.PprofAddr); err != nil {
 			b.stop()
@@ -198,12 +258,103 @@ func (b *bridge) stop() {
 	defer done()
 	b.webh.Close()
 	_ = b.server.Shutdown(shutdownCtx)
+	if b.ops != nil {
+		_ = b.ops.Shutdown(shutdownCtx)
+	}
 	if b.pprof != nil {
 		_ = b.pprof.Shutdown(shutdownCtx)
 	}
 	// The engine returns within its own StopGrace of its stop.
 	waitAtMost(&b.wg, max(b.grace-time.Since(start), time.Second))
 	b.close()
+}
+
+// startEmbedded starts the embedded Redis: a redis-server keeping an
+// append-only file in the data directory when the binary is on the PATH,
+// the in-memory stand-in otherwise, and says which runs and what it loses.
+func (b *bridge) startEmbedded(cfg *config.Config, stdout io.Writer) error {
+	dir := cfg.Redis.DataDir
+	if dir == "" {
+		dir = config.DefaultDataDir()
+	}
+	emb, err := store.OpenEmbedded(store.EmbeddedOptions{Addr: cfg.Redis.EmbeddedAddr, DataDir: dir, Prepare: stopWithBridge})
+	if err != nil {
+		return fmt.Errorf("start the embedded Redis on %s: %w", cfg.Redis.EmbeddedAddr, err)
+	}
+	b.embedded = emb
+	if emb.Durable() {
+		fmt.Fprintf(stdout, "askbridge: no ASKUSER_REDIS_URL set; embedded Redis listening on %s (redis-server, keeping its data in %s)\n", emb.Addr(), emb.DataDir())
+		b.log.Info("embedded Redis: a redis-server with an append-only file; pending questions and results survive a restart (a crash may lose the last second of writes); one replica only",
+			"embeddedRedis", emb.Kind(), "addr", emb.Addr(), "dataDir", emb.DataDir())
+		return nil
+	}
+	fmt.Fprintf(stdout, "askbridge: no ASKUSER_REDIS_URL set; embedded Redis listening on %s (in memory: it keeps nothing on disk)\n", emb.Addr())
+	b.log.Warn(inMemoryWarning, "embeddedRedis", emb.Kind(), "addr", emb.Addr())
+	return nil
+}
+
+// inMemoryWarning says what the in-memory embedded Redis loses, in the log
+// at start and on /readyz.
+const inMemoryWarning = "embedded Redis in memory: pending questions and results vanish when the bridge restarts, " +
+	"and an agent blocked on BLPOP 0 for a result would wait forever; " +
+	"set ASKUSER_REDIS_URL, or install redis-server to keep them in ASKUSER_DATA_DIR"
+
+// server is an HTTP server for h within the limits.
+func (l limits) server(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: l.readHeader, ReadTimeout: l.read, WriteTimeout: l.write, IdleTimeout: l.idle}
+}
+
+// limitConcurrent serves h while a slot of slots is free, and answers 503
+// with Retry-After otherwise, without waiting: a platform delivers a
+// refused webhook call again later.
+func limitConcurrent(h http.Handler, slots chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			h.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "busy: too many webhook calls at once; try again", http.StatusServiceUnavailable)
+		}
+	})
+}
+
+// pageOrigins are the origins the page is served at: the listener's (a
+// listener on every interface stands for its loopback one) and the
+// configured others.
+func pageOrigins(addr string, others []string) []string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return others
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return append([]string{"http://" + net.JoinHostPort(host, port)}, others...)
+}
+
+// serveOps serves /metrics, /readyz and /healthz on addr
+// (ASKUSER_METRICS_ADDR), on a listener of its own, without authentication;
+// on a loopback address it answers only to loopback host names.
+func (b *bridge) serveOps(addr string, mux http.Handler, lim limits) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on ASKUSER_METRICS_ADDR %s: %w", addr, err)
+	}
+	if web.Loopback(addr) {
+		mux = web.LoopbackHostOnly(mux)
+	}
+	b.ops = lim.server(mux)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := b.ops.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.log.Error("metrics server", "err", err)
+		}
+	}()
+	b.log.Info("metrics listening", "addr", ln.Addr().String())
+	return nil
 }
 
 // servePprof serves Go's profiler under /debug/pprof/ on addr (a loopback
@@ -268,8 +419,11 @@ func resolver(cfg *config.Config) askbridge.Resolver {
 	}
 }
 
-// readyHandler reports whether Redis answers and each channel's state.
-func readyHandler(rdb redis.UniversalClient, channels []askbridge.Channel) http.Handler {
+// readyHandler reports whether Redis answers, each channel's state, and
+// which embedded Redis runs (emb nil: a shared one) with what it loses. It
+// shows state words only: Redis's error, which may name internal addresses,
+// goes to the log.
+func readyHandler(rdb redis.UniversalClient, channels []askbridge.Channel, emb *store.Embedded, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -277,17 +431,26 @@ func readyHandler(rdb redis.UniversalClient, channels []askbridge.Channel) http.
 		redisState := "ok"
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			ready = false
-			redisState = "unreachable: " + err.Error()
+			redisState = "unreachable"
+			log.Warn("redis unreachable", "err", err)
 		}
 		states := map[string]string{}
 		for _, ch := range channels {
 			s := ch.State()
 			states[ch.Platform()] = string(s)
 		}
+		out := map[string]any{"ready": ready, "redis": redisState, "channels": states}
+		if emb != nil {
+			out["embeddedRedis"] = emb.Kind()
+			if !emb.Durable() {
+				out["warning"] = inMemoryWarning
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		writeJSON(w, map[string]any{"ready": ready, "redis": redisState, "channels": states})
+		writeJSON(w, out)
 	})
 }
