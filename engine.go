@@ -2,6 +2,8 @@ package askbridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -168,7 +170,9 @@ type core struct {
 	haltNow  context.CancelFunc
 	grace    time.Duration
 
-	// attempts numbers lease holds, to make lease holders unique.
+	// nonce and attempts make lease holders unique: to this process (two
+	// replicas may be given one name) and to the hold.
+	nonce    string
 	attempts atomic.Int64
 	// events publishes the events of callers that come at once together.
 	events *groupCommit[Event]
@@ -180,7 +184,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger,
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
-		stopping: context.Background(), grace: cfg.StopGrace,
+		stopping: context.Background(), grace: cfg.StopGrace, nonce: nonce(),
 	}
 	publish := func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }
 	c.events = &groupCommit[Event]{run: publish, timeout: 10 * time.Second}
@@ -375,6 +379,14 @@ func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (e
 	}
 }
 
+// nonce is a random name part that tells this engine from another given
+// the same replica name.
+func nonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 // holder names one hold of a lease by this replica: unique to the hold, so
 // no other hold — on another replica or on this one — can take the lease
 // while it runs.
@@ -383,7 +395,7 @@ func (c *core) holder() string {
 	if name == "" {
 		name = fmt.Sprintf("engine-%p", c)
 	}
-	return fmt.Sprintf("%s/%d", name, c.attempts.Add(1))
+	return fmt.Sprintf("%s/%s/%d", name, c.nonce, c.attempts.Add(1))
 }
 
 // ending is what a channel with caps needs to show the end of rec.

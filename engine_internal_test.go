@@ -107,3 +107,17 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("alone: calls %v", calls)
 	}
 }
+
+// TestHoldersApartUnderOneName: two engines given the same replica name
+// (a copied configuration) name their lease holds apart, so one cannot take
+// again, as its own, a lease the other holds.
+func TestHoldersApartUnderOneName(t *testing.T) {
+	a := &core{replica: "replica-1", nonce: nonce()}
+	b := &core{replica: "replica-1", nonce: nonce()}
+	if ha, hb := a.holder(), b.holder(); ha == hb {
+		t.Fatalf("both hold as %q", ha)
+	}
+	if h1, h2 := a.holder(), a.holder(); h1 == h2 {
+		t.Fatalf("two holds of one engine share %q", h1)
+	}
+}

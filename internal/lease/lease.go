@@ -6,6 +6,8 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -17,10 +19,19 @@ import (
 	"github.com/askbridge/askbridge/internal/retry"
 )
 
+// Nonce is a random name part, unique to its call: what keeps two holders
+// given the same name apart.
+func Nonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 // Params configures Hold. Coord, Name, Holder and TTL are required.
 type Params struct {
 	Coord askbridge.Coordinator
-	// Name is the lease's name; Holder names this replica in it.
+	// Name is the lease's name; Holder names this replica in it (Hold adds
+	// a nonce of its own, so two replicas given one name stay apart).
 	Name, Holder string
 	// TTL is how long the lease lives without renewal.
 	TTL time.Duration
@@ -54,6 +65,10 @@ type Term func(ctx context.Context, l askbridge.Lease) (standAside time.Duration
 // term returned and the lease was released.
 func Hold(ctx context.Context, p Params, term Term) {
 	p = p.withDefaults()
+	// Two processes given one replica name must not both hold the lease
+	// (the store lets a holder take again what it holds): each Hold names
+	// itself apart.
+	p.Holder += "#" + Nonce()
 	bo := retry.Backoff{Min: 200 * time.Millisecond, Max: p.RenewEvery}
 	for ctx.Err() == nil {
 		l, ok, err := p.Coord.AcquireLease(ctx, p.Name, p.Holder, p.TTL)

@@ -221,3 +221,20 @@ func TestValidEndsWithTheLease(t *testing.T) {
 		t.Fatal("still valid past the TTL with every renewal failed")
 	}
 }
+
+// TestSameNameHoldsApart: two replicas given the same name (a copied
+// configuration) do not both hold the lease: one holds, the other stands
+// by. The store lets a holder take again what it holds, so before each
+// Hold named itself apart both would "hold" it and poll at once.
+func TestSameNameHoldsApart(t *testing.T) {
+	st := newStore(t)
+	a := hold(t, st, "replica-1", lease.Params{})
+	eventually(t, "the first holds", a.holding.Load)
+	b := hold(t, st, "replica-1", lease.Params{})
+	eventually(t, "the second stands by", func() bool { return b.standby.Load() > 0 })
+	if b.holding.Load() || b.terms.Load() != 0 {
+		t.Fatal("both replicas named replica-1 hold the lease")
+	}
+	a.stop()
+	eventually(t, "the second takes over", b.holding.Load)
+}
