@@ -36,6 +36,9 @@ const (
 	MinStopGrace        = time.Second
 	MaxStopGrace        = 10 * time.Minute
 	DefaultLogLevel     = "info"
+	// TargetsAny and TargetsRoutesOnly are the values of Config.Targets.
+	TargetsAny        = "any"
+	TargetsRoutesOnly = "routes-only"
 	// DefaultMaxEventStreams bounds the web page's open event streams (one
 	// per open tab) on one replica.
 	DefaultMaxEventStreams = 100
@@ -64,6 +67,14 @@ type Config struct {
 	DefaultRoute string
 	// Routes maps a route name to its target and who may answer there.
 	Routes map[string]Route
+	// Targets says what a request's `to` may name: TargetsAny (the default;
+	// "" in a Config built by hand) a route or a direct target,
+	// TargetsRoutesOnly a route only. Either way a request without `to`
+	// goes to DefaultRoute. See Resolve.
+	Targets string
+	// Chats bounds, per platform, the chats a request may name as a direct
+	// target.
+	Chats Chats
 	// Retention is how long a result (and the question hash) is kept after a
 	// question ended. Default 24h, from 1m to 30 days.
 	Retention time.Duration
@@ -143,6 +154,21 @@ type Route struct {
 	Answerers []string `yaml:"answerers"`
 }
 
+// Chats lists, per platform and comma-separated, the chats a request may
+// name as a direct target ("telegram:<chat id>"); an empty list leaves
+// that platform's chats unbounded. Routes, the default route included,
+// come from the operator and are not bound by these lists; neither is the
+// web target. Each field's tag is its full YAML key, under the platform's
+// section.
+type Chats struct {
+	// Telegram: chat ids, such as -1001234567890.
+	Telegram string `yaml:"telegram.chats"`
+	// Discord: channel ids, or @<user id> for a DM.
+	Discord string `yaml:"discord.channels"`
+	// Slack: channel ids (C…, G…, D…), or user ids (U…, W…) for a DM.
+	Slack string `yaml:"slack.channels"`
+}
+
 // Default returns the configuration with every default and no platform on:
 // embedded Redis, the web page on loopback, everything to "web".
 func Default() *Config {
@@ -152,6 +178,7 @@ func Default() *Config {
 		Replica:      defaultReplica(),
 		DefaultRoute: DefaultTarget,
 		Routes:       map[string]Route{},
+		Targets:      TargetsAny,
 		Retention:    DefaultRetention,
 		ClaimIdle:    DefaultClaimIdle,
 		StopGrace:    DefaultStopGrace,
@@ -251,7 +278,10 @@ func (c *Config) Validate() error {
 	section("http", c.HTTP.check)
 	for _, ps := range platforms {
 		if ps.on(c) {
-			section(ps.name, func(p *settings.Problems) { ps.check(c, p) })
+			section(ps.name, func(p *settings.Problems) {
+				ps.check(c, p)
+				ps.checkChats(c, p)
+			})
 		}
 	}
 	section("", c.check)
@@ -279,12 +309,15 @@ func (c *Config) check(p *settings.Problems) {
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)
 	}
+	if c.Targets != "" && c.Targets != TargetsAny && c.Targets != TargetsRoutesOnly {
+		p.Addf("%s: %q is not one of %s, %s", p.Name("targets"), c.Targets, TargetsAny, TargetsRoutesOnly)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
 		c.checkRoute(p, name, c.Routes[name])
 	}
 	if c.DefaultRoute == "" {
 		p.Addf("%s must not be empty", p.Name("defaultRoute"))
-	} else if _, err := c.Resolve(c.DefaultRoute); err != nil {
+	} else if _, err := c.resolve(c.DefaultRoute, false); err != nil {
 		p.Addf("%s: %v", p.Name("defaultRoute"), err)
 	}
 }
@@ -399,11 +432,15 @@ func (h HTTP) check(p *settings.Problems) {
 }
 
 // OriginList is Origins split at commas, blanks dropped.
-func (h HTTP) OriginList() []string {
+func (h HTTP) OriginList() []string { return splitList(h.Origins) }
+
+// splitList splits a comma-separated setting, each item trimmed, blanks
+// dropped.
+func splitList(s string) []string {
 	var out []string
-	for _, o := range strings.Split(h.Origins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			out = append(out, o)
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
 	}
 	return out

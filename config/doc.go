@@ -20,7 +20,9 @@
 // Each setting is one row of the table in table.go: its variable, its YAML
 // key, whether it is a secret, and where it goes. A platform's section is
 // that platform's own Config (telegram.Config and so on), which holds its
-// rules (Check) and defaults; config only loads it. The list below and the
+// rules (Check) and defaults; config only loads it. The one exception is
+// the section's list of chats a request may name (telegram.chats and so
+// on), which is config's policy and lives in [Config.Chats]. The list below and the
 // table in README.md are made from the table (go test ./config -run TestDocs
 // -update), and a test checks config.example.yaml against it.
 //
@@ -79,6 +81,13 @@
 //	                                 Environment only.
 //	ASKUSER_DEFAULT_TO               Where a request without a to field goes: a route name or a
 //	                                 target. Default: web. YAML defaultRoute.
+//	ASKUSER_TARGETS                  What a request's to may name: any, a route or a direct
+//	                                 target (telegram:<chat id>, web…), or routes-only, a
+//	                                 route only; a request without to goes to
+//	                                 ASKUSER_DEFAULT_TO either way. A refused request gets an
+//	                                 error result naming this setting. any keeps the first run
+//	                                 working: set routes-only when an agent may read untrusted
+//	                                 text. Default: any. YAML targets.
 //	ASKUSER_RESULT_RETENTION         How long a result is kept after its question ended; 1m to
 //	                                 720h. Default: 24h. YAML resultRetention.
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay
@@ -102,10 +111,18 @@
 //	ASKUSER_TELEGRAM_WEBHOOK_SECRET* Secret Telegram sends with each webhook call: 16–256
 //	                                 characters of A-Z a-z 0-9 _ - (make one with openssl rand
 //	                                 -hex 32). Default: unset. YAML telegram.webhookSecret.
+//	ASKUSER_TELEGRAM_CHATS           Comma-separated chat ids a request may name as a direct
+//	                                 target (telegram:<chat id>); others are refused. Routes
+//	                                 are not bound by it. Default: unset (any chat). YAML
+//	                                 telegram.chats.
 //	ASKUSER_DISCORD_TOKEN*           Discord bot token (a leading "Bot " is dropped); turns
 //	                                 Discord on. Default: unset (off). YAML discord.token.
 //	ASKUSER_DISCORD_API_URL          Discord base URL; the adapter appends the REST paths.
 //	                                 Default: https://discord.com/. YAML discord.apiURL.
+//	ASKUSER_DISCORD_CHANNELS         Comma-separated channel ids (@<user id> for a DM) a
+//	                                 request may name as a direct target (discord:<channel
+//	                                 id>); others are refused. Routes are not bound by it.
+//	                                 Default: unset (any channel). YAML discord.channels.
 //	ASKUSER_SLACK_BOT_TOKEN*         Slack bot token (xoxb-…); turns Slack on. Default: unset
 //	                                 (off). YAML slack.botToken.
 //	ASKUSER_SLACK_APP_TOKEN*         App-level token (xapp-…, scope connections:write):
@@ -115,6 +132,11 @@
 //	                                 app token. Default: unset. YAML slack.signingSecret.
 //	ASKUSER_SLACK_API_URL            Slack Web API base; a missing trailing / is added.
 //	                                 Default: https://slack.com/api/. YAML slack.apiURL.
+//	ASKUSER_SLACK_CHANNELS           Comma-separated channel ids (C…, G…, D…; U… or
+//	                                 W… for a DM) a request may name as a direct target
+//	                                 (slack:<channel id>); others are refused. Routes are not
+//	                                 bound by it. Default: unset (any channel). YAML
+//	                                 slack.channels.
 //
 // A * marks a secret: it also has a _FILE variant (ASKUSER_TELEGRAM_TOKEN_FILE
 // and so on).
@@ -130,4 +152,14 @@
 // <platform>:<user id> with platform telegram, discord, slack or web. A
 // target whose platform is off is refused, in a route at startup and in a
 // request by [Config.Resolve].
+//
+// # What a request may name
+//
+// Routes and the default route are the operator's. A request that names a
+// target itself (a direct target) is held to a policy that Resolve applies,
+// so the engine holds none: ASKUSER_TARGETS=routes-only refuses every
+// direct target, and a platform's list (ASKUSER_TELEGRAM_CHATS,
+// ASKUSER_DISCORD_CHANNELS, ASKUSER_SLACK_CHANNELS; [Config.Chats]) refuses
+// a chat it does not hold. The refusal ([ErrNotAllowed]) names the setting
+// and becomes the request's error result.
 package config

@@ -37,6 +37,10 @@ func TestExampleFile(t *testing.T) {
 		{"http.metricsAddr", c.HTTP.MetricsAddr, ""},
 		{"redis.dataDir", c.Redis.DataDir, ""},
 		{"defaultRoute", c.DefaultRoute, "ops"},
+		{"targets", c.Targets, TargetsRoutesOnly},
+		{"telegram.chats", c.Chats.Telegram, ""},
+		{"discord.channels", c.Chats.Discord, ""},
+		{"slack.channels", c.Chats.Slack, ""},
 		{"resultRetention", c.Retention, 48 * time.Hour},
 		{"claimIdle", c.ClaimIdle, 30 * time.Second},
 		{"routes", c.Routes, map[string]Route{

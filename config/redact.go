@@ -100,8 +100,8 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
-		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Retention, c.ClaimIdle, c.StopGrace,
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
+		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.Retention, c.ClaimIdle, c.StopGrace,
 		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel)
 }
 
@@ -121,6 +121,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("replica", c.Replica),
 		slog.String("defaultRoute", c.DefaultRoute),
 		slog.Attr{Key: "routes", Value: slog.GroupValue(routes...)},
+		slog.String("targets", c.Targets),
+		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack)),
 		slog.Duration("retention", c.Retention),
 		slog.Duration("claimIdle", c.ClaimIdle),
 		slog.Attr{Key: "telegram", Value: sectionValue(c.Telegram)},

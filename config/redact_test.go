@@ -82,9 +82,10 @@ func TestRedactedForm(t *testing.T) {
 	c.Replica = "r1"
 	c.Routes["ops"] = Route{To: "telegram:-100123", Answerers: []string{"telegram:1"}}
 	c.Discord = nil
+	c.Targets, c.Chats.Telegram = TargetsRoutesOnly, "-100123,-100456"
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
 		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
-		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
+		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
 		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} LogLevel:info}"
@@ -156,12 +157,15 @@ func TestRedactionSlogAndJSON(t *testing.T) {
 		})
 	}
 	t.Run("slog shows the settings", func(t *testing.T) {
+		c.Targets, c.Chats.Telegram = TargetsRoutesOnly, "-100123"
 		var b bytes.Buffer
 		slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
 		var rec struct {
 			Config struct {
 				Redis    struct{ URL string }
 				HTTP     struct{ Addr string }
+				Targets  string
+				Chats    struct{ Telegram string }
 				Telegram struct{ WebhookURL string }
 				Discord  struct{ APIURL string }
 			}
@@ -170,6 +174,7 @@ func TestRedactionSlogAndJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rec.Config.Redis.URL != "redis://bridge:xxxxx@redis:6379/0" || rec.Config.HTTP.Addr != ":8080" ||
+			rec.Config.Targets != TargetsRoutesOnly || rec.Config.Chats.Telegram != "-100123" ||
 			rec.Config.Telegram.WebhookURL != "https://bridge.example.com/tg" || rec.Config.Discord.APIURL != discord.DefaultAPIURL {
 			t.Errorf("log record %s", b.String())
 		}

@@ -64,6 +64,8 @@ var table = []setting{
 		doc: "This replica's name among those sharing one Redis: letters, digits, `_`, `.` and `-`."},
 	{env: "ASKUSER_DEFAULT_TO", yaml: "defaultRoute", str: func(c *Config) *string { return &c.DefaultRoute },
 		doc: "Where a request without a `to` field goes: a route name or a target."},
+	{env: "ASKUSER_TARGETS", yaml: "targets", str: func(c *Config) *string { return &c.Targets }, norm: strings.ToLower,
+		doc: "What a request's `to` may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only; a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
 	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },
 		doc: "How long a result is kept after its question ended; `1m` to `720h`."},
 	{env: "ASKUSER_CLAIM_IDLE", yaml: "claimIdle", dur: func(c *Config) *time.Duration { return &c.ClaimIdle },
@@ -83,12 +85,16 @@ var table = []setting{
 		doc: "`https://` URL Telegram posts updates to (webhook mode; ports 443, 80, 88 or 8443 with the official Bot API). Needs the secret below."},
 	{env: "ASKUSER_TELEGRAM_WEBHOOK_SECRET", yaml: "telegram.webhookSecret", secret: true, str: func(c *Config) *string { return &c.Telegram.WebhookSecret },
 		doc: "Secret Telegram sends with each webhook call: 16–256 characters of `A-Z a-z 0-9 _ -` (make one with `openssl rand -hex 32`)."},
+	{env: "ASKUSER_TELEGRAM_CHATS", yaml: "telegram.chats", str: func(c *Config) *string { return &c.Chats.Telegram }, def: "unset (any chat)",
+		doc: "Comma-separated chat ids a request may name as a direct target (`telegram:<chat id>`); others are refused. Routes are not bound by it."},
 	{env: "ASKUSER_DISCORD_TOKEN", yaml: "discord.token", secret: true, str: func(c *Config) *string { return &c.Discord.Token }, def: "unset (off)",
 		// discordgo wants "Bot <token>"; the adapter adds the prefix.
 		norm: func(s string) string { return strings.TrimSpace(strings.TrimPrefix(s, "Bot ")) },
 		doc:  `Discord bot token (a leading "Bot " is dropped); turns Discord on.`},
 	{env: "ASKUSER_DISCORD_API_URL", yaml: "discord.apiURL", str: func(c *Config) *string { return &c.Discord.APIURL },
 		doc: "Discord base URL; the adapter appends the REST paths."},
+	{env: "ASKUSER_DISCORD_CHANNELS", yaml: "discord.channels", str: func(c *Config) *string { return &c.Chats.Discord }, def: "unset (any channel)",
+		doc: "Comma-separated channel ids (`@<user id>` for a DM) a request may name as a direct target (`discord:<channel id>`); others are refused. Routes are not bound by it."},
 	{env: "ASKUSER_SLACK_BOT_TOKEN", yaml: "slack.botToken", secret: true, str: func(c *Config) *string { return &c.Slack.BotToken }, def: "unset (off)",
 		doc: "Slack bot token (`xoxb-…`); turns Slack on."},
 	{env: "ASKUSER_SLACK_APP_TOKEN", yaml: "slack.appToken", secret: true, str: func(c *Config) *string { return &c.Slack.AppToken },
@@ -98,6 +104,8 @@ var table = []setting{
 	{env: "ASKUSER_SLACK_API_URL", yaml: "slack.apiURL", str: func(c *Config) *string { return &c.Slack.APIURL },
 		norm: func(s string) string { return strings.TrimSuffix(s, "/") + "/" },
 		doc:  "Slack Web API base; a missing trailing `/` is added."},
+	{env: "ASKUSER_SLACK_CHANNELS", yaml: "slack.channels", str: func(c *Config) *string { return &c.Chats.Slack }, def: "unset (any channel)",
+		doc: "Comma-separated channel ids (`C…`, `G…`, `D…`; `U…` or `W…` for a DM) a request may name as a direct target (`slack:<channel id>`); others are refused. Routes are not bound by it."},
 }
 
 // set puts value v into c.
@@ -138,19 +146,22 @@ func settingAt(key string) *setting {
 // platform is a platform's section of the configuration.
 type platform struct {
 	name, title string
+	// chats is the YAML key, in the section, of the chats a request may
+	// name as a direct target (Config.Chats), and chat what one is called.
+	chats, chat string
 	on          func(*Config) bool
 	add         func(*Config) // turns the platform on with its defaults
 	check       func(*Config, *settings.Problems)
 }
 
 var platforms = []platform{
-	{"telegram", "Telegram", func(c *Config) bool { return c.Telegram != nil },
+	{"telegram", "Telegram", "chats", "chat", func(c *Config) bool { return c.Telegram != nil },
 		func(c *Config) { c.Telegram = &telegram.Config{APIURL: telegram.DefaultAPIURL} },
 		func(c *Config, p *settings.Problems) { c.Telegram.Check(p) }},
-	{"discord", "Discord", func(c *Config) bool { return c.Discord != nil },
+	{"discord", "Discord", "channels", "channel", func(c *Config) bool { return c.Discord != nil },
 		func(c *Config) { c.Discord = &discord.Config{APIURL: discord.DefaultAPIURL} },
 		func(c *Config, p *settings.Problems) { c.Discord.Check(p) }},
-	{"slack", "Slack", func(c *Config) bool { return c.Slack != nil },
+	{"slack", "Slack", "channels", "channel", func(c *Config) bool { return c.Slack != nil },
 		func(c *Config) { c.Slack = &slack.Config{APIURL: slack.DefaultAPIURL} },
 		func(c *Config, p *settings.Problems) { c.Slack.Check(p) }},
 }

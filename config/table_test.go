@@ -33,21 +33,32 @@ func TestTableMatchesTypes(t *testing.T) {
 		}
 		c := allOn()
 		*s.str(c) = mark
-		v := reflect.ValueOf(get(c)).Elem()
-		found := false
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); v.Field(i).Kind() == reflect.String && v.Field(i).String() == mark {
-				found = true
-				if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != key {
-					t.Errorf("%s writes %s.%s, whose YAML key is %q", s.env, section, f.Name, tag)
-				}
-				if secret := f.Tag.Get("json") == "-"; secret != s.secret {
-					t.Errorf("%s: the row says secret %v, the field %s.%s %v", s.env, s.secret, section, f.Name, secret)
-				}
+		// A platform's list of chats is config's own (Config.Chats), each
+		// field tagged with its full YAML key.
+		if written := markedFields(&c.Chats, mark); len(written) > 0 {
+			f := written[0]
+			if tag := f.Tag.Get("yaml"); len(written) > 1 || tag != s.yaml {
+				t.Errorf("%s writes Chats.%s, whose YAML key is %q", s.env, f.Name, tag)
+			}
+			continue
+		}
+		written := markedFields(get(c), mark)
+		for _, f := range written {
+			if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != key {
+				t.Errorf("%s writes %s.%s, whose YAML key is %q", s.env, section, f.Name, tag)
+			}
+			if secret := f.Tag.Get("json") == "-"; secret != s.secret {
+				t.Errorf("%s: the row says secret %v, the field %s.%s %v", s.env, s.secret, section, f.Name, secret)
 			}
 		}
-		if !found {
+		if len(written) == 0 {
 			t.Errorf("%s writes no field of the %s section", s.env, section)
+		}
+	}
+	chats := reflect.TypeOf(Chats{})
+	for i := range chats.NumField() {
+		if key := chats.Field(i).Tag.Get("yaml"); settingAt(key) == nil {
+			t.Errorf("Chats.%s has the YAML key %q but no row in the table", chats.Field(i).Name, key)
 		}
 	}
 	for section, get := range sections {
@@ -59,4 +70,17 @@ func TestTableMatchesTypes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// markedFields is the string fields of the struct ptr points to that hold
+// mark.
+func markedFields(ptr any, mark string) []reflect.StructField {
+	v := reflect.ValueOf(ptr).Elem()
+	var out []reflect.StructField
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.String && v.Field(i).String() == mark {
+			out = append(out, v.Type().Field(i))
+		}
+	}
+	return out
 }

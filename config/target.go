@@ -3,10 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/askbridge/askbridge/config/settings"
 )
 
 // Errors of Resolve, for errors.Is. The messages of the errors Resolve
@@ -18,6 +21,9 @@ var (
 	ErrBadTarget = errors.New("invalid target")
 	// ErrPlatformOff: the target's platform has no token configured.
 	ErrPlatformOff = errors.New("platform is off")
+	// ErrNotAllowed: `to` is a direct target the policy refuses
+	// (Config.Targets, or the platform's list in Config.Chats).
+	ErrNotAllowed = errors.New("target not allowed")
 )
 
 // resolveError carries an exact message and the sentinel it is about.
@@ -143,24 +149,36 @@ func fitsUint64(s string) bool {
 	return err == nil
 }
 
-// Resolve says where a request goes:
+// Resolve says where a request's `to` goes:
 //
 //   - "" goes to the default route;
 //   - a configured route name gives that route;
 //   - a target ("web", or anything with a ':') gives Route{To: target},
-//     which anyone who sees it may answer.
+//     which anyone who sees it may answer, when the policy lets a request
+//     name it: Targets is not TargetsRoutesOnly, and the chat is in its
+//     platform's list in Chats when that list is set.
 //
 // An unknown name gives an error `unknown route "x"` (ErrUnknownRoute); a
 // target that does not parse, ErrBadTarget; a target on a platform that is
-// off, ErrPlatformOff. The returned route's Answerers is a copy. Resolve
-// does not modify c and may be called concurrently.
+// off, ErrPlatformOff; a target the policy refuses, ErrNotAllowed, with a
+// message naming the setting. The default route and the routes are the
+// operator's: the policy does not apply to them. The returned route's
+// Answerers is a copy. Resolve does not modify c and may be called
+// concurrently.
 func (c *Config) Resolve(to string) (Route, error) {
 	if to == "" {
 		to = c.DefaultRoute
 		if to == "" {
 			to = DefaultTarget
 		}
+		return c.resolve(to, false)
 	}
+	return c.resolve(to, true)
+}
+
+// resolve is Resolve of a `to` that is not empty; direct says a request
+// named it, so a target there is held to the policy.
+func (c *Config) resolve(to string, direct bool) (Route, error) {
 	if r, ok := c.Routes[to]; ok && to != "web" && !strings.Contains(to, ":") {
 		platform, _, err := ParseTarget(r.To)
 		if err != nil {
@@ -177,12 +195,66 @@ func (c *Config) Resolve(to string) (Route, error) {
 		}
 		return Route{}, &resolveError{ErrUnknownRoute, fmt.Sprintf("unknown route %q", to)}
 	}
-	platform, _, err := ParseTarget(to)
+	if direct && c.Targets != "" && c.Targets != TargetsAny {
+		// Anything but "any" refuses: a Config built by hand with a
+		// misspelt policy fails closed.
+		return Route{}, c.routesOnlyError()
+	}
+	platform, chat, err := ParseTarget(to)
 	if err != nil {
 		return Route{}, &resolveError{ErrBadTarget, err.Error()}
 	}
 	if !c.Enabled(platform) {
 		return Route{}, offError(to, platform)
 	}
+	if ps := platformNamed(platform); direct && ps != nil {
+		if allowed := ps.allowed(c); allowed != nil && !slices.Contains(allowed, chat) {
+			return Route{}, &resolveError{ErrNotAllowed, fmt.Sprintf("%s %s %s is not in %s", platform, ps.chatNoun(chat), chat, c.keys.name(ps.chatsKey()))}
+		}
+	}
 	return Route{To: to}, nil
+}
+
+// routesOnlyError refuses a direct target and says what a request may name
+// instead.
+func (c *Config) routesOnlyError() error {
+	instead := "leave out to for the default route"
+	if len(c.Routes) > 0 {
+		instead = "use a route: " + strings.Join(slices.Sorted(maps.Keys(c.Routes)), ", ")
+	}
+	return &resolveError{ErrNotAllowed, fmt.Sprintf("direct targets are not allowed (%s=%s); %s", c.keys.name("targets"), c.Targets, instead)}
+}
+
+// chatsKey is the YAML key of the platform's list of chats.
+func (ps platform) chatsKey() string { return ps.name + "." + ps.chats }
+
+// allowed is the platform's list of chats a request may name, nil when
+// the list is not set.
+func (ps platform) allowed(c *Config) []string {
+	return splitList(*settingAt(ps.chatsKey()).str(c))
+}
+
+// chatNoun says what chat is: a DM with a user, or the platform's chat.
+func (ps platform) chatNoun(chat string) string {
+	switch {
+	case ps.name == "discord" && strings.HasPrefix(chat, "@"),
+		ps.name == "slack" && slackUserPattern.MatchString(chat):
+		return "DM"
+	}
+	return ps.chat
+}
+
+// checkChats checks the platform's list of chats: each must be a chat a
+// target can name.
+func (ps platform) checkChats(c *Config, p *settings.Problems) {
+	raw := *settingAt(ps.chatsKey()).str(c)
+	list := ps.allowed(c)
+	if raw != "" && list == nil {
+		p.Addf("%s: lists no %s id", p.Name(ps.chats), ps.chat)
+	}
+	for _, chat := range list {
+		if _, _, err := ParseTarget(ps.name + ":" + chat); err != nil {
+			p.Addf("%s: %v", p.Name(ps.chats), err)
+		}
+	}
 }

@@ -404,16 +404,19 @@ func (b *bridge) close() {
 	}
 }
 
-// resolver maps a request's `to` through the configured routes.
+// resolver maps a request's `to` through the configured routes and the
+// policy on direct targets (ASKUSER_TARGETS, the platforms' lists of
+// chats), both config's. An error is the request's error result, its
+// message prefixed "to: " like the engine's own refusals of `to`.
 func resolver(cfg *config.Config) askbridge.Resolver {
 	return func(to string) (askbridge.Target, []string, error) {
 		route, err := cfg.Resolve(to)
 		if err != nil {
-			return askbridge.Target{}, nil, err
+			return askbridge.Target{}, nil, fmt.Errorf("to: %w", err)
 		}
 		platform, chat, err := config.ParseTarget(route.To)
 		if err != nil {
-			return askbridge.Target{}, nil, err
+			return askbridge.Target{}, nil, fmt.Errorf("to: %w", err)
 		}
 		return askbridge.Target{Platform: platform, Chat: chat}, route.Answerers, nil
 	}

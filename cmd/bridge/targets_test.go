@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/internal/telegramtest"
+)
+
+// Chats of the fake Telegram: the bot is in both, but only ops is the
+// operator's.
+const (
+	opsChat   = -100111
+	otherChat = -100222
+)
+
+// policyBridge starts a bridge on a fake Telegram whose bot is in the ops
+// chat and in another one, with routes ops (that chat) and desk (the web
+// page), and env on top.
+func policyBridge(t *testing.T, env map[string]string) (*runningBridge, *telegramtest.Server) {
+	t.Helper()
+	fake := telegramtest.New(telegramtest.Options{})
+	t.Cleanup(fake.Close) // after the bridge stops
+	fake.AddChat(opsChat, "supergroup", "Ops")
+	fake.AddChat(otherChat, "supergroup", "Somewhere else")
+	file := filepath.Join(t.TempDir(), "askbridge.yaml")
+	routes := "routes:\n  ops:\n    to: telegram:-100111\n  desk:\n    to: web\n"
+	if err := os.WriteFile(file, []byte(routes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env["ASKUSER_CONFIG"] = file
+	env["ASKUSER_TELEGRAM_TOKEN"] = fake.Token
+	env["ASKUSER_TELEGRAM_API_URL"] = fake.URL
+	env["ASKUSER_STOP_GRACE"] = "1s"
+	return startBridge(t, env), fake
+}
+
+// pushAsk pushes a request the way an agent does and returns its result.
+func pushAsk(t *testing.T, rdb *redis.Client, id, to string) string {
+	t.Helper()
+	ctx := context.Background()
+	body := `{"id":"` + id + `","to":"` + to + `","questions":[{"id":"a","header":"H","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask", body}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rdb.BLPop(ctx, 5*time.Second, "askuser:result:{"+id+"}").Result()
+	if err != nil {
+		t.Fatalf("%s: no result: %v", id, err)
+	}
+	return got[1]
+}
+
+// waitShown waits for the bot's first message in chat.
+func waitShown(t *testing.T, fake *telegramtest.Server, chat int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fake.BotMessages(chat)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing was shown in chat %d", chat)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// assertRefused checks a result is the error naming the setting.
+func assertRefused(t *testing.T, result, want string) {
+	t.Helper()
+	if !strings.Contains(result, `"status":"error"`) || !strings.Contains(result, jsonQuote(want)) {
+		t.Errorf("result %s, want an error containing %q", result, want)
+	}
+}
+
+// TestDirectTargetsPolicy drives a bridge as agents do: a request naming a
+// direct target the policy refuses gets an error result naming the setting
+// and is shown nowhere, while a route still reaches its chat.
+func TestDirectTargetsPolicy(t *testing.T) {
+	t.Run("routes-only", func(t *testing.T) {
+		b, fake := policyBridge(t, map[string]string{"ASKUSER_TARGETS": "routes-only"})
+		rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+		defer rdb.Close()
+		const refusal = "to: direct targets are not allowed (ASKUSER_TARGETS=routes-only); use a route: desk, ops"
+
+		assertRefused(t, pushAsk(t, rdb, "direct-1", "telegram:-100222"), refusal)
+		env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+		r := <-askAsync(context.Background(), env, "--question", "Deploy?", "--option", "Yes", "--option", "No", "--id", "direct-2", "--to", "web")
+		if r.code != exitError || !strings.Contains(r.stdout, jsonQuote(refusal)) {
+			t.Errorf("bridge ask --to web: exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
+		}
+
+		// A route still works; by the time it is shown the refused
+		// requests have long been handled.
+		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask",
+			`{"id":"routed-1","to":"ops","questions":[{"id":"a","header":"H","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		waitShown(t, fake, opsChat)
+		if n := len(fake.BotMessages(otherChat)); n != 0 {
+			t.Errorf("%d messages shown in the chat no route names", n)
+		}
+		if _, body := b.get(t, "/api/questions"); strings.Contains(body, "direct-") {
+			t.Errorf("a refused request is on the page: %s", body)
+		}
+		if got := len(fake.BotMessages(opsChat)); got != 1 {
+			t.Errorf("%d messages in the ops chat, want the routed question's 1", got)
+		}
+	})
+
+	t.Run("telegram chats", func(t *testing.T) {
+		b, fake := policyBridge(t, map[string]string{"ASKUSER_TELEGRAM_CHATS": "-100111"})
+		rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+		defer rdb.Close()
+
+		assertRefused(t, pushAsk(t, rdb, "direct-1", "telegram:-100222"), "to: telegram chat -100222 is not in ASKUSER_TELEGRAM_CHATS")
+		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask",
+			`{"id":"direct-2","to":"telegram:-100111","questions":[{"id":"a","header":"H","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		waitShown(t, fake, opsChat)
+		if n := len(fake.BotMessages(otherChat)); n != 0 {
+			t.Errorf("%d messages shown in a chat not in ASKUSER_TELEGRAM_CHATS", n)
+		}
+	})
+}
