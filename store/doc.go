@@ -117,12 +117,18 @@
 //     the script again, which reports them ended, and removes them. Several
 //     replicas may sweep the same ids at once: the script lets exactly one
 //     win each question.
+//   - Create also indexes the question in its target's chat (pipelined),
+//     so a tap that comes before the message is recorded finds it, and
+//     CreateHolding takes the question's delivery lease in the create
+//     script.
 //   - AddMessage records the message in the question's list in its script,
 //     once per platform message (MessageRef.Same: a ref that differs only in
 //     Part is the same message, and the first record wins), then writes the
-//     message key and the chat index. A repeated AddMessage redoes those
-//     writes.
-//   - AckRequest runs XACK and XDEL in one pipeline. An entry acknowledged
+//     message key and, for a message in another chat than the target's (a
+//     DM opened for a user), that chat's index. A repeated AddMessage redoes
+//     those writes.
+//   - AckRequest runs XACK and XDEL for one or several entries in one
+//     pipeline. An entry acknowledged
 //     but not deleted is never read again (it is not pending, and the group
 //     has read past it).
 //
@@ -141,16 +147,20 @@
 //
 // # Cost
 //
-// Per answered question, agent included: 9 round trips (XADD; ReadRequests
-// 1; Create 1; AddMessage 2; End 2; AckRequest 1; BLPOP). ReadRequests
-// claims idle entries at most every ClaimIdle/2, so a read is normally a
-// single XREADGROUP. Run BenchmarkQuestionLifecycle for the round trips,
-// the commands Redis executes and the memory a pending question holds.
+// Per answered question, with every store call the engine makes for a tap
+// and the agent's XADD and BLPOP: 18 round trips and 43 Redis commands
+// (those inside scripts counted), which TestQuestionLifecycleBudget
+// enforces. ReadRequests claims idle entries at most every ClaimIdle/2, so
+// a read is normally a single XREADGROUP. Run BenchmarkQuestionLifecycle for
+// the round trips, the commands Redis executes and the memory a pending
+// question holds.
 //
 // # Connections
 //
 // Connect opens a go-redis UniversalClient from redis://, rediss://,
-// unix://, redis-sentinel:// and redis-cluster:// addresses. StartEmbedded
-// runs an in-process Redis (miniredis) on a loopback port for running
-// without Redis: one replica, agents reach it with any Redis client.
+// unix://, redis-sentinel:// and redis-cluster:// addresses. The embedded
+// Redis (embedded.go) runs a redis-server with an append-only file when one
+// is on the PATH, and an in-process stand-in (miniredis) otherwise, on a
+// loopback port, for running without a Redis of one's own: one replica,
+// agents reach it with any Redis client.
 package store
