@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,7 +119,12 @@ func TestLostLeaseEndsTerm(t *testing.T) {
 	// Take the lease the way its expiry would let another replica: give
 	// a's up behind its back and acquire it as "thief".
 	ctx := context.Background()
-	cur, ok, err := st.AcquireLease(ctx, "test:lease", "a", time.Minute)
+	// a holds it under its name and the nonce of its hold.
+	held, ok, err := st.AcquireLease(ctx, "test:lease", "someone", time.Minute)
+	if err != nil || ok || !strings.HasPrefix(held.Holder, "a#") {
+		t.Fatalf("the holder: %+v %v %v; want a#<nonce>", held, ok, err)
+	}
+	cur, ok, err := st.AcquireLease(ctx, "test:lease", held.Holder, time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("re-acquire as a: %v %v", ok, err)
 	}

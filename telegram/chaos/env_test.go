@@ -259,7 +259,9 @@ func (e *env) poller() string {
 	if err != nil {
 		return ""
 	}
-	return h
+	// The holder is the replica's name and a nonce of its hold.
+	name, _, _ := strings.Cut(h, "#")
+	return name
 }
 
 // waitPoller waits until a replica other than not (a process name) holds
