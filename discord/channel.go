@@ -17,6 +17,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redact"
 )
 
 // Platform is the platform name in targets and message references.
@@ -33,7 +34,7 @@ type Channel struct {
 	rest   *discordgo.Session
 	client *http.Client
 	// scrub takes the tokens out of every error that leaves the channel.
-	scrub scrubber
+	scrub redact.Scrubber
 
 	state atomic.Value // askbridge.ChannelState
 	me    atomic.Pointer[discordgo.User]
@@ -76,7 +77,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
 	c := &Channel{
 		cfg: cfg, coord: coord, log: log.With("platform", Platform),
-		client: &client, dms: map[string]string{}, scrub: scrubber{token: cfg.bare()},
+		client: &client, dms: map[string]string{}, scrub: newScrubber(cfg.bare()),
 	}
 	c.rest = c.newSession()
 	c.state.Store(askbridge.StateConnecting)

@@ -150,7 +150,7 @@ func (c *Channel) identify(ctx context.Context) error {
 	}
 	u, err := c.rest.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
-		err = c.scrub.err(err)
+		err = c.scrub.Err(err)
 		if restStatus(err) == 401 {
 			return fmt.Errorf("%w: %w", errBadCredentials, err)
 		}
@@ -312,7 +312,7 @@ func (g *gateway) open(ctx context.Context, s *discordgo.Session) error {
 		err := errors.New("discord: gateway open panicked")
 		defer func() { done <- err }()
 		defer recovered(g.c.log, g.c.cfg.Panicked, "gateway open")
-		err = g.c.scrub.err(s.Open())
+		err = g.c.scrub.Err(s.Open())
 	}()
 	t := time.NewTimer(g.c.cfg.OpenTimeout)
 	defer t.Stop()

@@ -315,20 +315,20 @@ func (c *Channel) classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	err = c.scrub.err(err)
+	err = c.scrub.Err(err)
 	var rl *rateLimitError
 	if errors.As(err, &rl) {
 		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "Discord: " + rl.Message, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var drl *discordgo.RateLimitError
 	if errors.As(err, &drl) && drl.RateLimit != nil && drl.TooManyRequests != nil {
-		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + c.scrub.text(drl.Message), Err: fmt.Errorf("discord: %s: %w", op, err)}
+		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + c.scrub.Text(drl.Message), Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var re *discordgo.RESTError
 	if errors.As(err, &re) && re.Response != nil {
 		reason := fmt.Sprintf("Discord: HTTP %d", re.Response.StatusCode)
 		if re.Message != nil && re.Message.Message != "" {
-			reason = c.scrub.text(fmt.Sprintf("Discord: %s (code %d)", re.Message.Message, re.Message.Code))
+			reason = c.scrub.Text(fmt.Sprintf("Discord: %s (code %d)", re.Message.Message, re.Message.Code))
 		}
 		kind := askbridge.Temporary
 		switch s := re.Response.StatusCode; {

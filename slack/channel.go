@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redact"
 )
 
 // Platform is the platform name of Slack, as in targets ("slack:C123").
@@ -32,7 +33,7 @@ type Channel struct {
 	gate *gate
 	// scrub takes the tokens, the signing secret and socket mode tickets
 	// out of every error that leaves the channel.
-	scrub scrubber
+	scrub redact.Scrubber
 
 	state    atomic.Value // askbridge.ChannelState
 	botUser  atomic.Value // string: the bot's own user id
@@ -239,7 +240,7 @@ var credentialErrors = map[string]bool{
 // code as the reason, anything else Temporary. The secrets are taken out
 // of the error first (see scrubber).
 func (c *Channel) classify(err error) *askbridge.SendError {
-	err = c.scrub.err(err)
+	err = c.scrub.Err(err)
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "ratelimited", Err: err}

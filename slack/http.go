@@ -80,7 +80,7 @@ func (c *Channel) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Acknowledged all the same: an event this bridge does not use
 		// (or cannot read) must not be retried.
-		c.log.Debug("unreadable event", "err", c.scrub.err(err))
+		c.log.Debug("unreadable event", "err", c.scrub.Err(err))
 		w.WriteHeader(http.StatusOK)
 		return
 	}

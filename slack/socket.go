@@ -90,7 +90,7 @@ func (c *Channel) runSocket(ctx context.Context) {
 		code := errorCode(err)
 		if code == "" {
 			// RunContext never returns a nil error.
-			code = c.scrub.text(err.Error())
+			code = c.scrub.Text(err.Error())
 		}
 		if credentialErrors[code] {
 			c.setState(askbridge.StateBadCredentials)
@@ -133,7 +133,7 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 	case socketmode.EventTypeConnectionError:
 		c.setState(askbridge.StateRetrying)
 		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
-			c.log.Warn("socket mode connection failed", "attempt", e.Attempt, "retry_in", e.Backoff, "err", c.scrub.err(e.ErrorObj))
+			c.log.Warn("socket mode connection failed", "attempt", e.Attempt, "retry_in", e.Backoff, "err", c.scrub.Err(e.ErrorObj))
 		}
 	case socketmode.EventTypeInvalidAuth:
 		c.setState(askbridge.StateBadCredentials)
@@ -164,10 +164,10 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 		actx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		if err := sm.AckCtx(actx, evt.Request.EnvelopeID, nil); err != nil {
-			c.log.Warn("acknowledge envelope", "envelope", evt.Request.EnvelopeID, "err", c.scrub.err(err))
+			c.log.Warn("acknowledge envelope", "envelope", evt.Request.EnvelopeID, "err", c.scrub.Err(err))
 		}
 	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
-		c.log.Warn("socket mode error", "type", string(evt.Type), "data", c.scrub.text(errorOf(evt.Data)))
+		c.log.Warn("socket mode error", "type", string(evt.Type), "data", c.scrub.Text(errorOf(evt.Data)))
 	}
 }
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -16,12 +15,7 @@ import (
 // a redis-server with an append-only file there: what one run wrote, the
 // next run started on the same directory still has.
 func TestOpenEmbeddedRedisServerKeepsData(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if redistest.Required() {
-			t.Fatal("redis-server is not installed (ASKBRIDGE_REQUIRE_REDIS=1)")
-		}
-		t.Skip("redis-server is not installed")
-	}
+	redistest.NeedServer(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	ctx := context.Background()
 

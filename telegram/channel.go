@@ -16,6 +16,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redact"
 )
 
 // Platform is the platform name of this channel in targets and answerers.
@@ -42,7 +43,7 @@ type Channel struct {
 	pace  *pacer
 	// scrub takes the token and the webhook secret out of every error
 	// that leaves the channel.
-	scrub scrubber
+	scrub redact.Scrubber
 
 	state    atomic.Value // askbridge.ChannelState
 	username atomic.Value // string: the bot's @username, from getMe
@@ -99,7 +100,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 	c.username.Store("")
 	b, err := c.newBot()
 	if err != nil {
-		return nil, fmt.Errorf("telegram: new bot: %w", c.scrub.err(err))
+		return nil, fmt.Errorf("telegram: new bot: %w", c.scrub.Err(err))
 	}
 	c.bot = b
 	c.botID = b.ID()
@@ -114,7 +115,7 @@ func (c *Channel) newBot(extra ...bot.Option) (*bot.Bot, error) {
 		bot.WithSkipGetMe(),
 		bot.WithHTTPClient(c.cfg.PollTimeout, c.cfg.HTTPClient),
 		bot.WithDefaultHandler(func(context.Context, *bot.Bot, *models.Update) {}),
-		bot.WithErrorsHandler(func(err error) { c.log.Debug("bot api", "err", c.scrub.err(err)) }),
+		bot.WithErrorsHandler(func(err error) { c.log.Debug("bot api", "err", c.scrub.Err(err)) }),
 	}
 	return bot.New(c.cfg.Token, append(opts, extra...)...)
 }
@@ -223,7 +224,7 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 	if err := c.pace.wait(ctx, chat); err != nil {
 		return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: wrap(op, err)}
 	}
-	se := classify(op, c.scrub.err(fn(ctx)))
+	se := classify(op, c.scrub.Err(fn(ctx)))
 	if se == nil {
 		return nil
 	}

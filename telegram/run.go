@@ -67,7 +67,7 @@ func (c *Channel) identify(ctx context.Context) bool {
 // failed records a failed call in the state and the log (without the
 // token: a *url.Error of the Bot API names it in its URL).
 func (c *Channel) failed(op string, err error) {
-	err = c.scrub.err(err)
+	err = c.scrub.Err(err)
 	if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
 		c.setState(askbridge.StateBadCredentials)
 	} else {
@@ -156,7 +156,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 		bot.WithAllowedUpdates(allowedUpdates),
 		bot.WithErrorsHandler(func(err error) {
 			if term.Err() == nil {
-				c.log.Debug("poll", "err", c.scrub.err(err))
+				c.log.Debug("poll", "err", c.scrub.Err(err))
 			}
 		}),
 	}
@@ -166,7 +166,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 	}
 	poller, err := c.newBot(opts...)
 	if err != nil {
-		c.log.Error("make poller", "err", c.scrub.err(err))
+		c.log.Error("make poller", "err", c.scrub.Err(err))
 		return c.cfg.RenewEvery
 	}
 	poller.Start(term)
@@ -245,7 +245,7 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 	// anyone sees it, here or in the library.
 	resp, err := g.next.Do(req)
 	if err != nil {
-		err = g.c.scrub.err(err)
+		err = g.c.scrub.Err(err)
 		if req.Context().Err() == nil {
 			g.c.failed("get updates", err)
 		}
@@ -254,7 +254,7 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, g.c.scrub.err(err)
+		return nil, g.c.scrub.Err(err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var r struct {

@@ -396,7 +396,7 @@ func (c *Channel) answer(ctx context.Context, id string, notice askbridge.Notice
 		CallbackQueryID: id, Text: cutText(string(notice), noticeChars),
 	})
 	if err != nil {
-		c.log.Warn("answer callback query", "err", wrap("answer callback query", c.scrub.err(err)))
+		c.log.Warn("answer callback query", "err", wrap("answer callback query", c.scrub.Err(err)))
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -175,12 +174,7 @@ func postAnswer(t *testing.T, b *runningBridge, id, body string) (int, string) {
 // is the in-memory stand-in).
 func TestFirstRun(t *testing.T) {
 	t.Run("redis-server", func(t *testing.T) {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			if redistest.Required() {
-				t.Fatal("redis-server is not installed (ASKBRIDGE_REQUIRE_REDIS=1)")
-			}
-			t.Skip("redis-server is not installed")
-		}
+		redistest.NeedServer(t)
 		firstRun(t)
 	})
 	t.Run("in-memory", func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -305,12 +304,7 @@ func TestReadyzRedacted(t *testing.T) {
 // file in ASKUSER_DATA_DIR.
 func TestEmbeddedRedisSaysWhatItIs(t *testing.T) {
 	t.Run("redis-server", func(t *testing.T) {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			if redistest.Required() {
-				t.Fatal("redis-server is not installed (ASKBRIDGE_REQUIRE_REDIS=1)")
-			}
-			t.Skip("redis-server is not installed")
-		}
+		redistest.NeedServer(t)
 		dir := filepath.Join(t.TempDir(), "data")
 		b := startBridge(t, map[string]string{"ASKUSER_DATA_DIR": dir})
 		if out := b.stdout.String(); !strings.Contains(out, "redis-server, keeping its data in "+dir) {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,19 @@ func Installed() bool {
 	_, err1 := exec.LookPath("redis-server")
 	_, err2 := exec.LookPath("redis-cli")
 	return err1 == nil && err2 == nil
+}
+
+// NeedServer ends a test that needs a redis-server binary when there is
+// none: a failure where real Redis is required (CI), a skip elsewhere.
+func NeedServer(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		return
+	}
+	if Required() {
+		t.Fatal("redis-server is not installed (ASKBRIDGE_REQUIRE_REDIS=1)")
+	}
+	t.Skip("redis-server is not installed")
 }
 
 // Server is one redis-server process.
