@@ -59,6 +59,12 @@ type EngineConfig struct {
 	// ReadBlock is how long one read of the requests stream waits for
 	// entries (default 1s).
 	ReadBlock time.Duration
+	// MaxPendingPerAgent caps the pending questions of one agent (the
+	// request's agent field; requests without one count together): a
+	// request beyond it is refused with an error result. 0: no cap. The
+	// Store must keep its per-agent index (store.Options.AgentIndex) for a
+	// question to leave the count when it ends rather than at its deadline.
+	MaxPendingPerAgent int
 	// SendAttempts bounds the tries of one send before the question is
 	// undeliverable (default 6), and SendBudget the time spent on them
 	// (default 2 minutes).
@@ -202,6 +208,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		finisher: c.finisher,
 		intake: newIntake(c, intakeParams{
 			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
+			maxPerAgent: cfg.MaxPendingPerAgent,
 			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
 		}),
 		sweeper: newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),

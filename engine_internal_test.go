@@ -2,8 +2,10 @@ package askbridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,4 +122,54 @@ func TestHoldersApartUnderOneName(t *testing.T) {
 	if h1, h2 := a.holder(), a.holder(); h1 == h2 {
 		t.Fatalf("two holds of one engine share %q", h1)
 	}
+}
+
+// TestRefusedID: the error result of a refused request goes to the id the
+// request names at its top level, read as far as the JSON goes.
+func TestRefusedID(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	tests := []struct {
+		name, ask, want string
+	}{
+		{"whole request", `{"id":"q-1","questions":[]}`, "q-1"},
+		{"id after other keys", `{"to":"web","questions":[{"id":"inner"}],"id":"q-2"}`, "q-2"},
+		{"cut after the id", `{"id":"q-3","questions":[{"question":"` + long[:100], "q-3"},
+		{"cut before the id", `{"questions":[{"question":"` + long[:100], "1-0"},
+		{"broken after the id", `{"id":"q-4","questions":[}`, "q-4"},
+		{"nested id only", `{"questions":[{"id":"inner"}]}`, "1-0"},
+		{"not an id", `{"id":"bad id"}`, "1-0"},
+		{"id not a string", `{"id":42}`, "1-0"},
+		{"not an object", `["id","q-5"]`, "1-0"},
+		{"empty", ``, "1-0"},
+		{"last id wins", `{"id":"a","id":"b"}`, "b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := refusedID(Entry{StreamID: "1-0", Ask: []byte(tc.ask)}); got != tc.want {
+				t.Fatalf("refusedID(%.40q) = %q, want %q", tc.ask, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzTopLevelID: any bytes, never a panic; for a whole JSON object, the
+// id encoding/json reads.
+func FuzzTopLevelID(f *testing.F) {
+	for _, s := range []string{`{"id":"q-1"}`, `{"a":[1,{"id":"x"}],"id":"q"}`, `{"id":"q"`, `{"id":`, `[`, `{"id":"\u0041"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := topLevelID(data)
+		var whole map[string]json.RawMessage
+		if json.Unmarshal(data, &whole) != nil {
+			return
+		}
+		var want string
+		if raw, ok := whole["id"]; ok && json.Unmarshal(raw, &want) != nil {
+			want = ""
+		}
+		if got != want {
+			t.Fatalf("topLevelID(%q) = %q, encoding/json reads %q", data, got, want)
+		}
+	})
 }

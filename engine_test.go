@@ -269,6 +269,9 @@ type harnessOpts struct {
 	stopGrace  time.Duration
 	// finishConcurrency bounds the questions finished at once.
 	finishConcurrency int
+	// maxPerAgent caps the pending questions per agent (the store keeps
+	// its agent index when set).
+	maxPerAgent int
 	ch                *fakeChannel
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
@@ -292,7 +295,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close(); agent.Close() })
-	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle})
+	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0})
 	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
 	resolve := func(to string) (askbridge.Target, []string, error) {
 		if to == "" {
@@ -321,7 +324,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{channel},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
-		FinishConcurrency: o.finishConcurrency,
+		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

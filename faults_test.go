@@ -733,3 +733,76 @@ func TestEngineTapBeforeTheRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineOversizeEntry: an entry over the size limit is refused without
+// its body being read into the bridge: the agent waiting on the id its
+// request named first gets an error result naming the size, the entry is
+// acknowledged (no other replica takes it up again), and the bridge goes
+// on with the next request.
+func TestEngineOversizeEntry(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	ctx := context.Background()
+	big := `{"id":"huge-1","timeoutSeconds":60,"questions":[{"id":"a","header":"H","question":"` +
+		strings.Repeat("x", 2*askbridge.MaxEntryBytes) + `","options":[{"label":"A"},{"label":"B"}]}]}`
+	if err := h.agent.XAdd(ctx, &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask", big}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := h.result("huge-1", 5*time.Second)
+	if r.Status != askbridge.StatusError || !strings.Contains(r.Error, fmt.Sprintf("is %d bytes; at most %d", len("ask")+len(big), askbridge.MaxEntryBytes)) {
+		t.Fatalf("result %+v, want an error naming the size", r)
+	}
+	h.waitHandled()
+	if n := h.agent.XLen(ctx, h.prefix+"requests").Val(); n != 0 {
+		t.Fatalf("%d entries left in the requests stream", n)
+	}
+	id := h.ask(`{"id":"after-huge","timeoutSeconds":60,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	p := h.waitSent(1)[0]
+	tap(h, p, 1, alice, "after-huge-tap")
+	if r := h.result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
+		t.Fatalf("next request: %+v", r)
+	}
+}
+
+// TestEngineMaxPendingPerAgent: an agent at its cap of pending questions
+// gets an error result naming the setting, and is shown nothing; another
+// agent is not held back by it; once one of its questions is answered (or
+// cancelled, or times out) it may ask again; a retried request of a
+// question already counted is not refused.
+func TestEngineMaxPendingPerAgent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{maxPerAgent: 2})
+	ask := func(id, agent string) string {
+		return h.ask(`{"id":"` + id + `","agent":"` + agent + `","timeoutSeconds":600,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	}
+	ask("bot-1", "deploy-bot")
+	ask("bot-2", "deploy-bot")
+	sent := h.waitSent(2)
+	ask("bot-3", "deploy-bot")
+	r := h.result("bot-3", 5*time.Second)
+	if r.Status != askbridge.StatusError || !strings.Contains(r.Error, `agent "deploy-bot" already has 2 pending questions`) ||
+		!strings.Contains(r.Error, "ASKUSER_MAX_PENDING_PER_AGENT=2") {
+		t.Fatalf("third question of the agent: %+v", r)
+	}
+	// The same request again (a retried XADD) is not a new question.
+	ask("bot-2", "deploy-bot")
+	ask("other-1", "report-bot")
+	sent = h.waitSent(3)
+	if len(sent) != 3 || sent[2].plan.ID != "other-1" {
+		t.Fatalf("sent %d prompts, the last for %q; want other-1 third", len(sent), sent[len(sent)-1].plan.ID)
+	}
+	h.waitHandled()
+	if n := h.resultCount("bot-2"); n != 0 {
+		t.Fatalf("retried request got %d results", n)
+	}
+	// One answered: a place frees up.
+	i := slices.IndexFunc(sent, func(p sentPrompt) bool { return p.plan.ID == "bot-1" })
+	tap(h, sent[i], 0, alice, "cap-tap")
+	if r := h.result("bot-1", 5*time.Second); r.Status != askbridge.StatusAnswered {
+		t.Fatalf("bot-1: %+v", r)
+	}
+	ask("bot-4", "deploy-bot")
+	if sent := h.waitSent(4); sent[3].plan.ID != "bot-4" {
+		t.Fatalf("fourth prompt is for %q, want bot-4", sent[3].plan.ID)
+	}
+}

@@ -1,6 +1,7 @@
 package askbridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,8 @@ type intakeParams struct {
 	// long one read of the stream waits for entries.
 	concurrency int
 	readBlock   time.Duration
+	// maxPerAgent caps the pending questions of one agent (0: no cap).
+	maxPerAgent int
 	// sendAttempts and sendBudget bound the tries of one delivery.
 	sendAttempts int
 	sendBudget   time.Duration
@@ -123,6 +126,8 @@ func (in *intake) run(ctx context.Context) {
 func (in *intake) handle(ctx context.Context, entry Entry) {
 	var err error
 	switch {
+	case entry.Oversize > 0:
+		err = in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, MaxEntryBytes), in.clock.Now())
 	case entry.Ask != nil:
 		err = in.ask(ctx, entry)
 	case entry.Cancel != "":
@@ -232,11 +237,22 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
+	deadline := now.Add(time.Duration(req.TimeoutSeconds) * time.Second)
+	if in.maxPerAgent > 0 {
+		admitted, pending, err := in.store.Admit(ctx, req.Agent, id, deadline, now, in.maxPerAgent)
+		if err != nil {
+			return fmt.Errorf("admit question: %w", err)
+		}
+		if !admitted {
+			return in.refuse(ctx, id, fmt.Errorf("%s %d pending questions, the most allowed (ASKUSER_MAX_PENDING_PER_AGENT=%d); ask again once one has ended",
+				agentHas(req.Agent), pending, in.maxPerAgent), now)
+		}
+	}
 	// The delivery lease is taken as the question is created, in the same
 	// step; a question that already existed takes it in deliver.
 	created, existing, lease, err := in.store.CreateHolding(ctx, NewQuestion{
 		ID: id, Request: req, Target: target, Answerers: answerers,
-		Created: now, Deadline: now.Add(time.Duration(req.TimeoutSeconds) * time.Second),
+		Created: now, Deadline: deadline,
 	}, in.holder(), in.leaseTTL)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
@@ -245,6 +261,11 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		// A retried XADD or a redelivered entry: deliver only if the
 		// question is still open and no replica has shown it yet.
 		if existing.Status != StatusPending {
+			if in.maxPerAgent > 0 {
+				if err := in.store.Unadmit(ctx, req.Agent, id); err != nil {
+					in.log.Warn("ended question left in its agent's count until its deadline", "question", id, "err", err)
+				}
+			}
 			return nil
 		}
 		// deliver goes on from the first part not posted, if any.
@@ -258,16 +279,54 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	return in.deliver(ctx, id, req, target, lease)
 }
 
-// refusedID picks where the error result of a refused request goes: the id
-// the agent asked for when it can be a key, else the stream entry id.
-func refusedID(entry Entry) string {
-	var probe struct {
-		ID string `json:"id"`
+// agentHas opens the refusal of a request over its agent's cap.
+func agentHas(agent string) string {
+	if agent == "" {
+		return "requests without an agent name already have"
 	}
-	if json.Unmarshal(entry.Ask, &probe) == nil && ValidRequestID(probe.ID) {
-		return probe.ID
+	return "agent " + quoteShort(agent) + " already has"
+}
+
+// refusedID picks where the error result of a refused request goes: the id
+// the agent asked for when it can be a key, else the stream entry id. The
+// id is read from the top-level object as far as it parses, so a request
+// that is cut short (an oversize entry's first bytes) or broken after its
+// id still reaches the agent waiting on that id.
+func refusedID(entry Entry) string {
+	if id := topLevelID(entry.Ask); ValidRequestID(id) {
+		return id
 	}
 	return entry.StreamID
+}
+
+// topLevelID returns the string value of the key "id" of the JSON object
+// data opens with, reading only up to it; "" when data is not such an
+// object or breaks off first. The last "id" wins, as in encoding/json, when
+// the whole object parses.
+func topLevelID(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	id := ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return id
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return id
+		}
+		if key == "id" {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				id = s
+			}
+		}
+	}
+	return id
 }
 
 func (in *intake) refuse(ctx context.Context, id string, cause error, now time.Time) error {

@@ -46,7 +46,11 @@ type Request struct {
 // come from ask-user.md §1; the other bounds keep a prompt readable in a chat
 // and a request cheap to hold.
 const (
-	MaxRequestBytes     = 64 << 10
+	MaxRequestBytes = 64 << 10
+	// MaxEntryBytes bounds a requests stream entry, field names and values
+	// together: a request of MaxRequestBytes and room for a few small
+	// fields besides. A larger entry is refused without being read.
+	MaxEntryBytes       = MaxRequestBytes + 4<<10
 	MinQuestions        = 1
 	MaxQuestions        = 3
 	MinOptions          = 2

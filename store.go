@@ -75,6 +75,10 @@ type Entry struct {
 	// Malformed is set when the entry has neither field (or both); the
 	// engine acknowledges it and records a rejection event.
 	Malformed string
+	// Oversize is the entry's size in bytes (field names and values
+	// together) when it is over MaxEntryBytes; Ask then holds only the
+	// first bytes of the ask value, if any, and the engine refuses it.
+	Oversize int
 }
 
 // EndResult reports the result of trying to end a question.
@@ -208,6 +212,15 @@ type Store interface {
 	// released like one AcquireLease took. A question that already existed
 	// comes back with no lease.
 	CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (created bool, existing Record, lease Lease, err error)
+	// Admit counts a question against its agent's cap of pending questions
+	// (the request's agent field): admitted is false, and nothing changes,
+	// when the agent already has max pending; pending is its count after
+	// the call. An id already counted is admitted again. A question leaves
+	// the count when it ends, or at its deadline at the latest. Unadmit
+	// takes an admitted id out again (its question turned out to have
+	// ended already). Both are safe to repeat and to call concurrently.
+	Admit(ctx context.Context, agent, id string, deadline, now time.Time, max int) (admitted bool, pending int, err error)
+	Unadmit(ctx context.Context, agent, id string) error
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)

@@ -43,6 +43,8 @@ const (
 	// per open tab) on one replica.
 	DefaultMaxEventStreams = 100
 	MaxEventStreams        = 10000
+	// MaxPendingPerAgentLimit bounds ASKUSER_MAX_PENDING_PER_AGENT.
+	MaxPendingPerAgentLimit = 1_000_000
 
 	// MinHTTPTokenChars keeps the web page's token out of guessing range.
 	MinHTTPTokenChars = 16
@@ -75,6 +77,10 @@ type Config struct {
 	// Chats bounds, per platform, the chats a request may name as a direct
 	// target.
 	Chats Chats
+	// MaxPendingPerAgent caps the pending questions of one agent (a
+	// request's agent field; requests without one count together). 0, the
+	// default: no cap. At most MaxPendingPerAgentLimit.
+	MaxPendingPerAgent int
 	// Retention is how long a result (and the question hash) is kept after a
 	// question ended. Default 24h, from 1m to 30 days.
 	Retention time.Duration
@@ -308,6 +314,9 @@ func (c *Config) check(p *settings.Problems) {
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)
+	}
+	if c.MaxPendingPerAgent < 0 || c.MaxPendingPerAgent > MaxPendingPerAgentLimit {
+		p.Addf("%s: %d is out of range: from 0 (no cap) to %d", p.Name("maxPendingPerAgent"), c.MaxPendingPerAgent, MaxPendingPerAgentLimit)
 	}
 	if c.Targets != "" && c.Targets != TargetsAny && c.Targets != TargetsRoutesOnly {
 		p.Addf("%s: %q is not one of %s, %s", p.Name("targets"), c.Targets, TargetsAny, TargetsRoutesOnly)

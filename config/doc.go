@@ -88,6 +88,12 @@
 //	                                 error result naming this setting. any keeps the first run
 //	                                 working: set routes-only when an agent may read untrusted
 //	                                 text. Default: any. YAML targets.
+//	ASKUSER_MAX_PENDING_PER_AGENT    The most questions one agent may have pending at once (its
+//	                                 requests' agent field; requests without one count
+//	                                 together); one more is refused with an error result naming
+//	                                 this setting. Keeps a runaway agent from flooding people
+//	                                 and Redis. 0 to 1000000. Default: 0 (no cap). YAML
+//	                                 maxPendingPerAgent.
 //	ASKUSER_RESULT_RETENTION         How long a result is kept after its question ended; 1m to
 //	                                 720h. Default: 24h. YAML resultRetention.
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay

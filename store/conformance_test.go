@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,8 @@ func conformance(t *testing.T, b backend) {
 	}{
 		{"requests/entries", testRequestEntries},
 		{"requests/max", testRequestMax},
+		{"requests/oversize", testRequestOversize},
+		{"agent/admit", testAdmit},
 		{"requests/block", testRequestBlock},
 		{"requests/group-recreated", testRequestGroupRecreated},
 		{"requests/claim-pacing", testRequestClaimPacing},
@@ -304,6 +307,174 @@ func testRequestClaimPacing(t *testing.T, b backend) {
 	got, err := heir.ReadRequests(ctx, 10, 0)
 	if err != nil || len(got) != 1 || got[0].StreamID != id || got[0].Cancel != "orphan" {
 		t.Fatalf("claim once due: %+v, %v", got, err)
+	}
+}
+
+// testRequestOversize: an entry over MaxEntryBytes comes back as its size
+// and the head of its ask, from a batch read and from a claim alike (its
+// body never leaves Redis), and from the blocking read that wakes an idle
+// replica, which takes it in full and measures it here.
+func testRequestOversize(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(t0)
+	rs := replicas(t, b, 2, Options{ClaimIdle: 200 * time.Millisecond, Clock: clock})
+	dead, heir := rs[0], rs[1]
+	ctx := ctxT(t)
+	if _, err := dead.ReadRequests(ctx, 10, 0); err != nil { // creates the group
+		t.Fatal(err)
+	}
+	big := `{"id":"too-big","questions":[` + strings.Repeat(" ", askbridge.MaxEntryBytes) + `]}`
+	add := func(values ...any) string {
+		t.Helper()
+		id, err := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: values}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	bigAsk := add("ask", big)
+	bigExtra := add("cancel", "q-1", "junk", strings.Repeat("x", 1<<20))
+	small := add("cancel", "q-2")
+	// At the limit is not over it.
+	edge := add("ask", strings.Repeat("a", askbridge.MaxEntryBytes-len("ask")))
+
+	check := func(label string, e askbridge.Entry, id string, size int, head string) {
+		t.Helper()
+		if e.StreamID != id || e.Oversize != size || string(e.Ask) != head || e.Cancel != "" || e.Malformed != "" {
+			t.Fatalf("%s: got {%s oversize %d ask %d bytes cancel %q malformed %q}, want {%s oversize %d ask %d bytes}",
+				label, e.StreamID, e.Oversize, len(e.Ask), e.Cancel, e.Malformed, id, size, len(head))
+		}
+	}
+	got, err := dead.ReadRequests(ctx, 10, 0)
+	if err != nil || len(got) != 4 {
+		t.Fatalf("batch read: %d entries, %v", len(got), err)
+	}
+	check("batch, big ask", got[0], bigAsk, len("ask")+len(big), big[:oversizeHead])
+	check("batch, big extra field", got[1], bigExtra, len("cancel")+len("q-1")+len("junk")+1<<20, "")
+	if got[2].StreamID != small || got[2].Cancel != "q-2" || got[2].Oversize != 0 {
+		t.Fatalf("batch, small entry: %+v", got[2])
+	}
+	if got[3].StreamID != edge || got[3].Oversize != 0 || len(got[3].Ask) != askbridge.MaxEntryBytes-len("ask") {
+		t.Fatalf("batch, entry at the limit: oversize %d, ask %d bytes", got[3].Oversize, len(got[3].Ask))
+	}
+
+	// The dead consumer never acknowledged them: the heir's claim measures
+	// them in Redis as well.
+	waitFor(t, func() bool {
+		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
+		return err == nil && len(p) == 1 && p[0].Idle >= heir.opts.ClaimIdle
+	})
+	clock.Advance(heir.opts.ClaimIdle)
+	got, err = heir.ReadRequests(ctx, 10, 0)
+	if err != nil || len(got) != 4 {
+		t.Fatalf("claim: %d entries, %v", len(got), err)
+	}
+	check("claim, big ask", got[0], bigAsk, len("ask")+len(big), big[:oversizeHead])
+	check("claim, big extra field", got[1], bigExtra, len("cancel")+len("q-1")+len("junk")+1<<20, "")
+
+	// An idle replica blocked on the stream.
+	type read struct {
+		got []askbridge.Entry
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		got, err := heir.ReadRequests(ctx, 10, 5*time.Second)
+		done <- read{got, err}
+	}()
+	// The push lands during the block, as a rule; should the reader come
+	// late, the batch read takes it, cut.
+	time.Sleep(50 * time.Millisecond)
+	late := add("ask", big)
+	r := <-done
+	if r.err != nil || len(r.got) != 1 {
+		t.Fatalf("blocking read: %d entries, %v", len(r.got), r.err)
+	}
+	head := big
+	if len(r.got[0].Ask) == oversizeHead {
+		head = big[:oversizeHead]
+	}
+	check("blocking read", r.got[0], late, len("ask")+len(big), head)
+}
+
+// testAdmit: the cap of pending questions per agent holds under concurrent
+// requests, counts a retried id once, frees a place when a question ends
+// (by End or by Sweep) or its deadline passes, and keeps agents apart.
+func testAdmit(t *testing.T, b backend) {
+	s := newStore(t, b, Options{AgentIndex: true})
+	ctx := ctxT(t)
+	const max = 5
+	var admitted sync.Map
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			id := fmt.Sprintf("adm-%d", i)
+			ok, _, err := s.Admit(ctx, "bot", id, t0.Add(time.Hour), t0, max)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				admitted.Store(id, true)
+			}
+		})
+	}
+	wg.Wait()
+	var in []string
+	admitted.Range(func(k, _ any) bool { in = append(in, k.(string)); return true })
+	slices.Sort(in)
+	if len(in) != max {
+		t.Fatalf("%d admitted at once under a cap of %d: %v", len(in), max, in)
+	}
+	if ok, n, err := s.Admit(ctx, "bot", in[0], t0.Add(time.Hour), t0, max); err != nil || !ok || n != max {
+		t.Fatalf("retried id: admitted %v, %d pending, %v", ok, n, err)
+	}
+	if ok, n, err := s.Admit(ctx, "bot", "adm-extra", t0.Add(time.Hour), t0, max); err != nil || ok || n != max {
+		t.Fatalf("one over the cap: admitted %v, %d pending, %v", ok, n, err)
+	}
+	if ok, _, err := s.Admit(ctx, "other-bot", "adm-other", t0.Add(time.Hour), t0, max); err != nil || !ok {
+		t.Fatalf("another agent: admitted %v, %v", ok, err)
+	}
+	if ok, _, err := s.Admit(ctx, "", "adm-anon", t0.Add(time.Hour), t0, max); err != nil || !ok {
+		t.Fatalf("no agent name: admitted %v, %v", ok, err)
+	}
+
+	// A question of the agent ends: its place is free.
+	q := newQ(in[0], t0, time.Hour)
+	q.Request.Agent = "bot"
+	if _, _, err := s.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.End(ctx, in[0], answered(in[0]), t0.Add(time.Minute)); err != nil || !r.Won {
+		t.Fatalf("end: %+v, %v", r, err)
+	}
+	if ok, n, err := s.Admit(ctx, "bot", "adm-after-end", t0.Add(time.Hour), t0.Add(time.Minute), max); err != nil || !ok || n != max {
+		t.Fatalf("after an end: admitted %v, %d pending, %v", ok, n, err)
+	}
+	// One times out through the sweep.
+	q = newQ(in[1], t0, 30*time.Second)
+	q.Request.Agent = "bot"
+	if _, _, err := s.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if won, err := s.Sweep(ctx, t0.Add(31*time.Second), 10); err != nil || len(won) != 1 {
+		t.Fatalf("sweep: %d ended, %v", len(won), err)
+	}
+	if err := s.Unadmit(ctx, "bot", in[2]); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"adm-after-sweep", "adm-after-unadmit"} {
+		if ok, _, err := s.Admit(ctx, "bot", id, t0.Add(time.Hour), t0.Add(time.Minute), max); err != nil || !ok {
+			t.Fatalf("place %d: admitted %v, %v", i, ok, err)
+		}
+	}
+	if ok, _, err := s.Admit(ctx, "bot", "adm-full", t0.Add(time.Hour), t0.Add(time.Minute), max); err != nil || ok {
+		t.Fatalf("full again: admitted %v, %v", ok, err)
+	}
+	// Past every deadline, the count is empty whatever was left in it.
+	if ok, n, err := s.Admit(ctx, "bot", "adm-later", t0.Add(3*time.Hour), t0.Add(2*time.Hour), max); err != nil || !ok || n != 1 {
+		t.Fatalf("past the deadlines: admitted %v, %d pending, %v", ok, n, err)
+	}
+	if _, _, err := s.Admit(ctx, "bot", "bad{id}", t0, t0, max); err == nil {
+		t.Fatal("an invalid id was admitted")
 	}
 }
 

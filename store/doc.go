@@ -8,7 +8,11 @@
 // An agent XADDs an `ask` (or `cancel`) entry to <prefix>requests. Every
 // replica reads the stream through one consumer group (ReadRequests; the
 // group is created on first use, and again if the stream is deleted), with
-// its own consumer name. The engine creates the question (Create), shows it
+// its own consumer name. Reads run in a script (read_requests.lua) that
+// measures each entry inside Redis: one over askbridge.MaxEntryBytes comes
+// back as its size and the first bytes of its ask, so its body never
+// reaches a replica; only the blocking read that wakes an idle replica
+// takes one entry as it is, and measures it on arrival. The engine creates the question (Create), shows it
 // and records each message (AddMessage), and ends it once (End, Reject or
 // Sweep); the end pushes the one result JSON onto <prefix>result:{<id>},
 // where the agent BLPOPs it. Only then is the entry acknowledged
@@ -38,6 +42,8 @@
 //	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
 //	<prefix>chat:<platform>:<chat>          ZSET    id → created, questions shown in the chat
 //	<prefix>seen:<platform>:<event id>      STRING  dedupe mark (FirstSeen), expires after its ttl
+//	<prefix>agent:{<agent>}                 ZSET    id → deadline, an agent's pending questions
+//	                                                (Admit; only with Options.AgentIndex)
 //	<prefix>lease:{<name>}                  HASH    holder, token; expires with the lease
 //	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from; kept
 //	                                                a retention after the lease's last use
@@ -148,10 +154,11 @@
 // # Cost
 //
 // Per answered question, with every store call the engine makes for a tap
-// and the agent's XADD and BLPOP: 18 round trips and 43 Redis commands
+// and the agent's XADD and BLPOP: 18 round trips and 44 Redis commands
 // (those inside scripts counted), which TestQuestionLifecycleBudget
 // enforces. ReadRequests claims idle entries at most every ClaimIdle/2, so
-// a read is normally a single XREADGROUP. Run BenchmarkQuestionLifecycle for
+// a read is normally one script with one XREADGROUP in it. A cap of
+// pending questions per agent adds Admit's script and a ZREM at the end. Run BenchmarkQuestionLifecycle for
 // the round trips, the commands Redis executes and the memory a pending
 // question holds.
 //

@@ -61,6 +61,12 @@ func (k keys) chat(platform, chat string) string {
 	return k.prefix + "chat:" + platform + ":" + chat
 }
 
+// agent is the ZSET of the ids of an agent's pending questions (the
+// request's agent field; "" for requests without one), scored by deadline,
+// kept only when Options.AgentIndex is set (internal; the agent name is its
+// hash tag).
+func (k keys) agent(name string) string { return k.prefix + "agent:{" + name + "}" }
+
 // seen is the STRING marking a platform event id as handled, for FirstSeen
 // (internal, expires after the caller's ttl).
 func (k keys) seen(platform, eventID string) string {

@@ -55,6 +55,11 @@ type Options struct {
 	MaxLifetime time.Duration
 	// MaxMessages bounds the messages recorded per question (default 64).
 	MaxMessages int
+	// AgentIndex keeps, per agent, the ids of its pending questions, which
+	// Admit counts: each ending question leaves its agent's index in the
+	// same round trip as its other indexes. Set it on every replica when
+	// the engine caps the pending questions per agent.
+	AgentIndex bool
 	// Logger receives the few problems the store heals by itself (such as
 	// an index cleanup that failed after a question ended). Default: none.
 	Logger *slog.Logger

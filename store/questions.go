@@ -226,7 +226,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 	if er.Won {
 		pipe := s.rdb.Pipeline()
 		pipe.ZRem(ctx, s.k.deadlines(), id)
-		s.unindex(ctx, pipe, id, refs)
+		s.unindex(ctx, pipe, er.Record, refs)
 		if _, err := pipe.Exec(ctx); err != nil {
 			s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
 		}
@@ -266,7 +266,11 @@ func timeoutResult(id string) askbridge.Result {
 
 // unindex queues the removal of an ended question from the chat indexes of
 // the chats it was shown in.
-func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, id string, refs []askbridge.MessageRef) {
+func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, rec askbridge.Record, refs []askbridge.MessageRef) {
+	id := rec.ID
+	if s.opts.AgentIndex {
+		pipe.ZRem(ctx, s.k.agent(rec.Request.Agent), id)
+	}
 	seen := map[string]bool{}
 	for _, ref := range refs {
 		k := s.k.chat(ref.Platform, ref.Chat)
@@ -275,6 +279,43 @@ func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, id string, re
 			pipe.ZRem(ctx, k, id)
 		}
 	}
+}
+
+// Admit counts question id, due at deadline, against the cap of pending
+// questions of its agent (the request's agent field): admitted is false,
+// and nothing changes, when the agent already has max pending. An id
+// already counted is admitted again (a retried request). Questions leave
+// the count as they end (with Options.AgentIndex set), or at their
+// deadline at the latest. pending is the agent's count after the call.
+// Safe for concurrent use: two requests never both take the last place.
+func (s *Store) Admit(ctx context.Context, agent, id string, deadline, now time.Time, max int) (admitted bool, pending int, err error) {
+	if err := checkID(id); err != nil {
+		return false, 0, fmt.Errorf("store: admit: %w", err)
+	}
+	if max < 1 {
+		return false, 0, fmt.Errorf("store: admit: cap %d is not positive", max)
+	}
+	v, err := admitScript.run(ctx, s.rdb, []string{s.k.agent(agent)},
+		id, deadline.UnixMilli(), now.UnixMilli(), max, ms(s.opts.MaxLifetime+time.Minute))
+	if err != nil {
+		return false, 0, fmt.Errorf("store: admit: %w", err)
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 2 {
+		return false, 0, fmt.Errorf("store: admit: unexpected reply %v", v)
+	}
+	code, _ := r[0].(int64)
+	n, _ := r[1].(int64)
+	return code == 1, int(n), nil
+}
+
+// Unadmit takes question id out of its agent's count: for a request that
+// was admitted and then found its id already ended. Safe to repeat.
+func (s *Store) Unadmit(ctx context.Context, agent, id string) error {
+	if err := s.rdb.ZRem(ctx, s.k.agent(agent), id).Err(); err != nil {
+		return fmt.Errorf("store: unadmit: %w", err)
+	}
+	return nil
 }
 
 // Get reads a question; found is false for an unknown id. Safe for
@@ -360,7 +401,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 		switch {
 		case er.Won:
 			won = append(won, er)
-			s.unindex(ctx, cleanup, id, refs)
+			s.unindex(ctx, cleanup, er.Record, refs)
 			settled = append(settled, id)
 		case er.Found:
 			settled = append(settled, id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,27 +45,20 @@ func (s *Store) ReadRequests(ctx context.Context, max int, block time.Duration) 
 }
 
 func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) ([]askbridge.Entry, error) {
-	claimed, err := s.claim(ctx, max)
-	if err != nil {
-		return nil, err
+	out, err := s.readScript(ctx, max)
+	if err != nil || len(out) > 0 || block <= 0 {
+		return out, err
 	}
-	out := make([]askbridge.Entry, 0, len(claimed))
-	for _, m := range claimed {
-		out = append(out, toEntry(m))
-	}
-	if len(out) >= max {
-		return out, nil
-	}
-	wait := time.Duration(-1) // go-redis: Block < 0 omits BLOCK; 0 would block forever
-	if block > 0 && len(out) == 0 {
-		wait = block
-	}
+	// Nothing waiting: block for the next entry. Only this read, which
+	// wakes an idle replica, takes an entry's body without measuring it in
+	// Redis first, and only one entry: an oversize one is refused at once
+	// and, should this replica die holding it, the next claim measures it.
 	streams, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group:    s.opts.Group,
 		Consumer: s.opts.Consumer,
 		Streams:  []string{s.k.requests(), ">"},
-		Count:    int64(max - len(out)),
-		Block:    wait,
+		Count:    1,
+		Block:    block,
 	}).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -77,46 +71,106 @@ func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) 
 	return out, nil
 }
 
-// claim takes over up to max entries idle for at least ClaimIdle, when a
-// scan is due: one XAUTOCLAIM call per ReadRequests while a pass over the
-// pending entries list is under way, then a pause of ClaimIdle/2 on
-// Options.Clock. (How long an entry has been idle is Redis's own count.)
-func (s *Store) claim(ctx context.Context, max int) ([]redis.XMessage, error) {
+// oversizeHead is how many bytes of an oversize entry's ask value come back
+// from Redis: enough to find the request's id for the refusal when the
+// request names it first.
+const oversizeHead = 4 << 10
+
+// readScript runs read_requests.lua: the claim scan, when one is due (one
+// XAUTOCLAIM per call while a pass over the pending entries list is under
+// way, then a pause of ClaimIdle/2 on Options.Clock; how long an entry has
+// been idle is Redis's own count), then new entries up to max, every one
+// measured inside Redis so an oversize body never leaves it.
+func (s *Store) readScript(ctx context.Context, max int) ([]askbridge.Entry, error) {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
-	if s.claimStart == "0-0" && s.opts.Clock.Since(s.claimLast) < s.opts.ClaimIdle/2 {
-		return nil, nil
+	minIdle := int64(-1)
+	if s.claimStart != "0-0" || s.opts.Clock.Since(s.claimLast) >= s.opts.ClaimIdle/2 {
+		minIdle = s.opts.ClaimIdle.Milliseconds()
 	}
-	msgs, next, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-		Stream:   s.k.requests(),
-		Group:    s.opts.Group,
-		Consumer: s.opts.Consumer,
-		MinIdle:  s.opts.ClaimIdle,
-		Start:    s.claimStart,
-		Count:    int64(max),
-	}).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := readRequestsScript.run(ctx, s.rdb, []string{s.k.requests()},
+		s.opts.Group, s.opts.Consumer, max, minIdle, s.claimStart, askbridge.MaxEntryBytes, oversizeHead)
+	if err != nil {
 		return nil, err
 	}
-	if next == "" {
-		next = "0-0"
+	rows, ok := v.([]any)
+	if !ok || len(rows) == 0 {
+		return nil, fmt.Errorf("read requests: unexpected reply %T", v)
 	}
-	s.claimStart = next
-	if next == "0-0" {
-		s.claimLast = s.opts.Clock.Now()
+	if minIdle >= 0 {
+		next, _ := rows[0].(string)
+		if next == "" {
+			next = "0-0"
+		}
+		s.claimStart = next
+		if next == "0-0" {
+			s.claimLast = s.opts.Clock.Now()
+		}
 	}
-	return msgs, nil
+	out := make([]askbridge.Entry, 0, len(rows)-1)
+	for _, row := range rows[1:] {
+		e, err := scriptEntry(row)
+		if err != nil {
+			return nil, fmt.Errorf("read requests: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
-// toEntry maps a requests stream entry to an Entry: exactly one of the
-// fields ask and cancel (others are ignored), else Malformed.
+// scriptEntry maps one entry of read_requests.lua's reply to an Entry.
+func scriptEntry(row any) (askbridge.Entry, error) {
+	r, ok := row.([]any)
+	if !ok || len(r) < 2 {
+		return askbridge.Entry{}, fmt.Errorf("entry is %T, want {id, size, ...}", row)
+	}
+	id, _ := r[0].(string)
+	size, ok := r[1].(int64)
+	if id == "" || !ok {
+		return askbridge.Entry{}, fmt.Errorf("entry opens with %T, %T; want an id and a size", r[0], r[1])
+	}
+	if size < 0 {
+		return toEntry(redis.XMessage{ID: id}), nil
+	}
+	values := make(map[string]any, (len(r)-2)/2)
+	for i := 2; i+1 < len(r); i += 2 {
+		f, _ := r[i].(string)
+		values[f] = r[i+1]
+	}
+	return entryOf(id, int(size), values), nil
+}
+
+// toEntry maps a requests stream entry read in full to an Entry.
 func toEntry(m redis.XMessage) askbridge.Entry {
-	e := askbridge.Entry{StreamID: m.ID}
-	ask, hasAsk := m.Values["ask"]
-	cancel, hasCancel := m.Values["cancel"]
+	if m.Values == nil {
+		return entryOf(m.ID, 0, nil)
+	}
+	size := 0
+	for f, v := range m.Values {
+		size += len(f)
+		if s, ok := v.(string); ok {
+			size += len(s)
+		}
+	}
+	return entryOf(m.ID, size, m.Values)
+}
+
+// entryOf maps an entry of size bytes (field names and values together)
+// with its ask and cancel values to an Entry: exactly one of the fields
+// ask and cancel (others are ignored), else Malformed; over
+// MaxEntryBytes, Oversize with the head of the ask value Redis sent.
+func entryOf(id string, size int, values map[string]any) askbridge.Entry {
+	e := askbridge.Entry{StreamID: id}
+	ask, hasAsk := values["ask"]
+	cancel, hasCancel := values["cancel"]
 	switch {
-	case m.Values == nil:
+	case values == nil:
 		e.Malformed = "entry was deleted from the stream"
+	case size > askbridge.MaxEntryBytes:
+		e.Oversize = size
+		if hasAsk {
+			e.Ask = []byte(fmt.Sprint(ask))
+		}
 	case hasAsk && hasCancel:
 		e.Malformed = "entry has both an ask and a cancel field"
 	case hasAsk:
@@ -169,4 +223,8 @@ func (s *Store) ensureGroup(ctx context.Context) error {
 	return nil
 }
 
-func isNoGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }
+// isNoGroup reports Redis's NOGROUP error, also as the in-process
+// server's script runner wraps it.
+func isNoGroup(err error) bool {
+	return err != nil && (redis.HasErrorPrefix(err, "NOGROUP") || strings.Contains(err.Error(), "NOGROUP No such key"))
+}

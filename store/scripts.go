@@ -31,6 +31,10 @@ var (
 	leaseReleaseSrc string
 	//go:embed lua/cursor_set.lua
 	cursorSetSrc string
+	//go:embed lua/read_requests.lua
+	readRequestsSrc string
+	//go:embed lua/admit.lua
+	admitSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endSrc)
@@ -40,6 +44,8 @@ var (
 	leaseRenewScript   = newScript(leaseRenewSrc)
 	leaseReleaseScript = newScript(leaseReleaseSrc)
 	cursorSetScript    = newScript(cursorSetSrc)
+	readRequestsScript = newScript(readRequestsSrc)
+	admitScript        = newScript(admitSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

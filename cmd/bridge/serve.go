@@ -130,6 +130,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	st := store.New(rdb, store.Options{
 		Prefix: cfg.Redis.Prefix, Consumer: cfg.Replica, ClaimIdle: cfg.ClaimIdle,
 		Retention: cfg.Retention, Logger: log.With("part", "store"),
+		AgentIndex: cfg.MaxPendingPerAgent > 0,
 	})
 
 	reg := prometheus.NewRegistry()
@@ -149,6 +150,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
+		MaxPendingPerAgent: cfg.MaxPendingPerAgent,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
