@@ -1,5 +1,5 @@
 # Builds a static bridge binary and runs it as a non-root user.
-FROM golang:1.26-bookworm AS build
+FROM golang:1.27-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

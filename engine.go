@@ -208,7 +208,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		finisher: c.finisher,
 		intake: newIntake(c, intakeParams{
 			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
-			maxPerAgent: cfg.MaxPendingPerAgent,
+			maxPerAgent:  cfg.MaxPendingPerAgent,
 			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
 		}),
 		sweeper: newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),

@@ -272,7 +272,7 @@ type harnessOpts struct {
 	// maxPerAgent caps the pending questions per agent (the store keeps
 	// its agent index when set).
 	maxPerAgent int
-	ch                *fakeChannel
+	ch          *fakeChannel
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
 	channel func(*fakeChannel) askbridge.Channel

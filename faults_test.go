@@ -777,7 +777,7 @@ func TestEngineMaxPendingPerAgent(t *testing.T) {
 	}
 	ask("bot-1", "deploy-bot")
 	ask("bot-2", "deploy-bot")
-	sent := h.waitSent(2)
+	h.waitSent(2)
 	ask("bot-3", "deploy-bot")
 	r := h.result("bot-3", 5*time.Second)
 	if r.Status != askbridge.StatusError || !strings.Contains(r.Error, `agent "deploy-bot" already has 2 pending questions`) ||
@@ -787,7 +787,7 @@ func TestEngineMaxPendingPerAgent(t *testing.T) {
 	// The same request again (a retried XADD) is not a new question.
 	ask("bot-2", "deploy-bot")
 	ask("other-1", "report-bot")
-	sent = h.waitSent(3)
+	sent := h.waitSent(3)
 	if len(sent) != 3 || sent[2].plan.ID != "other-1" {
 		t.Fatalf("sent %d prompts, the last for %q; want other-1 third", len(sent), sent[len(sent)-1].plan.ID)
 	}

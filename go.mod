@@ -2,6 +2,8 @@ module github.com/askbridge/askbridge
 
 go 1.26.0
 
+toolchain go1.27.3
+
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/jonboulle/clockwork v0.5.0
@@ -18,7 +20,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/image v0.48.0 // indirect
 )
 
 require (
