@@ -140,8 +140,7 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	// above was not vacuous.
 	for _, key := range []string{
 		s.k.question(id), s.k.result(id), s.k.messages(id),
-		s.k.fence(QuestionLease(LeaseDeliver, id)),
-		s.k.lease(QuestionLease(LeaseFinish, id)), s.k.fence(QuestionLease(LeaseFinish, id)),
+		s.k.lease(QuestionLease(LeaseFinish, id)),
 	} {
 		if !slices.Contains(perQuestion, key) {
 			t.Errorf("the scan did not find %s among %v", key, perQuestion)

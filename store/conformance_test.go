@@ -576,6 +576,22 @@ func testCreateHolding(t *testing.T, b backend) {
 	if err != nil || !ok || next.Token <= lease.Token {
 		t.Fatalf("after release: %+v %v %v; want a newer token than %d", next, ok, err, lease.Token)
 	}
+	// The counter is a field of the question hash, not a key of its own.
+	if n := s.rdb.Exists(ctx, s.k.fence(name)).Val(); n != 0 {
+		t.Fatalf("a fencing counter key for %s exists", name)
+	}
+	if got := s.rdb.HGet(ctx, s.k.question(q.ID), fenceField(LeaseDeliver)).Val(); got != strconv.FormatInt(next.Token, 10) {
+		t.Fatalf("question hash counter %q, want %d", got, next.Token)
+	}
+	// A question that is gone has no lease to take, and taking it leaves
+	// no hash behind that would read as a question.
+	gone := QuestionLease(LeaseFinish, "never-created")
+	if l, ok, err := s.AcquireLease(ctx, gone, "replica-a/4", time.Minute); err != nil || ok || l.Holder != "" {
+		t.Fatalf("lease on a missing question: %+v %v %v", l, ok, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.question("never-created"), s.k.lease(gone)).Val(); n != 0 {
+		t.Fatalf("a lease on a missing question left %d keys", n)
+	}
 }
 
 func testEnd(t *testing.T, b backend) {

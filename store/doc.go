@@ -29,7 +29,8 @@
 //	<prefix>requests            STREAM  fields ask | cancel
 //	<prefix>result:{<id>}       LIST    the one result JSON; expires after the retention
 //	<prefix>question:{<id>}     HASH    status, result, request, created, deadline (unix ms)
-//	                                    + internal target, answerers, ended
+//	                                    + internal target, answerers, ended, and
+//	                                    fence:deliver, fence:finish (its leases' counters)
 //	<prefix>events              STREAM  event, id, at [, platform, chat, message, by, error]; MAXLEN ~ 100000
 //
 // Internal (free to change):
@@ -48,9 +49,10 @@
 //	<prefix>lease:{<name>}:fence            STRING  INCR counter the lease tokens come from; kept
 //	                                                a retention after the lease's last use
 //	<prefix>cursor:{<name>}                 STRING  a position, fenced by the lease of that name
-//	<prefix>lease:<kind>:{<id>}             HASH    the same three for a per-question lease
-//	<prefix>lease:<kind>:{<id>}:fence       STRING  (QuestionLease, kind deliver or finish),
-//	<prefix>cursor:<kind>:{<id>}            STRING  in the question's slot
+//	<prefix>lease:<kind>:{<id>}             HASH    the lease and cursor of a per-question lease
+//	<prefix>cursor:<kind>:{<id>}            STRING  (QuestionLease, kind deliver or finish), in
+//	                                                the question's slot; its counter is the
+//	                                                question hash's field fence:<kind>
 //
 // The hash of a pending question expires at deadline + retention (set as
 // deadline − created + retention from creation, so no clock is compared),
@@ -154,7 +156,7 @@
 // # Cost
 //
 // Per answered question, with every store call the engine makes for a tap
-// and the agent's XADD and BLPOP: 18 round trips and 44 Redis commands
+// and the agent's XADD and BLPOP: 18 round trips and 42 Redis commands
 // (those inside scripts counted), which TestQuestionLifecycleBudget
 // enforces. ReadRequests claims idle entries at most every ClaimIdle/2, so
 // a read is normally one script with one XREADGROUP in it. A cap of

@@ -84,6 +84,21 @@ func (k keys) lease(name string) string { return k.prefix + "lease:" + leaseTag(
 // after the lease was last taken or renewed).
 func (k keys) fence(name string) string { return k.lease(name) + ":fence" }
 
+// fenceOf is where the fencing counter of a lease lives: the STRING fence
+// key, field ""; for a per-question lease (QuestionLease), the field
+// fence:<kind> of the question hash, which lives exactly as long as the
+// question and costs no key of its own.
+func (k keys) fenceOf(name string) (key, field string) {
+	if kind, id, ok := questionLease(name); ok {
+		return k.question(id), fenceField(kind)
+	}
+	return k.fence(name), ""
+}
+
+// fenceField is the question hash field counting the tokens of the
+// question's lease of a kind.
+func fenceField(kind string) string { return "fence:" + kind }
+
 // cursor is the STRING holding a named position such as a poller's update
 // offset (internal, never expires, same slot as the lease of the same name).
 func (k keys) cursor(name string) string { return k.prefix + "cursor:" + leaseTag(name) }

@@ -53,7 +53,8 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if !validTag(name) || name == "" {
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
 	}
-	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), s.k.fence(name)}, holder, ms(ttl), ms(s.fenceTTL(ttl)))
+	fenceKey, fenceField := s.k.fenceOf(name)
+	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
 	if err != nil {
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
@@ -72,6 +73,9 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 		other, _ := rest[0].(string)
 		token, _ := strconv.ParseInt(fmt.Sprint(rest[1]), 10, 64)
 		return askbridge.Lease{Name: name, Holder: other, Token: token}, false, nil
+	case o == outMissing:
+		// A per-question lease on a question that is gone: nothing to hold.
+		return askbridge.Lease{Name: name}, false, nil
 	}
 	return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: unexpected reply %v", v)
 }
@@ -89,8 +93,9 @@ func (s *Store) RenewLease(ctx context.Context, lease askbridge.Lease, ttl time.
 	if !validTag(lease.Name) {
 		return false, fmt.Errorf("store: renew lease: invalid name %q", lease.Name)
 	}
-	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name), s.k.fence(lease.Name)},
-		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl), ms(s.fenceTTL(ttl)))
+	fenceKey, fenceField := s.k.fenceOf(lease.Name)
+	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name), fenceKey},
+		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
 	if err != nil {
 		return false, fmt.Errorf("store: renew lease: %w", err)
 	}

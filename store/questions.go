@@ -104,8 +104,11 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 		pipe.PExpire(ctx, chat, s.indexTTL())
 	}
 	name := QuestionLease(LeaseDeliver, q.ID)
-	args := append([]any{ms(ttl), holder, ms(leaseTTL), ms(s.fenceTTL(leaseTTL))}, fields...)
-	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name), s.k.fence(name)}, args...)
+	if holder != "" {
+		fields = append(fields, fenceField(LeaseDeliver), 1)
+	}
+	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
+	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name)}, args...)
 	cmds, err := pipe.Exec(ctx)
 	if err != nil && !call.noScript() {
 		return false, askbridge.Record{}, askbridge.Lease{}, err

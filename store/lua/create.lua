@@ -3,14 +3,14 @@
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  delivery lease hash  <prefix>lease:deliver:{<id>}
--- KEYS[3]  its fencing counter  <prefix>lease:deliver:{<id>}:fence
 -- ARGV[1]  ttl of the hash in ms: deadline - created + retention (so the
 --          hash never outlives its deadline plus the retention)
 -- ARGV[2]  holder of the delivery lease ('' takes none)
 -- ARGV[3]  ttl of the lease in ms
--- ARGV[4]  ttl of the fencing counter in ms (as lease_acquire.lua)
--- ARGV[5..] field, value pairs of the new hash (status pending, request,
---          created, deadline, target, answerers)
+-- ARGV[4..] field, value pairs of the new hash (status pending, request,
+--          created, deadline, target, answerers and, with a holder, the
+--          lease's fencing counter fence:deliver at 1: the lease's first
+--          token, drawn with the question)
 --
 -- Returns
 --   {1}                 created
@@ -20,13 +20,12 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGETALL', KEYS[1])}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 if ARGV[2] == '' then
   return {1}
 end
-local token = redis.call('INCR', KEYS[3])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
+local token = 1
 redis.call('HSET', KEYS[2], 'holder', ARGV[2], 'token', token)
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return {1, tostring(token)}
