@@ -175,6 +175,15 @@ type Coordinator interface {
 	// Redis Cluster slot so one atomic step can check and write). ok is
 	// false when the lease was lost.
 	SetCursor(ctx context.Context, name string, value int64, lease Lease) (ok bool, err error)
+
+	// ShareCooldown tells the other replicas that the platform limited
+	// bucket (the platform's own name for what was limited: a chat, a
+	// route) for d, a 429's Retry-After, so they hold their calls to it
+	// back too. Cooldowns calls fn with each cooldown another replica
+	// shares for platform until ctx is done; a cooldown shared while a
+	// replica does not listen is missed (it learns from its own 429).
+	ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error
+	Cooldowns(ctx context.Context, platform string, fn func(bucket string, d time.Duration)) error
 }
 
 // DedupeTTL is how long a platform event id is remembered by default:

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -33,6 +34,9 @@ type Channel struct {
 	// rest carries every REST call; it never opens a gateway.
 	rest   *discordgo.Session
 	client *http.Client
+	// lim is the REST transport's rate limiter, which also applies the
+	// cooldowns other replicas share.
+	lim *limiter
 	// scrub takes the tokens out of every error that leaves the channel.
 	scrub redact.Scrubber
 
@@ -74,11 +78,14 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 		next = http.DefaultTransport
 	}
 	client := *cfg.HTTPClient
-	client.Transport = &transport{base: base, next: next, lim: newLimiter()}
+	tr := &transport{base: base, next: next, lim: newLimiter()}
+	client.Transport = tr
 	c := &Channel{
 		cfg: cfg, coord: coord, log: log.With("platform", Platform),
 		client: &client, dms: map[string]string{}, scrub: newScrubber(cfg.bare()),
+		lim: tr.lim,
 	}
+	tr.share = func(bucket string, d time.Duration) { askbridge.ShareCooldown(coord, Platform, bucket, d, c.log) }
 	c.rest = c.newSession()
 	c.state.Store(askbridge.StateConnecting)
 	c.appID.Store(cfg.AppID)

@@ -56,6 +56,11 @@ func (c *Channel) appIDValue() string {
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	handlers := &tracker{log: c.log, counter: c.cfg.Panicked}
 	defer handlers.close()
+	// A 429 another replica got for a route bucket (or the global limit)
+	// holds this one's requests to it back too.
+	hctx, stopHearing := context.WithCancel(ctx)
+	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.lim.heard)
+	defer func() { stopHearing(); heard() }()
 	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	// The lease is named by the application id, which GET /users/@me gives
 	// when the configuration does not: the token is checked first.

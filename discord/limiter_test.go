@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 )
 
 // stubDiscord answers the transport's requests in place of Discord: a 429
@@ -135,3 +139,106 @@ func TestGlobal429HoldsEveryBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// busCoord shares cooldowns on an in-process bus, as replicas do through
+// Redis.
+type busCoord struct {
+	askbridge.Coordinator
+	m *cooldowntest.Member
+}
+
+func (b busCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
+	return b.m.ShareCooldown(ctx, platform, bucket, d)
+}
+
+func (b busCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
+	return b.m.Cooldowns(ctx, platform, fn)
+}
+
+// A 429 one replica gets on a route bucket holds the other replicas'
+// requests on that bucket too, though Discord never limited them; their
+// other buckets go at once. A global 429 shared holds all of the other's.
+func TestBucket429SharedWithOtherReplicas(t *testing.T) {
+	const limited, other = "/api/v10/channels/111/messages", "/api/v10/channels/222/messages"
+	stub := &stubDiscord{limitedPath: limited, counts: map[string]int{}}
+	clock := clockwork.NewFakeClock()
+	bus := cooldowntest.NewBus()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	replica := func() *transport {
+		coord := busCoord{m: &cooldowntest.Member{Bus: bus}}
+		lim := newLimiter()
+		lim.clock = clock
+		tr := &transport{next: stub, lim: lim}
+		tr.share = func(bucket string, d time.Duration) {
+			askbridge.ShareCooldown(coord, Platform, bucket, d, discardLog())
+		}
+		heard := askbridge.HearCooldowns(ctx, coord, Platform, discardLog(), lim.heard)
+		t.Cleanup(heard)
+		return tr
+	}
+	a, b := replica(), replica()
+	for bus.Listening(Platform) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	post := func(ctx context.Context, tr *transport, path string) error {
+		req, err := http.NewRequestWithContext(ctx, "POST", "https://discord.com"+path, strings.NewReader(`{"content":"x"}`))
+		if err != nil {
+			return err
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	var rl *rateLimitError
+	if err := post(ctx, a, limited); !errors.As(err, &rl) || rl.RetryAfter != 10*time.Second {
+		t.Fatalf("the request Discord limited: %v", err)
+	}
+	key := bucketKey("POST", limited)
+	for {
+		b.lim.mu.Lock()
+		bk := b.lim.buckets[key]
+		held := bk != nil && bk.reset.Sub(clock.Now()) == 10*time.Second
+		b.lim.mu.Unlock()
+		if held {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	bounded, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
+	errs := make(chan error, 1)
+	go func() { errs <- post(ctx, b, limited) }()
+	if err := clock.BlockUntilContext(bounded, 1); err != nil {
+		t.Fatalf("the other replica does not wait for the bucket: %v", err)
+	}
+	if n := stub.count(limited); n != 1 {
+		t.Fatalf("%d requests on the limited bucket within its retry_after, want the first only", n)
+	}
+	if err := post(bounded, b, other); err != nil {
+		t.Fatalf("another bucket on the other replica: %v", err)
+	}
+	clock.Advance(10 * time.Second)
+	if err := <-errs; err != nil {
+		t.Fatalf("after the retry_after: %v", err)
+	}
+	if got := bus.Shared(); len(got) != 1 || got[0] != (cooldowntest.Shared{Platform: Platform, Bucket: key, D: 10 * time.Second}) {
+		t.Fatalf("shared %+v, want the bucket once", got)
+	}
+
+	// A shared global limit holds every bucket of the other replica.
+	b.lim.heard(globalBucket, 3*time.Second)
+	go func() { errs <- post(ctx, b, other) }()
+	if err := clock.BlockUntilContext(bounded, 1); err != nil {
+		t.Fatalf("a shared global limit does not hold the other bucket: %v", err)
+	}
+	clock.Advance(3 * time.Second)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -36,7 +36,13 @@ type transport struct {
 	base *url.URL
 	next http.RoundTripper
 	lim  *limiter
+	// share tells the other replicas of a 429 (nil: no one to tell): the
+	// bucket's key, or globalBucket.
+	share func(bucket string, d time.Duration)
 }
+
+// globalBucket names Discord's global limit among the shared cooldowns.
+const globalBucket = "global"
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
@@ -69,6 +75,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		rl := parseRateLimit(resp.Header, body)
 		t.lim.limited(key, rl)
+		if t.share != nil {
+			if rl.Global {
+				t.share(globalBucket, rl.RetryAfter)
+			} else {
+				t.share(key, rl.RetryAfter)
+			}
+		}
 		return nil, rl
 	}
 	for k := range resp.Header {
@@ -269,6 +282,12 @@ func (l *limiter) prune() {
 			delete(l.buckets, k)
 		}
 	}
+}
+
+// heard applies a cooldown another replica shared: its bucket (or, for
+// globalBucket, every bucket) waits d.
+func (l *limiter) heard(bucket string, d time.Duration) {
+	l.limited(bucket, &rateLimitError{RetryAfter: d, Global: bucket == globalBucket})
 }
 
 // limited records a 429: the bucket, or every bucket, waits RetryAfter.

@@ -27,6 +27,9 @@ func (nopCoord) FirstSeen(context.Context, string, string, time.Duration) (bool,
 	return true, nil
 }
 
+// ShareCooldown tells no one: the channel is alone.
+func (nopCoord) ShareCooldown(context.Context, string, string, time.Duration) error { return nil }
+
 func newTestChannel(t *testing.T, apiURL, token string) *Channel {
 	t.Helper()
 	c, err := New(Config{Token: token, APIURL: apiURL, Replica: "test"}, nopCoord{}, nil)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/slack-go/slack"
@@ -88,7 +89,9 @@ func (c *Channel) client() *slack.Client {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	hc.Transport = &gatedTransport{next: next, gate: c.gate}
+	hc.Transport = &gatedTransport{next: next, gate: c.gate, share: func(channel string, d time.Duration) {
+		askbridge.ShareCooldown(c.coord, Platform, channel, d, c.log)
+	}}
 	opts := []slack.Option{slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(&hc), slack.OptionLog(libLog(c.log))}
 	if c.cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(c.cfg.AppToken))

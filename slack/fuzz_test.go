@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -27,8 +28,18 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // interface is nil), which would show the channel reaching past its share.
 type memCoord struct {
 	askbridge.Coordinator
+	// cool shares and hears cooldowns (on no bus: nothing).
+	cool cooldowntest.Member
 	mu   sync.Mutex
 	seen map[string]bool
+}
+
+func (m *memCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
+	return m.cool.ShareCooldown(ctx, platform, bucket, d)
+}
+
+func (m *memCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
+	return m.cool.Cooldowns(ctx, platform, fn)
 }
 
 func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }

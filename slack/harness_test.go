@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -485,8 +486,18 @@ func pressPayload(e *env, m slacktest.Message) ([]byte, error) {
 // nil), which would show the channel reaching further.
 type memCoord struct {
 	askbridge.Coordinator
+	// cool shares and hears cooldowns (on no bus: nothing).
+	cool cooldowntest.Member
 	mu   sync.Mutex
 	seen map[string]bool
+}
+
+func (m *memCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
+	return m.cool.ShareCooldown(ctx, platform, bucket, d)
+}
+
+func (m *memCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
+	return m.cool.Cooldowns(ctx, platform, fn)
 }
 
 func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }

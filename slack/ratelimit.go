@@ -87,6 +87,8 @@ func (g *gate) hold(channel string, d time.Duration) {
 type gatedTransport struct {
 	next http.RoundTripper
 	gate *gate
+	// share tells the other replicas of a 429 (nil: no one to tell).
+	share func(channel string, d time.Duration)
 }
 
 func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -105,7 +107,11 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
-		t.gate.hold(channel, retryAfter(resp.Header))
+		d := retryAfter(resp.Header)
+		t.gate.hold(channel, d)
+		if t.share != nil {
+			t.share(channel, d)
+		}
 	}
 	return resp, err
 }

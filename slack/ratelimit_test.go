@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -184,5 +185,86 @@ func TestChannelOfACall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A 429 one replica gets for a channel holds the other replicas' calls to
+// that channel too, for its Retry-After, though Slack never limited them:
+// they do not run into the limit in turn. Other channels stay free.
+func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
+	fake := slacktest.New(slacktest.Options{BotToken: "xoxb-1", SigningSecret: "s"})
+	defer fake.Close()
+	fake.AddChannel("C1")
+	fake.AddChannel("C2")
+	bus := cooldowntest.NewBus()
+	clock := clockwork.NewFakeClock()
+	replica := func() *Channel {
+		coord := newMemCoord()
+		coord.cool.Bus = bus
+		c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s-long-enough-secret", APIURL: fake.APIURL()}, coord, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.gate.clock = clock
+		return c
+	}
+	a, b := replica(), replica()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	for _, c := range []*Channel{a, b} {
+		go func() { _ = c.Run(ctx, nil); done <- struct{}{} }()
+	}
+	defer func() { cancel(); <-done; <-done }()
+	eventually(t, "both replicas listen", func() bool { return bus.Listening(Platform) == 2 })
+
+	fake.SetRateLimit(1, time.Hour, 10)
+	if err := a.Notify(ctx, "C1", "", "first"); err != nil {
+		t.Fatal(err)
+	}
+	var se *askbridge.SendError
+	if err := a.Notify(ctx, "C1", "", "second"); !errors.As(err, &se) || se.Kind != askbridge.RateLimited {
+		t.Fatalf("the call Slack limited: %v", err)
+	}
+	fake.SetRateLimit(0, 0, 0)
+	eventually(t, "b holds C1", func() bool {
+		b.gate.mu.Lock()
+		defer b.gate.mu.Unlock()
+		return b.gate.until["C1"].Sub(clock.Now()) == 10*time.Second
+	})
+	if got := bus.Shared(); len(got) != 1 || got[0] != (cooldowntest.Shared{Platform: Platform, Bucket: "C1", D: 10 * time.Second}) {
+		t.Fatalf("shared %+v, want C1 for 10s once", got)
+	}
+
+	before := callsTo(fake, "C1")
+	errs := make(chan error, 1)
+	go func() { errs <- b.Notify(ctx, "C1", "", "from the other replica") }()
+	wait, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
+	if err := clock.BlockUntilContext(wait, 1); err != nil {
+		t.Fatalf("the other replica does not wait for C1's Retry-After: %v", err)
+	}
+	if n := callsTo(fake, "C1") - before; n != 0 {
+		t.Fatalf("the other replica made %d calls to C1 within its Retry-After", n)
+	}
+	if err := b.Notify(wait, "C2", "", "another channel"); err != nil {
+		t.Fatalf("another channel on the other replica: %v", err)
+	}
+	clock.Advance(10 * time.Second)
+	if err := <-errs; err != nil {
+		t.Fatalf("after the Retry-After: %v", err)
+	}
+	if n := fake.RateLimited(); n != 1 {
+		t.Errorf("%d 429s, want the first only", n)
+	}
+}
+
+// eventually waits up to 10 s for cond, checking often.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -21,6 +21,11 @@ import (
 // is done and the events in hand are handled. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	c.inbox.Store(&inboxRef{ctx: ctx, in: in})
+	// A 429 another replica got for a channel holds this one's calls to
+	// it back too.
+	hctx, stopHearing := context.WithCancel(ctx)
+	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.gate.hold)
+	defer func() { stopHearing(); heard() }()
 	defer func() {
 		c.stopMu.Lock()
 		c.stopped = true

@@ -99,6 +99,7 @@ func conformance(t *testing.T, b backend) {
 		{"requests/max", testRequestMax},
 		{"requests/oversize", testRequestOversize},
 		{"agent/admit", testAdmit},
+		{"cooldowns", testCooldowns},
 		{"requests/block", testRequestBlock},
 		{"requests/group-recreated", testRequestGroupRecreated},
 		{"requests/claim-pacing", testRequestClaimPacing},
@@ -475,6 +476,96 @@ func testAdmit(t *testing.T, b backend) {
 	}
 	if _, _, err := s.Admit(ctx, "bot", "bad{id}", t0, t0, max); err == nil {
 		t.Fatal("an invalid id was admitted")
+	}
+}
+
+// testCooldowns: a cooldown one replica shares reaches the others that
+// listen for its platform, its bucket whole; not the replica that shared
+// it, nor listeners of another platform. (On a Cluster, shares may arrive
+// in another order than they were made.)
+func testCooldowns(t *testing.T, b backend) {
+	rs := replicas(t, b, 2, Options{})
+	a, other := rs[0], rs[1]
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	type heard struct {
+		who, bucket string
+		d           time.Duration
+	}
+	got := make(chan heard, 16)
+	listen := func(s *Store, who, platform string) {
+		go func() {
+			_ = s.Cooldowns(ctx, platform, func(bucket string, d time.Duration) { got <- heard{who, bucket, d} })
+		}()
+	}
+	listen(other, "other/slack", "slack")
+	listen(a, "a/slack", "slack")
+	// Subscribing is asynchronous: share until the listener hears.
+	waitFor(t, func() bool {
+		if err := a.ShareCooldown(ctx, "slack", "warm-up", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case h := <-got:
+			return h.bucket == "warm-up"
+		case <-time.After(20 * time.Millisecond):
+			return false
+		}
+	})
+	for len(got) > 0 {
+		<-got
+	}
+	shares := []struct {
+		platform, bucket string
+		d                time.Duration
+	}{
+		{"telegram", "42", time.Second},
+		{"slack", "C024BE91L", 5 * time.Second},
+		{"slack", "route with spaces", 1500 * time.Millisecond},
+		{"slack", "too long", 3 * MaxCooldown},
+	}
+	for _, sh := range shares {
+		if err := a.ShareCooldown(ctx, sh.platform, sh.bucket, sh.d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []heard{
+		{"other/slack", "C024BE91L", 5 * time.Second},
+		{"other/slack", "route with spaces", 1500 * time.Millisecond},
+		{"other/slack", "too long", MaxCooldown},
+	}
+	var heardAll []heard
+	for range want {
+		select {
+		case h := <-got:
+			heardAll = append(heardAll, h)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard %+v, want %+v", heardAll, want)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(heardAll, w) {
+			t.Fatalf("heard %+v, want %+v", heardAll, want)
+		}
+	}
+	// Nothing else: the sharer does not hear itself, slack does not hear
+	// telegram. A last share flushes anything that was on its way.
+	if err := other.ShareCooldown(ctx, "slack", "last", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-got:
+		if h != (heard{"a/slack", "last", time.Second}) {
+			t.Fatalf("heard %+v, want only a's hearing of the last share", h)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the last cooldown was not heard")
+	}
+	if err := a.ShareCooldown(ctx, "bad platform", "x", time.Second); err == nil {
+		t.Fatal("a platform name with a space was shared")
+	}
+	if _, _, _, _, ok := parseCooldown("origin slack -5 C1"); ok {
+		t.Fatal("a negative wait parsed")
 	}
 }
 

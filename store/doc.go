@@ -43,6 +43,8 @@
 //	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
 //	<prefix>chat:<platform>:<chat>          ZSET    id → created, questions shown in the chat
 //	<prefix>seen:<platform>:<event id>      STRING  dedupe mark (FirstSeen), expires after its ttl
+//	<prefix>cooldowns                       Pub/Sub channel, no key: "<origin> <platform> <ms> <bucket>",
+//	                                                a rate limit's wait shared (ShareCooldown)
 //	<prefix>agent:{<agent>}                 ZSET    id → deadline, an agent's pending questions
 //	                                                (Admit; only with Options.AgentIndex)
 //	<prefix>lease:{<name>}                  HASH    holder, token; expires with the lease

@@ -61,6 +61,10 @@ func (k keys) chat(platform, chat string) string {
 	return k.prefix + "chat:" + platform + ":" + chat
 }
 
+// cooldowns is the Pub/Sub channel the replicas share rate-limit waits on
+// (ShareCooldown); messages only, no key.
+func (k keys) cooldowns() string { return k.prefix + "cooldowns" }
+
 // agent is the ZSET of the ids of an agent's pending questions (the
 // request's agent field; "" for requests without one), scored by deadline,
 // kept only when Options.AgentIndex is set (internal; the agent name is its

@@ -27,6 +27,10 @@ type Store struct {
 	claimMu    sync.Mutex
 	claimStart string
 	claimLast  time.Time
+
+	// originID names this Store in the cooldowns it shares.
+	originOnce sync.Once
+	originID   string
 }
 
 // Store plays every role of the root package: the engine's Store, the

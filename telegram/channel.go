@@ -231,6 +231,7 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 	switch se.Kind {
 	case askbridge.RateLimited:
 		c.pace.limited(chat, se.RetryAfter)
+		askbridge.ShareCooldown(c.coord, Platform, chat, se.RetryAfter, c.log)
 		c.log.Info("rate limited", "op", op, "chat", chat, "retry_after", se.RetryAfter)
 	case askbridge.Temporary:
 		c.log.Warn("call failed", "op", op, "chat", chat, "err", se.Err)

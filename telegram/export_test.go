@@ -32,3 +32,9 @@ func (c *Channel) HandleUpdateJSON(ctx context.Context, in askbridge.Inbox, data
 
 // PromptParts exposes the rendering of a plan.
 var PromptParts = promptParts
+
+// Paused reports whether a 429's retry_after holds every send.
+func (c *Channel) Paused() bool {
+	_, held := c.pace.paused()
+	return held
+}

@@ -29,6 +29,11 @@ import (
 // after the work it started has finished. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	c.inbox.Store(&inboxBox{in: in})
+	// A 429 another replica got holds this one's sends too: the limit is
+	// the bot's, whichever replica sends.
+	hctx, stopHearing := context.WithCancel(ctx)
+	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.pace.limited)
+	defer func() { stopHearing(); heard() }()
 	if c.identify(ctx) {
 		if c.cfg.WebhookURL != "" {
 			c.runWebhook(ctx)

@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"sync"
 	"time"
 
@@ -13,9 +14,19 @@ import (
 // polling). Any other method panics: the embedded interface is nil.
 type memCoord struct {
 	askbridge.Coordinator
+	// cool shares and hears cooldowns (on no bus: nothing).
+	cool cooldowntest.Member
 
 	mu   sync.Mutex
 	seen map[string]bool
+}
+
+func (m *memCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
+	return m.cool.ShareCooldown(ctx, platform, bucket, d)
+}
+
+func (m *memCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
+	return m.cool.Cooldowns(ctx, platform, fn)
 }
 
 func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }
