@@ -806,3 +806,51 @@ func TestEngineMaxPendingPerAgent(t *testing.T) {
 		t.Fatalf("fourth prompt is for %q, want bot-4", sent[3].plan.ID)
 	}
 }
+
+// TestEngineReaskAfterResultTaken: an agent that took its result and asks
+// again with the same id (a script run twice) gets the same result JSON
+// again instead of waiting forever, for an answered question and for a
+// refused one alike; the question is not shown again, and a result still
+// waiting is not doubled.
+func TestEngineReaskAfterResultTaken(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	ctx := context.Background()
+	body := `{"id":"again-1","timeoutSeconds":60,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`
+	h.ask(body)
+	p := h.waitSent(1)[0]
+	tap(h, p, 1, alice, "again-tap")
+	raw := func(id string) string {
+		t.Helper()
+		v, err := h.agent.BLPop(ctx, 5*time.Second, h.prefix+"result:{"+id+"}").Result()
+		if err != nil {
+			t.Fatalf("no result for %s: %v", id, err)
+		}
+		return v[1]
+	}
+	first := raw("again-1")
+	h.ask(body)
+	if again := raw("again-1"); again != first {
+		t.Fatalf("asked again: %s\nwant the same result: %s", again, first)
+	}
+	// The result still waits in the list: asking again adds nothing.
+	h.ask(body)
+	h.waitHandled()
+	if n := h.resultCount("again-1"); n != 1 {
+		t.Fatalf("%d results waiting after a re-ask whose result was not taken, want 1", n)
+	}
+	if n := len(h.waitSent(1)); n != 1 {
+		t.Fatalf("the question was shown %d times", n)
+	}
+
+	bad := `{"id":"again-bad","questions":[]}`
+	h.ask(bad)
+	refused := raw("again-bad")
+	if !strings.Contains(refused, `"status":"error"`) {
+		t.Fatalf("refused request: %s", refused)
+	}
+	h.ask(bad)
+	if again := raw("again-bad"); again != refused {
+		t.Fatalf("refused request asked again: %s\nwant the same result: %s", again, refused)
+	}
+}

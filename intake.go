@@ -266,7 +266,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 					in.log.Warn("ended question left in its agent's count until its deadline", "question", id, "err", err)
 				}
 			}
-			return nil
+			return in.replay(ctx, id)
 		}
 		// deliver goes on from the first part not posted, if any.
 		in.log.Debug("question seen again while open", "question", id)
@@ -285,6 +285,21 @@ func agentHas(agent string) string {
 		return "requests without an agent name already have"
 	}
 	return "agent " + quoteShort(agent) + " already has"
+}
+
+// replay pushes the stored result of an ended question again when the
+// agent took it and asks again with the same id (a re-run script, a
+// retried XADD after its BLPOP returned): the same result, logged, rather
+// than a request ignored and an agent that waits forever.
+func (in *intake) replay(ctx context.Context, id string) error {
+	pushed, err := in.store.Replay(ctx, id)
+	if err != nil {
+		return fmt.Errorf("replay result: %w", err)
+	}
+	if pushed {
+		in.log.Info("question asked again after it ended: its result pushed again", "question", id)
+	}
+	return nil
 }
 
 // refusedID picks where the error result of a refused request goes: the id
@@ -336,7 +351,9 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 		return fmt.Errorf("reject request: %w", err)
 	}
 	if !r.Won {
-		return nil // known id: the agent already has its result
+		// A known id: the agent has had its result; if it took it and
+		// asks again, it gets it again.
+		return in.replay(ctx, id)
 	}
 	in.log.Info("request refused", "question", id, "error", cause.Error())
 	in.metrics.Ended("", OutcomeRejected, 0)

@@ -230,6 +230,11 @@ type Store interface {
 	// ended already). Both are safe to repeat and to call concurrently.
 	Admit(ctx context.Context, agent, id string, deadline, now time.Time, max int) (admitted bool, pending int, err error)
 	Unadmit(ctx context.Context, agent, id string) error
+	// Replay pushes an ended question's stored result onto its result list
+	// again when the list is empty (the agent took it and asks again):
+	// the same JSON, not a second outcome. pushed is false when there was
+	// nothing to do. Safe to repeat.
+	Replay(ctx context.Context, id string) (pushed bool, err error)
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)

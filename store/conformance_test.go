@@ -100,6 +100,7 @@ func conformance(t *testing.T, b backend) {
 		{"requests/oversize", testRequestOversize},
 		{"agent/admit", testAdmit},
 		{"cooldowns", testCooldowns},
+		{"replay", testReplay},
 		{"requests/block", testRequestBlock},
 		{"requests/group-recreated", testRequestGroupRecreated},
 		{"requests/claim-pacing", testRequestClaimPacing},
@@ -566,6 +567,39 @@ func testCooldowns(t *testing.T, b backend) {
 	}
 	if _, _, _, _, ok := parseCooldown("origin slack -5 C1"); ok {
 		t.Fatal("a negative wait parsed")
+	}
+}
+
+// testReplay: the stored result is pushed again only once the list is
+// empty, and only for an ended question; the list expires with the hash.
+func testReplay(t *testing.T, b backend) {
+	s := newStore(t, b, Options{Retention: time.Hour})
+	ctx := ctxT(t)
+	if pushed, err := s.Replay(ctx, "replay-unknown"); err != nil || pushed {
+		t.Fatalf("unknown id: %v, %v", pushed, err)
+	}
+	mustCreate(t, s, newQ("replay", t0, 15*time.Minute))
+	if pushed, err := s.Replay(ctx, "replay"); err != nil || pushed {
+		t.Fatalf("pending question: %v, %v", pushed, err)
+	}
+	if _, err := s.End(ctx, "replay", answered("replay"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if pushed, err := s.Replay(ctx, "replay"); err != nil || pushed {
+		t.Fatalf("result still waiting: %v, %v", pushed, err)
+	}
+	first := s.rdb.LPop(ctx, s.k.result("replay")).Val()
+	if pushed, err := s.Replay(ctx, "replay"); err != nil || !pushed {
+		t.Fatalf("result taken: %v, %v", pushed, err)
+	}
+	if got := s.rdb.LRange(ctx, s.k.result("replay"), 0, -1).Val(); len(got) != 1 || got[0] != first {
+		t.Fatalf("replayed %q, want %q once", got, first)
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.result("replay")).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("replayed list expires in %s, want within the retention", ttl)
+	}
+	if _, err := s.Replay(ctx, "bad{id}"); err == nil {
+		t.Fatal("an invalid id was replayed")
 	}
 }
 

@@ -68,7 +68,8 @@
 // Each transition of a question is one Lua script on the question's own
 // slot (every per-question key carries the hash tag {<id>}): create.lua,
 // end.lua (first writer wins: a question that is not pending returns the
-// result that won), reject.lua, add_message.lua. A lease and its cursor
+// result that won), reject.lua, add_message.lua, replay.lua (the stored
+// result pushed again once the agent took it and asks again). A lease and its cursor
 // share the slot of {<name>}; the leases the engine holds on one question
 // (QuestionLease(LeaseDeliver, id) and QuestionLease(LeaseFinish, id), named
 // "deliver:<id>" and "finish:<id>") are tagged {<id>} instead, so that

@@ -284,6 +284,23 @@ func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, rec askbridge
 	}
 }
 
+// Replay pushes the stored result of an ended question onto its result
+// list again when the list is empty: an agent that asks again with the id
+// of a question whose result it already took gets the same result JSON (a
+// replay, not a second outcome) instead of waiting forever. pushed is
+// false when there was nothing to do (unknown id, still pending, or the
+// result still waiting). Safe to repeat and to call concurrently.
+func (s *Store) Replay(ctx context.Context, id string) (pushed bool, err error) {
+	if err := checkID(id); err != nil {
+		return false, fmt.Errorf("store: replay: %w", err)
+	}
+	v, err := replayScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)})
+	if err != nil {
+		return false, fmt.Errorf("store: replay: %w", err)
+	}
+	return v == int64(1), nil
+}
+
 // Admit counts question id, due at deadline, against the cap of pending
 // questions of its agent (the request's agent field): admitted is false,
 // and nothing changes, when the agent already has max pending. An id

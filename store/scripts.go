@@ -35,6 +35,8 @@ var (
 	readRequestsSrc string
 	//go:embed lua/admit.lua
 	admitSrc string
+	//go:embed lua/replay.lua
+	replaySrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endSrc)
@@ -46,6 +48,7 @@ var (
 	cursorSetScript    = newScript(cursorSetSrc)
 	readRequestsScript = newScript(readRequestsSrc)
 	admitScript        = newScript(admitSrc)
+	replayScript       = newScript(replaySrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a
