@@ -152,14 +152,14 @@ func TestRefusedID(t *testing.T) {
 	}
 }
 
-// FuzzTopLevelID: any bytes, never a panic; for a whole JSON object, the
+// FuzzRequestIDOf: any bytes, never a panic; for a whole JSON object, the
 // id encoding/json reads.
-func FuzzTopLevelID(f *testing.F) {
+func FuzzRequestIDOf(f *testing.F) {
 	for _, s := range []string{`{"id":"q-1"}`, `{"a":[1,{"id":"x"}],"id":"q"}`, `{"id":"q"`, `{"id":`, `[`, `{"id":"\u0041"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got := topLevelID(data)
+		got := RequestIDOf(data)
 		var whole map[string]json.RawMessage
 		if json.Unmarshal(data, &whole) != nil {
 			return
@@ -169,7 +169,7 @@ func FuzzTopLevelID(f *testing.F) {
 			want = ""
 		}
 		if got != want {
-			t.Fatalf("topLevelID(%q) = %q, encoding/json reads %q", data, got, want)
+			t.Fatalf("RequestIDOf(%q) = %q, encoding/json reads %q", data, got, want)
 		}
 	})
 }

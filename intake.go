@@ -1,9 +1,7 @@
 package askbridge
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -308,40 +306,10 @@ func (in *intake) replay(ctx context.Context, id string) error {
 // that is cut short (an oversize entry's first bytes) or broken after its
 // id still reaches the agent waiting on that id.
 func refusedID(entry Entry) string {
-	if id := topLevelID(entry.Ask); ValidRequestID(id) {
+	if id := RequestIDOf(entry.Ask); ValidRequestID(id) {
 		return id
 	}
 	return entry.StreamID
-}
-
-// topLevelID returns the string value of the key "id" of the JSON object
-// data opens with, reading only up to it; "" when data is not such an
-// object or breaks off first. The last "id" wins, as in encoding/json, when
-// the whole object parses.
-func topLevelID(data []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	id := ""
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return id
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return id
-		}
-		if key == "id" {
-			var s string
-			if json.Unmarshal(v, &s) == nil {
-				id = s
-			}
-		}
-	}
-	return id
 }
 
 func (in *intake) refuse(ctx context.Context, id string, cause error, now time.Time) error {

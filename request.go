@@ -509,3 +509,37 @@ func jsonKind(raw any) string {
 	}
 	return "an object"
 }
+
+// RequestIDOf returns the id a bridge answers a raw request under, when
+// the request names one: the string value of the top-level key "id" of the
+// JSON object data opens with, read only as far as the object parses, so a
+// request cut short (an oversize entry) or broken after its id still has
+// it. "" when data is not such an object or breaks off before an id; the
+// bridge then answers under the stream entry id. The last "id" wins, as in
+// encoding/json, when the whole object parses. The id may still be
+// invalid: check it with ValidRequestID.
+func RequestIDOf(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	id := ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return id
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return id
+		}
+		if key == "id" {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				id = s
+			}
+		}
+	}
+	return id
+}

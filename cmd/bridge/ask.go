@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/client"
 	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/store"
 )
@@ -40,7 +40,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		header   = fs.String("header", "Question", "a short label for the question (up to 12 characters)")
 		multi    = fs.Bool("multi", false, "let the person pick several options")
 		timeout  = fs.Int("timeout", 0, "seconds to wait for an answer, 30 to 3600 (default 900)")
-		id       = fs.String("id", "", "the question id (default: the stream entry id)")
+		id       = fs.String("id", "", "the question id (default: a new one, ask-<32 hex digits>)")
 		agent    = fs.String("agent", "", "who is asking, shown as \"Question from <agent>:\"")
 		jsonFile = fs.String("json", "", "read the whole request JSON from FILE, or - for stdin")
 		redisURL = fs.String("redis", "", "Redis URL (default: ASKUSER_REDIS_URL, else the embedded Redis address)")
@@ -77,7 +77,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		body = buildRequest(*to, *question, *header, *multi, *timeout, *id, *agent, options)
 	}
-	reqID, wait := requestMeta(body)
+	wait := requestTimeout(body)
 
 	url, prefix, err := redisTarget(*redisURL, getenv)
 	if err != nil {
@@ -90,22 +90,26 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 	defer rdb.Close()
+	c := client.New(rdb, client.Options{
+		Prefix: prefix,
+		NotTaken: func(string) {
+			fmt.Fprintf(stderr, "bridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
+		},
+	})
 
-	entryID, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "requests", Values: []string{"ask", string(body)}}).Result()
-	if err != nil {
-		fmt.Fprintf(stderr, "bridge ask: push the request: %v\n", err)
-		return exitError
-	}
-	if reqID == "" {
-		reqID = entryID
-	}
-	fmt.Fprintf(stderr, "bridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", reqID)
-	result, err := waitResult(ctx, rdb, prefix, reqID, wait, stderr)
+	reqID, err := c.PushJSON(ctx, body)
 	if err != nil {
 		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintln(stdout, result)
+	fmt.Fprintf(stderr, "bridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", reqID)
+	result, err := waitResult(ctx, c, reqID, wait, stderr)
+	var refused *client.RefusedError
+	if err != nil && !errors.As(err, &refused) {
+		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintln(stdout, string(result.Raw))
 	return exitStatus(result)
 }
 
@@ -136,6 +140,11 @@ func buildRequest(to, question, header string, multi bool, timeout int, id, agen
 		q["multiSelect"] = true
 	}
 	req := map[string]any{"questions": []any{q}}
+	if id == "" {
+		// An id of our own makes a retried push safe (the protocol's
+		// default, the stream entry id, would ask twice).
+		id = client.NewID()
+	}
 	for k, v := range map[string]string{"to": to, "id": id, "agent": agent} {
 		if v != "" {
 			req[k] = v
@@ -148,20 +157,18 @@ func buildRequest(to, question, header string, multi bool, timeout int, id, agen
 	return b
 }
 
-// requestMeta reads the id and the timeout from a request, leniently: the
-// bridge is the one that validates it.
-func requestMeta(body []byte) (string, time.Duration) {
+// requestTimeout reads the timeout of a request, leniently: the bridge is
+// the one that validates it.
+func requestTimeout(body []byte) time.Duration {
 	var meta struct {
-		ID      any `json:"id"`
 		Timeout any `json:"timeoutSeconds"`
 	}
 	_ = json.Unmarshal(body, &meta)
-	id, _ := meta.ID.(string)
-	secs := 900.0
+	secs := float64(askbridge.DefaultTimeout)
 	if t, ok := meta.Timeout.(float64); ok {
-		secs = min(max(t, 30), 3600)
+		secs = min(max(t, askbridge.MinTimeout), askbridge.MaxTimeout)
 	}
-	return id, time.Duration(secs) * time.Second
+	return time.Duration(secs) * time.Second
 }
 
 // redisTarget finds the Redis the bridge uses: the flag, else
@@ -188,65 +195,33 @@ func redisTarget(flagURL string, getenv func(string) string) (string, string, er
 	return "redis://" + addr, prefix, nil
 }
 
-// waitResult long-polls the result list until the result arrives. It cancels
-// the question when ctx is done (Ctrl-C) and then waits briefly for the
-// cancelled result.
-func waitResult(ctx context.Context, rdb redis.UniversalClient, prefix, id string, wait time.Duration, stderr io.Writer) (string, error) {
-	key := prefix + "result:{" + id + "}"
-	bg := context.WithoutCancel(ctx)
-	start := time.Now()
-	giveUp := start.Add(wait + time.Minute)
-	warned := false
-	for {
-		if ctx.Err() != nil {
-			return cancelAndWait(bg, rdb, prefix, id, key, stderr)
-		}
-		res, err := rdb.BLPop(ctx, 2*time.Second, key).Result()
-		switch {
-		case err == nil:
-			return res[1], nil
-		case errors.Is(err, redis.Nil):
-		case ctx.Err() != nil:
-			continue
-		default:
-			return "", fmt.Errorf("wait for the result: %w", err)
-		}
-		if !warned && time.Since(start) > 10*time.Second {
-			n, err := rdb.Exists(bg, prefix+"question:{"+id+"}").Result()
-			if err == nil && n == 0 {
-				fmt.Fprintf(stderr, "bridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
-			}
-			warned = true
-		}
-		if time.Now().After(giveUp) {
-			return "", fmt.Errorf("no result for %s within its timeout; is a bridge running on this Redis?", id)
-		}
+// waitResult waits for the result of question id. It cancels the question
+// when ctx is done (Ctrl-C) and then waits briefly for the cancelled
+// result; it gives up, cancelling too, when no result came within the
+// question's timeout and a minute (no bridge took the request).
+func waitResult(ctx context.Context, c *client.Client, id string, wait time.Duration, stderr io.Writer) (client.Result, error) {
+	wctx, stop := context.WithTimeout(ctx, wait+time.Minute)
+	defer stop()
+	res, err := c.Wait(wctx, id)
+	if err == nil || wctx.Err() == nil || !errors.Is(err, wctx.Err()) {
+		return res, err
 	}
+	timedOut := ctx.Err() == nil
+	if !timedOut {
+		fmt.Fprintf(stderr, "bridge ask: cancelling %s\n", id)
+	}
+	res, err = c.CancelAndWait(context.WithoutCancel(ctx), id)
+	if err != nil && timedOut {
+		return res, fmt.Errorf("no result for %s within its timeout; is a bridge running on this Redis?", id)
+	}
+	return res, err
 }
 
-func cancelAndWait(ctx context.Context, rdb redis.UniversalClient, prefix, id, key string, stderr io.Writer) (string, error) {
-	fmt.Fprintf(stderr, "bridge ask: cancelling %s\n", id)
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
-		return "", fmt.Errorf("cancel: %w", err)
-	}
-	res, err := rdb.BLPop(ctx, 10*time.Second, key).Result()
-	if err != nil {
-		return "", fmt.Errorf("cancelled, but no result arrived: %w", err)
-	}
-	return res[1], nil
-}
-
-func exitStatus(result string) int {
-	var r struct {
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(result), &r); err != nil {
-		return exitError
-	}
-	switch r.Status {
-	case "answered":
+func exitStatus(result client.Result) int {
+	switch result.Status {
+	case askbridge.StatusAnswered:
 		return exitAnswered
-	case "no_answer":
+	case askbridge.StatusNoAnswer:
 		return exitNoAnswer
 	}
 	return exitError

@@ -1,17 +1,21 @@
-// Package agenttest plays an agent in tests, using only the Redis commands
-// of the public protocol (docs/redis-protocol.md): XADD an ask or a cancel
-// on <prefix>requests, BLPOP <prefix>result:{<id>}.
+// Package agenttest plays an agent in tests through the Go client
+// (package client), which uses only the Redis commands of the public
+// protocol (docs/redis-protocol.md): XADD an ask or a cancel on
+// <prefix>requests, BLPOP <prefix>result:{<id>}. Requests are pushed as
+// given, so the tests see what the bridge does with any bytes an agent
+// sends; a result is taken off its list as it is, never read back from the
+// question hash, so the tests count exactly what the bridge pushed.
 package agenttest
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/client"
 )
 
 // Agent talks to the bridge through Redis under a key prefix.
@@ -20,54 +24,49 @@ type Agent struct {
 	Prefix string
 }
 
-// Ask pushes a request and returns its id: the request's own, else the
-// stream entry id, as the protocol says.
+func (a Agent) client() *client.Client {
+	return client.New(a.RDB, client.Options{Prefix: a.Prefix})
+}
+
+// Ask pushes a request exactly as given and returns its id: the request's
+// own, else the stream entry id, as the protocol says.
 func (a Agent) Ask(t testing.TB, body string) string {
 	t.Helper()
-	entry, err := a.RDB.XAdd(context.Background(), &redis.XAddArgs{Stream: a.Prefix + "requests", Values: []string{"ask", body}}).Result()
+	id, err := a.client().PushJSON(context.Background(), []byte(body))
 	if err != nil {
 		t.Fatalf("agent: XADD ask: %v", err)
 	}
-	var probe struct {
-		ID any `json:"id"`
-	}
-	_ = json.Unmarshal([]byte(body), &probe)
-	if id, ok := probe.ID.(string); ok && id != "" {
-		return id
-	}
-	return entry
+	return id
 }
 
 // Cancel pushes a cancel of question id.
 func (a Agent) Cancel(t testing.TB, id string) {
 	t.Helper()
-	if err := a.RDB.XAdd(context.Background(), &redis.XAddArgs{Stream: a.Prefix + "requests", Values: []string{"cancel", id}}).Err(); err != nil {
+	if err := a.client().Cancel(context.Background(), id); err != nil {
 		t.Fatalf("agent: XADD cancel: %v", err)
 	}
 }
 
-// Result waits up to within for the one result of question id.
+// Result waits up to within for the one result of question id and takes
+// it off its list.
 func (a Agent) Result(t testing.TB, id string, within time.Duration) askbridge.Result {
 	t.Helper()
-	v, err := a.RDB.BLPop(context.Background(), within, a.key(id)).Result()
-	if err != nil {
-		t.Fatalf("agent: no result for %s within %s: %v", id, within, err)
+	res, ok, err := a.client().Poll(context.Background(), id, within)
+	switch {
+	case err != nil:
+		t.Fatalf("agent: result of %s: %v", id, err)
+	case !ok:
+		t.Fatalf("agent: no result for %s within %s", id, within)
 	}
-	var r askbridge.Result
-	if err := json.Unmarshal([]byte(v[1]), &r); err != nil {
-		t.Fatalf("agent: result of %s: %v: %s", id, err, v[1])
-	}
-	return r
+	return res.Result
 }
 
 // ResultCount is how many results wait on question id's list (LLEN).
 func (a Agent) ResultCount(t testing.TB, id string) int64 {
 	t.Helper()
-	n, err := a.RDB.LLen(context.Background(), a.key(id)).Result()
+	n, err := a.RDB.LLen(context.Background(), a.Prefix+"result:{"+id+"}").Result()
 	if err != nil {
 		t.Fatalf("agent: LLEN: %v", err)
 	}
 	return n
 }
-
-func (a Agent) key(id string) string { return a.Prefix + "result:{" + id + "}" }
