@@ -854,3 +854,48 @@ func TestEngineReaskAfterResultTaken(t *testing.T) {
 		t.Fatalf("refused request asked again: %s\nwant the same result: %s", again, refused)
 	}
 }
+
+// batchCounter counts the batches of creates the engine hands the store.
+type batchCounter struct {
+	askbridge.Store
+	batches, calls atomic.Int64
+}
+
+func (b *batchCounter) CreateHoldingBatch(ctx context.Context, calls []*askbridge.CreateCall) {
+	b.batches.Add(1)
+	b.calls.Add(int64(len(calls)))
+	b.Store.(askbridge.BatchCreator).CreateHoldingBatch(ctx, calls)
+}
+
+// TestEngineCreatesABurstInBatches: requests that arrive together are
+// created together, several per round trip, and every one is created
+// exactly once and shown.
+func TestEngineCreatesABurstInBatches(t *testing.T) {
+	t.Parallel()
+	counter := &batchCounter{}
+	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { counter.Store = s; return counter }})
+	const n = 200
+	pipe := h.agent.Pipeline()
+	for i := range n {
+		pipe.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask",
+			fmt.Sprintf(`{"id":"burst-%d","timeoutSeconds":60,"questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"A"},{"label":"B"}]}]}`, i, i)}})
+	}
+	if _, err := pipe.Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.waitSent(n)
+	seen := map[string]bool{}
+	for _, p := range sent {
+		seen[p.plan.ID] = true
+	}
+	if len(sent) != n || len(seen) != n {
+		t.Fatalf("%d prompts for %d questions, want %d each", len(sent), len(seen), n)
+	}
+	if got := counter.calls.Load(); got != n {
+		t.Fatalf("%d creates, want %d", got, n)
+	}
+	if b := counter.batches.Load(); b >= n {
+		t.Fatalf("%d batches for %d requests that came together: none was shared", b, n)
+	}
+	t.Logf("%d requests created in %d batches", n, counter.batches.Load())
+}

@@ -36,10 +36,35 @@ type intake struct {
 	intakeParams
 	// acks carries the entries handled to ackAll.
 	acks chan string
+	// creates, when the store creates in batches, carries the questions
+	// of requests handled at once to the store together.
+	creates *groupCommit[*CreateCall]
 }
 
 func newIntake(c *core, p intakeParams) *intake {
-	return &intake{core: c, intakeParams: p, acks: make(chan string, max(p.concurrency, 1))}
+	in := &intake{core: c, intakeParams: p, acks: make(chan string, max(p.concurrency, 1))}
+	if bc, ok := c.store.(BatchCreator); ok {
+		in.creates = &groupCommit[*CreateCall]{timeout: 10 * time.Second, run: func(ctx context.Context, calls []*CreateCall) error {
+			bc.CreateHoldingBatch(ctx, calls)
+			return nil
+		}}
+	}
+	return in
+}
+
+// create stores a new question and takes its delivery lease, with the
+// questions of the other requests handled at the same moment when the
+// store creates in batches: a burst of requests costs one round trip per
+// batch, not one per request.
+func (in *intake) create(ctx context.Context, q NewQuestion) (created bool, existing Record, lease Lease, err error) {
+	if in.creates == nil {
+		return in.store.CreateHolding(ctx, q, in.holder(), in.leaseTTL)
+	}
+	call := &CreateCall{Question: q, Holder: in.holder(), TTL: in.leaseTTL}
+	if err := in.creates.do(ctx, call); err != nil {
+		return false, Record{}, Lease{}, err
+	}
+	return call.Created, call.Existing, call.Lease, call.Err
 }
 
 // start reads the requests stream until ctx is done and handles each entry
@@ -248,10 +273,10 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	}
 	// The delivery lease is taken as the question is created, in the same
 	// step; a question that already existed takes it in deliver.
-	created, existing, lease, err := in.store.CreateHolding(ctx, NewQuestion{
+	created, existing, lease, err := in.create(ctx, NewQuestion{
 		ID: id, Request: req, Target: target, Answerers: answerers,
 		Created: now, Deadline: deadline,
-	}, in.holder(), in.leaseTTL)
+	})
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
 	}

@@ -81,6 +81,28 @@ type Entry struct {
 	Oversize int
 }
 
+// CreateCall is one question of a batch create (BatchCreator): the
+// question, the delivery lease's holder and ttl; the outcome as
+// CreateHolding returns it.
+type CreateCall struct {
+	Question NewQuestion
+	Holder   string
+	TTL      time.Duration
+
+	Created  bool
+	Existing Record
+	Lease    Lease
+	Err      error
+}
+
+// BatchCreator is implemented by stores that create many questions in one
+// round trip: CreateHoldingBatch fills in each call's outcome, exactly as
+// CreateHolding would have. The engine creates the questions of a burst
+// of requests together through it.
+type BatchCreator interface {
+	CreateHoldingBatch(ctx context.Context, calls []*CreateCall)
+}
+
 // EndResult reports the result of trying to end a question.
 type EndResult struct {
 	// Won is true when this call ended the question.

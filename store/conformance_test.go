@@ -107,6 +107,7 @@ func conformance(t *testing.T, b backend) {
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
 		{"create/holding", testCreateHolding},
+		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
 		{"reject", testReject},
@@ -601,6 +602,73 @@ func testReplay(t *testing.T, b backend) {
 	if _, err := s.Replay(ctx, "bad{id}"); err == nil {
 		t.Fatal("an invalid id was replayed")
 	}
+}
+
+// testCreateBatch: a batch creates the new questions with their leases,
+// leaves known ones as they are (a pending one keeps its deadline, an
+// ended one gets none), and fails an invalid one alone, each outcome as
+// CreateHolding gives it.
+func testCreateBatch(t *testing.T, b backend) {
+	s := newStore(t, b, Options{Retention: time.Hour})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("batch-pending", t0, 15*time.Minute))
+	mustCreate(t, s, newQ("batch-ended", t0, 15*time.Minute))
+	if _, err := s.End(ctx, "batch-ended", answered("batch-ended"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(time.Hour)
+	calls := []*askbridge.CreateCall{
+		{Question: newQ("batch-1", later, 15*time.Minute), Holder: "replica-a/1", TTL: time.Minute},
+		{Question: newQ("batch-pending", later, 15*time.Minute), Holder: "replica-a/2", TTL: time.Minute},
+		{Question: newQ("bad{id}", later, 15*time.Minute), Holder: "replica-a/3", TTL: time.Minute},
+		{Question: newQ("batch-ended", later, 15*time.Minute), Holder: "replica-a/4", TTL: time.Minute},
+		{Question: newQ("batch-2", later, 15*time.Minute), TTL: time.Minute},
+	}
+	for i := range 20 {
+		calls = append(calls, &askbridge.CreateCall{Question: newQ(fmt.Sprintf("batch-many-%d", i), later, 15*time.Minute), Holder: "replica-a/5", TTL: time.Minute})
+	}
+	s.CreateHoldingBatch(ctx, calls)
+	c := calls
+	if c[0].Err != nil || !c[0].Created || c[0].Lease.Token != 1 || c[0].Lease.Holder != "replica-a/1" {
+		t.Fatalf("new question: %+v", *c[0])
+	}
+	if c[1].Err != nil || c[1].Created || c[1].Existing.Status != askbridge.StatusPending || c[1].Lease.Token != 0 {
+		t.Fatalf("pending question: %+v", *c[1])
+	}
+	if c[2].Err == nil || c[2].Created {
+		t.Fatalf("invalid id: %+v", *c[2])
+	}
+	if c[3].Err != nil || c[3].Created || c[3].Existing.Status != askbridge.StatusAnswered {
+		t.Fatalf("ended question: %+v", *c[3])
+	}
+	if c[4].Err != nil || !c[4].Created || c[4].Lease.Token != 0 {
+		t.Fatalf("new question without a holder: %+v", *c[4])
+	}
+	for _, call := range c[5:] {
+		if call.Err != nil || !call.Created || call.Lease.Token != 1 {
+			t.Fatalf("%s: %+v", call.Question.ID, *call)
+		}
+	}
+	// Deadlines: the new ones scheduled, the pending one kept, the ended
+	// one not rescheduled.
+	score := func(id string) (float64, bool) {
+		v, err := s.rdb.ZScore(ctx, s.k.deadlines(), id).Result()
+		return v, err == nil
+	}
+	if v, ok := score("batch-1"); !ok || v != float64(later.Add(15*time.Minute).UnixMilli()) {
+		t.Fatalf("batch-1 deadline %v, %v", v, ok)
+	}
+	if v, ok := score("batch-pending"); !ok || v != float64(t0.Add(15*time.Minute).UnixMilli()) {
+		t.Fatalf("the pending question's deadline moved: %v, %v", v, ok)
+	}
+	if _, ok := score("batch-ended"); ok {
+		t.Fatal("the ended question was scheduled again")
+	}
+	// The lease taken is the one AcquireLease sees.
+	if other, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "batch-1"), "replica-b/1", time.Minute); err != nil || ok || other.Holder != "replica-a/1" {
+		t.Fatalf("the batch's lease: %+v %v %v", other, ok, err)
+	}
+	s.CreateHoldingBatch(ctx, nil) // nothing to do, no error to give
 }
 
 func testCreateIdempotent(t *testing.T, b backend) {

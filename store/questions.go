@@ -68,15 +68,71 @@ func (s *Store) CreateHolding(ctx context.Context, q askbridge.NewQuestion, hold
 }
 
 func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
+	pipe := s.rdb.Pipeline()
+	op := s.queueCreate(ctx, pipe, q, holder, leaseTTL)
+	if op.err != nil {
+		return false, askbridge.Record{}, askbridge.Lease{}, op.err
+	}
+	vals, errs := runQueued(ctx, s.rdb, pipe, []*queued{op.call})
+	return s.createDone(ctx, op, vals[0], errs[0])
+}
+
+// CreateHoldingBatch is CreateHolding for many questions in one round trip
+// (one pipeline; on a Cluster, one per node): each call gets its own
+// outcome in its Created, Existing, Lease and Err, as CreateHolding would
+// have returned them. A question that already existed costs a second
+// round trip of its own (its deadline is set right).
+func (s *Store) CreateHoldingBatch(ctx context.Context, calls []*askbridge.CreateCall) {
+	pipe := s.rdb.Pipeline()
+	ops := make([]*createOp, len(calls))
+	var queuedCalls []*queued
+	for i, c := range calls {
+		ops[i] = s.queueCreate(ctx, pipe, c.Question, c.Holder, c.TTL)
+		if ops[i].err == nil {
+			queuedCalls = append(queuedCalls, ops[i].call)
+		}
+	}
+	vals, errs := runQueued(ctx, s.rdb, pipe, queuedCalls)
+	j := 0
+	for i, op := range ops {
+		c := calls[i]
+		if op.err != nil {
+			c.Err = fmt.Errorf("store: create: %w", op.err)
+			continue
+		}
+		c.Created, c.Existing, c.Lease, c.Err = s.createDone(ctx, op, vals[j], errs[j])
+		if c.Err != nil {
+			c.Err = fmt.Errorf("store: create: %w", c.Err)
+		}
+		j++
+	}
+}
+
+// createOp is one create queued in a pipeline.
+type createOp struct {
+	q           askbridge.NewQuestion
+	holder      string
+	err         error // the question cannot be stored: nothing was queued
+	addDeadline *redis.IntCmd
+	call        *queued
+}
+
+// queueCreate queues the commands of one create in pipe: the deadline and
+// chat index writes, and create.lua.
+func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) *createOp {
+	op := &createOp{q: q, holder: holder}
 	if err := checkID(q.ID); err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, err
+		op.err = err
+		return op
 	}
 	if q.Created.IsZero() || q.Deadline.IsZero() {
-		return false, askbridge.Record{}, askbridge.Lease{}, errors.New("created and deadline must be set")
+		op.err = errors.New("created and deadline must be set")
+		return op
 	}
 	request, err := json.Marshal(q.Request)
 	if err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("encode request: %w", err)
+		op.err = fmt.Errorf("encode request: %w", err)
+		return op
 	}
 	fields := []any{
 		fieldStatus, string(askbridge.StatusPending),
@@ -88,14 +144,14 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 	if len(q.Answerers) > 0 {
 		a, err := json.Marshal(q.Answerers)
 		if err != nil {
-			return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("encode answerers: %w", err)
+			op.err = fmt.Errorf("encode answerers: %w", err)
+			return op
 		}
 		fields = append(fields, fieldAnswerers, string(a))
 	}
 	ttl := max(q.Deadline.Sub(q.Created), 0) + s.opts.Retention
 
-	pipe := s.rdb.Pipeline()
-	addDeadline := pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
+	op.addDeadline = pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
 	// Indexed in its chat from the start, not only once a message is
 	// recorded: a tap that comes before the record finds it there.
 	if q.Target.Platform != "" && q.Target.Chat != "" {
@@ -108,21 +164,20 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 		fields = append(fields, fenceField(LeaseDeliver), 1)
 	}
 	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
-	call := createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name)}, args...)
-	cmds, err := pipe.Exec(ctx)
-	if err != nil && !call.noScript() {
-		return false, askbridge.Record{}, askbridge.Lease{}, err
-	}
-	if call.noScript() {
-		for _, c := range cmds {
-			if c != call.cmd && c.Err() != nil {
-				return false, askbridge.Record{}, askbridge.Lease{}, c.Err()
-			}
-		}
-	}
-	v, err := call.result(ctx, s.rdb)
+	op.call = createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name)}, args...)
+	return op
+}
+
+// createDone reads the outcome of a create from its script's reply v (or
+// error). A failed deadline write fails the create, so the request is
+// handled again rather than leave a question that never times out.
+func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) (bool, askbridge.Record, askbridge.Lease, error) {
+	q, holder := op.q, op.holder
 	if err != nil {
 		return false, askbridge.Record{}, askbridge.Lease{}, err
+	}
+	if err := op.addDeadline.Err(); err != nil {
+		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("schedule deadline: %w", err)
 	}
 	o, rest, err := reply(v)
 	if err != nil {
@@ -135,7 +190,7 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 			if err != nil {
 				return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("lease token: %w", err)
 			}
-			lease = askbridge.Lease{Name: name, Holder: holder, Token: token}
+			lease = askbridge.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
 		}
 		return true, askbridge.Record{
 			ID:        q.ID,
@@ -154,7 +209,7 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 	if err != nil {
 		return false, askbridge.Record{}, askbridge.Lease{}, err
 	}
-	if err := s.repairDeadline(ctx, q, existing, addDeadline.Val() == 1); err != nil {
+	if err := s.repairDeadline(ctx, q, existing, op.addDeadline.Val() == 1); err != nil {
 		return false, existing, askbridge.Lease{}, err
 	}
 	return false, existing, askbridge.Lease{}, nil
