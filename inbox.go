@@ -367,6 +367,15 @@ func (e *Engine) Submit(ctx context.Context, id string, a Answer) (Submitted, er
 	return e.submit(ctx, rec, a)
 }
 
+// SubmitRecord is Submit for a question the caller has just read (the web
+// page reads it to check where it is shown): it saves reading it again.
+// rec may be a moment old; the end is still decided in Redis, first writer
+// wins, so an answer to a question that ended meanwhile loses as it would
+// through Submit.
+func (e *Engine) SubmitRecord(ctx context.Context, rec Record, a Answer) (Submitted, error) {
+	return e.submit(ctx, rec, a)
+}
+
 // submit is Submit for a question already read.
 func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, error) {
 	if rec.Status != StatusPending && rec.Result != nil {

@@ -40,9 +40,10 @@ type Questions interface {
 // became of it; an answer that does not fit the question is a
 // *askbridge.ValidationError, any other error is trouble reaching the store.
 // It blocks on Redis and may be called concurrently; a repeat after the
-// question ended reports how it ended.
+// question ended reports how it ended. It takes the question as the
+// handler has just read it, so the question is read once per answer.
 type Submitter interface {
-	Submit(ctx context.Context, id string, a askbridge.Answer) (askbridge.Submitted, error)
+	SubmitRecord(ctx context.Context, rec askbridge.Record, a askbridge.Answer) (askbridge.Submitted, error)
 }
 
 // Config wires a Handler. Questions, History, Events and Submitter are
@@ -472,7 +473,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers}
-	sub, err := h.submitter.Submit(ctx, id, a)
+	sub, err := h.submitter.SubmitRecord(ctx, rec, a)
 	var invalid *askbridge.ValidationError
 	switch {
 	case errors.As(err, &invalid):
