@@ -98,6 +98,10 @@ type EngineConfig struct {
 	// (many deadlines at once) does not start a goroutine each: the rest
 	// stay marked and the leftover pass takes them in turn.
 	FinishConcurrency int
+	// Callbacks turns result callbacks on (ask-user.md §8; callback.go).
+	// Its zero value leaves them off, and a request with a callback is
+	// refused.
+	Callbacks CallbackConfig
 	// StopGrace bounds a graceful stop (default 20s): once Run's context
 	// is done no new part of a prompt is started (the request is handed
 	// back to another replica, which goes on from the first part not
@@ -149,12 +153,15 @@ func setDefault[T int | time.Duration](v *T, def T) {
 // (taps, replies and the web page → one Submit path; inbox.go), the
 // finisher (a won end → event, metrics, every message edited; finisher.go)
 // and the sweeper (deadlines → expired; sweeper.go). docs/architecture.md
-// walks one question through them.
+// walks one question through them. With callbacks on, a fifth, the
+// dispatcher, POSTs the results of ended questions to their callbacks
+// (callback.go).
 type Engine struct {
 	*core
-	intake   *intake
-	sweeper  *sweeper
-	finisher *finisher
+	intake    *intake
+	sweeper   *sweeper
+	finisher  *finisher
+	callbacks *callbacks
 }
 
 // core is what the components share: the store, the channels, the clock,
@@ -195,6 +202,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 	publish := func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }
 	c.events = &groupCommit[Event]{run: publish, timeout: 10 * time.Second}
 	c.halt, c.haltNow = context.WithCancel(context.Background())
+	// Every store call of the engine goes through the callbacks' decorator,
+	// which registers a question's callback and brings it forward at its end.
+	cb := newCallbacks(c, cfg.Callbacks, cfg.Store)
+	c.store = cb.wrap(cfg.Store)
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch
 	}
@@ -204,8 +215,9 @@ func NewEngine(cfg EngineConfig) *Engine {
 		concurrency: cfg.FinishConcurrency,
 	})
 	return &Engine{
-		core:     c,
-		finisher: c.finisher,
+		core:      c,
+		callbacks: cb,
+		finisher:  c.finisher,
 		intake: newIntake(c, intakeParams{
 			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 			maxPerAgent:  cfg.MaxPendingPerAgent,
@@ -240,8 +252,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.intake.start(ctx, &wg)
 	e.sweeper.start(ctx, &wg)
 	e.finisher.start(ctx, &wg)
+	if e.callbacks.on() {
+		e.callbacks.start(ctx, &wg)
+	}
 	wg.Wait()
 	e.finisher.wait()
+	e.callbacks.wait()
 	close(done)
 	e.haltNow()
 	return nil

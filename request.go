@@ -40,6 +40,10 @@ type Request struct {
 	Agent          string     `json:"agent,omitempty"`
 	Questions      []Question `json:"questions"`
 	TimeoutSeconds int        `json:"timeoutSeconds"`
+	// Callback is the URL the result is also POSTed to (ask-user.md §8),
+	// checked here for its form only (ParseCallbackURL); whether the
+	// bridge may call it is the operator's CallbackPolicy.
+	Callback string `json:"callback,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -172,7 +176,7 @@ func (v *validator) request(raw any) Request {
 	if !ok {
 		return req
 	}
-	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds")
+	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -201,6 +205,13 @@ func (v *validator) request(raw any) Request {
 			v.addf("agent must not contain control characters or line breaks")
 		}
 		req.Agent = s
+	}
+	if s, ok := v.optionalString("callback", obj); ok {
+		if _, err := ParseCallbackURL(s); err != nil {
+			v.addf("%v", err)
+		} else {
+			req.Callback = s
+		}
 	}
 	req.Answerers = v.answerers(obj)
 	req.Questions = v.questions(obj)

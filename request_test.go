@@ -2,6 +2,7 @@ package askbridge
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -268,4 +269,77 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("normalising is not stable")
 		}
 	})
+}
+
+// The callback field is checked for its form: an http(s) URL with a host,
+// at most MaxCallbackBytes, without credentials, a fragment or spaces.
+func TestDecodeRequestCallback(t *testing.T) {
+	with := func(cb string) string {
+		return `{"callback":` + strings.TrimSpace(cb) + `,"questions":[{"id":"q","header":"Q","question":"Go?",` + twoOptions + `}]}`
+	}
+	good := "https://agents.example.com/hooks/askbridge?run=42"
+	req, err := DecodeRequest([]byte(with(`"` + good + `"`)))
+	if err != nil || req.Callback != good {
+		t.Fatalf("DecodeRequest = %+v, %v; want callback %q", req, err, good)
+	}
+	for _, tc := range []struct{ name, value, want string }{
+		{"not a string", `42`, "callback must be a string"},
+		{"ftp", `"ftp://agents.example.com/x"`, "callback: must be an https:// URL"},
+		{"relative", `"/hooks/askbridge"`, "callback: must be an https:// URL"},
+		{"no host", `"https:///x"`, "callback: must name a host"},
+		{"credentials", `"https://user:pw@agents.example.com/"`, "callback: must not carry a user name or password"},
+		{"fragment", `"https://agents.example.com/#x"`, "callback: must not have a fragment"},
+		{"space", `"https://agents.example.com/a b"`, "callback: must not contain spaces"},
+		{"bad port", `"https://agents.example.com:0/"`, "callback: port"},
+		{"too long", `"https://agents.example.com/` + strings.Repeat("a", MaxCallbackBytes) + `"`, "callback: must be at most 2048 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeRequest([]byte(with(tc.value)))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The operator's policy: the allowlist with wildcards, plain http only to
+// HTTP hosts, and host matching that ignores case and a trailing dot.
+func TestCallbackPolicyCheck(t *testing.T) {
+	p := CallbackPolicy{Hosts: []string{"agents.example.com", "*.hooks.example.org", "203.0.113.7"}, HTTPHosts: []string{"intranet.local"}, PrivateHosts: []string{"10.1.2.3"}}
+	for _, tc := range []struct{ url, want string }{
+		{"https://agents.example.com/x", ""},
+		{"https://AGENTS.example.com./x", ""},
+		{"https://a.hooks.example.org/x", ""},
+		{"https://a.b.hooks.example.org:8443/x", ""},
+		{"https://hooks.example.org/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://evilhooks.example.org/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://agents.example.com.evil.test/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://203.0.113.7/x", ""},
+		{"http://agents.example.com/x", "ASKUSER_CALLBACK_HTTP_HOSTS"},
+		{"http://intranet.local/x", ""},
+		{"https://10.1.2.3/x", ""},
+		{"http://10.1.2.3/x", "ASKUSER_CALLBACK_HTTP_HOSTS"},
+	} {
+		err := p.Check(tc.url)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Check(%s) = %v, want allowed", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "callback: ")):
+			t.Errorf("Check(%s) = %v, want a refusal naming callback and %s", tc.url, err, tc.want)
+		}
+	}
+}
+
+// Non-public addresses are named; public ones are not.
+func TestBlockedAddr(t *testing.T) {
+	for addr, blocked := range map[string]bool{
+		"127.0.0.1": true, "::1": true, "10.0.0.8": true, "172.16.3.4": true, "192.168.1.1": true,
+		"169.254.169.254": true, "fe80::1": true, "fd00::1": true, "0.0.0.0": true, "::": true,
+		"224.0.0.1": true, "100.64.0.1": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true,
+		"8.8.8.8": false, "2001:4860:4860::8888": false, "203.0.113.7": false,
+	} {
+		if got := blockedAddr(netip.MustParseAddr(addr)) != ""; got != blocked {
+			t.Errorf("blockedAddr(%s) blocked = %v, want %v", addr, got, blocked)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/slack"
@@ -98,8 +100,67 @@ type Config struct {
 	Slack    *slack.Config
 	// LogLevel is debug, info, warn or error (default info).
 	LogLevel string
+	// Callback configures result callbacks (ask-user.md §8); they are off
+	// without its secret.
+	Callback Callback
 
 	keys keyNames
+}
+
+// Callback configures result callbacks: the secret that signs them and
+// the hosts they may go to (docs/callbacks.md). Each list is
+// comma-separated host patterns: a host name, "*." and a domain for any
+// name under it, or an IP address.
+type Callback struct {
+	// Secret signs every callback (Standard Webhooks): at least 16
+	// characters, or "whsec_" and base64 of at least 16 bytes, which is
+	// then decoded. Empty: callbacks are off and a request with one is
+	// refused.
+	Secret string `yaml:"secret" json:"-"`
+	// Hosts may be called back over https.
+	Hosts string `yaml:"hosts"`
+	// HTTPHosts may be called back over plain http too (and are allowed
+	// like Hosts).
+	HTTPHosts string `yaml:"httpHosts"`
+	// PrivateHosts may resolve to non-public addresses (loopback, private,
+	// link-local…), and are allowed like Hosts.
+	PrivateHosts string `yaml:"privateHosts"`
+}
+
+// Format prints the callback settings, the secret redacted, for every verb.
+func (c Callback) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, settings.String(c)) }
+
+// LogValue logs the callback settings, the secret redacted.
+func (c Callback) LogValue() slog.Value { return settings.LogValue(c) }
+
+// Policy is the callback policy of the lists.
+func (c Callback) Policy() askbridge.CallbackPolicy {
+	return askbridge.CallbackPolicy{Hosts: splitList(c.Hosts), HTTPHosts: splitList(c.HTTPHosts), PrivateHosts: splitList(c.PrivateHosts)}
+}
+
+func (c Callback) check(p *settings.Problems) {
+	lists := false
+	for _, l := range []struct{ key, value string }{{"hosts", c.Hosts}, {"httpHosts", c.HTTPHosts}, {"privateHosts", c.PrivateHosts}} {
+		for _, h := range splitList(l.value) {
+			lists = true
+			if err := askbridge.CheckCallbackHostPattern(h); err != nil {
+				p.Addf("%s: %v", p.Name(l.key), err)
+			}
+		}
+	}
+	switch {
+	case c.Secret == "":
+		if lists {
+			p.Addf("callback hosts are set but %s is not, so no callback is ever made: set it (or its _FILE), or remove the hosts", p.Name("secret"))
+		}
+		return
+	case !lists:
+		p.Addf("%s is set but no host may be called back: list the agents' hosts in %s", p.Name("secret"), p.Name("hosts"))
+	}
+	if _, err := askbridge.CallbackKey(c.Secret); err != nil {
+		p.Addf("%s: %v", p.Name("secret"), err)
+	}
+	p.Plain("secret", c.Secret)
 }
 
 // Redis says which Redis to use.
@@ -282,6 +343,7 @@ func (c *Config) Validate() error {
 	}
 	section("redis", c.Redis.check)
 	section("http", c.HTTP.check)
+	section("callback", c.Callback.check)
 	for _, ps := range platforms {
 		if ps.on(c) {
 			section(ps.name, func(p *settings.Problems) {

@@ -105,6 +105,28 @@
 //	                                 orchestrator's kill timeout (compose: stop_grace_period).
 //	                                 Default: 20s. YAML stopGrace.
 //	ASKUSER_LOG_LEVEL                debug, info, warn or error. Default: info. YAML log.level.
+//	ASKUSER_CALLBACK_SECRET*         Secret that signs result callbacks (Standard Webhooks;
+//	                                 [docs/callbacks.md](docs/callbacks.md)): at least 16
+//	                                 characters, or whsec_ and the base64 of at least 16 bytes,
+//	                                 which are then the key (the form the standardwebhooks
+//	                                 libraries use). Unset: a request with a callback is
+//	                                 refused with an error naming this setting. Default: unset
+//	                                 (off). YAML callback.secret.
+//	ASKUSER_CALLBACK_HOSTS           Comma-separated hosts a request's callback may name, over
+//	                                 https: agents.example.com, *.example.com (any name under
+//	                                 it, not itself) or an IP address. Any other is refused
+//	                                 with an error naming callback. Default: unset (none). YAML
+//	                                 callback.hosts.
+//	ASKUSER_CALLBACK_HTTP_HOSTS      Hosts, as above, that may also be called back over plain
+//	                                 http; they are allowed like those of
+//	                                 ASKUSER_CALLBACK_HOSTS. Default: unset (none). YAML
+//	                                 callback.httpHosts.
+//	ASKUSER_CALLBACK_PRIVATE_HOSTS   Hosts, as above, that may resolve to loopback, private
+//	                                 (RFC 1918, fc00::/7), link-local or other non-public
+//	                                 addresses; they are allowed like those of
+//	                                 ASKUSER_CALLBACK_HOSTS. Any other host's address is
+//	                                 checked as it is dialled and refused if it is one of
+//	                                 those. Default: unset (none). YAML callback.privateHosts.
 //	ASKUSER_TELEGRAM_TOKEN*          Bot token from @BotFather (<bot id>:<secret>); turns
 //	                                 Telegram on. Default: unset (off). YAML telegram.token.
 //	ASKUSER_TELEGRAM_API_URL         Bot API server (a local Bot API server, or a test fake); a

@@ -100,9 +100,9 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s}",
-		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.Retention, c.ClaimIdle, c.StopGrace,
-		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel)
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s Callback:%s}",
+		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.MaxPendingPerAgent, c.Retention, c.ClaimIdle, c.StopGrace,
+		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel, settings.String(c.Callback))
 }
 
 // Format prints the redacted form for every verb.
@@ -123,11 +123,13 @@ func (c Config) LogValue() slog.Value {
 		slog.Attr{Key: "routes", Value: slog.GroupValue(routes...)},
 		slog.String("targets", c.Targets),
 		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack)),
+		slog.Int("maxPendingPerAgent", c.MaxPendingPerAgent),
 		slog.Duration("retention", c.Retention),
 		slog.Duration("claimIdle", c.ClaimIdle),
 		slog.Attr{Key: "telegram", Value: sectionValue(c.Telegram)},
 		slog.Attr{Key: "discord", Value: sectionValue(c.Discord)},
 		slog.Attr{Key: "slack", Value: sectionValue(c.Slack)},
 		slog.String("logLevel", c.LogLevel),
+		slog.Any("callback", c.Callback),
 	)
 }

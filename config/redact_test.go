@@ -11,6 +11,9 @@ import (
 	"github.com/askbridge/askbridge/discord"
 )
 
+// callbackSecret signs the result callbacks in these tests.
+const callbackSecret = "cb-Secret-7f3a9d2e41"
+
 // secretsConfig loads a configuration with every secret set.
 func secretsConfig(t *testing.T) (*Config, []string) {
 	t.Helper()
@@ -25,12 +28,14 @@ func secretsConfig(t *testing.T) (*Config, []string) {
 		"ASKUSER_SLACK_BOT_TOKEN":         slackBot,
 		"ASKUSER_SLACK_APP_TOKEN":         slackApp,
 		"ASKUSER_SLACK_SIGNING_SECRET":    slackSigning,
+		"ASKUSER_CALLBACK_SECRET":         callbackSecret,
+		"ASKUSER_CALLBACK_HOSTS":          "agents.example.com",
 	}
 	c, err := Load(env(vars), noFiles(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, []string{redisPass, httpToken, tgToken, hookSecret, discordToken, slackBot, slackApp, slackSigning,
+	return c, []string{redisPass, httpToken, tgToken, hookSecret, discordToken, slackBot, slackApp, slackSigning, callbackSecret,
 		// distinctive parts, in case a secret is printed cut or escaped
 		"AAHdqTcvCH1vGWJx", "GhIjKl", "AbCdEfGhIjKl", "abcdef0123456789", "99yyyzzz"}
 }
@@ -83,12 +88,14 @@ func TestRedactedForm(t *testing.T) {
 	c.Routes["ops"] = Route{To: "telegram:-100123", Answerers: []string{"telegram:1"}}
 	c.Discord = nil
 	c.Targets, c.Chats.Telegram = TargetsRoutesOnly, "-100123,-100456"
+	c.MaxPendingPerAgent = 50
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
 		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
-		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
+		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1]}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
-		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} LogLevel:info}"
+		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} LogLevel:info " +
+		"Callback:{Secret:[redacted] Hosts:agents.example.com HTTPHosts: PrivateHosts:}}"
 	tests := []struct{ name, got, want string }{
 		{"%v", fmt.Sprintf("%v", c), want},
 		{"%+v", fmt.Sprintf("%+v", c), want},

@@ -76,6 +76,14 @@ var table = []setting{
 		doc: "How long a graceful stop (SIGTERM) may take: no new prompt part starts, and what is still in hand after this is left to another replica; `1s` to `10m`. Keep it below the orchestrator's kill timeout (compose: `stop_grace_period`)."},
 	{env: "ASKUSER_LOG_LEVEL", yaml: "log.level", str: func(c *Config) *string { return &c.LogLevel }, norm: strings.ToLower,
 		doc: "`debug`, `info`, `warn` or `error`."},
+	{env: "ASKUSER_CALLBACK_SECRET", yaml: "callback.secret", secret: true, str: func(c *Config) *string { return &c.Callback.Secret }, def: "unset (off)",
+		doc: "Secret that signs result callbacks (Standard Webhooks; [docs/callbacks.md](docs/callbacks.md)): at least 16 characters, or `whsec_` and the base64 of at least 16 bytes, which are then the key (the form the `standardwebhooks` libraries use). Unset: a request with a `callback` is refused with an error naming this setting."},
+	{env: "ASKUSER_CALLBACK_HOSTS", yaml: "callback.hosts", str: func(c *Config) *string { return &c.Callback.Hosts }, def: "unset (none)",
+		doc: "Comma-separated hosts a request's `callback` may name, over https: `agents.example.com`, `*.example.com` (any name under it, not itself) or an IP address. Any other is refused with an error naming `callback`."},
+	{env: "ASKUSER_CALLBACK_HTTP_HOSTS", yaml: "callback.httpHosts", str: func(c *Config) *string { return &c.Callback.HTTPHosts }, def: "unset (none)",
+		doc: "Hosts, as above, that may also be called back over plain `http`; they are allowed like those of `ASKUSER_CALLBACK_HOSTS`."},
+	{env: "ASKUSER_CALLBACK_PRIVATE_HOSTS", yaml: "callback.privateHosts", str: func(c *Config) *string { return &c.Callback.PrivateHosts }, def: "unset (none)",
+		doc: "Hosts, as above, that may resolve to loopback, private (RFC 1918, `fc00::/7`), link-local or other non-public addresses; they are allowed like those of `ASKUSER_CALLBACK_HOSTS`. Any other host's address is checked as it is dialled and refused if it is one of those."},
 
 	// A platform's token comes first in its section: it turns the platform on.
 	{env: "ASKUSER_TELEGRAM_TOKEN", yaml: "telegram.token", secret: true, str: func(c *Config) *string { return &c.Telegram.Token }, def: "unset (off)",

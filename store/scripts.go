@@ -139,15 +139,6 @@ func (s *script) queue(ctx context.Context, pipe redis.Pipeliner, keys []string,
 // call did not run (its script cache was flushed, or a cluster node is new).
 func (q *queued) noScript() bool { return redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") }
 
-// result is the reply of a queued call after its pipeline ran; a call the
-// server answered NOSCRIPT is sent again alone with its full source.
-func (q *queued) result(ctx context.Context, rdb redis.Scripter) (any, error) {
-	if q.noScript() {
-		return rdb.Eval(ctx, q.s.src, q.keys, q.args...).Result()
-	}
-	return q.cmd.Result()
-}
-
 // runQueued runs many queued calls, already in pipe, and returns each reply
 // or error in order. The calls answered NOSCRIPT are sent again together,
 // in full, in a second pipeline.

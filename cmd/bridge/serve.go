@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -151,6 +152,9 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		Store: st, Resolve: resolver(cfg), Channels: channels,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 		MaxPendingPerAgent: cfg.MaxPendingPerAgent,
+		Callbacks: askbridge.CallbackConfig{
+			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
+		},
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
@@ -249,6 +253,33 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	fmt.Fprintf(stdout, "askbridge: web page on %s\n", page)
 	log.Info("bridge started", "http", b.Addr, "channels", len(channels))
 	return b, nil
+}
+
+// callbackCounters counts result callbacks on Prometheus.
+type callbackCounters struct {
+	delivered prometheus.Counter
+	failed    *prometheus.CounterVec
+}
+
+func newCallbackCounters(reg prometheus.Registerer) *callbackCounters {
+	c := &callbackCounters{
+		delivered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "askbridge_callbacks_delivered_total",
+			Help: "Result callbacks a receiver took (answered 2xx), by this replica.",
+		}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askbridge_callbacks_failed_total",
+			Help: "Failed result callback attempts by this replica; final=\"true\" when the callback was given up.",
+		}, []string{"final"}),
+	}
+	reg.MustRegister(c.delivered, c.failed)
+	return c
+}
+
+func (c *callbackCounters) CallbackDelivered() { c.delivered.Inc() }
+
+func (c *callbackCounters) CallbackFailed(final bool) {
+	c.failed.WithLabelValues(strconv.FormatBool(final)).Inc()
 }
 
 // stop shuts down gracefully: no new requests are taken, the ones in hand

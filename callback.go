@@ -1,0 +1,980 @@
+package askbridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/askbridge/askbridge/internal/redact"
+	"github.com/askbridge/askbridge/internal/retry"
+)
+
+// Result callbacks (ask-user.md §8): when a question with a `callback`
+// ends, the bridge POSTs its result JSON there, signed as Standard Webhooks
+// says, and retries with backoff until a 2xx answer or GiveUpAfter.
+//
+// The pending callback lives in Redis (CallbackQueue): a registration
+// beside the question, in its slot, and a member of a due-set shared by all
+// questions. A callback is registered before its question exists — before
+// the create, or before the refusal, that stores it — and due at the
+// question's deadline plus a grace at the latest, so a replica that dies at
+// any point after that leaves nothing to lose: whichever replica's
+// dispatcher finds it due calls back once the question has ended. Ending a
+// question only brings the due time forward (before the end to a few
+// seconds from then, after a won end to now), which makes a callback go
+// out at once rather than at the deadline.
+//
+// The engine's Store is decorated (callbackStore) where questions begin
+// and end: the creates (where the operator's policy is applied and the
+// callback registered), Reject (a refused request's callback), End and
+// Sweep (the due time brought forward), and ReadRequests (a refused
+// request has no decoded request to take the URL from, so it is noted as
+// the entry is read).
+
+// EventCallbackFailed is the event of a callback attempt that failed
+// (redis-protocol.md, Additions v1.1); its Error says why, and whether
+// another try follows.
+const EventCallbackFailed EventKind = "callback_failed"
+
+// MaxCallbackBytes bounds a request's callback URL.
+const MaxCallbackBytes = 2048
+
+// MinCallbackSecretBytes is the shortest callback secret (characters, or
+// decoded bytes of a whsec_ secret): the project's rule for secrets.
+const MinCallbackSecretBytes = 16
+
+// DefaultCallbackTolerance is how far a callback's timestamp may be from
+// the receiver's clock (Standard Webhooks recommends five minutes).
+const DefaultCallbackTolerance = 5 * time.Minute
+
+// Headers of a callback (Standard Webhooks).
+const (
+	HeaderWebhookID        = "webhook-id"
+	HeaderWebhookTimestamp = "webhook-timestamp"
+	HeaderWebhookSignature = "webhook-signature"
+)
+
+// ParseCallbackURL checks the form of a request's callback: an absolute
+// http or https URL with a host, at most MaxCallbackBytes, without spaces,
+// control characters, credentials or a fragment. Whether the bridge may
+// call it is CallbackPolicy.Check's.
+func ParseCallbackURL(raw string) (*url.URL, error) {
+	if len(raw) > MaxCallbackBytes {
+		return nil, fmt.Errorf("callback: must be at most %d bytes (got %d)", MaxCallbackBytes, len(raw))
+	}
+	if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return nil, errors.New("callback: must not contain spaces or control characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		reason := "unparseable"
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			reason = ue.Err.Error()
+		}
+		return nil, fmt.Errorf("callback: not a URL (%s)", reason)
+	}
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return nil, errors.New("callback: must be an https:// URL (http:// only to hosts the bridge's operator allows)")
+	case u.Opaque != "" || u.Hostname() == "":
+		return nil, errors.New("callback: must name a host, as in https://agents.example.com/hooks/askbridge")
+	case u.User != nil:
+		return nil, errors.New("callback: must not carry a user name or password; the bridge signs every callback instead")
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, errors.New("callback: must not have a fragment (#…)")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("callback: port %q is not 1 to 65535", p)
+		}
+	}
+	return u, nil
+}
+
+// CallbackPolicy is the operator's say on which callbacks the bridge
+// makes. A host pattern is a host name ("agents.example.com"), "*." and a
+// domain for any name under it (not the domain itself), or an IP address;
+// names match ignoring case and a trailing dot.
+type CallbackPolicy struct {
+	// Hosts may be called back over https (ASKUSER_CALLBACK_HOSTS).
+	Hosts []string
+	// HTTPHosts may be called back over plain http too, and are allowed
+	// like Hosts (ASKUSER_CALLBACK_HTTP_HOSTS).
+	HTTPHosts []string
+	// PrivateHosts may resolve to loopback, private, link-local and other
+	// non-public addresses, and are allowed like Hosts
+	// (ASKUSER_CALLBACK_PRIVATE_HOSTS). Any other host's address is checked
+	// as it is dialled, and refused if it is one of those.
+	PrivateHosts []string
+}
+
+// CheckCallbackHostPattern reports what is wrong with a host pattern of a
+// CallbackPolicy, or nil.
+func CheckCallbackHostPattern(p string) error {
+	if _, err := netip.ParseAddr(p); err == nil {
+		return nil
+	}
+	name := strings.TrimPrefix(p, "*.")
+	if name == "" || len(name) > 253 || strings.Contains(name, "*") {
+		return fmt.Errorf("%q is not a host name, \"*.\" and a domain, or an IP address", p)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+		if label == "" || len(label) > 63 || strings.IndexFunc(label, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+		}) >= 0 {
+			return fmt.Errorf("%q is not a host name, \"*.\" and a domain, or an IP address", p)
+		}
+	}
+	return nil
+}
+
+// Check reports why the bridge may not call raw back, naming the field and
+// the setting that decides, or nil when it may.
+func (p CallbackPolicy) Check(raw string) error {
+	u, err := ParseCallbackURL(raw)
+	if err != nil {
+		return err
+	}
+	host := normHost(u.Hostname())
+	if !matchAny(p.Hosts, host) && !matchAny(p.HTTPHosts, host) && !matchAny(p.PrivateHosts, host) {
+		return fmt.Errorf("callback: host %q is not on this bridge's callback allowlist (ASKUSER_CALLBACK_HOSTS); ask its operator to add it", host)
+	}
+	if u.Scheme == "http" && !matchAny(p.HTTPHosts, host) {
+		return fmt.Errorf("callback: plain http to %q is not allowed; use https, or ask the bridge's operator to list the host in ASKUSER_CALLBACK_HTTP_HOSTS", host)
+	}
+	return nil
+}
+
+// privateAllowed reports whether host may resolve to a non-public address.
+func (p CallbackPolicy) privateAllowed(host string) bool {
+	return matchAny(p.PrivateHosts, normHost(host))
+}
+
+func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+func matchAny(patterns []string, host string) bool {
+	for _, p := range patterns {
+		if matchHost(p, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchHost matches a normalised host against one pattern.
+func matchHost(pattern, host string) bool {
+	pattern = normHost(strings.TrimSpace(pattern))
+	if a, err := netip.ParseAddr(pattern); err == nil {
+		b, err := netip.ParseAddr(host)
+		return err == nil && a.Unmap() == b.Unmap()
+	}
+	if suffix, ok := strings.CutPrefix(pattern, "*"); ok && strings.HasPrefix(suffix, ".") {
+		return len(host) > len(suffix) && strings.HasSuffix(host, suffix)
+	}
+	return pattern != "" && pattern == host
+}
+
+// Address ranges a callback never reaches unless its host is among
+// CallbackPolicy.PrivateHosts, besides those netip classifies (loopback,
+// private, link-local, multicast, unspecified).
+var nonPublic = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "reserved (this network)"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "shared (carrier-grade NAT)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "reserved (IETF protocol assignments)"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "reserved (benchmarking)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved (local-use NAT64)"},
+}
+
+// blockedAddr names the kind of a non-public address, or "" for a public one.
+func blockedAddr(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsPrivate():
+		return "private"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsMulticast(), a.IsInterfaceLocalMulticast(), a.IsLinkLocalMulticast():
+		return "multicast"
+	}
+	for _, r := range nonPublic {
+		if r.prefix.Contains(a) {
+			return r.what
+		}
+	}
+	return ""
+}
+
+// checkedDial dials like net.Dialer but refuses, as it connects, an
+// address that is not public unless the host may resolve to one: the check
+// is on the address actually dialled (net.Dialer.Control), so a name that
+// resolves differently on a second lookup (DNS rebinding) gains nothing.
+func (p CallbackPolicy) checkedDial(timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		private := p.privateAllowed(host)
+		d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+			if private {
+				return nil
+			}
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("cannot check the address %q of %s", address, host)
+			}
+			if what := blockedAddr(ap.Addr()); what != "" {
+				return fmt.Errorf("refused to connect: %s is at %s, a %s address; a callback host on a private network must be listed in ASKUSER_CALLBACK_PRIVATE_HOSTS", host, ap.Addr(), what)
+			}
+			return nil
+		}}
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// CallbackKey is the HMAC key of a callback secret: the base64-decoded
+// bytes after the prefix of a "whsec_…" secret (the form the Standard
+// Webhooks libraries make and take), else the secret's own bytes. It
+// refuses a secret shorter than MinCallbackSecretBytes.
+func CallbackKey(secret string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
+		key, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return nil, errors.New("a secret that starts with whsec_ must be standard base64 after it (make one with: echo whsec_$(openssl rand -base64 32))")
+		}
+		if len(key) < MinCallbackSecretBytes {
+			return nil, fmt.Errorf("a whsec_ secret must decode to at least %d bytes (got %d)", MinCallbackSecretBytes, len(key))
+		}
+		return key, nil
+	}
+	if len(secret) < MinCallbackSecretBytes {
+		return nil, fmt.Errorf("must be at least %d characters (make one with: openssl rand -hex 32)", MinCallbackSecretBytes)
+	}
+	return []byte(secret), nil
+}
+
+// CallbackSignature is the webhook-signature header value of a callback:
+// "v1," and the base64 HMAC-SHA256, with key, of "<id>.<timestamp>.<body>".
+func CallbackSignature(key []byte, id string, timestamp int64, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + strconv.FormatInt(timestamp, 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// CallbackQueue keeps the pending callbacks in Redis, so that any replica
+// delivers them and none is lost with the replica that ended its question.
+// *store.Store implements it. Every method is safe for concurrent use by
+// many goroutines and processes, and blocks on Redis; an error means
+// infrastructure trouble and the call may be repeated.
+type CallbackQueue interface {
+	// RegisterCallbacks records that each question is to be called back at
+	// its URL once it ended, due to be looked at by Due. A question already
+	// registered keeps its URL and state (safe to repeat); its due time only
+	// ever moves earlier.
+	RegisterCallbacks(ctx context.Context, regs ...CallbackRegistration) error
+	// NudgeCallbacks moves the due time of registered callbacks to at when
+	// that is earlier; ids not registered are left alone. Safe to repeat.
+	NudgeCallbacks(ctx context.Context, at time.Time, ids ...string) error
+	// ClaimCallbacks takes up to max callbacks due at or before now and
+	// makes each due again only at now+lease: no other caller takes it
+	// until then. Each callback is handed to exactly one caller.
+	ClaimCallbacks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]string, error)
+	// BeginCallback looks at a claimed callback and, when its question has
+	// ended and it is still to be delivered, starts the next attempt
+	// (Step CallbackPost, Attempt numbering it). A callback whose question
+	// ended giveUpAfter or more before now is recorded as failed instead
+	// (CallbackGaveUp). Not safe to repeat: each call is an attempt.
+	BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter time.Duration) (CallbackAttempt, error)
+	// FinishCallback records how an attempt went: delivered and given up
+	// leave the queue, a retry is due again at f.Next. ok is false, and
+	// nothing changes, when the attempt is no longer the latest (another
+	// caller began one after this one's claim lapsed). Safe to repeat.
+	FinishCallback(ctx context.Context, f CallbackFinish) (ok bool, err error)
+	// ScheduleCallback makes a registered callback due at at (later or
+	// earlier); DropCallback takes it out of the due-set. Both are safe to
+	// repeat.
+	ScheduleCallback(ctx context.Context, id string, at time.Time) error
+	DropCallback(ctx context.Context, id string) error
+}
+
+// CallbackRegistration is one callback to register.
+type CallbackRegistration struct {
+	ID  string
+	URL string
+	// Due is when the callback is first looked at: its question's
+	// deadline (plus a grace), when it has ended by then at the latest.
+	Due time.Time
+	// Now is the time of the registration, and Keep how long from then it
+	// must stay at least (the store adds its result retention).
+	Now  time.Time
+	Keep time.Duration
+}
+
+// CallbackStep is what BeginCallback found to do.
+type CallbackStep int
+
+const (
+	// CallbackPost: the question has ended; POST Body to URL.
+	CallbackPost CallbackStep = iota + 1
+	// CallbackWait: the question is pending (until its deadline, Until)
+	// or not yet stored; look again later.
+	CallbackWait
+	// CallbackDone: nothing is left to do (delivered, given up, or no
+	// such callback); drop it from the queue.
+	CallbackDone
+	// CallbackGaveUp: the question ended GiveUpAfter ago or more; the
+	// callback was just recorded as failed.
+	CallbackGaveUp
+)
+
+// CallbackAttempt is what BeginCallback hands the dispatcher.
+type CallbackAttempt struct {
+	ID   string
+	Step CallbackStep
+	// URL, Body (the result JSON, exactly as pushed to the agent), Ended
+	// and Attempt (1 for the first) are set for CallbackPost; Attempt also
+	// for CallbackGaveUp (the attempts made).
+	URL     string
+	Body    []byte
+	Ended   time.Time
+	Attempt int
+	// Until is the question's deadline, for CallbackWait (zero when the
+	// question is not stored yet).
+	Until time.Time
+}
+
+// CallbackState is the state of a callback the question hash shows in its
+// field `callback`.
+type CallbackState string
+
+// The states of a callback.
+const (
+	CallbackDelivered CallbackState = "delivered"
+	CallbackRetrying  CallbackState = "retrying"
+	CallbackFailed    CallbackState = "failed"
+)
+
+// CallbackFinish is the outcome of one attempt.
+type CallbackFinish struct {
+	ID      string
+	Attempt int
+	State   CallbackState
+	// Error is the failure, shown to operators; Next is when a retry is
+	// due (State CallbackRetrying).
+	Error string
+	Now   time.Time
+	Next  time.Time
+}
+
+// CallbackMetrics counts callbacks; every method must be cheap and safe for
+// concurrent use.
+type CallbackMetrics interface {
+	// CallbackDelivered counts a callback a receiver took (2xx).
+	CallbackDelivered()
+	// CallbackFailed counts a failed attempt; final says no other follows.
+	CallbackFailed(final bool)
+}
+
+type nopCallbackMetrics struct{}
+
+func (nopCallbackMetrics) CallbackDelivered()  {}
+func (nopCallbackMetrics) CallbackFailed(bool) {}
+
+// CallbackConfig turns result callbacks on. The zero value leaves them off:
+// a request with a callback is then refused with an error naming
+// ASKUSER_CALLBACK_SECRET.
+type CallbackConfig struct {
+	// Secret signs every callback (Standard Webhooks; CallbackKey says how
+	// it becomes the key). Empty: callbacks are off.
+	Secret string
+	// Policy says which URLs may be called back.
+	Policy CallbackPolicy
+	// Queue keeps the pending callbacks (default: the engine's Store, when
+	// it implements CallbackQueue).
+	Queue   CallbackQueue
+	Metrics CallbackMetrics
+	// Timeout bounds one POST, connection included (default 10s).
+	Timeout time.Duration
+	// Lease is how long a dispatcher holds a callback it took (default
+	// 30s): one that dies mid-attempt leaves it to another after that.
+	Lease time.Duration
+	// PollEvery is how often each replica looks for due callbacks (default
+	// 1s); an end on this replica wakes it at once.
+	PollEvery time.Duration
+	// GiveUpAfter is how long after its question ended a callback is
+	// retried (default 24h).
+	GiveUpAfter time.Duration
+	// MinBackoff and MaxBackoff bound the wait between attempts, which
+	// doubles from one to the other with jitter (default 5s to 1h).
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	// Concurrency bounds the attempts one replica makes at once (default 16).
+	Concurrency int
+}
+
+func (c CallbackConfig) withDefaults() CallbackConfig {
+	if c.Metrics == nil {
+		c.Metrics = nopCallbackMetrics{}
+	}
+	setDefault(&c.Timeout, 10*time.Second)
+	setDefault(&c.Lease, 30*time.Second)
+	setDefault(&c.PollEvery, time.Second)
+	setDefault(&c.GiveUpAfter, 24*time.Hour)
+	setDefault(&c.MinBackoff, 5*time.Second)
+	setDefault(&c.MaxBackoff, time.Hour)
+	setDefault(&c.Concurrency, 16)
+	return c
+}
+
+const (
+	// callbackEndGrace is how long after its deadline a question's
+	// callback is first looked at when no end brought it forward: the
+	// sweep ends the question at its deadline.
+	callbackEndGrace = 5 * time.Second
+	// callbackRecheck is how soon a callback is looked at again when it
+	// was brought forward by an end that had not happened yet, or found its
+	// question still pending.
+	callbackRecheck = 5 * time.Second
+	// callbackWaitMax bounds the wait of a callback whose question is not
+	// stored yet, or pending: it is looked at again at least this often.
+	callbackWaitMax = time.Minute
+	// maxCallbackHints bounds the callbacks noted from entries read but not
+	// yet created or refused, and callbackHintAge how long one is kept.
+	maxCallbackHints = 10_000
+	callbackHintAge  = 10 * time.Minute
+	// maxCallbackError bounds the error text of a callback_failed event.
+	maxCallbackError = 300
+)
+
+// callbacks is the engine's part of result callbacks: the policy applied
+// at create, the registrations, and the dispatcher that delivers them.
+type callbacks struct {
+	*core
+	cfg   CallbackConfig
+	inner Store
+	// off, when set, is why a request with a callback is refused.
+	off error
+	key []byte
+	// kick wakes the dispatcher (a question with a callback ended here).
+	kick chan struct{}
+
+	hintMu sync.Mutex
+	hints  map[string]callbackHint
+
+	client *http.Client
+	slots  chan struct{}
+	work   sync.WaitGroup
+}
+
+// callbackHint is the callback URL of an entry read and not yet handled.
+type callbackHint struct {
+	url string
+	at  time.Time
+}
+
+func newCallbacks(c *core, cfg CallbackConfig, inner Store) *callbacks {
+	cfg = cfg.withDefaults()
+	if cfg.Queue == nil {
+		cfg.Queue, _ = inner.(CallbackQueue)
+	}
+	cb := &callbacks{core: c, cfg: cfg, inner: inner, kick: make(chan struct{}, 1), hints: map[string]callbackHint{}}
+	switch key, err := CallbackKey(cfg.Secret); {
+	case cfg.Secret == "":
+		cb.off = errors.New("callback: this bridge makes no callbacks (ASKUSER_CALLBACK_SECRET is not set); ask its operator to set it, or wait for the result with BLPOP")
+	case err != nil:
+		cb.off = fmt.Errorf("callback: this bridge's ASKUSER_CALLBACK_SECRET is not usable (%v); ask its operator to fix it", err)
+	case cfg.Queue == nil:
+		cb.off = errors.New("callback: this bridge's store cannot keep callbacks")
+	default:
+		cb.key = key
+	}
+	cb.slots = make(chan struct{}, cfg.Concurrency)
+	cb.client = &http.Client{
+		Timeout: cfg.Timeout,
+		// A redirect is an answer like any other non-2xx: the callback
+		// failed (it could lead anywhere, the allowlist included).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			// No proxy: the address dialled is the one checked.
+			Proxy:                 nil,
+			DialContext:           cfg.Policy.checkedDial(cfg.Timeout),
+			ForceAttemptHTTP2:     true,
+			TLSHandshakeTimeout:   cfg.Timeout,
+			ResponseHeaderTimeout: cfg.Timeout,
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       90 * time.Second,
+		},
+	}
+	return cb
+}
+
+// on reports whether callbacks are made.
+func (cb *callbacks) on() bool { return cb.off == nil }
+
+// allowed reports why the bridge will not call raw back, or nil.
+func (cb *callbacks) allowed(raw string) error {
+	if cb.off != nil {
+		return cb.off
+	}
+	return cb.cfg.Policy.Check(raw)
+}
+
+// wrap decorates the engine's store where questions begin and end.
+func (cb *callbacks) wrap(inner Store) Store {
+	s := &callbackStore{Store: inner, cb: cb}
+	if bc, ok := inner.(BatchCreator); ok {
+		return &callbackBatchStore{callbackStore: s, batch: bc}
+	}
+	return s
+}
+
+// screened is what becomes of a question about to be created whose
+// callback was refused, or could not be registered: returned in place of
+// creating it.
+type screened struct {
+	rec Record
+	err error
+}
+
+// screen applies the policy to the callbacks of questions about to be
+// created and registers the allowed ones, all in one call to the queue.
+// Each question gets nil (create it) or what to return instead: the record
+// of its refusal, or an error (the request is handled again).
+func (cb *callbacks) screen(ctx context.Context, qs []NewQuestion) []*screened {
+	out := make([]*screened, len(qs))
+	var regs []CallbackRegistration
+	var at []int
+	for i, q := range qs {
+		cb.takeHint(q.ID)
+		if q.Request.Callback == "" {
+			continue
+		}
+		if err := cb.allowed(q.Request.Callback); err != nil {
+			out[i] = cb.refuse(ctx, q.ID, err)
+			continue
+		}
+		regs = append(regs, CallbackRegistration{
+			ID: q.ID, URL: q.Request.Callback, Due: q.Deadline.Add(callbackEndGrace),
+			Now: q.Created, Keep: max(q.Deadline.Sub(q.Created), 0) + callbackEndGrace + cb.cfg.GiveUpAfter,
+		})
+		at = append(at, i)
+	}
+	if len(regs) > 0 {
+		if err := cb.cfg.Queue.RegisterCallbacks(ctx, regs...); err != nil {
+			for _, i := range at {
+				out[i] = &screened{err: fmt.Errorf("register callback: %w", err)}
+			}
+		}
+	}
+	return out
+}
+
+// refuse stores the error result of a request whose callback the bridge
+// will not make, as the intake refuses any request.
+func (cb *callbacks) refuse(ctx context.Context, id string, cause error) *screened {
+	now := cb.clock.Now()
+	r, err := cb.inner.Reject(ctx, id, Refused(id, cause).Stamp(now, now), now)
+	if err != nil {
+		return &screened{err: fmt.Errorf("reject request: %w", err)}
+	}
+	if r.Won {
+		cb.log.Info("request refused", "question", id, "error", cause.Error())
+		cb.metrics.Ended("", OutcomeRejected, 0)
+		if err := cb.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()}); err != nil {
+			cb.log.Warn("publish rejected event", "question", id, "err", err)
+		}
+	}
+	return &screened{rec: r.Record}
+}
+
+// due brings the callbacks of ids forward to at and wakes the dispatcher.
+func (cb *callbacks) due(ctx context.Context, at time.Time, ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	if err := cb.cfg.Queue.NudgeCallbacks(ctx, at, ids...); err != nil {
+		cb.log.Warn("bring callbacks forward; they go out at their deadline instead", "questions", len(ids), "err", err)
+	}
+	select {
+	case cb.kick <- struct{}{}:
+	default:
+	}
+}
+
+// noteHints notes the callback of every entry read whose request carries
+// one the bridge may make, under the id a refusal of the entry would use.
+func (cb *callbacks) noteHints(entries []Entry) {
+	now := cb.clock.Now()
+	cb.hintMu.Lock()
+	defer cb.hintMu.Unlock()
+	for id, h := range cb.hints {
+		if now.Sub(h.at) > callbackHintAge {
+			delete(cb.hints, id)
+		}
+	}
+	for _, e := range entries {
+		if len(e.Ask) == 0 || len(cb.hints) >= maxCallbackHints {
+			continue
+		}
+		if u := topLevelString(e.Ask, "callback"); u != "" && cb.allowed(u) == nil {
+			cb.hints[refusedID(e)] = callbackHint{url: u, at: now}
+		}
+	}
+}
+
+// takeHint takes the callback noted for id, if any.
+func (cb *callbacks) takeHint(id string) string {
+	cb.hintMu.Lock()
+	defer cb.hintMu.Unlock()
+	h, ok := cb.hints[id]
+	if !ok {
+		return ""
+	}
+	delete(cb.hints, id)
+	return h.url
+}
+
+// topLevelString is the string value of key in the JSON object data opens
+// with, read only as far as it parses; "" when there is none.
+func topLevelString(data []byte, key string) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	found := ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return found
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return found
+		}
+		if k == key {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				found = s
+			}
+		}
+	}
+	return found
+}
+
+// callbackStore is the engine's Store with callbacks: the calls where a
+// question begins and ends register its callback and bring it forward.
+type callbackStore struct {
+	Store
+	cb *callbacks
+}
+
+// callbackBatchStore is a callbackStore over a store that creates in
+// batches.
+type callbackBatchStore struct {
+	*callbackStore
+	batch BatchCreator
+}
+
+func (s *callbackStore) Create(ctx context.Context, q NewQuestion) (bool, Record, error) {
+	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
+		return false, out.rec, out.err
+	}
+	return s.Store.Create(ctx, q)
+}
+
+func (s *callbackStore) CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (bool, Record, Lease, error) {
+	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
+		return false, out.rec, Lease{}, out.err
+	}
+	return s.Store.CreateHolding(ctx, q, holder, ttl)
+}
+
+// CreateHoldingBatch screens every call's callback, answers the refused
+// ones itself and creates the others in one batch.
+func (s *callbackBatchStore) CreateHoldingBatch(ctx context.Context, calls []*CreateCall) {
+	qs := make([]NewQuestion, len(calls))
+	for i, c := range calls {
+		qs[i] = c.Question
+	}
+	outs := s.cb.screen(ctx, qs)
+	rest := make([]*CreateCall, 0, len(calls))
+	for i, c := range calls {
+		if out := outs[i]; out != nil {
+			c.Created, c.Existing, c.Lease, c.Err = false, out.rec, Lease{}, out.err
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if len(rest) > 0 {
+		s.batch.CreateHoldingBatch(ctx, rest)
+	}
+}
+
+// ReadRequests notes the callbacks of the entries read, for their refusal.
+func (s *callbackStore) ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error) {
+	entries, err := s.Store.ReadRequests(ctx, max, block)
+	if err == nil && s.cb.on() {
+		s.cb.noteHints(entries)
+	}
+	return entries, err
+}
+
+// Reject registers the callback of the refused request, if it has one the
+// bridge may make, before storing the refusal.
+func (s *callbackStore) Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error) {
+	u := ""
+	if s.cb.on() {
+		u = s.cb.takeHint(id)
+	}
+	if u == "" {
+		return s.Store.Reject(ctx, id, res, now)
+	}
+	reg := CallbackRegistration{ID: id, URL: u, Due: now.Add(callbackRecheck), Now: now, Keep: callbackRecheck + s.cb.cfg.GiveUpAfter}
+	if err := s.cb.cfg.Queue.RegisterCallbacks(ctx, reg); err != nil {
+		return EndResult{}, fmt.Errorf("register callback: %w", err)
+	}
+	r, err := s.Store.Reject(ctx, id, res, now)
+	if err == nil && r.Won {
+		s.cb.due(ctx, now, id)
+	}
+	return r, err
+}
+
+// End brings the question's callback, if any, forward to a few seconds
+// from now before ending it, and to now once the end is won: a replica
+// that dies in between leaves it due soon all the same.
+func (s *callbackStore) End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error) {
+	if !s.cb.on() {
+		return s.Store.End(ctx, id, res, now)
+	}
+	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
+		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
+	}
+	r, err := s.Store.End(ctx, id, res, now)
+	if err == nil && r.Won && r.Record.Request.Callback != "" {
+		s.cb.due(ctx, now, id)
+	}
+	return r, err
+}
+
+// Sweep brings the callbacks of the questions it ended forward to now.
+func (s *callbackStore) Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error) {
+	ended, err := s.Store.Sweep(ctx, now, max)
+	if s.cb.on() {
+		var ids []string
+		for _, r := range ended {
+			if r.Won && r.Record.Request.Callback != "" {
+				ids = append(ids, r.Record.ID)
+			}
+		}
+		s.cb.due(ctx, now, ids...)
+	}
+	return ended, err
+}
+
+// start runs the dispatcher until ctx is done: a pass every PollEvery, and
+// at once when a question with a callback ends on this replica.
+func (cb *callbacks) start(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := cb.clock.NewTicker(cb.cfg.PollEvery)
+		defer t.Stop()
+		for {
+			cb.exec(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.Chan():
+			case <-cb.kick:
+			}
+		}
+	}()
+}
+
+// wait returns when the attempts under way are done.
+func (cb *callbacks) wait() { cb.work.Wait() }
+
+// exec is one pass: it takes as many due callbacks as it has room for and
+// makes an attempt at each in the background.
+func (cb *callbacks) exec(ctx context.Context) {
+	free := cap(cb.slots) - len(cb.slots)
+	if free == 0 || ctx.Err() != nil {
+		return
+	}
+	ids, err := cb.cfg.Queue.ClaimCallbacks(ctx, cb.clock.Now(), cb.cfg.Lease, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			cb.log.Error("take due callbacks", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		cb.slots <- struct{}{}
+		cb.work.Add(1)
+		go func() {
+			defer cb.work.Done()
+			defer func() { <-cb.slots }()
+			defer cb.recover("callback", "question", id)
+			cb.attempt(id)
+		}()
+	}
+}
+
+// attempt handles one claimed callback. What it leaves undone (Redis
+// trouble, a stop) is taken again once the claim lapses.
+func (cb *callbacks) attempt(id string) {
+	ctx, cancel := context.WithTimeout(cb.halt, cb.cfg.Timeout+cb.cfg.Lease)
+	defer cancel()
+	q := cb.cfg.Queue
+	now := cb.clock.Now()
+	a, err := q.BeginCallback(ctx, id, now, cb.cfg.GiveUpAfter)
+	if err != nil {
+		cb.log.Error("begin callback", "question", id, "err", err)
+		return
+	}
+	switch a.Step {
+	case CallbackDone:
+		err = q.DropCallback(ctx, id)
+	case CallbackWait:
+		at := now.Add(callbackWaitMax)
+		if next := a.Until.Add(callbackEndGrace); !a.Until.IsZero() && next.Before(at) {
+			at = now.Add(callbackRecheck)
+			if next.After(at) {
+				at = next
+			}
+		}
+		err = q.ScheduleCallback(ctx, id, at)
+	case CallbackGaveUp:
+		cb.failed(ctx, id, fmt.Sprintf("gave up after %d attempts: the question ended %s ago or more", a.Attempt, cb.cfg.GiveUpAfter), true)
+		err = q.DropCallback(ctx, id)
+	case CallbackPost:
+		err = cb.post(ctx, a)
+	}
+	if err != nil {
+		cb.log.Error("callback", "question", id, "err", err)
+	}
+}
+
+// post makes one attempt and records how it went.
+func (cb *callbacks) post(ctx context.Context, a CallbackAttempt) error {
+	permanent, perr := cb.send(ctx, a)
+	now := cb.clock.Now()
+	f := CallbackFinish{ID: a.ID, Attempt: a.Attempt, Now: now, State: CallbackDelivered}
+	if perr == nil {
+		ok, err := cb.cfg.Queue.FinishCallback(ctx, f)
+		if err != nil {
+			return fmt.Errorf("record callback delivered: %w", err)
+		}
+		cb.cfg.Metrics.CallbackDelivered()
+		cb.log.Info("callback delivered", "question", a.ID, "attempt", a.Attempt, "latest", ok)
+		return nil
+	}
+	b := retry.Backoff{Min: cb.cfg.MinBackoff, Max: cb.cfg.MaxBackoff}
+	var wait time.Duration
+	for range max(a.Attempt, 1) {
+		wait = b.Next()
+	}
+	f.Next = now.Add(wait)
+	text := fmt.Sprintf("attempt %d: %s", a.Attempt, perr)
+	final := permanent || !f.Next.Before(a.Ended.Add(cb.cfg.GiveUpAfter))
+	if final {
+		f.State = CallbackFailed
+		text += "; giving up"
+	} else {
+		f.State = CallbackRetrying
+		text += "; next try in " + wait.Round(time.Second).String()
+	}
+	f.Error = text
+	ok, err := cb.cfg.Queue.FinishCallback(ctx, f)
+	cb.failed(ctx, a.ID, text, final)
+	if err != nil {
+		return fmt.Errorf("record callback attempt: %w", err)
+	}
+	if !ok {
+		cb.log.Info("callback attempt outrun by a later one", "question", a.ID, "attempt", a.Attempt)
+	}
+	return nil
+}
+
+// failed publishes and counts a failed attempt.
+func (cb *callbacks) failed(ctx context.Context, id, text string, final bool) {
+	if len(text) > maxCallbackError {
+		text = text[:maxCallbackError] + "…"
+	}
+	cb.cfg.Metrics.CallbackFailed(final)
+	cb.log.Warn("callback failed", "question", id, "error", text, "final", final)
+	if err := cb.publish(ctx, Event{Kind: EventCallbackFailed, ID: id, Error: text}); err != nil {
+		cb.log.Warn("publish callback_failed event", "question", id, "err", err)
+	}
+}
+
+// send POSTs the result, signed; it returns why it failed, scrubbed of the
+// secret and of the URL beyond its host, and whether retrying cannot help
+// (permanent: the URL is no longer allowed).
+func (cb *callbacks) send(ctx context.Context, a CallbackAttempt) (permanent bool, err error) {
+	u, err := ParseCallbackURL(a.URL)
+	if err != nil {
+		return true, err
+	}
+	if err := cb.cfg.Policy.Check(a.URL); err != nil {
+		return true, fmt.Errorf("%w (no longer allowed)", err)
+	}
+	ts := cb.clock.Now().Unix()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(a.Body))
+	if err != nil {
+		return true, errors.New("cannot build the request")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "askbridge-callback")
+	req.Header.Set(HeaderWebhookID, a.ID)
+	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderWebhookSignature, CallbackSignature(cb.key, a.ID, ts, a.Body))
+	resp, err := cb.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		secrets := []string{cb.cfg.Secret, a.URL, u.RawQuery}
+		if len(u.Path) > 1 {
+			secrets = append(secrets, u.Path)
+		}
+		return false, fmt.Errorf("POST to %s: %s", u.Host, redact.New(secrets...).Text(err.Error()))
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return false, nil
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return false, fmt.Errorf("POST to %s: the receiver answered %s; redirects are not followed: use the final URL as the callback", u.Host, resp.Status)
+	}
+	return false, fmt.Errorf("POST to %s: the receiver answered %s", u.Host, resp.Status)
+}
