@@ -854,3 +854,32 @@ func TestEngineAcksABurstTogether(t *testing.T) {
 		t.Fatalf("acknowledged %d entries in batches %v; want %d, some together", total, acks.batches, n)
 	}
 }
+
+// TestEngineThaiReplies: replies in Thai are understood whatever the
+// prompt's language: Thai digits pick an option, ข้าม skips, and a label
+// with (แนะนำ) is picked without it.
+func TestEngineThaiReplies(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	q := `{"id":"%s","timeoutSeconds":60,"questions":[` +
+		`{"id":"env","header":"ที่ไหน","question":"ปล่อยที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)"},{"label":"โปรดักชัน"}]},` +
+		`{"id":"when","header":"เมื่อไร","question":"เมื่อไร?","options":[{"label":"ตอนนี้"},{"label":"พรุ่งนี้"}]}]}`
+	digits := h.ask(fmt.Sprintf(q, "th-digits"))
+	p := h.waitSent(1)[0]
+	if out := reply(h, "ops-room", p.refs[0].Message, "สเตจจิ้ง\n๒", alice); !out.Claimed || out.Respond != "" {
+		t.Fatalf("Thai reply: %+v", out)
+	}
+	r := h.result(digits, 2*time.Second)
+	want := map[string][]string{"env": {"สเตจจิ้ง (แนะนำ)"}, "when": {"พรุ่งนี้"}}
+	if fmt.Sprint(r.Answers.Answers) != fmt.Sprint(want) {
+		t.Fatalf("answers %v, want %v", r.Answers.Answers, want)
+	}
+	skipped := h.ask(fmt.Sprintf(q, "th-skip"))
+	p = h.waitSent(2)[1]
+	if out := reply(h, "ops-room", p.refs[0].Message, "ข้าม", alice); !out.Claimed {
+		t.Fatalf("ข้าม: %+v", out)
+	}
+	if r := h.result(skipped, 2*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		t.Fatalf("ข้าม: %+v, want skipped", r)
+	}
+}

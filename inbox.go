@@ -238,7 +238,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 		return outcome
 	}
 	qs := parserQuestions(rec.Request)
-	parsed := textparse.Parse(r.Text, qs)
+	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords})
 	a := Answer{By: r.Person, Via: ViaText}
 	switch parsed.Kind {
 	case textparse.Empty:
@@ -483,3 +483,13 @@ func parserQuestions(req Request) []textparse.Question {
 	}
 	return qs
 }
+
+// replyWords are the words a typed reply is read with: every language the
+// bridge understands at once, whatever the language of the prompt (a Thai
+// speaker may answer an English prompt with ข้าม or ๒). Digits of any
+// script are read by textparse itself.
+var replyWords = []textparse.Words{textparse.EnglishWords(), {
+	Skip:        []string{"ข้าม", "ข้ามไป"},
+	Acknowledge: []string{"รับทราบ", "เห็นแล้ว"},
+	Recommended: []string{"แนะนำ"},
+}}

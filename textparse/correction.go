@@ -14,6 +14,8 @@ import (
 // o and qs are a Parse result and the questions it was parsed against. It
 // returns "" unless o.Kind is Incomplete. The text is plain: the caller
 // escapes it for the platform's markup, as it does all agent-supplied text.
+// It is English, and the example answer drops only the English
+// "(Recommended)" suffix (in any of the forms ParseWith accepts).
 func Correction(o Outcome, qs []Question) string {
 	if o.Kind != Incomplete || len(o.Missing) == 0 {
 		return ""
@@ -65,16 +67,18 @@ func title(q Question) string {
 	return q.ID
 }
 
-// exampleAnswer is the first declared label without its "(Recommended)"
-// suffix, so the example reads like something a person would type.
+// exampleAnswer is the first declared label without its English
+// "(Recommended)" suffix, so the example reads like something a person would
+// type.
 func exampleAnswer(q Question) string {
+	words := englishVocab()
 	for _, label := range q.Labels {
 		label = strings.TrimSpace(label)
 		if label == "" {
 			continue
 		}
-		if i := len(label) - len(" (Recommended)"); i > 0 && strings.EqualFold(label[i:], " (Recommended)") {
-			label = strings.TrimSpace(label[:i])
+		if base, ok := words.cutRecommended(label); ok {
+			label = base
 		}
 		return label
 	}

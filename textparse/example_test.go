@@ -61,3 +61,61 @@ func ExampleParse_severalQuestions() {
 	// incomplete map[deploy_target:[Production]] [budget region]
 	// Missing answers for 2 (Budget) and 3 (Region). Reply with one line per question, e.g. "2: Small".
 }
+
+// Replies are understood in every language given at once, whatever the
+// language the prompt was shown in: digits of any script, each language's
+// skip and acknowledge words, and its "(Recommended)" suffix, which may be
+// left out or typed with full-width parentheses. Marks typed in another
+// order still match; the answer is the label exactly as declared.
+func ExampleParseWith() {
+	thai := textparse.Words{
+		Skip:        []string{"ข้าม", "ข้ามไป"},
+		Acknowledge: []string{"รับทราบ", "เห็นแล้ว"},
+		Recommended: []string{"แนะนำ"},
+	}
+	opts := textparse.Options{
+		Words:       []textparse.Words{textparse.EnglishWords(), thai},
+		Acknowledge: true, // the request has reminders (ask-user.md §5)
+	}
+	qs := []textparse.Question{{
+		ID:     "deploy_target",
+		Header: "เป้าหมาย",
+		Labels: []string{"สเตจจิ้ง (แนะนำ)", "โปรดักชัน", "กั้นไว้ก่อน"},
+	}}
+	for _, reply := range []string{
+		"๒",        // Thai digit two
+		"٢",        // Arabic-Indic digit two
+		"สเตจจิ้ง", // the label without its suffix
+		"สเตจจิ้ง（แนะนำ）",       // full-width parentheses, no space
+		"ก\u0e49\u0e31นไว้ก่อน", // tone mark typed before the vowel
+		"ข้าม",    // skip
+		"รับทราบ", // acknowledge
+		"1๒",      // two scripts in one number: free text
+	} {
+		o := textparse.ParseWith(reply, qs, opts)
+		fmt.Printf("%-11v %q\n", o.Kind, o.Answers["deploy_target"])
+	}
+	// Output:
+	// answer      ["โปรดักชัน"]
+	// answer      ["โปรดักชัน"]
+	// answer      ["สเตจจิ้ง (แนะนำ)"]
+	// answer      ["สเตจจิ้ง (แนะนำ)"]
+	// answer      ["กั้นไว้ก่อน"]
+	// skip        []
+	// acknowledge []
+	// answer      ["1๒"]
+}
+
+// Several questions keyed by Thai headers, with Thai digits and a Thai
+// multi-select list separated by spaces.
+func ExampleParseWith_thaiHeaders() {
+	opts := textparse.Options{Words: []textparse.Words{textparse.EnglishWords(), {Recommended: []string{"แนะนำ"}}}}
+	qs := []textparse.Question{
+		{ID: "deploy_target", Header: "เป้าหมาย", Labels: []string{"สเตจจิ้ง (แนะนำ)", "โปรดักชัน"}},
+		{ID: "colors", Header: "สี", Labels: []string{"แดง", "น้ำเงิน", "เขียว"}, Multi: true},
+	}
+	o := textparse.ParseWith("สี: แดง เขียว\nเป้าหมาย：๑", qs, opts)
+	fmt.Println(o.Kind, o.Answers)
+	// Output:
+	// answer map[colors:[แดง เขียว] deploy_target:[สเตจจิ้ง (แนะนำ)]]
+}

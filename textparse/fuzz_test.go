@@ -1,9 +1,13 @@
 package textparse
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // FuzzParse checks what must hold for any reply: Parse never panics, every
@@ -14,26 +18,130 @@ import (
 //
 // The fuzzer also varies the prompt: shape picks one from the test catalogue,
 // and a non-empty label or header is added to, or replaces that of, its first
-// question.
+// question; opts picks the options (see fuzzOptions).
 func FuzzParse(f *testing.F) {
 	for _, tc := range parseCases {
-		f.Add(tc.text, "", "", uint8(tc.prompt))
+		f.Add(tc.text, "", "", uint8(tc.prompt), uint8(0))
 	}
-	f.Add("x, y", "x, y", "", uint8(oneColors))
-	f.Add("Key: 1", "", "Key", uint8(twoQ))
-	f.Add("1", " ", " ", uint8(oneTarget))
-	f.Add("\ufe0f", "\ufe0f", "\ufe0f", uint8(threeQ))
-	f.Fuzz(func(t *testing.T, text, label, header string, shape uint8) {
+	for _, tc := range optCases {
+		f.Add(tc.text, "", "", uint8(tc.prompt), optionsIndex(tc.opts))
+	}
+	f.Add("x, y", "x, y", "", uint8(oneColors), uint8(0))
+	f.Add("Key: 1", "", "Key", uint8(twoQ), uint8(1))
+	f.Add("1", " ", " ", uint8(oneTarget), uint8(2))
+	f.Add("\ufe0f", "\ufe0f", "\ufe0f", uint8(threeQ), uint8(3))
+	f.Add("ข้าม", "ข้าม", "ข้าม", uint8(twoTh), uint8(2))
+	f.Fuzz(func(t *testing.T, text, label, header string, shape, opts uint8) {
 		qs := fuzzPrompt(label, header, shape)
-		o := Parse(text, qs)
-		checkOutcome(t, qs, o)
-		if again := Parse(text, qs); !sameOutcome(o, again) {
-			t.Fatalf("Parse is not deterministic: %+v then %+v", o, again)
+		o := fuzzOptions(opts)
+		got := ParseWith(text, qs, o)
+		checkOutcome(t, qs, got)
+		if got.Kind == Acknowledge && !o.Acknowledge {
+			t.Fatalf("Acknowledge without Options.Acknowledge")
 		}
-		if c := Correction(o, qs); (c != "") != (o.Kind == Incomplete) {
-			t.Fatalf("Correction %q for kind %v", c, o.Kind)
+		if again := ParseWith(text, qs, o); !sameOutcome(got, again) {
+			t.Fatalf("ParseWith is not deterministic: %+v then %+v", got, again)
+		}
+		if len(o.Words) == 0 && !o.Acknowledge {
+			if p := Parse(text, qs); !sameOutcome(got, p) {
+				t.Fatalf("Parse %+v differs from ParseWith with zero Options %+v", p, got)
+			}
+		}
+		if c := Correction(got, qs); (c != "") != (got.Kind == Incomplete) {
+			t.Fatalf("Correction %q for kind %v", c, got.Kind)
 		}
 	})
+}
+
+// FuzzNormalization checks that how a reply is encoded does not change what
+// it picks: the reply in NFC, in NFD, and with Thai above vowels and tone
+// marks swapped give the same outcome, with the same declared labels, and
+// free texts that differ only as the reply did. The label under test is
+// also tried as the reply, in each form.
+func FuzzNormalization(f *testing.F) {
+	for _, tc := range optCases {
+		f.Add(tc.text, "", uint8(tc.prompt), optionsIndex(tc.opts))
+	}
+	f.Add("CAFÉ, e\u0301vry", "Café, Évry", uint8(oneColors), uint8(0))
+	f.Add("ก\u0e49\u0e31น", "ก\u0e31\u0e49น (แนะนำ)", uint8(oneThColors), uint8(1))
+	f.Add("한, 1", "한", uint8(oneRegion), uint8(0))
+	f.Add("ตั้งค่า: กั้น\n๒", "", uint8(marksBudget), uint8(2))
+	f.Fuzz(func(t *testing.T, text, label string, shape, opts uint8) {
+		// Normalisation forms are defined on valid text: Parse makes a
+		// reply valid first, and labels come from JSON strings.
+		text, label = strings.ToValidUTF8(text, "\ufffd"), strings.ToValidUTF8(label, "\ufffd")
+		qs := fuzzPrompt(label, "", shape)
+		o := fuzzOptions(opts)
+		for _, reply := range []string{text, label} {
+			nfc := norm.NFC.String(reply)
+			want := ParseWith(nfc, qs, o)
+			for _, variant := range []string{norm.NFD.String(reply), swapThaiMarks(nfc), norm.NFC.String(swapThaiMarks(reply))} {
+				if err := equivalent(qs, want, ParseWith(variant, qs, o)); err != nil {
+					t.Fatalf("%+q against %+q: %v", nfc, variant, err)
+				}
+			}
+		}
+	})
+}
+
+// fuzzOptionSets are the options the fuzz targets pick from.
+var fuzzOptionSets = []Options{english, shipped, shippedAck, thaiOnly, englishAck}
+
+func fuzzOptions(i uint8) Options { return fuzzOptionSets[int(i)%len(fuzzOptionSets)] }
+
+// optionsIndex finds o in fuzzOptionSets, to seed the fuzzers.
+func optionsIndex(o Options) uint8 {
+	for i, s := range fuzzOptionSets {
+		if fmt.Sprint(s) == fmt.Sprint(o) {
+			return uint8(i)
+		}
+	}
+	panic(fmt.Sprintf("options %+v not in fuzzOptionSets", o))
+}
+
+// swapThaiMarks returns s with every Thai above or below vowel that is
+// directly followed by a tone mark moved after it, and every tone mark
+// directly followed by such a vowel moved after it: the two orders a Thai
+// keyboard accepts for one syllable.
+func swapThaiMarks(s string) string {
+	rs := []rune(s)
+	for i := 0; i+1 < len(rs); i++ {
+		a, b := thaiMarkRank(rs[i]), thaiMarkRank(rs[i+1])
+		if (a == 1 && b == 2) || (a == 2 && b == 1) {
+			rs[i], rs[i+1] = rs[i+1], rs[i]
+			i++
+		}
+	}
+	return string(rs)
+}
+
+// equivalent reports how got differs from want beyond what encoding the
+// reply differently may change: the kind, the missing questions and every
+// declared label chosen must be the same, and a free text must have the same
+// fold key.
+func equivalent(qs []Question, want, got Outcome) error {
+	if want.Kind != got.Kind || !slices.Equal(want.Missing, got.Missing) || len(want.Answers) != len(got.Answers) {
+		return fmt.Errorf("got %+v, want %+v", got, want)
+	}
+	for id, wv := range want.Answers {
+		gv, ok := got.Answers[id]
+		if !ok || len(gv) != len(wv) {
+			return fmt.Errorf("%s: got %+q, want %+q", id, gv, wv)
+		}
+		labels := qs[indexOf(qs, id)].Labels
+		for i := range wv {
+			if slices.Contains(labels, wv[i]) || slices.Contains(labels, gv[i]) {
+				if wv[i] != gv[i] {
+					return fmt.Errorf("%s: option %+q, want %+q", id, gv[i], wv[i])
+				}
+				continue
+			}
+			if foldKey(wv[i]) != foldKey(gv[i]) {
+				return fmt.Errorf("%s: free text %+q, want one like %+q", id, gv[i], wv[i])
+			}
+		}
+	}
+	return nil
 }
 
 // fuzzPrompt builds a prompt from the catalogue without touching the
@@ -55,7 +163,7 @@ func fuzzPrompt(label, header string, shape uint8) []Question {
 func checkOutcome(t *testing.T, qs []Question, o Outcome) {
 	t.Helper()
 	switch o.Kind {
-	case Empty, Skip:
+	case Empty, Skip, Acknowledge:
 		if o.Answers != nil || o.Missing != nil {
 			t.Fatalf("%v outcome carries answers %q or missing %q", o.Kind, o.Answers, o.Missing)
 		}

@@ -2,36 +2,40 @@ package textparse
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
-)
 
-// recommendedKey is the fold key of the suffix agents put on the recommended
-// option (ask-user.md §1 conventions); a reply may leave it out.
-var recommendedKey = foldKey("(Recommended)")
+	"golang.org/x/text/unicode/norm"
+)
 
 // question is a Question prepared for matching.
 type question struct {
 	Question
+	words *vocab
 	// byKey and byShort map the fold key of a declared label, and of a label
-	// without its "(Recommended)" suffix, to the label as declared. The
-	// first of two labels with one key wins; blank labels are left out, so a
-	// number pointing at one is free text.
+	// without its recommended suffix ("(Recommended)", "(แนะนำ)"), to the
+	// label as declared. The first of two labels with one key wins; blank
+	// labels are left out, so a number pointing at one is free text.
 	byKey, byShort map[string]string
 	// maxJoin is the most parts one label can span in a multi-select reply:
 	// one more than the most separators in a label.
 	maxJoin int
-	// maxKey is the length of the longest label fold key.
+	// maxKey bounds the fold key of a text that may name a label: the
+	// longest label fold key, plus room for a recommended suffix typed
+	// another way (the longest recommended word, full-width parentheses of
+	// 3 bytes each, blanks before and inside them).
 	maxKey int
-	// maxJoinBytes bounds the text tried as one label, so a long reply is
-	// never folded again and again. Twice the longest label leaves room for
+	// maxJoinSegs bounds the text tried as one label, so a long reply is
+	// never folded again and again. It counts normalisation segments (see
+	// segments), which do not change with the form a text is typed in, so
+	// "é" precomposed or decomposed, or a Hangul syllable as one code point
+	// or three, count the same. Twice the longest label leaves room for
 	// extra spaces a person types inside a label.
-	maxJoinBytes int
+	maxJoinSegs int
 }
 
-func newQuestion(q Question) *question {
+func newQuestion(q Question, words *vocab) *question {
 	pq := &question{
 		Question: q,
+		words:    words,
 		byKey:    make(map[string]string, len(q.Labels)),
 		byShort:  make(map[string]string, len(q.Labels)),
 		maxJoin:  1,
@@ -43,14 +47,14 @@ func newQuestion(q Question) *question {
 			continue
 		}
 		addFirst(pq.byKey, key, label)
-		if base, ok := strings.CutSuffix(key, recommendedKey); ok && strings.TrimSpace(base) != "" {
-			addFirst(pq.byShort, strings.TrimSpace(base), label)
+		if base, ok := words.cutRecommended(key); ok {
+			addFirst(pq.byShort, base, label)
 		}
-		pq.maxJoin = max(pq.maxJoin, 1+countSeps(label))
-		pq.maxKey = max(pq.maxKey, len(key))
-		longest = max(longest, len(label))
+		pq.maxJoin = max(pq.maxJoin, 1+countSeps(label), 1+countSeps(norm.NFC.String(label)))
+		pq.maxKey = max(pq.maxKey, len(key)+words.maxRecommended+2*len("（")+3)
+		longest = max(longest, segments(label, len(label)))
 	}
-	pq.maxJoinBytes = 2*longest + 16
+	pq.maxJoinSegs = 2*longest + 16
 	return pq
 }
 
@@ -60,7 +64,9 @@ func addFirst(m map[string]string, key, label string) {
 	}
 }
 
-// countSeps counts the multi-select separators a label contains.
+// countSeps counts the multi-select separators a label contains. A label is
+// counted as declared and in NFC, since NFC turns the Greek question mark
+// U+037E into ";".
 func countSeps(label string) int {
 	n := 0
 	for _, r := range label {
@@ -89,20 +95,35 @@ func (q *question) numbered(n int) (string, bool) {
 	return q.Labels[n-1], true
 }
 
-// match finds the declared label s names, ignoring case and the
-// "(Recommended)" suffix. A label matched in full wins over one matched
+// match finds the declared label s names, comparing fold keys and ignoring
+// a recommended suffix. A label matched in full wins over one matched
 // without its suffix, so "Staging" picks "Staging" even when "Staging
 // (Recommended)" is declared too.
 func (q *question) match(s string) (string, bool) {
 	return q.lookup(foldKey(s))
 }
 
-// lookup finds the declared label with fold key k.
+// lookup finds the declared label with fold key k: a label with that key,
+// else a recommended label whose key without the suffix is k, else, when k
+// itself ends in a recommended suffix typed another way ("Staging
+// (แนะนำ)", "Staging(Recommended)", "Staging （Recommended）"), a
+// recommended label named by k without it. A plain label is never picked by
+// a reply that adds a suffix it does not have.
 func (q *question) lookup(k string) (string, bool) {
 	if label, ok := q.byKey[k]; ok {
 		return label, true
 	}
-	label, ok := q.byShort[k]
+	if label, ok := q.byShort[k]; ok {
+		return label, true
+	}
+	if len(q.byShort) == 0 {
+		return "", false
+	}
+	base, ok := q.words.cutRecommended(k)
+	if !ok {
+		return "", false
+	}
+	label, ok := q.byShort[base]
 	return label, ok
 }
 
@@ -168,18 +189,20 @@ func (q *question) joined(s string, parts []span, i int) (string, int) {
 	from := parts[i].start
 	for n := 1; n <= q.maxJoin && i+n <= len(parts); n++ {
 		end := parts[i+n-1].end
-		if end-parts[i].start > q.maxJoinBytes {
+		if !f.addUpTo(s[from:end], q.maxJoinSegs) {
 			break
 		}
-		f.add(s[from:end])
 		from = end
-		if len(f.key) > q.maxKey {
+		// The text added ends before a separator or at the end: the key
+		// is exact (see folder).
+		key := f.bytes()
+		if len(key) > q.maxKey {
 			break
 		}
 		if n < 2 {
 			continue
 		}
-		if label, ok := q.lookup(string(f.key)); ok {
+		if label, ok := q.lookup(string(key)); ok {
 			best, spanned = label, n
 		}
 	}
@@ -187,9 +210,11 @@ func (q *question) joined(s string, parts []span, i int) (string, int) {
 }
 
 // partValues reads one trimmed part of a multi-select answer. Besides a
-// number, a label or free text, a part of several in-range numbers separated
-// by spaces ("1 3") picks each of them: people type that as often as "1, 3",
-// and as free text it would mean nothing.
+// number, a label or free text, a part of several blank-separated words that
+// are each an in-range number or a whole label ("1 3", "eu us", Thai "แดง
+// เขียว") picks each of them: people type that as often as "1, 3" — Thai
+// lists are usually separated by spaces — and as free text it would mean
+// nothing. If any word is neither, the part is free text.
 func (q *question) partValues(part string) []string {
 	if v, ok := q.option(part); ok {
 		return []string{v}
@@ -200,9 +225,14 @@ func (q *question) partValues(part string) []string {
 	}
 	picked := make([]string, 0, len(fields))
 	for _, f := range fields {
-		n, ok := parseNumber(f, false)
-		label, in := q.numbered(n)
-		if !ok || !in {
+		var label string
+		var ok bool
+		if n, isNum := parseNumber(f, false); isNum {
+			label, ok = q.numbered(n)
+		} else {
+			label, ok = q.match(f)
+		}
+		if !ok {
 			return []string{part}
 		}
 		picked = append(picked, label)
@@ -265,116 +295,4 @@ func isPartSep(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// parseNumber reads an option or question number: ASCII or full-width digits
-// (Japanese and Chinese keyboards type "１"), leading zeros allowed. With
-// dotted set, one trailing "." or ")" is allowed too, as people copy the
-// "1." of a numbered list. Large numbers saturate rather than overflow; they
-// are out of range either way.
-func parseNumber(s string, dotted bool) (int, bool) {
-	if dotted && len(s) > 1 && (s[len(s)-1] == '.' || s[len(s)-1] == ')') {
-		s = s[:len(s)-1]
-	}
-	if s == "" {
-		return 0, false
-	}
-	const saturated = 1 << 20
-	n := 0
-	for _, r := range s {
-		d, ok := digit(r)
-		if !ok {
-			return 0, false
-		}
-		n = min(n*10+d, saturated)
-	}
-	return n, true
-}
-
-// digit returns the value of an ASCII or full-width decimal digit.
-func digit(r rune) (int, bool) {
-	switch {
-	case r >= '0' && r <= '9':
-		return int(r - '0'), true
-	case r >= '０' && r <= '９':
-		return int(r - '０'), true
-	}
-	return 0, false
-}
-
-// isBlank reports whether r is blank at the edge of an answer: Unicode white
-// space, control characters (NUL included), and the invisible zero-width
-// space, word joiner and byte-order mark that pasted text carries.
-func isBlank(r rune) bool {
-	return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u200b' || r == '\u2060' || r == '\ufeff'
-}
-
-// trim removes blank characters from both ends of s.
-func trim(s string) string {
-	return strings.TrimFunc(s, isBlank)
-}
-
-// isIgnorable reports whether r is left out when comparing text: emoji
-// variation selectors (keyboards differ on "❤" versus "❤️") and the
-// zero-width space, word joiner and byte-order mark.
-func isIgnorable(r rune) bool {
-	return r == '\ufe0e' || r == '\ufe0f' || r == '\u200b' || r == '\u2060' || r == '\ufeff'
-}
-
-// foldKey returns the form of s used to compare a reply with a label or key:
-// blank characters at the ends dropped and runs inside collapsed to one
-// space, ignorable characters dropped, and every letter replaced by one
-// representative of its Unicode simple case-folding orbit, which is what
-// strings.EqualFold compares. On top of simple folding, ß and ẞ become "ss",
-// so "STRASSE" matches "Straße"; other full foldings (ligatures such as "ﬁ")
-// are not applied, nor is Unicode normalisation (a precomposed "é" differs
-// from "e" plus a combining accent), nor any locale rule such as Turkish
-// dotted I.
-func foldKey(s string) string {
-	var f folder
-	f.add(s)
-	return string(f.key)
-}
-
-// folder builds a fold key a piece at a time, so a growing prefix of a line
-// is folded once rather than again for every candidate.
-type folder struct {
-	key   []byte
-	space bool // blanks seen since the last character written
-}
-
-func (f *folder) add(s string) {
-	for _, r := range s {
-		f.addRune(r)
-	}
-}
-
-func (f *folder) addRune(r rune) {
-	switch {
-	case isIgnorable(r):
-		return
-	case isBlank(r):
-		f.space = true
-		return
-	}
-	if f.space && len(f.key) > 0 {
-		f.key = append(f.key, ' ')
-	}
-	f.space = false
-	if r == 'ß' || r == 'ẞ' {
-		f.key = utf8.AppendRune(f.key, foldRune('s'))
-		f.key = utf8.AppendRune(f.key, foldRune('s'))
-		return
-	}
-	f.key = utf8.AppendRune(f.key, foldRune(r))
-}
-
-// foldRune returns the smallest rune of r's simple case-folding orbit, so two
-// runes that strings.EqualFold calls equal fold to the same rune.
-func foldRune(r rune) rune {
-	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
-	}
-	return least
 }

@@ -41,6 +41,10 @@ const (
 	// Incomplete means some questions were left without an answer; Missing
 	// names them and Answers holds what was understood.
 	Incomplete
+	// Acknowledge means the person saw the question and will answer later
+	// (ask-user.md §5): it neither answers nor declines. Only ParseWith with
+	// Options.Acknowledge set returns it.
+	Acknowledge
 )
 
 // String returns the lower-case name of k, for logs and test output.
@@ -54,6 +58,8 @@ func (k Kind) String() string {
 		return "skip"
 	case Incomplete:
 		return "incomplete"
+	case Acknowledge:
+		return "acknowledge"
 	}
 	return "invalid"
 }
@@ -65,7 +71,7 @@ type Outcome struct {
 	// exactly as declared, free text is the trimmed text. A multi-select
 	// question keeps the order given without duplicates; a single-select one
 	// has exactly one value. Only answered questions are present. It is nil
-	// for Empty and Skip.
+	// for Empty, Skip and Acknowledge.
 	Answers map[string][]string
 	// Missing lists, in question order, the ids of the questions left
 	// without an answer. It is non-empty exactly when Kind is Incomplete.
@@ -74,17 +80,27 @@ type Outcome struct {
 
 // Parse reads one text reply to a prompt of questions qs and says what it
 // means, following ask-user.md §3 "Text replies" as detailed in the package
-// documentation. It is pure and safe for concurrent use, and it never panics,
-// whatever the text: invalid UTF-8 is replaced with U+FFFD, and text beyond
-// MaxTextBytes is cut off.
+// documentation, with the English reply words ([EnglishWords]) and no
+// acknowledging: it is ParseWith with zero Options, and like it pure, safe
+// for concurrent use and free of panics whatever the text.
 func Parse(text string, qs []Question) Outcome {
+	return ParseWith(text, qs, Options{})
+}
+
+// ParseWith reads one text reply to a prompt of questions qs like Parse,
+// understanding the reply words of every language in o.Words at once
+// (ask-user.md §7) and, when o.Acknowledge is set, acknowledgements. It is
+// pure and safe for concurrent use, and it never panics, whatever the text:
+// invalid UTF-8 is replaced with U+FFFD, and text beyond MaxTextBytes is cut
+// off.
+func ParseWith(text string, qs []Question, o Options) Outcome {
 	text = clean(text)
 	if trim(text) == "" {
 		return Outcome{Kind: Empty}
 	}
-	p := newPrompt(qs)
-	if p.isSkip(text) {
-		return Outcome{Kind: Skip}
+	p := newPrompt(qs, newVocab(o))
+	if kind, ok := p.command(text); ok {
+		return Outcome{Kind: kind}
 	}
 	var values [][]string
 	switch len(p.qs) {

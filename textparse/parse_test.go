@@ -25,25 +25,48 @@ var (
 	link   = Question{ID: "link", Header: "Go-live", Labels: []string{"None", "Docs"}}
 	skipQ  = Question{ID: "step", Header: "Step", Labels: []string{"Skip", "Run"}}
 	rec    = Question{ID: "env", Header: "Env", Labels: []string{"Staging (Recommended)", "Staging"}}
+
+	// Questions in Thai and mixed Thai/English, for i18n_test.go.
+	thTarget = Question{ID: "deploy_target", Header: "เป้าหมาย", Labels: []string{"สเตจจิ้ง (แนะนำ)", "โปรดักชัน"}}
+	thBudget = Question{ID: "budget", Header: "งบประมาณ", Labels: []string{"น้อย", "ปานกลาง", "มาก"}}
+	thColors = Question{ID: "colors", Header: "สี", Labels: []string{"แดง", "น้ำเงิน", "เขียว"}, Multi: true}
+	// thSuffix declares its suffixes unspaced and in full-width parentheses.
+	thSuffix = Question{ID: "suffix", Header: "ตัวเลือก", Labels: []string{"สเตจจิ้ง(แนะนำ)", "Canary（Recommended）", "โปรดักชัน"}}
+	// marks holds labels with combining marks, one declared decomposed.
+	marks = Question{ID: "marks", Header: "ตั้งค่า", Labels: []string{"กั้น", "กุ้ง", "ที่นี่", "Évry", "Cafe\u0301", "น้ำ", "OK"}}
+	mixed = Question{ID: "mixed", Header: "Deploy ไหม", Labels: []string{"Deploy ไป staging", "รอ review ก่อน", "ใช่ครับ"}}
+	// twelve has more than nine options, for numbers of two digits.
+	twelve = Question{ID: "n", Header: "N", Labels: []string{"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9", "o10", "o11", "o12"}}
+	thSkip = Question{ID: "step", Header: "ขั้น", Labels: []string{"ข้าม", "รัน", "Seen"}}
 )
 
 // catalogue lists the prompts used by the tests, by index.
 var catalogue = [][]Question{
-	{target},                 // 0
-	{region},                 // 1
-	{colors},                 // 2
-	{vote},                   // 3
-	{thai},                   // 4
-	{jp},                     // 5
-	{ru},                     // 6
-	{street},                 // 7
-	{city},                   // 8
-	{target, budget},         // 9
-	{target, budget, region}, // 10
-	{when, link},             // 11
-	{skipQ},                  // 12
-	{rec},                    // 13
-	{target, skipQ},          // 14
+	{target},                       // 0
+	{region},                       // 1
+	{colors},                       // 2
+	{vote},                         // 3
+	{thai},                         // 4
+	{jp},                           // 5
+	{ru},                           // 6
+	{street},                       // 7
+	{city},                         // 8
+	{target, budget},               // 9
+	{target, budget, region},       // 10
+	{when, link},                   // 11
+	{skipQ},                        // 12
+	{rec},                          // 13
+	{target, skipQ},                // 14
+	{thTarget},                     // 15
+	{thTarget, thBudget},           // 16
+	{thTarget, thBudget, thColors}, // 17
+	{thColors},                     // 18
+	{thSuffix},                     // 19
+	{marks},                        // 20
+	{mixed},                        // 21
+	{twelve},                       // 22
+	{thSkip},                       // 23
+	{marks, thBudget},              // 24
 }
 
 const (
@@ -62,6 +85,16 @@ const (
 	oneSkipLabel
 	oneRec
 	twoSkipLabel
+	oneThTarget
+	twoTh
+	threeTh
+	oneThColors
+	oneThSuffix
+	oneMarks
+	oneMixed
+	oneTwelve
+	oneThSkip
+	marksBudget
 )
 
 // answered builds an Answer outcome from id/values pairs.

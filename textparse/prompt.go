@@ -7,7 +7,8 @@ import (
 
 // prompt is the question list prepared for one Parse call.
 type prompt struct {
-	qs []*question
+	qs    []*question
+	words *vocab
 	// keys maps the fold key of a question id (also with spaces for
 	// underscores) or header to the question's index. An id wins over a
 	// header, and an earlier question over a later
@@ -22,19 +23,20 @@ type prompt struct {
 }
 
 // maxNumberKey is the longest question-number key accepted, in bytes: a
-// prompt has at most 3 questions (ask-user.md §1), and 8 bytes leave room for
-// leading zeros or full-width digits (3 bytes each).
-const maxNumberKey = 8
+// prompt has at most 3 questions (ask-user.md §1), and 12 bytes leave room
+// for a leading zero or two in any script (a digit takes at most 4 bytes).
+const maxNumberKey = 12
 
-func newPrompt(qs []Question) *prompt {
+func newPrompt(qs []Question, words *vocab) *prompt {
 	p := &prompt{
 		qs:      make([]*question, len(qs)),
+		words:   words,
 		keys:    make(map[string]int, 2*len(qs)),
 		keyLens: make(map[int]bool, 2*len(qs)),
 		maxKey:  maxNumberKey,
 	}
 	for i, q := range qs {
-		p.qs[i] = newQuestion(q)
+		p.qs[i] = newQuestion(q, words)
 	}
 	for _, pick := range []func(Question) string{
 		func(q Question) string { return q.ID },
@@ -55,33 +57,49 @@ func newPrompt(qs []Question) *prompt {
 	return p
 }
 
-// skipKey is the fold key of the skip keyword of ask-user.md §3.
-var skipKey = foldKey("skip")
-
-// isSkip reports whether the whole message declines the prompt: "skip" or
-// "/skip" in any case, with blanks around and trailing "." or "!" ignored.
-// Telegram adds the bot's name to a command sent in a group ("/skip@ask_bot"),
-// so that form counts too. A bare "skip" is an answer instead when some
-// question declares an option named Skip: the person then most likely means
-// that option, and "/skip" still declines.
-func (p *prompt) isSkip(text string) bool {
+// command says whether the whole message is a skip or an acknowledgement
+// rather than an answer: a skip word or acknowledge word of any language
+// given (compared like labels), or the command "/skip" or "/seen" in any
+// case, with blanks around and trailing "." or "!" ignored. Telegram adds
+// the bot's name to a command sent in a group ("/skip@ask_bot"), so that
+// form counts too. Acknowledging counts only with Options.Acknowledge. A bare
+// word is an answer instead when some question declares an option it names
+// (an option "Skip", "ข้าม" or "Seen"): the person then most likely means
+// that option, and the command still works.
+func (p *prompt) command(text string) (Kind, bool) {
 	s := trim(strings.TrimRight(trim(text), ".!"))
 	if cmd, ok := strings.CutPrefix(s, "/"); ok {
 		if name, bot, found := strings.Cut(cmd, "@"); found {
 			if !isBotName(bot) {
-				return false
+				return 0, false
 			}
 			cmd = name
 		}
-		return strings.EqualFold(cmd, "skip")
+		switch {
+		case strings.EqualFold(cmd, skipCommand):
+			return Skip, true
+		case p.words.acknowledge && strings.EqualFold(cmd, acknowledgeCommand):
+			return Acknowledge, true
+		}
+		return 0, false
 	}
-	return strings.EqualFold(s, "skip") && !p.declaresSkip()
+	if !p.words.mayBeWord(s) {
+		return 0, false
+	}
+	k := foldKey(s)
+	switch {
+	case p.words.skip[k] && !p.names(k):
+		return Skip, true
+	case p.words.acknowledge && p.words.ack[k] && !p.names(k):
+		return Acknowledge, true
+	}
+	return 0, false
 }
 
-// declaresSkip reports whether some question has an option named Skip.
-func (p *prompt) declaresSkip() bool {
+// names reports whether some question has an option the fold key k names.
+func (p *prompt) names(k string) bool {
 	for _, q := range p.qs {
-		if _, ok := q.lookup(skipKey); ok {
+		if _, ok := q.lookup(k); ok {
 			return true
 		}
 	}
@@ -215,7 +233,9 @@ func (p *prompt) keyed(line string, numbers bool) (int, string, bool) {
 			break
 		}
 		if isSeparator(line, i, r, size, numbers) {
-			if qi, ok := p.lookup(prefix.key, numbers, isListMark(r)); ok {
+			// A separator starts a normalisation segment and is no Thai
+			// mark, so the prefix's key is exact here (see folder).
+			if qi, ok := p.lookup(prefix.bytes(), numbers, isListMark(r)); ok {
 				return qi, line[i+size:], true
 			}
 		}
@@ -250,24 +270,34 @@ func isListMark(r rune) bool { return r == '.' || r == ')' }
 
 // isTimeOrPath reports whether a colon between before and after is part of a
 // value rather than a key separator: a URL ("https://x"), a Windows path
-// ("C:\dir") or a time ("14:30", "9:05pm", "14:30:15").
+// ("C:\dir") or a time ("14:30", "9:05pm", "14:30:15", also in the digits
+// of another script, "๑๔:๓๐").
 func isTimeOrPath(before, after string) bool {
 	if strings.HasPrefix(after, "/") || strings.HasPrefix(after, `\`) {
 		return true
 	}
-	endsInDigit := before != "" && before[len(before)-1] >= '0' && before[len(before)-1] <= '9'
-	twoDigits := len(after) >= 2 && isASCIIDigit(after[0]) && isASCIIDigit(after[1]) &&
-		(len(after) == 2 || !isASCIIDigit(after[2]))
-	return endsInDigit && twoDigits
+	if !endsInDigit(before) {
+		return false
+	}
+	r1, n1 := utf8.DecodeRuneInString(after)
+	r2, n2 := utf8.DecodeRuneInString(after[n1:])
+	r3, _ := utf8.DecodeRuneInString(after[n1+n2:])
+	return isDigit(r1) && isDigit(r2) && !isDigit(r3)
 }
 
 // isRange reports whether a dash sits between two digits with no space, as in
-// a range or a date ("1-2 weeks", "2026-05-01"), where it is not a separator.
+// a range or a date ("1-2 weeks", "2026-05-01", "๑-๒ สัปดาห์"), where it is
+// not a separator.
 func isRange(before, after string) bool {
-	return before != "" && isASCIIDigit(before[len(before)-1]) && after != "" && isASCIIDigit(after[0])
+	r, _ := utf8.DecodeRuneInString(after)
+	return endsInDigit(before) && isDigit(r)
 }
 
-func isASCIIDigit(b byte) bool { return b >= '0' && b <= '9' }
+// endsInDigit reports whether s ends in a decimal digit of any script.
+func endsInDigit(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return isDigit(r)
+}
 
 // lookup finds the question a folded key names: its 1-based number (when
 // numbers is set), its id, or its header, ignoring case and surrounding
@@ -276,7 +306,8 @@ func (p *prompt) lookup(key []byte, numbers, listMark bool) (int, bool) {
 	if len(key) == 0 {
 		return 0, false
 	}
-	// ASCII and full-width digits fold to themselves.
+	// Digits of every script fold to themselves: no digit has a case or a
+	// canonical decomposition.
 	if len(key) <= maxNumberKey {
 		if n, ok := parseNumber(string(key), false); ok && numbers && n >= 1 && n <= len(p.qs) {
 			return n - 1, true
