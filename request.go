@@ -199,7 +199,7 @@ func (v *validator) request(raw any) Request {
 	if s, ok := v.optionalString("agent", obj); ok {
 		s = strings.TrimSpace(s)
 		switch {
-		case utf8.RuneCountInString(s) > MaxAgentChars:
+		case uniseg.GraphemeClusterCount(s) > MaxAgentChars:
 			v.addf("agent must be at most %d characters", MaxAgentChars)
 		case hasControl(s):
 			v.addf("agent must not contain control characters or line breaks")
@@ -286,6 +286,15 @@ func (v *validator) questions(obj map[string]any) []Question {
 				firstIndex[q.ID] = i
 			}
 		}
+		// A keyed reply ("Target: staging") names a question by its
+		// header, in any case: two headers alike after the cut would make
+		// such a reply go to the first.
+		for j, prev := range out {
+			if q.Header != "" && strings.EqualFold(q.Header, prev.Header) {
+				v.addf("questions[%d].header and questions[%d].header are both %q once cut to %d characters: make them differ within their first %d", j, i, q.Header, MaxHeaderGraphemes, MaxHeaderGraphemes)
+				break
+			}
+		}
 		out = append(out, q)
 	}
 	return out
@@ -368,7 +377,7 @@ func (v *validator) options(qpath string, obj map[string]any) []Option {
 			switch {
 			case !ok:
 				v.addf("%s.description must be a string", opath)
-			case utf8.RuneCountInString(strings.TrimSpace(s)) > MaxDescriptionChars:
+			case uniseg.GraphemeClusterCount(strings.TrimSpace(s)) > MaxDescriptionChars:
 				v.addf("%s.description must be at most %d characters", opath, MaxDescriptionChars)
 			default:
 				opt.Description = strings.TrimSpace(s)
@@ -476,7 +485,9 @@ func (v *validator) text(path string, obj map[string]any, key string, limit int)
 	switch {
 	case s == "":
 		v.addf("%s must not be empty", path)
-	case utf8.RuneCountInString(s) > limit:
+	case uniseg.GraphemeClusterCount(s) > limit:
+		// Characters as a person sees them: a Thai letter with its vowel
+		// and tone mark, or an emoji with its modifiers, is one.
 		v.addf("%s must be at most %d characters", path, limit)
 	case hasControl(strings.NewReplacer("\n", "", "\t", "").Replace(s)):
 		v.addf("%s must not contain control characters", path)

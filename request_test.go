@@ -46,7 +46,12 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{"id camel", withQuestion(`{"id":"deployTarget","header":"H","question":"Q?",` + twoOptions + `}`), "questions[0].id must be snake_case: a lowercase letter, then lowercase letters, digits or '_' (for example, deploy_target)"},
 		{"id digit first", withQuestion(`{"id":"1a","header":"H","question":"Q?",` + twoOptions + `}`), "questions[0].id must be snake_case: a lowercase letter, then lowercase letters, digits or '_' (for example, deploy_target)"},
 		{"id too long", withQuestion(`{"id":"` + long(65) + `","header":"H","question":"Q?",` + twoOptions + `}`), "questions[0].id must be at most 64 characters"},
-		{"duplicate id", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `questions[1].id "a" is already used by questions[0]`},
+		{"duplicate id", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"a","header":"H2","question":"Q?",` + twoOptions + `}]}`, `questions[1].id "a" is already used by questions[0]`},
+		{"headers equal once cut", `{"questions":[{"id":"a","header":"Deployment target","question":"Q?",` + twoOptions + `},{"id":"b","header":"DEPLOYMENT TARGETS","question":"Q?",` + twoOptions + `}]}`,
+			`questions[0].header and questions[1].header are both "DEPLOYMENT T" once cut to 12 characters: make them differ within their first 12`},
+		{"Thai headers equal once cut", `{"questions":[{"id":"a","header":"สภาพแวดล้อมที่จะปล่อย","question":"Q?",` + twoOptions + `},{"id":"b","header":"สภาพแวดล้อมที่จะทดสอบ","question":"Q?",` + twoOptions + `}]}`,
+			`questions[0].header and questions[1].header are both "สภาพแวดล้อมที่จ" once cut to 12 characters: make them differ within their first 12`},
+		{"Thai label of 65 characters as one sees them", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"` + strings.Repeat("ที่", 65) + `"},{"label":"B"}]}`), "questions[0].options[0].label must be at most 64 characters"},
 		{"header empty", withQuestion(`{"id":"a","header":"  ","question":"Q?",` + twoOptions + `}`), "questions[0].header must not be empty"},
 		{"header absurd", withQuestion(`{"id":"a","header":"` + long(201) + `","question":"Q?",` + twoOptions + `}`), "questions[0].header must be at most 200 characters"},
 		{"question empty", withQuestion(`{"id":"a","header":"H","question":"",` + twoOptions + `}`), "questions[0].question must not be empty"},
@@ -61,7 +66,7 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{"unknown option field", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A","value":1},{"label":"B"}]}`), `questions[0].options[0]."value" is not a known field`},
 		{"label empty", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":" "},{"label":"B"}]}`), "questions[0].options[0].label must not be empty"},
 		{"label missing", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"description":"d"},{"label":"B"}]}`), "questions[0].options[0].label is required"},
-		{"label too long", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"b","header":"H","question":"Q?","options":[{"label":"` + long(65) + `"},{"label":"B"}]}]}`, "questions[1].options[0].label must be at most 64 characters"},
+		{"label too long", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"b","header":"H2","question":"Q?","options":[{"label":"` + long(65) + `"},{"label":"B"}]}]}`, "questions[1].options[0].label must be at most 64 characters"},
 		{"label duplicate case", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"YES"}]}`), `questions[0].options[1].label "YES" repeats questions[0].options[0].label (labels must be unique, ignoring case)`},
 		{"description not string", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A","description":3},{"label":"B"}]}`), "questions[0].options[0].description must be a string"},
 		{"description too long", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"A","description":"` + long(201) + `"},{"label":"B"}]}`), "questions[0].options[0].description must be at most 200 characters"},
@@ -187,9 +192,14 @@ func TestDecodeRequestNormalises(t *testing.T) {
 				t.Errorf("multiSelect lost")
 			}
 		}},
-		{"three questions", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"b","header":"H","question":"Q?",` + twoOptions + `},{"id":"c","header":"H","question":"Q?",` + twoOptions + `}]}`, func(t *testing.T, r Request) {
+		{"three questions", `{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `},{"id":"b","header":"H2","question":"Q?",` + twoOptions + `},{"id":"c","header":"H3","question":"Q?",` + twoOptions + `}]}`, func(t *testing.T, r Request) {
 			if len(r.Questions) != 3 {
 				t.Errorf("questions %d", len(r.Questions))
+			}
+		}},
+		{"a Thai label counted as one sees it", withQuestion(`{"id":"a","header":"H","question":"Q?","options":[{"label":"` + strings.Repeat("ที่", 64) + `"},{"label":"B"}]}`), func(t *testing.T, r Request) {
+			if got := r.Questions[0].Options[0].Label; got != strings.Repeat("ที่", 64) {
+				t.Errorf("label %q", got)
 			}
 		}},
 	}
