@@ -4,6 +4,7 @@
 //
 //	bridge            run the bridge (configured by ASKUSER_* variables)
 //	bridge ask ...    ask a question through Redis and print the result
+//	bridge mcp ...    serve the ask_user tool to an MCP client over stdio
 //	bridge version    print the version
 package main
 
@@ -40,6 +41,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return serve(ctx, getenv, stdout, stderr)
 	case "ask":
 		return ask(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "mcp":
+		return serveMCP(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "healthcheck":
 		return healthcheck(ctx, getenv, stderr)
 	case "version", "--version", "-v":
@@ -57,6 +60,8 @@ const usage = `usage:
   bridge              run the bridge (configured by ASKUSER_* variables)
   bridge ask [flags]  ask a question and print the result JSON
                       (bridge ask -h for its flags)
+  bridge mcp [flags]  serve the ask_user tool to an MCP client (Claude Code,
+                      Claude Desktop, Cursor) over stdio (bridge mcp -h)
   bridge version      print the version
   bridge healthcheck  exit 0 when the bridge on ASKUSER_HTTP_ADDR is healthy
 `

@@ -107,6 +107,8 @@ type bridge struct {
 	channels sync.WaitGroup
 	// grace bounds the whole stop.
 	grace time.Duration
+	// closeMCP cancels the MCP calls in flight, and their questions.
+	closeMCP func()
 	// Addr is where the HTTP server listens.
 	Addr string
 }
@@ -194,6 +196,15 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 			mux.Handle(pattern, limitConcurrent(h, webhooks))
 		}
 	}
+	// MCP clients (docs/mcp.md) are behind the page's wall too.
+	mcpSrv, err := mcpHandler(rdb, cfg.Redis.Prefix, log.With("part", "mcp"))
+	if err != nil {
+		ln.Close()
+		b.close()
+		return nil, err
+	}
+	b.closeMCP = mcpSrv.Close
+	mux.Handle("/mcp", b.webh.Guard(mcpSrv.Handler()))
 	mux.Handle("/", b.webh)
 	b.server = lim.server(mux)
 
@@ -286,6 +297,10 @@ func (c *callbackCounters) CallbackFailed(final bool) {
 // are finished, leases are released, then the HTTP server and Redis close.
 func (b *bridge) stop() {
 	start := time.Now()
+	if b.closeMCP != nil {
+		// While the engine still runs to end the questions.
+		b.closeMCP()
+	}
 	b.cancel()
 	shutdownCtx, done := context.WithTimeout(context.Background(), max(b.grace-time.Since(start), time.Second))
 	defer done()
