@@ -15,15 +15,17 @@ import (
 	"github.com/askbridge/askbridge/telegram"
 )
 
-// TestRateLimitSharedWithOtherReplicas: a 429 one replica gets holds every
-// other replica's sends too, for its retry_after (the limit is the bot's,
-// whichever replica sends), through the shared Redis: the other replica
-// makes no call to Telegram while it runs.
+// TestRateLimitSharedWithOtherReplicas: a 429 one replica gets for a chat
+// holds every other replica's sends to that chat too, for its
+// retry_after, through the shared Redis: the other replica makes no call
+// to that chat while it runs, and still sends to other chats.
 func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	t.Parallel()
 	fake := telegramtest.New(telegramtest.Options{ChatRate: 0.1, ChatBurst: 1})
 	t.Cleanup(fake.Close)
 	fake.AddChat(opsGroup, "supergroup", "Ops")
+	const otherChat int64 = -100600
+	fake.AddChat(otherChat, "supergroup", "Other")
 	prefix := fmt.Sprintf("tgcool%d:", prefixSeq.Add(1))
 	admin := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { admin.Close() })
@@ -63,7 +65,7 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter < 5*time.Second {
 		t.Fatalf("a 429 of at least 5 s: %v", err)
 	}
-	for !b.Paused() {
+	for !b.Held(chat) {
 		if time.Now().After(deadline) {
 			t.Fatal("the other replica did not hear of the 429")
 		}
@@ -78,5 +80,8 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	if after := fake.Stats(); after.Sent != before.Sent || after.RateLimited != before.RateLimited {
 		t.Fatalf("the other replica called Telegram within the retry_after: sent %d→%d, 429s %d→%d",
 			before.Sent, after.Sent, before.RateLimited, after.RateLimited)
+	}
+	if _, err := sendAll(context.Background(), b, fmt.Sprint(otherChat), plan); err != nil {
+		t.Fatalf("another chat on the other replica: %v", err)
 	}
 }

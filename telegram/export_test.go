@@ -33,8 +33,8 @@ func (c *Channel) HandleUpdateJSON(ctx context.Context, in askbridge.Inbox, data
 // PromptParts exposes the rendering of a plan.
 var PromptParts = promptParts
 
-// Paused reports whether a 429's retry_after holds every send.
-func (c *Channel) Paused() bool {
-	_, held := c.pace.paused()
+// Held reports whether a 429 another replica got holds sends to chat.
+func (c *Channel) Held(chat string) bool {
+	_, held := c.pace.chatHeld(c.pace.limits(chat))
 	return held
 }

@@ -57,6 +57,9 @@ type chatLimits struct {
 	group *rate.Limiter // nil for a private chat
 	// noBurst: the chat got a 429, so it gets no burst any more.
 	noBurst bool
+	// heldTill: another replica got a 429 for this chat; nothing is sent
+	// to it before then. Guarded by the pacer's mu.
+	heldTill time.Time
 }
 
 const (
@@ -158,7 +161,7 @@ func (p *pacer) forget(now time.Time) {
 		return
 	}
 	for k, c := range p.chats {
-		if c.chat.TokensAt(now) >= float64(c.chat.Burst()) && (c.group == nil || c.group.TokensAt(now) >= groupBurst) {
+		if c.chat.TokensAt(now) >= float64(c.chat.Burst()) && (c.group == nil || c.group.TokensAt(now) >= groupBurst) && !c.heldTill.After(now) {
 			delete(p.chats, k)
 		}
 	}
@@ -192,6 +195,29 @@ func (p *pacer) limited(chat string, d time.Duration) {
 	}
 }
 
+// heard applies a 429 another replica got for chat: this replica holds
+// its own sends to that chat for d, and only those. Its own 429s pause
+// every send and slow every chat down (limited); a 429 heard of says the
+// other replica's pace into that chat was too much, so holding that chat
+// keeps the two from running into it in turn without the whole bot
+// stopping on every replica at each 429. A limit that is the bot's gives
+// this replica its own 429 soon enough.
+func (p *pacer) heard(chat string, d time.Duration) {
+	c := p.limits(chat)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if till := p.clock.Now().Add(d); till.After(c.heldTill) {
+		c.heldTill = till
+	}
+}
+
+// chatHeld reports until when a 429 heard of holds chat c, if it does.
+func (p *pacer) chatHeld(c *chatLimits) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return c.heldTill, c.heldTill.After(p.clock.Now())
+}
+
 // wait blocks until chat may get its next message, or ctx is done: it
 // waits out a pause, then takes a token of the group's bucket, of the
 // chat's and of the replica's, each once the one before let it go. A
@@ -206,6 +232,12 @@ func (p *pacer) wait(ctx context.Context, chat string) error {
 			}
 		}
 		c := p.limits(chat)
+		if till, held := p.chatHeld(c); held {
+			if err := p.sleep(ctx, till.Sub(p.clock.Now())); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, lim := range []*rate.Limiter{c.group, c.chat, p.global} {
 			if lim == nil {
 				continue

@@ -259,3 +259,26 @@ func BenchmarkPacerWait(b *testing.B) {
 		}
 	}
 }
+
+// TestPacerHeardHoldsThatChatOnly: a 429 another replica got for a chat
+// holds this replica's messages to that chat for its retry_after, and
+// neither pauses the other chats nor slows them down.
+func TestPacerHeardHoldsThatChatOnly(t *testing.T) {
+	r := newPacerRig(t, DefaultChatPace, DefaultGlobalPace)
+	r.p.heard("42", 5*time.Second)
+	held := r.waits(context.Background(), "42", 0, "a message to the chat another replica was limited in")
+	for range chatBurst {
+		r.goesNow("43", 1, "another chat's burst while 42 is held")
+	}
+	if _, paused := r.p.paused(); paused || r.p.slow != 1 {
+		t.Fatalf("a 429 heard of paused the replica (%v) or slowed it (×%d)", paused, r.p.slow)
+	}
+	r.clock.Advance(5*time.Second - time.Millisecond)
+	if r.settle(held, 1) {
+		t.Fatal("the held chat's message went before the retry_after")
+	}
+	r.clock.Advance(time.Millisecond)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -29,10 +29,10 @@ import (
 // after the work it started has finished. Call it once.
 func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 	c.inbox.Store(&inboxBox{in: in})
-	// A 429 another replica got holds this one's sends too: the limit is
-	// the bot's, whichever replica sends.
+	// A 429 another replica got for a chat holds this one's sends to that
+	// chat too, so the replicas do not run into the limit in turn.
 	hctx, stopHearing := context.WithCancel(ctx)
-	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.pace.limited)
+	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.pace.heard)
 	defer func() { stopHearing(); heard() }()
 	if c.identify(ctx) {
 		if c.cfg.WebhookURL != "" {
