@@ -274,7 +274,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	// The delivery lease is taken as the question is created, in the same
 	// step; a question that already existed takes it in deliver.
 	created, existing, lease, err := in.create(ctx, NewQuestion{
-		ID: id, Request: req, Target: target, Answerers: answerers,
+		ID: id, Entry: entry.StreamID, Request: req, Target: target, Answerers: answerers,
 		Created: now, Deadline: deadline,
 	})
 	if err != nil {
@@ -289,7 +289,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 					in.log.Warn("ended question left in its agent's count until its deadline", "question", id, "err", err)
 				}
 			}
-			return in.replay(ctx, id)
+			return in.replay(ctx, id, entry.StreamID)
 		}
 		// deliver goes on from the first part not posted, if any.
 		in.log.Debug("question seen again while open", "question", id)
@@ -314,8 +314,8 @@ func agentHas(agent string) string {
 // agent took it and asks again with the same id (a re-run script, a
 // retried XADD after its BLPOP returned): the same result, logged, rather
 // than a request ignored and an agent that waits forever.
-func (in *intake) replay(ctx context.Context, id string) error {
-	pushed, err := in.store.Replay(ctx, id)
+func (in *intake) replay(ctx context.Context, id, entry string) error {
+	pushed, err := in.store.Replay(ctx, id, entry)
 	if err != nil {
 		return fmt.Errorf("replay result: %w", err)
 	}
@@ -346,7 +346,7 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 	if !r.Won {
 		// A known id: the agent has had its result; if it took it and
 		// asks again, it gets it again.
-		return in.replay(ctx, id)
+		return in.replay(ctx, id, "")
 	}
 	in.log.Info("request refused", "question", id, "error", cause.Error())
 	in.metrics.Ended("", OutcomeRejected, 0)

@@ -56,7 +56,9 @@ type Record struct {
 
 // NewQuestion is what the engine hands the store to create a question.
 type NewQuestion struct {
-	ID        string
+	ID string
+	// Entry is the requests stream entry of the ask, when there is one.
+	Entry     string
 	Request   Request // normalised
 	Target    Target
 	Answerers []string
@@ -254,9 +256,11 @@ type Store interface {
 	Unadmit(ctx context.Context, agent, id string) error
 	// Replay pushes an ended question's stored result onto its result list
 	// again when the list is empty (the agent took it and asks again):
-	// the same JSON, not a second outcome. pushed is false when there was
-	// nothing to do. Safe to repeat.
-	Replay(ctx context.Context, id string) (pushed bool, err error)
+	// the same JSON, not a second outcome. entry is the stream entry of the
+	// ask at hand: the entry that created the question (NewQuestion.Entry)
+	// handled again replays nothing, nor does an ask its cancel came
+	// before. pushed is false when there was nothing to do. Safe to repeat.
+	Replay(ctx context.Context, id, entry string) (pushed bool, err error)
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)

@@ -572,26 +572,34 @@ func testCooldowns(t *testing.T, b backend) {
 }
 
 // testReplay: the stored result is pushed again only once the list is
-// empty, and only for an ended question; the list expires with the hash.
+// empty, only for an ended question, and only for a new ask: not for the
+// entry that created the question handled again, nor for the ask a cancel
+// came before; the list expires with the hash.
 func testReplay(t *testing.T, b backend) {
 	s := newStore(t, b, Options{Retention: time.Hour})
 	ctx := ctxT(t)
-	if pushed, err := s.Replay(ctx, "replay-unknown"); err != nil || pushed {
+	if pushed, err := s.Replay(ctx, "replay-unknown", "9-0"); err != nil || pushed {
 		t.Fatalf("unknown id: %v, %v", pushed, err)
 	}
-	mustCreate(t, s, newQ("replay", t0, 15*time.Minute))
-	if pushed, err := s.Replay(ctx, "replay"); err != nil || pushed {
+	q := newQ("replay", t0, 15*time.Minute)
+	q.Entry = "5-0"
+	mustCreate(t, s, q)
+	if pushed, err := s.Replay(ctx, "replay", "6-0"); err != nil || pushed {
 		t.Fatalf("pending question: %v, %v", pushed, err)
 	}
 	if _, err := s.End(ctx, "replay", answered("replay"), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if pushed, err := s.Replay(ctx, "replay"); err != nil || pushed {
+	if pushed, err := s.Replay(ctx, "replay", "6-0"); err != nil || pushed {
 		t.Fatalf("result still waiting: %v, %v", pushed, err)
 	}
 	first := s.rdb.LPop(ctx, s.k.result("replay")).Val()
-	if pushed, err := s.Replay(ctx, "replay"); err != nil || !pushed {
-		t.Fatalf("result taken: %v, %v", pushed, err)
+	// The entry that created the question, handled again, is no new ask.
+	if pushed, err := s.Replay(ctx, "replay", "5-0"); err != nil || pushed {
+		t.Fatalf("the creating entry again: %v, %v", pushed, err)
+	}
+	if pushed, err := s.Replay(ctx, "replay", "6-0"); err != nil || !pushed {
+		t.Fatalf("result taken, asked again: %v, %v", pushed, err)
 	}
 	if got := s.rdb.LRange(ctx, s.k.result("replay"), 0, -1).Val(); len(got) != 1 || got[0] != first {
 		t.Fatalf("replayed %q, want %q once", got, first)
@@ -599,7 +607,25 @@ func testReplay(t *testing.T, b backend) {
 	if ttl := s.rdb.PTTL(ctx, s.k.result("replay")).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("replayed list expires in %s, want within the retention", ttl)
 	}
-	if _, err := s.Replay(ctx, "bad{id}"); err == nil {
+
+	// A cancel that came before its ask: the ask that follows is not a
+	// new one. A refused request asked again gets its error again.
+	cancelled := askbridge.NoAnswer("early", askbridge.ReasonCancelled, "").Stamp(t0, t0)
+	if _, err := s.Reject(ctx, "early", cancelled, t0); err != nil {
+		t.Fatal(err)
+	}
+	s.rdb.Del(ctx, s.k.result("early"))
+	if pushed, err := s.Replay(ctx, "early", "7-0"); err != nil || pushed {
+		t.Fatalf("the ask a cancel came before: %v, %v", pushed, err)
+	}
+	if _, err := s.Reject(ctx, "refused", askbridge.Refused("refused", errors.New("no questions")), t0); err != nil {
+		t.Fatal(err)
+	}
+	s.rdb.Del(ctx, s.k.result("refused"))
+	if pushed, err := s.Replay(ctx, "refused", "8-0"); err != nil || !pushed {
+		t.Fatalf("a refused request asked again: %v, %v", pushed, err)
+	}
+	if _, err := s.Replay(ctx, "bad{id}", ""); err == nil {
 		t.Fatal("an invalid id was replayed")
 	}
 }

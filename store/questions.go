@@ -24,6 +24,9 @@ const (
 	fieldTarget    = "target"
 	fieldAnswerers = "answerers"
 	fieldEnded     = "ended"
+	// fieldEntry is the requests stream entry of the ask that created the
+	// question (Replay tells a new ask from the same one handled again).
+	fieldEntry = "entry"
 )
 
 const (
@@ -140,6 +143,9 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 		fieldCreated, q.Created.UnixMilli(),
 		fieldDeadline, q.Deadline.UnixMilli(),
 		fieldTarget, q.Target.String(),
+	}
+	if q.Entry != "" {
+		fields = append(fields, fieldEntry, q.Entry)
 	}
 	if len(q.Answerers) > 0 {
 		a, err := json.Marshal(q.Answerers)
@@ -342,14 +348,17 @@ func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, rec askbridge
 // Replay pushes the stored result of an ended question onto its result
 // list again when the list is empty: an agent that asks again with the id
 // of a question whose result it already took gets the same result JSON (a
-// replay, not a second outcome) instead of waiting forever. pushed is
-// false when there was nothing to do (unknown id, still pending, or the
-// result still waiting). Safe to repeat and to call concurrently.
-func (s *Store) Replay(ctx context.Context, id string) (pushed bool, err error) {
+// replay, not a second outcome) instead of waiting forever. entry is the
+// stream entry of the ask at hand: the entry that created the question,
+// handled again (a replica died before acknowledging it), replays nothing,
+// nor does the ask a cancel came before. pushed is false when there was
+// nothing to do (unknown id, still pending, the result still waiting, or
+// no new ask). Safe to repeat and to call concurrently.
+func (s *Store) Replay(ctx context.Context, id, entry string) (pushed bool, err error) {
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
-	v, err := replayScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)})
+	v, err := replayScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)}, entry)
 	if err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
