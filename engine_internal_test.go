@@ -173,3 +173,33 @@ func FuzzRequestIDOf(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckAnswersReadsValuesLikeReplies: a value given for a question
+// (the web page's "Other" box) is read like a typed reply: a number in any
+// script or a label in any form picks the option as declared; anything
+// else stays the person's own words, as given.
+func TestCheckAnswersReadsValuesLikeReplies(t *testing.T) {
+	req := Request{Questions: []Question{{ID: "env", Header: "Env", Question: "Where?", Options: []Option{
+		{Label: "Staging (Recommended)"}, {Label: "Production"}, {Label: "สเตจจิ้ง (แนะนำ)"},
+	}}}}
+	for _, tc := range []struct{ in, want string }{
+		{"2", "Production"},
+		{"๓", "สเตจจิ้ง (แนะนำ)"},
+		{"staging", "Staging (Recommended)"},
+		{"PRODUCTION", "Production"},
+		{"สเตจจิ้ง", "สเตจจิ้ง (แนะนำ)"},
+		{"4", "4"},
+		{"skip", "skip"},
+		{"ข้าม", "ข้าม"},
+		{"my laptop", "my laptop"},
+		{"1, 2", "1, 2"},
+	} {
+		got, err := CheckAnswers(req, map[string][]string{"env": {tc.in}})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if v := got["env"]; len(v) != 1 || v[0] != tc.want {
+			t.Errorf("%q read as %q, want %q", tc.in, v, tc.want)
+		}
+	}
+}

@@ -449,10 +449,28 @@ func CheckAnswers(req Request, answers map[string][]string) (map[string][]string
 	return clean, nil
 }
 
+// canonical reads one value given for q the way a typed reply is read:
+// an option's number (in any script) or its label (any case, with or
+// without its recommended suffix, composed or not) is that option's label
+// as declared; anything else, a skip word included, is the person's own
+// words, as given. So "2" typed in the web page's "Other" box picks the
+// second option, as it would in a chat.
 func canonical(q Question, val string) string {
-	for _, o := range q.Options {
+	if val == "" {
+		return val
+	}
+	labels := make([]string, len(q.Options))
+	for i, o := range q.Options {
 		if strings.EqualFold(o.Label, val) {
 			return o.Label
+		}
+		labels[i] = o.Label
+	}
+	one := []textparse.Question{{ID: q.ID, Header: q.Header, Labels: labels}}
+	out := textparse.ParseWith(val, one, textparse.Options{Words: replyWords})
+	if out.Kind == textparse.Answer {
+		if got := out.Answers[q.ID]; len(got) == 1 && slices.Contains(labels, got[0]) {
+			return got[0]
 		}
 	}
 	return val
