@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(tc.text, "", "", uint8(tc.prompt), uint8(0))
 	}
 	for _, tc := range optCases {
-		f.Add(tc.text, "", "", uint8(tc.prompt), optionsIndex(tc.opts))
+		f.Add(tc.text, "", "", uint8(tc.prompt), optionsIndex(f, tc.opts))
 	}
 	f.Add("x, y", "x, y", "", uint8(oneColors), uint8(0))
 	f.Add("Key: 1", "", "Key", uint8(twoQ), uint8(1))
@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 // also tried as the reply, in each form.
 func FuzzNormalization(f *testing.F) {
 	for _, tc := range optCases {
-		f.Add(tc.text, "", uint8(tc.prompt), optionsIndex(tc.opts))
+		f.Add(tc.text, "", uint8(tc.prompt), optionsIndex(f, tc.opts))
 	}
 	f.Add("CAFÉ, e\u0301vry", "Café, Évry", uint8(oneColors), uint8(0))
 	f.Add("ก\u0e49\u0e31น", "ก\u0e31\u0e49น (แนะนำ)", uint8(oneThColors), uint8(1))
@@ -89,14 +89,16 @@ var fuzzOptionSets = []Options{english, shipped, shippedAck, thaiOnly, englishAc
 
 func fuzzOptions(i uint8) Options { return fuzzOptionSets[int(i)%len(fuzzOptionSets)] }
 
-// optionsIndex finds o in fuzzOptionSets, to seed the fuzzers.
-func optionsIndex(o Options) uint8 {
+// optionsIndex finds o in fuzzOptionSets, to seed the fuzzers; a seed
+// case whose options are not in the set fails the target.
+func optionsIndex(f *testing.F, o Options) uint8 {
 	for i, s := range fuzzOptionSets {
 		if fmt.Sprint(s) == fmt.Sprint(o) {
 			return uint8(i)
 		}
 	}
-	panic(fmt.Sprintf("options %+v not in fuzzOptionSets", o))
+	f.Fatalf("options %+v not in fuzzOptionSets", o)
+	return 0
 }
 
 // swapThaiMarks returns s with every Thai above or below vowel that is
