@@ -125,8 +125,8 @@ func startCallbackEngine(t *testing.T, prefix, replica string, clock *clockwork.
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{Prefix: prefix, Consumer: replica, ClaimIdle: time.Second})
-	resolve := func(string) (askbridge.Target, []string, error) {
-		return askbridge.Target{Platform: ch.platform, Chat: "ops-room"}, nil, nil
+	resolve := func(string) (askbridge.Route, error) {
+		return askbridge.Route{Target: askbridge.Target{Platform: ch.platform, Chat: "ops-room"}}, nil
 	}
 	e := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch},

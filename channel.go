@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/internal/retry"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Channel shows questions on one platform and brings the answers back. A
@@ -144,23 +145,30 @@ type Tap struct {
 	Payload string
 }
 
-// Notice is the short private answer to a tap.
+// Notice is the short private answer to a tap, as a code: decisions compare
+// codes, and a channel shows Text in the question's language at the edge.
 type Notice string
 
 const (
-	NoticeRecorded        Notice = "Answer recorded."
-	NoticeSkipped         Notice = "Skipped."
-	NoticeAlreadyAnswered Notice = "This question was already answered."
-	NoticeAlreadySkipped  Notice = "This question was skipped."
-	NoticeExpired         Notice = "This question has expired."
-	NoticeCancelled       Notice = "This question was cancelled."
-	NoticeUndeliverable   Notice = "This question could not be delivered."
-	NoticeNotForYou       Notice = "This question is not for you."
-	NoticeUnknown         Notice = "This button is no longer valid."
-	NoticeOther           Notice = "Type your answer as a reply."
-	NoticeDuplicate       Notice = "Already handled."
-	NoticeTryAgain        Notice = "Something went wrong; please try again."
+	NoticeRecorded        Notice = "Recorded"
+	NoticeSkipped         Notice = "Skipped"
+	NoticeAlreadyAnswered Notice = "AlreadyAnswered"
+	NoticeAlreadySkipped  Notice = "AlreadySkipped"
+	NoticeExpired         Notice = "Expired"
+	NoticeCancelled       Notice = "Cancelled"
+	NoticeUndeliverable   Notice = "Undeliverable"
+	NoticeNotForYou       Notice = "NotForYou"
+	NoticeUnknown         Notice = "Unknown"
+	NoticeOther           Notice = "Other"
+	NoticeDuplicate       Notice = "Duplicate"
+	NoticeTryAgain        Notice = "TryAgain"
 )
+
+// Text is the notice in the words of catalog tag (locale.For): "Answer
+// recorded.", "บันทึกคำตอบแล้ว".
+func (n Notice) Text(tag string) string {
+	return locale.For(tag).Get("Notice" + string(n))
+}
 
 // TapAction is what a channel does after it has shown a tap's notice.
 type TapAction int
@@ -184,6 +192,9 @@ const (
 // TapReply tells the channel how to answer a tap.
 type TapReply struct {
 	Notice Notice
+	// Locale is the catalog the notice is shown in: the question's, or
+	// the bridge's default when the tap names no question it knows.
+	Locale string
 	// QuestionID is the question the tap was for, when known.
 	QuestionID string
 	// Action is what the channel does after showing the notice.
@@ -201,6 +212,9 @@ type TapReply struct {
 	// later delivery of it is handled. The notice asks to try again.
 	Retry bool
 }
+
+// Text is the notice as the tapper reads it.
+func (r TapReply) Text() string { return r.Notice.Text(r.Locale) }
 
 // TextReply is a text message from a person.
 type TextReply struct {
@@ -222,9 +236,11 @@ type ReplyOutcome struct {
 	// skip, or a question about which question it answers.
 	Claimed bool
 	// Respond, when set, is a short message the channel posts in the
-	// chat as a reply to the person's message: a correction naming what is
-	// missing, or a request to reply to the question they mean, or to try
-	// again.
+	// chat as a reply to the person's message, in the question's language
+	// (the bridge's default when no question is known): a correction
+	// naming what is missing, a request to reply to the question they
+	// mean, how the question ended, or to try again. Plain text: the
+	// channel escapes it for its markup.
 	Respond string
 	// Retry is set when the message could not be handled (the store could
 	// not be reached): nothing was done and the engine forgot the event, so

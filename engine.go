@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Metrics receives what the engine counts. cmd/bridge implements it with
@@ -36,10 +38,19 @@ func (nopMetrics) PlatformError(string, ErrorKind)      {}
 func (nopMetrics) RetryAfter(string, time.Duration)     {}
 func (nopMetrics) Panicked(string)                      {}
 
+// Route is where a request's `to` leads: the chat, who may answer there,
+// and the language the route's questions are shown in (empty: the
+// bridge's default).
+type Route struct {
+	Target    Target
+	Answerers []string
+	Locale    string
+}
+
 // Resolver turns a request's `to` (empty for the default route) into a
-// target and the people the route lets answer. An error is shown to the
-// agent as the reason its request was refused.
-type Resolver func(to string) (Target, []string, error)
+// Route. An error is shown to the agent as the reason its request was
+// refused.
+type Resolver func(to string) (Route, error)
 
 // EngineConfig wires an engine. Store, Resolve and Channels are required;
 // every other field has a default.
@@ -47,8 +58,12 @@ type EngineConfig struct {
 	Store    Store
 	Resolve  Resolver
 	Channels []Channel
-	Logger   *slog.Logger
-	Metrics  Metrics
+	// Locale is the catalog of questions whose request and route name
+	// none (ASKUSER_LOCALE; default "en"), and of notices that belong to
+	// no known question.
+	Locale  string
+	Logger  *slog.Logger
+	Metrics Metrics
 	// Replica names this replica in leases and logs.
 	Replica string
 	// Clock times every wait, sweep and timer of the engine; tests pass a
@@ -170,6 +185,8 @@ type Engine struct {
 type core struct {
 	store    Store
 	channels map[string]Channel
+	// locale is the bridge's default catalog (EngineConfig.Locale).
+	locale   string
 	log      *slog.Logger
 	metrics  Metrics
 	clock    clockwork.Clock
@@ -195,7 +212,7 @@ type core struct {
 func NewEngine(cfg EngineConfig) *Engine {
 	cfg = cfg.withDefaults()
 	c := &core{
-		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger,
+		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger, locale: locale.Match(cfg.Locale),
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
 		stopping: context.Background(), grace: cfg.StopGrace, nonce: nonce(),
 	}

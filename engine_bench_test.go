@@ -30,8 +30,8 @@ func BenchmarkEngineAnswered(b *testing.B) {
 	ch := newFakeChannel("telegram")
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: store.New(rdb, store.Options{Prefix: prefix, Consumer: "bench"}),
-		Resolve: func(string) (askbridge.Target, []string, error) {
-			return askbridge.Target{Platform: "telegram", Chat: "ops-room"}, nil, nil
+		Resolve: func(string) (askbridge.Route, error) {
+			return askbridge.Route{Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}}, nil
 		},
 		Channels: []askbridge.Channel{ch}, Replica: "bench",
 	})

@@ -272,7 +272,9 @@ type harnessOpts struct {
 	// maxPerAgent caps the pending questions per agent (the store keeps
 	// its agent index when set).
 	maxPerAgent int
-	ch          *fakeChannel
+	// locale is the bridge's default language (EngineConfig.Locale).
+	locale string
+	ch     *fakeChannel
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
 	channel func(*fakeChannel) askbridge.Channel
@@ -297,17 +299,20 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Cleanup(func() { rdb.Close(); agent.Close() })
 	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0})
 	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" {
 			to = "ops"
 		}
 		if t, ok := routes[to]; ok {
-			return t, nil, nil
+			return askbridge.Route{Target: t}, nil
+		}
+		if to == "thai-ops" {
+			return askbridge.Route{Target: routes["ops"], Locale: "th"}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	if o.sweepEvery == 0 {
 		o.sweepEvery = 20 * time.Millisecond
@@ -324,7 +329,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{channel},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
-		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent,
+		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -145,7 +145,7 @@ func TestEngineReplyDuringOutage(t *testing.T) {
 		ReplyTo: p.refs[0].Message, Person: alice, Text: "2",
 	}
 	flaky.down.Store(true)
-	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != string(askbridge.NoticeTryAgain) {
+	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != askbridge.NoticeTryAgain.Text("en") {
 		t.Fatalf("reply during the outage: %+v, want a try-again response", out)
 	}
 	if r := tap(h, p, 0, alice, "tap-900"); r.Notice != askbridge.NoticeTryAgain {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/textparse"
 )
 
@@ -16,11 +17,17 @@ var _ Inbox = (*Engine)(nil)
 // the message showed, checks who pressed it, and ends the question when the
 // press answers or skips it.
 func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
+	// The notice is in the question's language once it is known, else in
+	// the bridge's.
+	lang := e.locale
 	defer func() {
 		if v := recover(); v != nil {
 			e.panicked("tap", v)
 			// Not Retry: the same event would fail the same way.
 			reply = TapReply{Notice: NoticeTryAgain}
+		}
+		if reply.Locale == "" {
+			reply.Locale = lang
 		}
 	}()
 	log := e.log.With("platform", t.Message.Platform, "chat", t.Message.Chat, "by", t.Person.ID)
@@ -65,6 +72,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	if !found {
 		return TapReply{Notice: NoticeExpired, QuestionID: id}
 	}
+	lang = rec.Request.Locale
 	if rec.Status != StatusPending && rec.Result != nil {
 		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
@@ -198,7 +206,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.panicked("reply", v)
-			out = ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain)}
+			out = ReplyOutcome{Claimed: true, Respond: NoticeTryAgain.Text(e.locale)}
 		}
 	}()
 	if r.FromBot || strings.TrimSpace(r.Text) == "" {
@@ -210,7 +218,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	// message is lost otherwise, as nothing would answer it.
 	tryAgain := ReplyOutcome{Claimed: r.ReplyTo != "", Retry: true}
 	if tryAgain.Claimed {
-		tryAgain.Respond = string(NoticeTryAgain)
+		tryAgain.Respond = NoticeTryAgain.Text(e.locale)
 	}
 	if r.EventID != "" {
 		first, err := e.store.FirstSeen(ctx, r.Message.Platform, "msg:"+r.EventID, DedupeTTL)
@@ -237,6 +245,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	if !ok {
 		return outcome
 	}
+	lang := rec.Request.Locale
 	qs := parserQuestions(rec.Request)
 	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords})
 	a := Answer{By: r.Person, Via: ViaText}
@@ -244,7 +253,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	case textparse.Empty:
 		return ReplyOutcome{}
 	case textparse.Incomplete:
-		return ReplyOutcome{Claimed: true, Respond: textparse.Correction(parsed, qs)}
+		return ReplyOutcome{Claimed: true, Respond: correction(locale.For(lang), parsed, qs)}
 	case textparse.Skip:
 		a.Skip = true
 	case textparse.Answer:
@@ -253,10 +262,10 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	sub, err := e.submit(ctx, rec, a)
 	if err != nil {
 		log.Error("end question", "question", rec.ID, "err", err)
-		return ReplyOutcome{Claimed: true, Respond: string(NoticeTryAgain), Retry: true}
+		return ReplyOutcome{Claimed: true, Respond: NoticeTryAgain.Text(lang), Retry: true}
 	}
 	if !sub.Won {
-		return ReplyOutcome{Claimed: true, Respond: string(sub.Notice)}
+		return ReplyOutcome{Claimed: true, Respond: sub.Notice.Text(lang)}
 	}
 	return ReplyOutcome{Claimed: true}
 }
@@ -281,7 +290,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 				return Record{}, ReplyOutcome{}, false, nil
 			}
 			if rec.Status != StatusPending && rec.Result != nil {
-				return Record{}, ReplyOutcome{Claimed: true, Respond: string(endedNotice(*rec.Result))}, false, nil
+				return Record{}, ReplyOutcome{Claimed: true, Respond: endedNotice(*rec.Result).Text(rec.Request.Locale)}, false, nil
 			}
 			return rec, ReplyOutcome{}, true, nil
 		}
@@ -307,8 +316,54 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 	case 1:
 		return mine[0], ReplyOutcome{}, true, nil
 	}
-	return Record{}, ReplyOutcome{Claimed: true, Respond: fmt.Sprintf(
-		"You have %d open questions here. Reply to the question you mean so your answer goes to the right one.", len(mine))}, false, nil
+	// Several questions, perhaps in several languages: the person is told
+	// in the language of the latest.
+	w := locale.For(mine[len(mine)-1].Request.Locale)
+	return Record{}, ReplyOutcome{Claimed: true, Respond: w.Count("WhichQuestion", len(mine), nil)}, false, nil
+}
+
+// correction is the short reply ask-user.md §3 asks for when a text reply
+// leaves questions without an answer: it names what is missing and says
+// how to reply, for example
+//
+//	Missing an answer for 2 (Budget). Reply with one line per question, e.g. "2: Small".
+//
+// o and qs are a textparse result (Kind Incomplete) and the questions it was
+// parsed against.
+func correction(w *locale.Words, o textparse.Outcome, qs []textparse.Question) string {
+	if len(qs) == 1 {
+		if qs[0].Multi {
+			return w.Get("NoAnswerMulti")
+		}
+		return w.Get("NoAnswerOne")
+	}
+	var names []string
+	first := -1
+	for _, id := range o.Missing {
+		i := slices.IndexFunc(qs, func(q textparse.Question) bool { return q.ID == id })
+		if i < 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		title := strings.TrimSpace(qs[i].Header)
+		if title == "" {
+			title = qs[i].ID
+		}
+		names = append(names, fmt.Sprintf("%d (%s)", i+1, title))
+	}
+	if first < 0 {
+		return w.Get("NoAnswerOne")
+	}
+	example := textparse.Example(qs[first], textparse.Options{Words: replyWords})
+	if example == "" {
+		example = w.Get("ExampleAnswer")
+	}
+	return w.Count("MissingAnswers", len(names), map[string]any{
+		"Questions": w.List(names),
+		"Example":   fmt.Sprintf("%d: %s", first+1, example),
+	})
 }
 
 // forget undoes the first-seen mark of an event whose handling failed.
@@ -502,12 +557,8 @@ func parserQuestions(req Request) []textparse.Question {
 	return qs
 }
 
-// replyWords are the words a typed reply is read with: every language the
-// bridge understands at once, whatever the language of the prompt (a Thai
-// speaker may answer an English prompt with ข้าม or ๒). Digits of any
-// script are read by textparse itself.
-var replyWords = []textparse.Words{textparse.EnglishWords(), {
-	Skip:        []string{"ข้าม", "ข้ามไป"},
-	Acknowledge: []string{"รับทราบ", "เห็นแล้ว"},
-	Recommended: []string{"แนะนำ"},
-}}
+// replyWords are the words a typed reply is read with: those of every
+// catalog at once, whatever the language of the prompt (a Thai speaker may
+// answer an English prompt with ข้าม or ๒). Digits of any script are read
+// by textparse itself.
+var replyWords = locale.ReplyWords()

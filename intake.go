@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/internal/retry"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // intakeParams configures the intake.
@@ -256,10 +257,13 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if id == "" {
 		id = entry.StreamID
 	}
-	target, answerers, err := in.route(req)
+	target, answerers, routeLocale, err := in.route(req)
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
+	// The catalog is decided once, here, and stored with the request, so
+	// every replica shows and finishes the question in the same words.
+	req.Locale = locale.Resolve(req.Locale, routeLocale, in.locale)
 	deadline := now.Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	if in.maxPerAgent > 0 {
 		admitted, pending, err := in.store.Admit(ctx, req.Agent, id, deadline, now, in.maxPerAgent)
@@ -355,19 +359,20 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 
 // route resolves the request's target and who may answer: the request's
 // answerers narrow the route's.
-func (in *intake) route(req Request) (Target, []string, error) {
-	target, allowed, err := in.resolve(req.To)
+func (in *intake) route(req Request) (Target, []string, string, error) {
+	r, err := in.resolve(req.To)
 	if err != nil {
-		return Target{}, nil, err
+		return Target{}, nil, "", err
 	}
+	target, allowed := r.Target, r.Answerers
 	if _, ok := in.channels[target.Platform]; !ok {
-		return Target{}, nil, fmt.Errorf("to: platform %q is not enabled on this bridge", target.Platform)
+		return Target{}, nil, "", fmt.Errorf("to: platform %q is not enabled on this bridge", target.Platform)
 	}
 	if len(req.Answerers) == 0 {
-		return target, allowed, nil
+		return target, allowed, r.Locale, nil
 	}
 	if len(allowed) == 0 {
-		return target, req.Answerers, nil
+		return target, req.Answerers, r.Locale, nil
 	}
 	var both []string
 	for _, a := range req.Answerers {
@@ -376,9 +381,9 @@ func (in *intake) route(req Request) (Target, []string, error) {
 		}
 	}
 	if len(both) == 0 {
-		return Target{}, nil, fmt.Errorf("answerers: none of them may answer on %s", target)
+		return Target{}, nil, "", fmt.Errorf("answerers: none of them may answer on %s", target)
 	}
-	return target, both, nil
+	return target, both, r.Locale, nil
 }
 
 // deliver shows a question, holding a per-question lease so two replicas

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Capabilities describe what a channel can show. They are data, so one
@@ -53,19 +55,31 @@ type Section struct {
 	Header   string
 	Question string
 	Multi    bool
-	Options  []Option
+	// MultiHint follows the question of a multi-select section, in the
+	// plan's language: "(choose one or more)". Empty otherwise.
+	MultiHint string
+	Options   []Option
 }
 
 // Plan is what a channel shows for a question: the readable text in parts,
 // so each platform can apply its own markup, and the buttons, if any.
 type Plan struct {
-	ID       string
-	Mode     Mode
-	Intro    string
+	ID   string
+	Mode Mode
+	// Locale is the catalog every word of the bridge in the plan comes
+	// from (locale.For); a renderer takes its own words from it too.
+	Locale string
+	Intro  string
+	// Context is the request's Markdown context, shown between the intro
+	// and the questions; each renderer formats it for its platform
+	// (internal/markup). Empty when the request has none.
+	Context  string
 	Sections []Section
-	// FreeText says free text is accepted.
+	// FreeText says free text is accepted. It and Closing are the
+	// instructions: a message of an ended question shows neither
+	// (ask-user.md §3, §7).
 	FreeText string
-	// Closing says exactly how to answer.
+	// Closing says exactly how to answer; it may hold several lines.
 	Closing string
 	// Rows holds the buttons row by row: the option buttons, then a last row
 	// of controls (Other…, Skip). Empty in ModeText unless the channel shows
@@ -73,21 +87,20 @@ type Plan struct {
 	Rows [][]Button
 }
 
-// Labels of the controls.
-const (
-	OtherLabel = "Other…"
-	SkipLabel  = "Skip"
-)
-
 // BuildPlan decides how request req, question id, is shown on a channel with
-// capabilities caps. It is pure: the same input gives the same plan.
+// capabilities caps, in the words of req.Locale's catalog. It is pure: the
+// same input gives the same plan, on every replica.
 func BuildPlan(id string, req Request, caps Capabilities) Plan {
-	p := Plan{ID: id, Mode: ModeText, Intro: intro(req)}
+	w := locale.For(req.Locale)
+	p := Plan{ID: id, Mode: ModeText, Locale: w.Tag(), Intro: intro(w, req), Context: req.Context}
 	several := len(req.Questions) > 1
 	for i, q := range req.Questions {
 		s := Section{ID: q.ID, Header: q.Header, Question: q.Question, Multi: q.MultiSelect, Options: q.Options}
 		if several {
 			s.Number = i + 1
+		}
+		if q.MultiSelect {
+			s.MultiHint = w.Get("ChooseMany")
 		}
 		p.Sections = append(p.Sections, s)
 	}
@@ -97,22 +110,18 @@ func BuildPlan(id string, req Request, caps Capabilities) Plan {
 		p.Rows = optionRows(id, req.Questions[0].Options, caps)
 	}
 	if buttons {
-		p.Rows = append(p.Rows, controlRow(id, p.Mode, caps))
+		p.Rows = append(p.Rows, controlRow(w, id, p.Mode, caps))
 	}
-	p.FreeText = "Something else? Reply in your own words."
-	p.Closing = closing(req, p.Mode)
+	p.FreeText = w.Get("FreeText")
+	p.Closing = closing(w, req, p.Mode)
 	return p
 }
 
-func intro(req Request) string {
-	noun := "Question"
-	if len(req.Questions) > 1 {
-		noun = "Questions"
-	}
+func intro(w *locale.Words, req Request) string {
 	if req.Agent != "" {
-		return noun + " from " + req.Agent + ":"
+		return w.Count("IntroFrom", len(req.Questions), map[string]any{"Agent": req.Agent})
 	}
-	return noun + " for you:"
+	return w.Count("IntroAnon", len(req.Questions), nil)
 }
 
 func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
@@ -134,30 +143,28 @@ func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
 
 // controlRow holds Other… (only where a reply box opens, and only next to
 // option buttons) and Skip (wherever there are buttons).
-func controlRow(id string, mode Mode, caps Capabilities) []Button {
+func controlRow(w *locale.Words, id string, mode Mode, caps Capabilities) []Button {
 	var row []Button
 	if caps.ReplyBox && mode == ModeButtons {
 		c := Choice{Kind: ControlOther}
-		row = append(row, Button{Label: OtherLabel, Choice: c, Payload: EncodePayload(id, c)})
+		row = append(row, Button{Label: CutLabel(w.Get("ButtonOther"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
 	}
 	c := Choice{Kind: ControlSkip}
-	return append(row, Button{Label: SkipLabel, Choice: c, Payload: EncodePayload(id, c)})
+	return append(row, Button{Label: CutLabel(w.Get("ButtonSkip"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
 }
 
-const skipHint = `Reply "skip" to skip.`
-
-func closing(req Request, mode Mode) string {
+func closing(w *locale.Words, req Request, mode Mode) string {
 	if mode == ModeButtons {
-		return "Tap an option, or reply with its number or label. " + skipHint
+		return w.Get("ClosingButtons")
 	}
 	if len(req.Questions) == 1 {
 		if req.Questions[0].MultiSelect {
-			return "Reply with the numbers or labels of your choices, comma-separated (for example: 1, 3). " + skipHint
+			return w.Get("ClosingMulti")
 		}
-		return "Reply with the number or label of your choice. " + skipHint
+		return w.Get("ClosingOne")
 	}
 	var b strings.Builder
-	b.WriteString("Reply with one line per question, in order or numbered, for example:")
+	b.WriteString(w.Get("ClosingSeveral"))
 	for i, q := range req.Questions {
 		example := "1"
 		if q.MultiSelect {
@@ -165,7 +172,7 @@ func closing(req Request, mode Mode) string {
 		}
 		fmt.Fprintf(&b, "\n%d: %s", i+1, example)
 	}
-	b.WriteString("\nUse an option's number or label. Reply \"skip\" to skip them all.")
+	b.WriteString("\n" + w.Get("ClosingSeveralEnd"))
 	return b.String()
 }
 
@@ -174,6 +181,10 @@ func closing(req Request, mode Mode) string {
 func (p Plan) Text() string {
 	var b strings.Builder
 	b.WriteString(p.Intro)
+	if p.Context != "" {
+		b.WriteString("\n\n")
+		b.WriteString(p.Context) // MARKUP-PENDING
+	}
 	for _, s := range p.Sections {
 		b.WriteString("\n\n")
 		b.WriteString(s.Title())
@@ -196,8 +207,8 @@ func (s Section) Title() string {
 		fmt.Fprintf(&b, "%d) ", s.Number)
 	}
 	fmt.Fprintf(&b, "[%s] %s", s.Header, s.Question)
-	if s.Multi {
-		b.WriteString(" (choose one or more)")
+	if s.MultiHint != "" {
+		b.WriteString(" " + s.MultiHint)
 	}
 	return b.String()
 }
@@ -240,27 +251,28 @@ func CutLabel(s string, n int) string {
 	return strings.TrimSpace(b.String()) + "…"
 }
 
-// StatusLine is the line added to every message of a question when it ends:
-// "Answered: <declared labels>" (free text is never echoed back), "Skipped",
-// "Expired", "Cancelled".
+// StatusLine is the line added to every message of a question when it ends,
+// in the words of req.Locale: "Answered: <declared labels>" (free text is
+// never echoed back), "Skipped", "Expired", "Cancelled".
 func StatusLine(req Request, res Result) string {
+	w := locale.For(req.Locale)
 	switch res.Outcome() {
 	case OutcomeAnswered:
 		labels := AnsweredLabels(req, res)
 		if len(labels) == 0 {
-			return "Answered"
+			return w.Get("StatusAnswered")
 		}
-		return "Answered: " + strings.Join(labels, ", ")
+		return w.Format("StatusAnsweredWith", map[string]any{"Labels": strings.Join(labels, w.Get("ListSeparator"))})
 	case OutcomeSkipped:
-		return "Skipped"
+		return w.Get("StatusSkipped")
 	case OutcomeCancelled:
-		return "Cancelled"
+		return w.Get("StatusCancelled")
 	case OutcomeUndeliverable:
-		return "Not delivered"
+		return w.Get("StatusUndeliverable")
 	case OutcomeRejected:
-		return "Refused"
+		return w.Get("StatusRefused")
 	}
-	return "Expired"
+	return w.Get("StatusExpired")
 }
 
 // AnsweredLabels lists the declared labels chosen in an answer, in question

@@ -81,12 +81,12 @@ func TestPlanMode(t *testing.T) {
 		wantButtons  []string
 		wantNoInText string
 	}{
-		{"single on telegram", single, capsTelegram, ModeButtons, []string{"Staging (Recommended)", "Production", OtherLabel, SkipLabel}, ""},
-		{"single on discord has no Other", single, capsDiscord, ModeButtons, []string{"Staging (Recommended)", "Production", SkipLabel}, ""},
+		{"single on telegram", single, capsTelegram, ModeButtons, []string{"Staging (Recommended)", "Production", "Other…", "Skip"}, ""},
+		{"single on discord has no Other", single, capsDiscord, ModeButtons, []string{"Staging (Recommended)", "Production", "Skip"}, ""},
 		{"single on text channel", single, capsTextOnly, ModeText, nil, "Tap"},
 		{"payload too small for buttons", single, Capabilities{Buttons: true, PayloadBytes: 10}, ModeText, nil, "Tap"},
-		{"multi gets Skip only", mustDecode(t, planShapes[2].req), capsTelegram, ModeText, []string{SkipLabel}, "Tap"},
-		{"several get Skip only", mustDecode(t, planShapes[3].req), capsDiscord, ModeText, []string{SkipLabel}, "Tap"},
+		{"multi gets Skip only", mustDecode(t, planShapes[2].req), capsTelegram, ModeText, []string{"Skip"}, "Tap"},
+		{"several get Skip only", mustDecode(t, planShapes[3].req), capsDiscord, ModeText, []string{"Skip"}, "Tap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestPlanRows(t *testing.T) {
 		t.Errorf("telegram rows: %s", renderPlan(tg))
 	}
 	dc := BuildPlan("q", req, Capabilities{Buttons: true, ButtonsPerRow: 3, PayloadBytes: 100})
-	if len(dc.Rows) != 3 || len(dc.Rows[0]) != 3 || len(dc.Rows[1]) != 1 || dc.Rows[2][0].Label != SkipLabel {
+	if len(dc.Rows) != 3 || len(dc.Rows[0]) != 3 || len(dc.Rows[1]) != 1 || dc.Rows[2][0].Label != "Skip" {
 		t.Errorf("rows of 3: %s", renderPlan(dc))
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Option is one choice of a question.
@@ -44,6 +46,14 @@ type Request struct {
 	// checked here for its form only (ParseCallbackURL); whether the
 	// bridge may call it is the operator's CallbackPolicy.
 	Callback string `json:"callback,omitempty"`
+	// Context is Markdown shown above the questions (ask-user.md §7), at
+	// most MaxContextChars as a person counts them.
+	Context string `json:"context,omitempty"`
+	// Locale is the language of the bridge's own words in the prompt: a
+	// BCP 47 tag as the agent gave it. The engine replaces it with the
+	// shipped catalog it resolves to (request, route, bridge default), so
+	// every replica shows a question in the same words.
+	Locale string `json:"locale,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -65,6 +75,8 @@ const (
 	MaxLabelChars       = 64 // Telegram button text is the tightest transport
 	MaxDescriptionChars = 200
 	MaxAgentChars       = 64
+	MaxContextChars     = 3000
+	MaxLocaleChars      = 35 // BCP 47's longest useful tags are shorter
 	MaxToChars          = 200
 	MaxAnswerers        = 50
 	MaxAnswererChars    = 200
@@ -176,7 +188,7 @@ func (v *validator) request(raw any) Request {
 	if !ok {
 		return req
 	}
-	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback")
+	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -212,6 +224,23 @@ func (v *validator) request(raw any) Request {
 		} else {
 			req.Callback = s
 		}
+	}
+	if s, ok := v.optionalString("context", obj); ok {
+		s = strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
+		switch {
+		case uniseg.GraphemeClusterCount(s) > MaxContextChars:
+			v.addf("context must be at most %d characters (got %d)", MaxContextChars, uniseg.GraphemeClusterCount(s))
+		case hasControlExceptLines(s):
+			v.addf("context must not contain control characters other than line breaks and tabs")
+		}
+		req.Context = s
+	}
+	if s, ok := v.optionalString("locale", obj); ok {
+		s = strings.TrimSpace(s)
+		if !locale.Valid(s) {
+			v.addf("locale must be a language tag such as \"en\" or \"th\" (BCP 47, at most %d characters); an unknown language falls back to English", MaxLocaleChars)
+		}
+		req.Locale = s
 	}
 	req.Answerers = v.answerers(obj)
 	req.Questions = v.questions(obj)
@@ -510,6 +539,14 @@ func CutGraphemes(s string, n int) string {
 
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+// hasControlExceptLines is hasControl allowing line breaks and tabs, which
+// Markdown context is made of.
+func hasControlExceptLines(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) && r != '\n' && r != '\t'
+	}) >= 0
 }
 
 func contains(list []string, s string) bool {

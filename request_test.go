@@ -353,3 +353,41 @@ func TestBlockedAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeRequestContextAndLocale(t *testing.T) {
+	with := func(fields string) string {
+		return `{` + fields + `,"questions":[{"id":"q","header":"Q","question":"Go?",` + twoOptions + `}]}`
+	}
+	ctx := "Build **#4812** failed on `main`:\r\n```\nTestPay … FAIL\n```"
+	req, err := DecodeRequest([]byte(with(`"context":` + string(mustJSON(t, "  "+ctx+"\n")) + `,"locale":" th-TH "`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.ReplaceAll(ctx, "\r\n", "\n"); req.Context != want || req.Locale != "th-TH" {
+		t.Fatalf("context %q locale %q", req.Context, req.Locale)
+	}
+	// 3,000 characters as a person counts them: Thai with marks is more
+	// code points than that and still fits.
+	thai := strings.Repeat("ที่", 3000)
+	if _, err := DecodeRequest([]byte(with(`"context":"` + thai + `"`))); err != nil {
+		t.Errorf("3,000 Thai characters: %v", err)
+	}
+	if req, err := DecodeRequest([]byte(with(`"locale":"fr"`))); err != nil || req.Locale != "fr" {
+		t.Errorf("an unknown language is no error (it falls back when shown): %v", err)
+	}
+	for _, tc := range []struct{ name, fields, want string }{
+		{"context too long", `"context":"` + strings.Repeat("x", 3001) + `"`, "context must be at most 3000 characters (got 3001)"},
+		{"context control", `"context":"a\u0007b"`, "context must not contain control characters other than line breaks and tabs"},
+		{"context not a string", `"context":["a"]`, "context must be a string"},
+		{"locale not a tag", `"locale":"Thai please"`, `locale must be a language tag such as "en" or "th"`},
+		{"locale empty", `"locale":""`, `locale must be a language tag`},
+		{"locale not a string", `"locale":7`, "locale must be a string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeRequest([]byte(with(tc.fields)))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -164,11 +164,11 @@ func newBridge(rdb redis.UniversalClient, prefix string, o bridgeOpts) (*bridge,
 		logw = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(logw, nil))
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" || to == web.Platform {
-			return askbridge.Target{Platform: web.Platform}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{web.NewChannel(st, nil)},

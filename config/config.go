@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -100,6 +101,11 @@ type Config struct {
 	Slack    *slack.Config
 	// LogLevel is debug, info, warn or error (default info).
 	LogLevel string
+	// Locale is the language of the bridge's own words when neither the
+	// request nor its route names one (a BCP 47 tag; default "en"). A tag
+	// without a shipped catalog falls back to the same language's, then
+	// to English.
+	Locale string
 	// Callback configures result callbacks (ask-user.md §8); they are off
 	// without its secret.
 	Callback Callback
@@ -219,6 +225,10 @@ type Route struct {
 	// Empty: anyone who sees the question. A request's own answerers narrow
 	// this list.
 	Answerers []string `yaml:"answerers"`
+	// Locale is the language of the bridge's words in this route's
+	// questions when the request names none (a BCP 47 tag: "th"). Empty:
+	// Config.Locale.
+	Locale string `yaml:"locale"`
 }
 
 // Chats lists, per platform and comma-separated, the chats a request may
@@ -250,6 +260,7 @@ func Default() *Config {
 		ClaimIdle:    DefaultClaimIdle,
 		StopGrace:    DefaultStopGrace,
 		LogLevel:     DefaultLogLevel,
+		Locale:       locale.Default,
 	}
 }
 
@@ -374,6 +385,9 @@ func (c *Config) check(p *settings.Problems) {
 	if c.StopGrace < MinStopGrace || c.StopGrace > MaxStopGrace {
 		p.Addf("%s: %s is out of range: from %s to %s", p.Name("stopGrace"), c.StopGrace, MinStopGrace, MaxStopGrace)
 	}
+	if !locale.Valid(c.Locale) {
+		p.Addf("%s: %q is not a language tag such as en or th (shipped: %s)", p.Name("locale"), c.Locale, strings.Join(locale.Tags(), ", "))
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)
 	}
@@ -423,6 +437,9 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 		if _, _, err := ParseAnswerer(a); err != nil {
 			p.Addf("%s.answerers[%d]: %v", key, i, err)
 		}
+	}
+	if r.Locale != "" && !locale.Valid(r.Locale) {
+		p.Addf("%s.locale: %q is not a language tag such as en or th", key, r.Locale)
 	}
 }
 

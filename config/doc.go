@@ -104,6 +104,12 @@
 //	                                 to another replica; 1s to 10m. Keep it below the
 //	                                 orchestrator's kill timeout (compose: stop_grace_period).
 //	                                 Default: 20s. YAML stopGrace.
+//	ASKUSER_LOCALE                   Language of the bridge's own words (instructions, buttons,
+//	                                 status lines, notices) when neither the request nor its
+//	                                 route names one: a BCP 47 tag. Shipped: en, th; another
+//	                                 tag falls back to its language's catalog, then to en.
+//	                                 Replies are understood in every shipped language whatever
+//	                                 this is. Default: en. YAML locale.
 //	ASKUSER_LOG_LEVEL                debug, info, warn or error. Default: info. YAML log.level.
 //	ASKUSER_CALLBACK_SECRET*         Secret that signs result callbacks (Standard Webhooks;
 //	                                 [docs/callbacks.md](docs/callbacks.md)): at least 16

@@ -45,7 +45,7 @@ func TestExampleFile(t *testing.T) {
 		{"claimIdle", c.ClaimIdle, 30 * time.Second},
 		{"routes", c.Routes, map[string]Route{
 			"ops":      {To: "telegram:-1001234567890", Answerers: []string{"telegram:123456789", "telegram:987654321"}},
-			"releases": {To: "slack:C0123456789", Answerers: []string{"slack:U0123ABCDEF"}},
+			"releases": {To: "slack:C0123456789", Answerers: []string{"slack:U0123ABCDEF"}, Locale: "th"},
 			"oncall":   {To: "discord:@112233445566778899"},
 			"desk":     {To: "web"},
 		}},

@@ -79,7 +79,7 @@ func Load(env func(string) string, readFile func(string) ([]byte, error)) (*Conf
 		}
 	}
 	for name, r := range routes {
-		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers)}
+		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers), Locale: strings.TrimSpace(r.Locale)}
 	}
 
 	var verr *ValidationError
@@ -203,7 +203,7 @@ type shape struct {
 func fileShape() *shape {
 	scalar := &shape{kind: yaml.ScalarNode}
 	route := &shape{kind: yaml.MappingNode, keys: map[string]*shape{
-		"to": scalar, "answerers": {kind: yaml.SequenceNode, each: scalar},
+		"to": scalar, "answerers": {kind: yaml.SequenceNode, each: scalar}, "locale": scalar,
 	}}
 	root := &shape{kind: yaml.MappingNode, keys: map[string]*shape{"routes": {kind: yaml.MappingNode, each: route}}}
 	for _, s := range table {

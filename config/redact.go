@@ -92,7 +92,7 @@ func (c Config) routesString() string {
 			b.WriteByte(' ')
 		}
 		r := c.Routes[name]
-		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v}", name, r.To, r.Answerers)
+		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v Locale:%s}", name, r.To, r.Answerers, r.Locale)
 	}
 	b.WriteString("]")
 	return b.String()
@@ -100,9 +100,9 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s Callback:%s}",
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s Locale:%s Callback:%s}",
 		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.MaxPendingPerAgent, c.Retention, c.ClaimIdle, c.StopGrace,
-		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel, settings.String(c.Callback))
+		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel, c.Locale, settings.String(c.Callback))
 }
 
 // Format prints the redacted form for every verb.
@@ -113,7 +113,7 @@ func (c Config) LogValue() slog.Value {
 	routes := make([]slog.Attr, 0, len(c.Routes))
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
 		r := c.Routes[name]
-		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers)))
+		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers), slog.String("locale", r.Locale)))
 	}
 	return slog.GroupValue(
 		slog.Any("redis", c.Redis),
@@ -130,6 +130,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Attr{Key: "discord", Value: sectionValue(c.Discord)},
 		slog.Attr{Key: "slack", Value: sectionValue(c.Slack)},
 		slog.String("logLevel", c.LogLevel),
+		slog.String("locale", c.Locale),
 		slog.Any("callback", c.Callback),
 	)
 }

@@ -74,6 +74,8 @@ var table = []setting{
 		doc: "How long a request another replica took may stay unacknowledged before this one takes it over; `1s` to `1h`."},
 	{env: "ASKUSER_STOP_GRACE", yaml: "stopGrace", dur: func(c *Config) *time.Duration { return &c.StopGrace },
 		doc: "How long a graceful stop (SIGTERM) may take: no new prompt part starts, and what is still in hand after this is left to another replica; `1s` to `10m`. Keep it below the orchestrator's kill timeout (compose: `stop_grace_period`)."},
+	{env: "ASKUSER_LOCALE", yaml: "locale", str: func(c *Config) *string { return &c.Locale },
+		doc: "Language of the bridge's own words (instructions, buttons, status lines, notices) when neither the request nor its route names one: a BCP 47 tag. Shipped: `en`, `th`; another tag falls back to its language's catalog, then to `en`. Replies are understood in every shipped language whatever this is."},
 	{env: "ASKUSER_LOG_LEVEL", yaml: "log.level", str: func(c *Config) *string { return &c.LogLevel }, norm: strings.ToLower,
 		doc: "`debug`, `info`, `warn` or `error`."},
 	{env: "ASKUSER_CALLBACK_SECRET", yaml: "callback.secret", secret: true, str: func(c *Config) *string { return &c.Callback.Secret }, def: "unset (off)",

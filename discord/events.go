@@ -122,7 +122,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 //   - TapOpenReply: nothing; Discord has no reply box (caps.ReplyBox is
 //     false, so the planner makes no "Other…" button).
 func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r askbridge.TapReply) {
-	notice := escape(string(r.Notice))
+	notice := escape(r.Text())
 	ephemeral := func() {
 		_, err := c.rest.FollowupMessageCreate(i, false, &discordgo.WebhookParams{
 			Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings(),

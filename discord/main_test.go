@@ -186,14 +186,14 @@ func (e *env) start(i int, o envOpts) *replica {
 		t.Fatal(err)
 	}
 	room, alice := e.room, e.alice
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" {
-			return askbridge.Target{Platform: "discord", Chat: room}, []string{"discord:" + alice}, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: "discord", Chat: room}, Answerers: []string{"discord:" + alice}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	budget := o.budget
 	if budget == 0 {

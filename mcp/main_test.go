@@ -63,11 +63,11 @@ func startBridge(t *testing.T, prefix string) *bridge {
 	t.Helper()
 	st := store.New(rdb(t), store.Options{Prefix: prefix, Consumer: "replica-1"})
 	log := slog.New(slog.DiscardHandler)
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" || to == web.Platform {
-			return askbridge.Target{Platform: web.Platform}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{web.NewChannel(st, nil)},

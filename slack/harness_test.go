@@ -252,14 +252,14 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" {
-			return askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,

@@ -193,7 +193,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 			c.forget(ctx, key)
 		}
 		if reply.Notice != "" {
-			c.ephemeral(ctx, channel, cb.User.ID, "", string(reply.Notice))
+			c.ephemeral(ctx, channel, cb.User.ID, "", reply.Text())
 		}
 		switch reply.Action {
 		case askbridge.TapClear:

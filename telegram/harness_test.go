@@ -205,14 +205,14 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	if e.opts.tapPatience > 0 {
 		ch.SetTapPatience(e.opts.tapPatience)
 	}
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" {
-			return askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,

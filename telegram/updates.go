@@ -148,7 +148,7 @@ const forgetTimeout = 5 * time.Second
 // person knows the tap did not count (yet).
 func (c *Channel) tryAgain(ctx context.Context, upd *models.Update) {
 	if cq := upd.CallbackQuery; cq != nil && cq.ID != "" {
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain)
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain.Text(""))
 	}
 }
 
@@ -337,20 +337,20 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 	}
 	if msgID == 0 {
 		// A button of an inline message: the bridge never sends those.
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown)
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown.Text(""))
 		return true
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
 	person := personOf(&cq.From)
 	reply := in.Tap(ctx, askbridge.Tap{Message: ref, Person: person, Payload: cq.Data})
 	if tapFailed(reply) {
-		c.answerOnce(ctx, cq.ID, reply.Notice)
+		c.answerOnce(ctx, cq.ID, reply.Text())
 		return false
 	}
 	if reply.Action == askbridge.TapDuplicate {
 		return true
 	}
-	c.answerOnce(ctx, cq.ID, reply.Notice)
+	c.answerOnce(ctx, cq.ID, reply.Text())
 	switch reply.Action {
 	case askbridge.TapOpenReply:
 		if id, question := reply.QuestionID, reply.ReplyTo; id != "" {
@@ -379,7 +379,7 @@ func replyFailed(o askbridge.ReplyOutcome) bool { return o.Retry }
 
 // answerOnce answers a callback query unless this replica answered it
 // before (Telegram refuses a second answer).
-func (c *Channel) answerOnce(ctx context.Context, id string, notice askbridge.Notice) {
+func (c *Channel) answerOnce(ctx context.Context, id string, notice string) {
 	if c.once.first("answer:" + id) {
 		c.answer(ctx, id, notice)
 	}
@@ -389,11 +389,11 @@ func (c *Channel) answerOnce(ctx context.Context, id string, notice askbridge.No
 // the spinner after a few seconds.
 const answerTimeout = 2 * time.Second
 
-func (c *Channel) answer(ctx context.Context, id string, notice askbridge.Notice) {
+func (c *Channel) answer(ctx context.Context, id string, notice string) {
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
 	_, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{
-		CallbackQueryID: id, Text: cutText(string(notice), noticeChars),
+		CallbackQueryID: id, Text: cutText(notice, noticeChars),
 	})
 	if err != nil {
 		c.log.Warn("answer callback query", "err", wrap("answer callback query", c.scrub.Err(err)))

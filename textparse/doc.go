@@ -18,9 +18,9 @@
 //     when Options.Acknowledge is set.
 //   - [Answer]: every question answered; Outcome.Answers maps each question
 //     id to its values, ready for the result's answers.answers.
-//   - [Incomplete]: some questions unanswered; Outcome.Missing names them and
-//     [Correction] renders the one short reply the bridge sends back while
-//     the question stays open.
+//   - [Incomplete]: some questions unanswered; Outcome.Missing names them,
+//     for the one short reply the bridge sends back (in the prompt's
+//     language, with an [Example] line) while the question stays open.
 //
 // # Rules
 //

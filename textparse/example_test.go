@@ -42,8 +42,8 @@ func ExampleParse_multiSelect() {
 }
 
 // Several questions: one line per question, keyed by number, id or header,
-// or positional. A partial reply is Incomplete, and Correction says what to
-// send back.
+// or positional. A partial reply is Incomplete: Missing names what to ask
+// for again, and Example gives a line to copy.
 func ExampleParse_severalQuestions() {
 	qs := []textparse.Question{
 		{ID: "deploy_target", Header: "Target", Labels: []string{"Staging (Recommended)", "Production"}},
@@ -55,11 +55,11 @@ func ExampleParse_severalQuestions() {
 
 	o = textparse.Parse("Target - production", qs)
 	fmt.Println(o.Kind, o.Answers, o.Missing)
-	fmt.Println(textparse.Correction(o, qs))
+	fmt.Println(textparse.Example(qs[0], textparse.Options{}))
 	// Output:
 	// answer map[budget:[Large] deploy_target:[Production] region:[EU US]]
 	// incomplete map[deploy_target:[Production]] [budget region]
-	// Missing answers for 2 (Budget) and 3 (Region). Reply with one line per question, e.g. "2: Small".
+	// Staging
 }
 
 // Replies are understood in every language given at once, whatever the

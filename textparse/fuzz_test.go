@@ -14,7 +14,7 @@ import (
 // value is a declared label or non-empty trimmed valid UTF-8 text, no
 // question has a value twice or a single-select question two values, Missing
 // names only known questions and is non-empty exactly for Incomplete, and
-// Correction speaks exactly when something is missing.
+// Example gives a declared label (or nothing) for every question.
 //
 // The fuzzer also varies the prompt: shape picks one from the test catalogue,
 // and a non-empty label or header is added to, or replaces that of, its first
@@ -47,8 +47,10 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse %+v differs from ParseWith with zero Options %+v", p, got)
 			}
 		}
-		if c := Correction(got, qs); (c != "") != (got.Kind == Incomplete) {
-			t.Fatalf("Correction %q for kind %v", c, got.Kind)
+		for _, q := range qs {
+			if ex := Example(q, o); ex != "" && !slices.ContainsFunc(q.Labels, func(l string) bool { return strings.Contains(l, ex) }) {
+				t.Fatalf("Example %q is not from a label of %q", ex, q.Labels)
+			}
 		}
 	})
 }
@@ -221,4 +223,8 @@ func checkValues(t *testing.T, q Question, values []string) {
 			t.Fatalf("question %q has value %q: neither a label nor trimmed text", q.ID, v)
 		}
 	}
+}
+
+func indexOf(qs []Question, id string) int {
+	return slices.IndexFunc(qs, func(q Question) bool { return q.ID == id })
 }

@@ -410,13 +410,28 @@ func TestWordsAreInjected(t *testing.T) {
 	}
 }
 
-func TestCorrectionRecommendedForms(t *testing.T) {
-	for _, label := range []string{"Staging (Recommended)", "Staging(Recommended)", "Staging （RECOMMENDED）"} {
-		qs := []Question{target, {ID: "env", Header: "Env", Labels: []string{label}}}
-		want := `Missing an answer for 2 (Env). Reply with one line per question, e.g. "2: Staging".`
-		if got := Correction(Parse("1", qs), qs); got != want {
-			t.Errorf("label %q: Correction = %q, want %q", label, got, want)
+func TestExampleRecommendedForms(t *testing.T) {
+	th := Options{Words: []Words{EnglishWords(), {Recommended: []string{"แนะนำ"}}}}
+	for _, c := range []struct {
+		label string
+		o     Options
+		want  string
+	}{
+		{"Staging (Recommended)", Options{}, "Staging"},
+		{"Staging(Recommended)", Options{}, "Staging"},
+		{"Staging （RECOMMENDED）", Options{}, "Staging"},
+		{"สเตจจิ้ง (แนะนำ)", th, "สเตจจิ้ง"},
+		{"สเตจจิ้ง (แนะนำ)", Options{}, "สเตจจิ้ง (แนะนำ)"},
+		{"  Production  ", Options{}, "Production"},
+		{"(Recommended)", Options{}, "(Recommended)"},
+	} {
+		q := Question{ID: "env", Header: "Env", Labels: []string{c.label, "Other"}}
+		if got := Example(q, c.o); got != c.want {
+			t.Errorf("label %q: Example = %q, want %q", c.label, got, c.want)
 		}
+	}
+	if got := Example(Question{ID: "notes", Labels: []string{" ", ""}}, Options{}); got != "" {
+		t.Errorf("no label: Example = %q", got)
 	}
 }
 

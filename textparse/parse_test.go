@@ -400,39 +400,6 @@ func distinctLines(n int) string {
 	return b.String()
 }
 
-func TestCorrection(t *testing.T) {
-	tests := []struct {
-		name string
-		qs   []Question
-		text string
-		want string
-	}{
-		{"answered has none", []Question{target, budget}, "1\n2", ""},
-		{"skip has none", []Question{target, budget}, "skip", ""},
-		{"empty has none", []Question{target, budget}, "  ", ""},
-		{"one missing", []Question{target, budget}, "1", `Missing an answer for 2 (Budget). Reply with one line per question, e.g. "2: Small".`},
-		{"two missing", []Question{target, budget, region}, "region: eu", `Missing answers for 1 (Target) and 2 (Budget). Reply with one line per question, e.g. "1: Staging".`},
-		{"three missing", []Question{target, budget, region}, "1:\n2:\n3:", `Missing answers for 1 (Target), 2 (Budget) and 3 (Region). Reply with one line per question, e.g. "1: Staging".`},
-		{"single multi", []Question{region}, ",", "No answer found. Reply with option numbers separated by commas, the option text, or your own answer."},
-		{"no header or labels", []Question{target, {ID: "notes"}}, "1", `Missing an answer for 2 (notes). Reply with one line per question, e.g. "2: your answer".`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Correction(Parse(tc.text, tc.qs), tc.qs); got != tc.want {
-				t.Errorf("Correction = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestCorrectionSingleSelect(t *testing.T) {
-	o := Outcome{Kind: Incomplete, Missing: []string{"deploy_target"}}
-	want := "No answer found. Reply with the option number, the option text, or your own answer."
-	if got := Correction(o, []Question{target}); got != want {
-		t.Errorf("Correction = %q, want %q", got, want)
-	}
-}
-
 func TestKindString(t *testing.T) {
 	tests := []struct {
 		kind Kind

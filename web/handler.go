@@ -469,7 +469,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	// A question not for the page is refused as such, open or ended.
 	if !rec.MayAnswer(pagePerson) {
-		writeError(w, http.StatusForbidden, string(askbridge.NoticeNotForYou))
+		writeError(w, http.StatusForbidden, askbridge.NoticeNotForYou.Text(rec.Request.Locale))
 		return
 	}
 	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers}
@@ -486,7 +486,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		// Gone from the store since it was read.
 		writeError(w, http.StatusNotFound, "no such question")
 	case sub.Notice == askbridge.NoticeNotForYou:
-		writeError(w, http.StatusForbidden, string(sub.Notice))
+		writeError(w, http.StatusForbidden, sub.Notice.Text(rec.Request.Locale))
 	case sub.End.Result.Status != askbridge.StatusPending:
 		writeJSON(w, http.StatusConflict, reply(sub))
 	default:
@@ -500,7 +500,7 @@ func reply(sub askbridge.Submitted) answerReply {
 	rec, res := sub.End.Record, sub.End.Result
 	return answerReply{
 		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
-		Message: string(sub.Notice), Result: res,
+		Message: sub.Notice.Text(rec.Request.Locale), Result: res,
 	}
 }
 

@@ -152,11 +152,11 @@ func (b *bridge) config() web.Config {
 }
 
 // resolve routes "" and "web" to the page; anything else is refused.
-func resolve(to string) (askbridge.Target, []string, error) {
+func resolve(to string) (askbridge.Route, error) {
 	if to == "" || to == "web" {
-		return askbridge.Target{Platform: "web"}, nil, nil
+		return askbridge.Route{Target: askbridge.Target{Platform: "web"}}, nil
 	}
-	return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+	return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 }
 
 // testLogger writes to the test log when -v is set and the test is running.

@@ -151,7 +151,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	}
 
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolver(cfg), Channels: channels,
+		Store: st, Resolve: resolver(cfg), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 		MaxPendingPerAgent: cfg.MaxPendingPerAgent,
 		Callbacks: askbridge.CallbackConfig{
@@ -457,16 +457,16 @@ func (b *bridge) close() {
 // chats), both config's. An error is the request's error result, its
 // message prefixed "to: " like the engine's own refusals of `to`.
 func resolver(cfg *config.Config) askbridge.Resolver {
-	return func(to string) (askbridge.Target, []string, error) {
+	return func(to string) (askbridge.Route, error) {
 		route, err := cfg.Resolve(to)
 		if err != nil {
-			return askbridge.Target{}, nil, fmt.Errorf("to: %w", err)
+			return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}
 		platform, chat, err := config.ParseTarget(route.To)
 		if err != nil {
-			return askbridge.Target{}, nil, fmt.Errorf("to: %w", err)
+			return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}
-		return askbridge.Target{Platform: platform, Chat: chat}, route.Answerers, nil
+		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale}, nil
 	}
 }
 

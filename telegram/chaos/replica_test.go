@@ -100,11 +100,11 @@ func runReplica(raw string) int {
 		log.Error("telegram channel", "err", err)
 		return 2
 	}
-	resolve := func(to string) (askbridge.Target, []string, error) {
+	resolve := func(to string) (askbridge.Route, error) {
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Target{Platform: p, Chat: c}, nil, nil
+			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Target{}, nil, fmt.Errorf("to: unknown route %q", to)
+		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
