@@ -134,6 +134,10 @@ type Inbox interface {
 	// question, so a reply to it answers the question and it is edited when
 	// the question ends. Safe to repeat.
 	Attach(ctx context.Context, id string, ref MessageRef) error
+	// Locale is the bridge's default catalog (EngineConfig.Locale): the
+	// language of what a channel says on its own when no question is
+	// known, such as "try again" to a tap the engine could not take.
+	Locale() string
 }
 
 // Tap is a button press.

@@ -373,6 +373,9 @@ func (e *Engine) forget(ctx context.Context, platform, key string) {
 	}
 }
 
+// Locale is the bridge's default catalog (see Inbox).
+func (e *Engine) Locale() string { return e.locale }
+
 // Attach links a message to a question (see Inbox).
 func (e *Engine) Attach(ctx context.Context, id string, ref MessageRef) error {
 	_, err := e.store.AddMessage(ctx, id, ref)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rivo/uniseg"
 
+	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -183,7 +184,7 @@ func (p Plan) Text() string {
 	b.WriteString(p.Intro)
 	if p.Context != "" {
 		b.WriteString("\n\n")
-		b.WriteString(p.Context) // MARKUP-PENDING
+		b.WriteString(markup.Parse(p.Context).Plain())
 	}
 	for _, s := range p.Sections {
 		b.WriteString("\n\n")

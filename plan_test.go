@@ -46,6 +46,41 @@ func TestPlanGolden(t *testing.T) {
 				p := BuildPlan("deploy-42", mustDecode(t, shape.req), ch.caps)
 				golden.Check(t, "plan/"+shape.name+"."+ch.name+".txt", []byte(renderPlan(p)))
 			})
+			// The same prompt with the bridge's words in Thai (the
+			// agent's text stays as written), and with a context.
+			t.Run(shape.name+"/"+ch.name+"/th", func(t *testing.T) {
+				req := mustDecode(t, shape.req)
+				req.Locale = "th"
+				req.Context = "Build **#4812** failed on `main`:\n```\nTestPay … FAIL\n```\nSee [the log](https://ci.example.com/4812)."
+				p := BuildPlan("deploy-42", req, ch.caps)
+				golden.Check(t, "plan/"+shape.name+"."+ch.name+".th.txt", []byte(renderPlan(p)))
+			})
+		}
+	}
+}
+
+// TestStatusLineLanguages: the status line is in the question's language,
+// labels joined as the catalog joins a list.
+func TestStatusLineLanguages(t *testing.T) {
+	req := mustDecode(t, planShapes[2].req)
+	res := Answered("q", map[string][]string{"checks": {"Unit tests (Recommended)", "Load test", "my own words"}}, nil, ViaText)
+	for _, c := range []struct {
+		locale string
+		res    Result
+		want   string
+	}{
+		{"en", res, "Answered: Unit tests (Recommended), Load test"},
+		{"th", res, "ตอบแล้ว: Unit tests (Recommended), Load test"},
+		{"th", Answered("q", map[string][]string{"checks": {"free"}}, nil, ViaText), "ตอบแล้ว"},
+		{"th", NoAnswer("q", ReasonSkipped, ""), "ข้ามแล้ว"},
+		{"th", NoAnswer("q", ReasonTimeout, ""), "หมดเวลาแล้ว"},
+		{"th", NoAnswer("q", ReasonCancelled, ""), "ยกเลิกแล้ว"},
+		{"th", NoAnswer("q", ReasonUndeliverable, "gone"), "ส่งไม่สำเร็จ"},
+		{"fr", NoAnswer("q", ReasonSkipped, ""), "Skipped"},
+	} {
+		req.Locale = c.locale
+		if got := StatusLine(req, c.res); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.locale, c.res.Outcome(), got, c.want)
 		}
 	}
 }

@@ -133,8 +133,9 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 }
 
 // Send posts d.Plan in d.Chat (a channel id, or "@<user id>" for a DM):
-// the escaped text, cut into messages of at most 2000 characters, the
-// buttons under the last one. It posts the parts from d.From on and hands
+// the escaped text, cut between lines into messages of at most 2000
+// characters, the buttons under the last one; no message pings anyone or
+// shows an embed. It posts the parts from d.From on and hands
 // each message to d.Sent as soon as Discord accepted it, with Part set to
 // the part's index in the whole prompt. Each REST call is made once: a
 // refusal comes back as a *askbridge.SendError (a 429 as RateLimited with
@@ -156,7 +157,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 	}
 	comps := components(d.Plan)
 	for i := from; i < len(parts); i++ {
-		ms := &discordgo.MessageSend{Content: parts[i], AllowedMentions: noPings()}
+		ms := &discordgo.MessageSend{Content: parts[i], AllowedMentions: noPings(), Flags: noEmbeds}
 		if i == len(parts)-1 {
 			ms.Components = comps
 		}
@@ -234,21 +235,22 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 }
 
 // Finish edits one message of an ended question: components removed, part
-// ref.Part of end.Plan kept as its text and end.Status added under it, in
-// one PATCH (nothing is read back from Discord). A message already in that
+// ref.Part of end.Plan kept as its text without the instructions (the same
+// split as Send's, so the part is the one the message showed) and
+// end.Status added under it, in one PATCH (nothing is read back from
+// Discord). A message already in that
 // state gets the same content again; a deleted message or channel is
 // logged and counts as success. Safe to repeat and to call concurrently.
 func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
 	log := c.log.With("chat", ref.Chat, "message", ref.Message, "question", end.Plan.ID)
-	text, ok := part(end.Plan, ref.Part)
+	content, ok := endedPart(end.Plan, ref.Part, end.Status)
 	if !ok {
 		// Discord has no reply boxes, and a prompt's parts come from its
 		// plan: a part the plan does not have cannot be shown.
 		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
 	}
-	content := finished(text, end.Status)
 	none := []discordgo.MessageComponent{}
-	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &none, AllowedMentions: noPings()}
+	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &none, AllowedMentions: noPings(), Flags: noEmbeds}
 	if _, err := c.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
 		if gone(err) {
 			log.Warn("message to finish is gone; skipped")
@@ -273,7 +275,7 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 	if err != nil {
 		return err
 	}
-	ms := &discordgo.MessageSend{Content: cutTo(escape(text), maxContent), AllowedMentions: noPings()}
+	ms := &discordgo.MessageSend{Content: cutTo(escape(text), maxContent), AllowedMentions: noPings(), Flags: noEmbeds}
 	if replyTo != "" {
 		no := false
 		ms.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: channelID, FailIfNotExists: &no}

@@ -5,11 +5,18 @@
 // # Sending
 //
 // Send renders a plan (askbridge.BuildPlan with Discord's capabilities) as
-// Discord markdown with every piece of agent text escaped (a backslash
-// before each markup character, "<" and "@" included, so <@id>, <@&role>,
-// @everyone and @here stay text), cut into messages of at most 2000
-// characters (room is kept for the status line), and posts them with
-// allowed_mentions {"parse": []}, so nothing in them can notify anyone.
+// Discord markdown, every word of the bridge in the plan's language: the
+// intro, the request's context (internal/markup: its Markdown as Discord
+// markdown, mentions neutralised, links in <> so none unfurls), the
+// questions with every piece of agent text escaped (a backslash before
+// each markup character, "<" and "@" included, so <@id>, <@&role>,
+// @everyone and @here stay text), and the instructions (Plan.FreeText,
+// Plan.Closing). The prompt is a list of lines (a context block, a
+// question's first line, an option, an instruction line) packed into
+// messages of at most 2000 characters, room kept for the status line, a
+// message ending only between two lines. Every message is posted with
+// allowed_mentions {"parse": []}, so nothing in it can notify anyone, and
+// flags SUPPRESS_EMBEDS, so no link shows a preview.
 // The last message carries the buttons: one primary button per option in
 // declared order, five to an action row, then a secondary Skip; each
 // custom_id is the bridge's 21-byte payload naming the question and the
@@ -17,9 +24,10 @@
 // DM target "@<user id>" opens the DM channel first (POST
 // /users/@me/channels). Each message is handed to the engine, numbered by
 // its part, as soon as Discord accepted it; the engine records it. Finish
-// edits a message when its question ends: components removed, the text of
-// the part it showed rendered again from the plan (never read back from
-// Discord), a bold status line added.
+// edits a message when its question ends: components removed, the part it
+// showed rendered again from the plan with the same split (never read back
+// from Discord) but without the instruction lines, and a bold status line
+// added; a part that held only instructions shows the status line alone.
 //
 // # REST and rate limits
 //

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
+	"github.com/askbridge/askbridge/locale"
 )
 
 func TestButtonAnswer(t *testing.T) {
@@ -161,7 +163,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 			want = "Cancelled"
 		}
 		m := e.message(p.ID, want, ended(want))
-		if !strings.HasPrefix(m.Content, p.Content) {
+		if !kept(m.Content, p.Content) {
 			t.Errorf("the edit did not keep the text:\n%s\nwas\n%s", m.Content, p.Content)
 		}
 	}
@@ -399,7 +401,7 @@ func TestPressEditsEachMessageOnce(t *testing.T) {
 		if m.Edits != 1 {
 			t.Errorf("part %d edited %d times, want once", i, m.Edits)
 		}
-		if !strings.HasPrefix(m.Content, p.Content) {
+		if !kept(m.Content, p.Content) {
 			t.Errorf("part %d lost its text:\n%s\nwas\n%s", i, m.Content, p.Content)
 		}
 		if got := e.requests("GET", "channels/"+e.room+"/messages/"+p.ID); len(got) > 0 {
@@ -408,5 +410,156 @@ func TestPressEditsEachMessageOnce(t *testing.T) {
 	}
 	if in, _ = e.fake.Interaction(in.ID); in.Calls != 1 || len(in.Responses) != 1 {
 		t.Errorf("the press got %d callbacks and %d messages, want one notice", in.Calls, len(in.Responses))
+	}
+}
+
+// thaiQuestion is a one-question request in Thai ("locale":"th").
+const thaiQuestion = `{"id":%q,"locale":"th","questions":[{"id":"deploy_target","header":"เป้าหมาย","question":"จะปล่อยขึ้นที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)","description":"ปลอดภัยกว่า"},{"label":"โปรดักชัน"}]}]}`
+
+// TestThaiPrompt: a Thai request is shown in Thai — intro, instructions,
+// the Skip button "ข้าม" — and answered by the text reply ๒ (Thai digit
+// two) to the prompt: the result has the second option's label and the
+// message ends as "ตอบแล้ว: โปรดักชัน" with no instruction left. A second
+// one is skipped with the reply ข้าม, and a press on a third gets its
+// ephemeral notice in Thai, as does a late press, which leaves the ended
+// message as it is.
+func TestThaiPrompt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	th := locale.For("th")
+
+	texted := e.ask(fmt.Sprintf(thaiQuestion, "thai-text"))
+	p := e.shown(texted)[0]
+	for _, want := range []string{
+		"**" + discord.Escape(th.Count("IntroAnon", 1, nil)) + "**\n\n",
+		"**เป้าหมาย** จะปล่อยขึ้นที่ไหน?\n1\\. สเตจจิ้ง \\(แนะนำ\\) — ปลอดภัยกว่า\n2\\. โปรดักชัน\n\n",
+		discord.Escape(th.Get("FreeText")) + "\n" + discord.Escape(th.Get("ClosingButtons")),
+	} {
+		if !strings.Contains(p.Content, want) {
+			t.Errorf("the Thai prompt lacks %q:\n%s", want, p.Content)
+		}
+	}
+	if strings.Contains(p.Content, discord.Escape(locale.For("en").Get("FreeText"))) || strings.Contains(p.Content, "Question") {
+		t.Errorf("the Thai prompt has English words:\n%s", p.Content)
+	}
+	var labels []string
+	for _, row := range p.Components {
+		for _, b := range row.Components {
+			labels = append(labels, b.Label)
+		}
+	}
+	if want := []string{"สเตจจิ้ง (แนะนำ)", "โปรดักชัน", "ข้าม"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("buttons %q, want %q", labels, want)
+	}
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "๒"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.result(texted, 5*time.Second)
+	if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"โปรดักชัน"}}) {
+		t.Errorf("result %+v answers %v", r, answers(r))
+	}
+	m := e.message(p.ID, "ended in Thai", ended("ตอบแล้ว: โปรดักชัน"))
+	if !kept(m.Content, p.Content) || strings.Contains(m.Content, discord.Escape(th.Get("FreeText"))) {
+		t.Errorf("the answered message:\n%s\nwas\n%s", m.Content, p.Content)
+	}
+
+	skipped := e.ask(fmt.Sprintf(thaiQuestion, "thai-skip"))
+	p = e.shown(skipped)[0]
+	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "ข้าม"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.result(skipped, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		t.Errorf("result %+v, want no_answer skipped", r)
+	}
+	m = e.message(p.ID, "skipped in Thai", ended("ข้ามแล้ว"))
+	if !kept(m.Content, p.Content) {
+		t.Errorf("the skipped message:\n%s\nwas\n%s", m.Content, p.Content)
+	}
+
+	tapped := e.ask(fmt.Sprintf(thaiQuestion, "thai-tap"))
+	p = e.shown(tapped)[0]
+	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
+	if in.AckType != 4 || notice(in) != "บันทึกคำตอบแล้ว" {
+		t.Errorf("press answered with type %d notice %q, want an ephemeral %q", in.AckType, notice(in), "บันทึกคำตอบแล้ว")
+	}
+	if r := e.result(tapped, 5*time.Second); !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"สเตจจิ้ง (แนะนำ)"}}) {
+		t.Errorf("result %+v", r)
+	}
+	done := e.message(p.ID, "answered in Thai", ended("ตอบแล้ว: สเตจจิ้ง (แนะนำ)"))
+	late := e.click(e.alice, p.ID, buttonIDs(p)[1])
+	if late.AckType != 7 || notice(late) != th.Get("NoticeAlreadyAnswered") {
+		t.Errorf("late press: type %d notice %q, want the message updated and %q", late.AckType, notice(late), th.Get("NoticeAlreadyAnswered"))
+	}
+	if m, _ := e.fake.Message(p.ID); m.Content != done.Content || len(m.Components) != 0 {
+		t.Errorf("the late press changed the ended message:\n%s\nwas\n%s", m.Content, done.Content)
+	}
+}
+
+// buildFailure is the context of ask-user.md §7's example, with a link and
+// an @everyone.
+const buildFailure = "Build **#4812** failed on `main`:\n```\nTestPay … FAIL\n```\nSee [the log](https://ci.example.com/4812) — @everyone"
+
+// TestContextShownQuietly: a request's context shows between the intro and
+// the question as Discord markdown, pings no one, unfurls no link, and
+// stays when the question ends. A context of 3,000 characters takes
+// several messages, each edited when the question ends: a press on Skip
+// ends it, in Thai.
+func TestContextShownQuietly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	id := e.ask(fmt.Sprintf(`{"id":"context-1","context":%q,"questions":[{"id":"a","header":"Next","question":"Retry the build?","options":[{"label":"Yes"},{"label":"No"}]}]}`, buildFailure))
+	p := e.shown(id)[0]
+	context := "Build **\\#4812** failed on `main`:\n\n```\nTestPay … FAIL\n```\n\nSee [the log](<https://ci.example.com/4812>) — \\@\u2060everyone"
+	intro, ctx, question := strings.Index(p.Content, "**Question for you:**"), strings.Index(p.Content, context), strings.Index(p.Content, "**Next** Retry the build?")
+	if intro != 0 || ctx < 0 || question < ctx {
+		t.Errorf("want the intro, the context, then the question:\n%s", p.Content)
+	}
+	if pings := p.Pings(); len(pings) > 0 {
+		t.Errorf("the prompt pings %v", pings)
+	}
+	if p.Flags&discordtest.SuppressEmbeds == 0 || len(p.Unfurls()) > 0 {
+		t.Errorf("the prompt (flags %d) unfurls %v", p.Flags, p.Unfurls())
+	}
+	e.cancelAsk(id)
+	e.result(id, 5*time.Second)
+	m := e.message(p.ID, "cancelled", ended("Cancelled"))
+	if !strings.Contains(m.Content, context) || !kept(m.Content, p.Content) || len(m.Pings()) > 0 || len(m.Unfurls()) > 0 {
+		t.Errorf("the ended message (flags %d):\n%s", m.Flags, m.Content)
+	}
+
+	var long strings.Builder
+	long.WriteString("Build **#4812** failed on `main`, @here:\n\n```\n")
+	for i := 1; long.Len() < 2900; i++ {
+		fmt.Fprintf(&long, "--- FAIL: TestPay/case_%03d (0.01s) <@%s>\n", i, e.alice)
+	}
+	long.WriteString("```\n\nSee https://ci.example.com/4812.")
+	id = e.ask(fmt.Sprintf(`{"id":"context-2","locale":"th","context":%q,"questions":[{"id":"a","header":"ถัดไป","question":"บิลด์ใหม่ไหม?","options":[{"label":"ใช่"},{"label":"ไม่"}]}]}`, long.String()))
+	// The parts are posted and recorded in order, the buttons under the
+	// last.
+	var ps []discordtest.Message
+	e.eventually(10*time.Second, "every part of context-2 recorded", func() bool {
+		ps = e.shown(id)
+		return len(ps[len(ps)-1].Components) > 0
+	})
+	if len(ps) < 2 {
+		t.Fatalf("%d messages, want the context split over several", len(ps))
+	}
+	for i, p := range ps {
+		if len(p.Pings()) > 0 || len(p.Unfurls()) > 0 || strings.Count(p.Content, "```")%2 != 0 {
+			t.Errorf("part %d pings %v, unfurls %v, or leaves a code block open:\n%s", i, p.Pings(), p.Unfurls(), p.Content)
+		}
+	}
+	last := ps[len(ps)-1]
+	in := e.click(e.alice, last.ID, buttonIDs(last)[len(buttonIDs(last))-1])
+	if notice(in) != "ข้ามคำถามนี้แล้ว" {
+		t.Errorf("notice %q", notice(in))
+	}
+	e.result(id, 5*time.Second)
+	for i, p := range ps {
+		if m := e.message(p.ID, "skipped", ended("ข้ามแล้ว")); !kept(m.Content, p.Content) || len(m.Unfurls()) > 0 {
+			t.Errorf("part %d ended as:\n%s\nwas\n%s", i, m.Content, p.Content)
+		}
 	}
 }

@@ -72,13 +72,13 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 			return
 		}
 		log.Warn("discord: press with a custom_id this bridge did not make")
-		c.respond(ctx, log, i, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown})
+		c.respond(ctx, log, i, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown, Locale: in.Locale()})
 		return
 	}
 	replies := make(chan askbridge.TapReply, 1)
 	go func() {
 		// A panic in the inbox still answers the press: try again.
-		r := askbridge.TapReply{Notice: askbridge.NoticeTryAgain}
+		r := askbridge.TapReply{Notice: askbridge.NoticeTryAgain, Locale: in.Locale()}
 		defer func() { replies <- r }()
 		defer recovered(log, c.cfg.Panicked, "tap")
 		r = in.Tap(ctx, askbridge.Tap{
@@ -117,23 +117,27 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 //     message, the pressed one included, to the engine's finisher, so each
 //     message is edited once per press.
 //   - TapClear: the question had already ended; the pressed message is
-//     updated to show part r.Message.Part of r.Ending with its status line
-//     (type 7, or an edit of @original after a deferral).
+//     updated to show part r.Message.Part of r.Ending as Finish shows it,
+//     without instructions, with its status line (type 7, or an edit of
+//     @original after a deferral).
+//
+// The notice is r.Text(), in the question's language; what the press
+// does is decided on r.Action alone, never on the words.
 //   - TapOpenReply: nothing; Discord has no reply box (caps.ReplyBox is
 //     false, so the planner makes no "Other…" button).
 func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r askbridge.TapReply) {
 	notice := escape(r.Text())
 	ephemeral := func() {
 		_, err := c.rest.FollowupMessageCreate(i, false, &discordgo.WebhookParams{
-			Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings(),
+			Content: notice, Flags: discordgo.MessageFlagsEphemeral | noEmbeds, AllowedMentions: noPings(),
 		}, discordgo.WithContext(ctx))
 		if err != nil {
 			log.Warn("discord: ephemeral follow-up", "err", c.classify("follow up", err))
 		}
 	}
 	if r.Action == askbridge.TapClear && r.Ending != nil {
-		if text, ok := part(r.Ending.Plan, r.Message.Part); ok {
-			if c.clear(ctx, log, i, deferred, finished(text, r.Ending.Status)) {
+		if text, ok := endedPart(r.Ending.Plan, r.Message.Part, r.Ending.Status); ok {
+			if c.clear(ctx, log, i, deferred, text) {
 				ephemeral()
 			}
 			return
@@ -146,7 +150,7 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 	}
 	err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noPings()},
+		Data: &discordgo.InteractionResponseData{Content: notice, Flags: discordgo.MessageFlagsEphemeral | noEmbeds, AllowedMentions: noPings()},
 	}, discordgo.WithContext(ctx))
 	if err != nil {
 		if restCode(err) == codeAlreadyAcked {
@@ -166,7 +170,7 @@ func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Inte
 	if !deferred {
 		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
 			Type: discordgo.InteractionResponseUpdateMessage,
-			Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings()},
+			Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings(), Flags: noEmbeds},
 		}, discordgo.WithContext(ctx))
 		if err == nil {
 			return true

@@ -38,6 +38,8 @@ func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.Message
 // after the first copy was handled.
 type afterFirst struct{ in *inbox }
 
+func (a afterFirst) Locale() string { return a.in.Locale() }
+
 func (a afterFirst) wait(ctx context.Context, handled func() bool) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
@@ -88,7 +90,7 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
-	tryAgain := discord.Escape(string(askbridge.NoticeTryAgain))
+	tryAgain := discord.Escape(askbridge.NoticeTryAgain.Text("en"))
 
 	pressed := e.ask(fmt.Sprintf(oneQuestion, "flaky-press"))
 	p := e.shown(pressed)[0]
@@ -193,7 +195,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	pressed := e.ask(fmt.Sprintf(oneQuestion, "panic-press"))
 	p := e.shown(pressed)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
-	if got, want := notice(in), discord.Escape(string(askbridge.NoticeTryAgain)); got != want || in.Failed || in.AckType == 0 {
+	if got, want := notice(in), discord.Escape(askbridge.NoticeTryAgain.Text("en")); got != want || in.Failed || in.AckType == 0 {
 		t.Errorf("answer %q (ack type %d, failed %v), want %q in time", got, in.AckType, in.Failed, want)
 	}
 	panics(1)
@@ -295,7 +297,7 @@ func onePromptAnswers(t *testing.T, e *env, id string) {
 		t.Fatalf("%d bot messages in the room, want 1", n)
 	}
 	in := e.click(e.alice, shown[0].ID, buttonIDs(shown[0])[1])
-	if got := notice(in); got != string(askbridge.NoticeRecorded) {
+	if got := notice(in); got != askbridge.NoticeRecorded.Text("en") {
 		t.Fatalf("press: %q", got)
 	}
 	if r := e.result(id, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {

@@ -111,3 +111,4 @@ func FuzzInboundEvent(f *testing.F) {
 		}
 	})
 }
+func (cannedInbox) Locale() string { return "en" }

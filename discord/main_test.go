@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -141,6 +144,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	fake := discordtest.New(o.fake)
 	t.Cleanup(fake.Close)
+	// After the replicas stopped (cleanups run last first).
+	t.Cleanup(func() { checkQuiet(t, fake) })
 	e := &env{
 		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: &clock{Clock: clockwork.NewRealClock()},
 		room: fake.AddChannel(), alice: fake.AddUser("alice"), bob: fake.AddUser("bob"),
@@ -354,9 +359,77 @@ func (e *env) message(id string, what string, cond func(discordtest.Message) boo
 	return m
 }
 
+// ended reports whether a message shows its question ended with status:
+// no buttons, the status line last (alone, for a part that held only
+// instructions), and no instruction left, in any language.
 func ended(status string) func(discordtest.Message) bool {
+	line := "**" + discord.Escape(status) + "**"
 	return func(m discordtest.Message) bool {
-		return len(m.Components) == 0 && strings.HasSuffix(m.Content, "\n\n**"+discord.Escape(status)+"**")
+		if len(m.Components) != 0 || m.Content != line && !strings.HasSuffix(m.Content, "\n\n"+line) {
+			return false
+		}
+		for _, in := range instructions {
+			if strings.Contains(m.Content, in) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// instructions are the bridge's instructions (Plan.FreeText, the lines of
+// Plan.Closing) in every shipped language, as a prompt shows them.
+var instructions = func() []string {
+	var out []string
+	for _, tag := range locale.Tags() {
+		w := locale.For(tag)
+		for _, id := range []string{"FreeText", "ClosingButtons", "ClosingOne", "ClosingMulti", "ClosingSeveral", "ClosingSeveralEnd"} {
+			out = append(out, discord.Escape(w.Get(id)))
+		}
+	}
+	return out
+}()
+
+// exampleLine is a line of the closing of a prompt of several questions:
+// "2: 1, 2".
+var exampleLine = regexp.MustCompile(`^[0-9]+: [0-9, ]+$`)
+
+// kept reports whether edited, a message of an ended question, shows the
+// text of prompt, the message as posted, less its instructions: the
+// prompt's text up to them, then the status line.
+func kept(edited, prompt string) bool {
+	text := ""
+	if i := strings.LastIndex(edited, "\n\n**"); i >= 0 {
+		text = edited[:i]
+	}
+	rest, ok := strings.CutPrefix(prompt, text)
+	if !ok {
+		return false
+	}
+	for _, l := range strings.Split(rest, "\n") {
+		if l != "" && !slices.Contains(instructions, l) && !exampleLine.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkQuiet checks every call the bridge made that posted or edited a
+// message (refused ones too): its allowed_mentions parse nothing, and it
+// sets SUPPRESS_EMBEDS. An edit of an interaction's @original cannot set
+// flags; the message keeps those it was posted with.
+func checkQuiet(t *testing.T, fake *discordtest.Server) {
+	t.Helper()
+	for _, r := range fake.Requests() {
+		if r.Message == nil {
+			continue
+		}
+		if !r.Message.Quiet() {
+			t.Errorf("%s %s could ping: allowed_mentions %+v", r.Method, r.Path, r.Message.AllowedMentions)
+		}
+		if !strings.HasSuffix(r.Path, "/messages/@original") && !r.Message.SuppressesEmbeds() {
+			t.Errorf("%s %s could show embeds: flags %v", r.Method, r.Path, r.Message.Flags)
+		}
 	}
 }
 

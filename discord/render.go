@@ -7,6 +7,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/markup"
 )
 
 // Discord limits (discord-api-docs, developers/resources/message.mdx and
@@ -26,7 +27,8 @@ const (
 
 // statusReserve is room kept free in every part of a prompt for the status
 // line the message gets when its question ends, so the text can be kept
-// whole (a longer status still fits: the text is then cut, see finished).
+// whole (a longer status still fits: the text then gives way, see
+// finished).
 const statusReserve = 200
 
 // caps is what Discord can show, for the shared planner.
@@ -44,6 +46,12 @@ var caps = askbridge.Capabilities{
 func noPings() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
 }
+
+// noEmbeds is set on every message the bridge posts or edits
+// (SUPPRESS_EMBEDS, 1<<2): no link in a question or its context unfurls
+// into a preview. An edit that cannot say it (an interaction's @original)
+// keeps the flag the message was posted with.
+const noEmbeds = discordgo.MessageFlagsSuppressEmbeds
 
 // escape makes agent text show as text in Discord markdown: every markup
 // character gets a backslash (Discord hides a backslash before any ASCII
@@ -98,53 +106,166 @@ func digitsBefore(s string, i int) bool {
 	return j == 0 || s[j-1] == '\n'
 }
 
-// renderText is the whole prompt in Discord markdown, agent text escaped.
-func renderText(p askbridge.Plan) string {
-	var b strings.Builder
-	b.WriteString("**" + escape(p.Intro) + "**")
+// partLimit is the most text a part of a prompt holds: Discord's limit
+// less the room kept for the status line.
+const partLimit = maxContent - statusReserve
+
+// line is one piece of a prompt's text: the intro, a block of context, a
+// question's first line, an option, an instruction. A part of a prompt
+// ends only between two lines, so a part's text with or without its
+// instructions is whole Discord markdown.
+type line struct {
+	text string
+	// gap joins the line to the one before it in the same part: "\n", or
+	// "\n\n" between blocks.
+	gap string
+	// instr marks the instructions (Plan.FreeText, Plan.Closing), which the
+	// messages of an ended question no longer show.
+	instr bool
+	// fresh starts a part: the line continues one too long for a part.
+	fresh bool
+	// glue keeps the line in the part of the line after it, when the two
+	// fit in one: a question stays with its first option, the free-text
+	// line with the closing.
+	glue bool
+}
+
+// lines is the whole prompt in Discord markdown, agent text escaped: the
+// intro, the context (internal/markup, mentions neutralised, links that
+// show no embed), the questions with their options, the instructions.
+// Every word of the bridge comes from the plan, in its language.
+func lines(p askbridge.Plan) []line {
+	var ls []line
+	add := func(l line) {
+		if l.text != "" {
+			ls = append(ls, fit(l)...)
+		}
+	}
+	intro := "**" + escape(p.Intro) + "**"
+	add(line{text: intro})
+	if p.Context != "" {
+		// Blocks that fit a part next to the intro, so the first part
+		// is not the intro alone.
+		room := max(partLimit-askbridge.TextLength(intro)-2, partLimit/2)
+		for _, b := range markup.Parse(p.Context).Discord(room) {
+			add(line{text: b, gap: "\n\n"})
+		}
+	}
 	for _, s := range p.Sections {
-		b.WriteString("\n\n")
+		var b strings.Builder
 		if s.Number > 0 {
 			fmt.Fprintf(&b, "%d\\) ", s.Number)
 		}
 		b.WriteString("**" + escape(s.Header) + "** " + escape(s.Question))
-		if s.Multi {
-			b.WriteString(" *\\(choose one or more\\)*")
+		if s.MultiHint != "" {
+			b.WriteString(" *" + escape(s.MultiHint) + "*")
 		}
+		add(line{text: b.String(), gap: "\n\n", glue: true})
 		for i, o := range s.Options {
-			fmt.Fprintf(&b, "\n%d\\. %s", i+1, escape(o.Label))
+			opt := fmt.Sprintf("%d\\. %s", i+1, escape(o.Label))
 			if o.Description != "" {
-				b.WriteString(" — " + escape(o.Description))
+				opt += " — " + escape(o.Description)
 			}
+			add(line{text: opt, gap: "\n"})
 		}
 	}
-	b.WriteString("\n\n" + escape(p.FreeText))
-	b.WriteString("\n" + escape(p.Closing))
-	return b.String()
+	// The instructions are one paragraph, in one part when it fits: the
+	// closing's lines (an example answer per question) stay together.
+	if p.FreeText != "" {
+		add(line{text: escape(p.FreeText), gap: "\n\n", instr: true, glue: p.Closing != ""})
+	}
+	if p.Closing != "" {
+		gap := "\n"
+		if p.FreeText == "" {
+			gap = "\n\n"
+		}
+		add(line{text: escape(p.Closing), gap: gap, instr: true})
+	}
+	return ls
 }
 
-// renderParts cuts the prompt into messages that fit Discord's limit with
-// room for a status line; a cut never separates a backslash from the
-// character it escapes.
-func renderParts(p askbridge.Plan) []string {
-	parts := askbridge.SplitText(renderText(p), maxContent-statusReserve)
-	for i := 0; i < len(parts)-1; i++ {
-		if n := trailingBackslashes(parts[i]); n%2 == 1 {
-			parts[i] = parts[i][:len(parts[i])-1]
-			parts[i+1] = `\` + parts[i+1]
+// fit cuts a line longer than a part (a long question with many escapes)
+// into lines that each start a part; a cut never separates a backslash
+// from the character it escapes.
+func fit(l line) []line {
+	if askbridge.TextLength(l.text) <= partLimit {
+		return []line{l}
+	}
+	// One less than the limit: a backslash may move to the next piece.
+	pieces := askbridge.SplitText(l.text, partLimit-1)
+	for i := 0; i < len(pieces)-1; i++ {
+		if n := trailingBackslashes(pieces[i]); n%2 == 1 {
+			pieces[i] = pieces[i][:len(pieces[i])-1]
+			pieces[i+1] = `\` + pieces[i+1]
 		}
+	}
+	out := make([]line, len(pieces))
+	for i, s := range pieces {
+		out[i] = line{text: s, gap: "\n", instr: l.instr, fresh: i > 0}
+	}
+	out[0].gap = l.gap
+	out[len(out)-1].glue = l.glue
+	return out
+}
+
+// layout packs the prompt's lines into parts of at most partLimit, in
+// order, each as full as the next line allows (a glued line goes on only
+// with the line after it). The prompt and its ended state both come from
+// this one split, so part k is the same message in both.
+func layout(p askbridge.Plan) [][]line {
+	ls := lines(p)
+	var parts [][]line
+	n := 0 // the width of the last part
+	for i, l := range ls {
+		w := askbridge.TextLength(l.text)
+		need := askbridge.TextLength(l.gap) + w
+		for j := i; ls[j].glue && j+1 < len(ls) && !ls[j+1].fresh; j++ {
+			need += askbridge.TextLength(ls[j+1].gap) + askbridge.TextLength(ls[j+1].text)
+		}
+		if last := len(parts) - 1; last >= 0 && !l.fresh && n+need <= partLimit {
+			parts[last] = append(parts[last], l)
+			n += askbridge.TextLength(l.gap) + w
+			continue
+		}
+		parts = append(parts, []line{l})
+		n = w
 	}
 	return parts
 }
 
-// part is the text of part i of the prompt, as Send posted it; ok is false
-// when the prompt has no such part (a reply box, which Discord never has).
-func part(p askbridge.Plan, i int) (text string, ok bool) {
-	parts := renderParts(p)
+// join is the text of lines in one part.
+func join(ls []line) string {
+	var b strings.Builder
+	for _, l := range ls {
+		if b.Len() > 0 {
+			b.WriteString(l.gap)
+		}
+		b.WriteString(l.text)
+	}
+	return b.String()
+}
+
+// renderParts is the prompt as Send posts it: one text per message, each
+// at most partLimit, cut only between lines.
+func renderParts(p askbridge.Plan) []string {
+	parts := layout(p)
+	out := make([]string, len(parts))
+	for i, ls := range parts {
+		out[i] = join(ls)
+	}
+	return out
+}
+
+// endedPart is the text of part i of the prompt once its question ended
+// with status: the part without its instructions, the status line under
+// it. ok is false when the prompt has no such part (a reply box, which
+// Discord never has).
+func endedPart(p askbridge.Plan, i int, status string) (text string, ok bool) {
+	parts := layout(p)
 	if i < 0 || i >= len(parts) {
 		return "", false
 	}
-	return parts[i], true
+	return finished(parts[i], status), true
 }
 
 func trailingBackslashes(s string) int {
@@ -185,23 +306,42 @@ func components(p askbridge.Plan) []discordgo.MessageComponent {
 	return rows
 }
 
-// statusSuffix is what an ended question's messages get appended.
-func statusSuffix(status string) string {
-	return "\n\n**" + escape(status) + "**"
+// statusLine is the status line of an ended question, bold. A status of
+// more than a quarter of a message (a dozen long labels) is cut, so that
+// escaped it takes at most half of one.
+func statusLine(status string) string {
+	if askbridge.TextLength(status) > maxContent/4 {
+		status = askbridge.SplitText(status, maxContent/4-1)[0] + "…"
+	}
+	return "**" + escape(status) + "**"
 }
 
-// finished is the content of a message whose question ended: its text kept,
-// the status line added; when both do not fit, the text is cut.
-func finished(content, status string) string {
-	suffix := statusSuffix(status)
-	if strings.HasSuffix(content, suffix) {
-		return content
+// finished is a part of an ended question: its lines without the
+// instructions, and the status line under them (alone when the part held
+// only instructions). When both do not fit, the last lines give way to
+// "…"; a single line too long is cut.
+func finished(part []line, status string) string {
+	st := statusLine(status)
+	var keep []line
+	for _, l := range part {
+		if !l.instr {
+			keep = append(keep, l)
+		}
 	}
-	room := maxContent - askbridge.TextLength(suffix)
-	if askbridge.TextLength(content) > room {
-		content = cutTo(content, room-1) + "…"
+	if len(keep) == 0 {
+		return st
 	}
-	return content + suffix
+	room := maxContent - askbridge.TextLength(st) - len("\n\n")
+	text := join(keep)
+	for askbridge.TextLength(text) > room {
+		if len(keep) == 1 {
+			text = cutTo(keep[0].text, room-1) + "…"
+			break
+		}
+		keep = keep[:len(keep)-1]
+		text = join(keep) + "\n…"
+	}
+	return text + "\n\n" + st
 }
 
 // cutTo keeps the longest prefix of s of at most n UTF-16 code units, not

@@ -324,8 +324,28 @@ func TestSendPostsFromAPart(t *testing.T) {
 	}
 }
 
+// withoutInstructions is what part, a message of plan's prompt as posted,
+// shows once its question ended with status: its lines less the trailing
+// instruction lines (Plan.FreeText and each line of Plan.Closing), the
+// status line under them, or alone when nothing else is left.
+func withoutInstructions(plan askbridge.Plan, part, status string) string {
+	instr := map[string]bool{escape(plan.FreeText): true}
+	for _, l := range strings.Split(plan.Closing, "\n") {
+		instr[escape(l)] = true
+	}
+	ls := strings.Split(part, "\n")
+	for len(ls) > 0 && (instr[ls[len(ls)-1]] || ls[len(ls)-1] == "") {
+		ls = ls[:len(ls)-1]
+	}
+	st := "**" + escape(status) + "**"
+	if len(ls) == 0 {
+		return st
+	}
+	return strings.Join(ls, "\n") + "\n\n" + st
+}
+
 // TestFinishRendersThePartItShowed: Finish shows part ref.Part of the
-// plan with the status line, in one edit per message, without reading the
+// plan without its instructions, with the status line, in one edit per message, without reading the
 // message back; it is safe to repeat, and a message that is gone is done.
 func TestFinishRendersThePartItShowed(t *testing.T) {
 	fake := discordtest.New(discordtest.Options{})
@@ -346,14 +366,20 @@ func TestFinishRendersThePartItShowed(t *testing.T) {
 				t.Fatalf("finish part %d: %v", i, err)
 			}
 			m, _ := fake.Message(ref.Message)
-			if m.Content != finished(parts[i], "Cancelled") || len(m.Components) != 0 {
-				t.Errorf("part %d after Finish: %d rows, content ends %q", i, len(m.Components), m.Content[max(0, len(m.Content)-40):])
+			if want := withoutInstructions(plan, parts[i], "Cancelled"); m.Content != want || len(m.Components) != 0 {
+				t.Errorf("part %d after Finish: %d rows, content\n%s\nwant\n%s", i, len(m.Components), m.Content, want)
+			}
+			if m.Flags&discordtest.SuppressEmbeds == 0 {
+				t.Errorf("part %d lost SUPPRESS_EMBEDS: flags %d", i, m.Flags)
 			}
 		}
 	}
 	for _, r := range fake.Requests() {
 		if r.Method == http.MethodGet && strings.Contains(r.Path, "/messages/") {
 			t.Errorf("Finish read a message back: %s %s", r.Method, r.Path)
+		}
+		if r.Message != nil && (!r.Message.Quiet() || !r.Message.SuppressesEmbeds()) {
+			t.Errorf("%s %s: allowed_mentions %+v flags %v, want parse [] and SUPPRESS_EMBEDS", r.Method, r.Path, r.Message.AllowedMentions, r.Message.Flags)
 		}
 	}
 	gone := askbridge.MessageRef{Platform: Platform, Chat: room, Message: "1999999999999999999"}

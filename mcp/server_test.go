@@ -71,8 +71,8 @@ func TestToolListed(t *testing.T) {
 			for k := range in.Properties {
 				fields = append(fields, k)
 			}
-			if got := strings.Join(sorted(fields), ","); got != "agent,answerers,questions,timeoutSeconds,to" {
-				t.Errorf("input fields %s; want agent,answerers,questions,timeoutSeconds,to", got)
+			if got := strings.Join(sorted(fields), ","); got != "agent,answerers,context,locale,questions,timeoutSeconds,to" {
+				t.Errorf("input fields %s; want agent,answerers,context,locale,questions,timeoutSeconds,to", got)
 			}
 			if tool.OutputSchema == nil {
 				t.Error("no output schema")
@@ -146,7 +146,10 @@ func TestAnswered(t *testing.T) {
 			srv := newServer(t, prefix, mcp.Options{})
 			p := newProgress()
 			cs := tr.connect(t, srv, p)
-			call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: deployArgs()})
+			args := deployArgs()
+			args["context"] = "Build **#4812** failed on `main`"
+			args["locale"] = "th-TH"
+			call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args})
 			id := br.waitShown(t)
 			br.answer(t, id, `{"answers":{"deploy_target":["Production"]}}`)
 			r := await(t, call, 20*time.Second)
@@ -173,6 +176,11 @@ func TestAnswered(t *testing.T) {
 			}
 			if q.Request.Agent != "test-agent" {
 				t.Errorf("asked as agent %q; want the client's name", q.Request.Agent)
+			}
+			// The context and the language reach the bridge, the language
+			// resolved to the catalog that shows it.
+			if q.Request.Context != args["context"] || q.Request.Locale != "th" {
+				t.Errorf("context %q, locale %q; want the call's, in th", q.Request.Context, q.Request.Locale)
 			}
 			if n := len(p.list()); n != 0 {
 				t.Errorf("%d progress notifications without a progress token", n)
@@ -324,8 +332,8 @@ func TestBadRequest(t *testing.T) {
 	oneOption["questions"].([]any)[0].(map[string]any)["options"] = []any{map[string]any{"label": "Only"}}
 	badID := deployArgs()
 	badID["questions"].([]any)[0].(map[string]any)["id"] = "Deploy Target"
-	withContext := deployArgs()
-	withContext["context"] = "Build failed"
+	withPrompt := deployArgs()
+	withPrompt["prompt"] = "Build failed"
 	withID := deployArgs()
 	withID["id"] = "mine"
 	withCallback := deployArgs()
@@ -339,8 +347,8 @@ func TestBadRequest(t *testing.T) {
 	}{
 		{"one option", oneOption, "questions[0].options must contain 2 to 4 options (got 1)"},
 		{"bad question id", badID, "questions[0].id must be snake_case"},
-		{"unknown field", withContext, `"context" is not a known field`},
-		{"request id", withID, `"id" is not a known field of ask_user (it takes questions, timeoutSeconds, to, answerers, agent)`},
+		{"unknown field", withPrompt, `"prompt" is not a known field`},
+		{"request id", withID, `"id" is not a known field of ask_user (it takes questions, context, locale, timeoutSeconds, to, answerers, agent)`},
 		{"result callback", withCallback, `"callback" is not a known field of ask_user`},
 		{"fractional timeout", fractional, "timeoutSeconds must be an integer"},
 		{"no questions", map[string]any{}, "questions is required"},

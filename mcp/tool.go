@@ -39,7 +39,7 @@ What comes back (structured content; the first text line summarizes it):
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
-var toolFields = []string{"questions", "timeoutSeconds", "to", "answerers", "agent"}
+var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent"}
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
@@ -97,6 +97,14 @@ func tool() *sdk.Tool {
 			"questions": object{
 				"type": "array", "minItems": askbridge.MinQuestions, "maxItems": askbridge.MaxQuestions, "items": question,
 				"description": fmt.Sprintf("%d to %d questions shown together; prefer one.", askbridge.MinQuestions, askbridge.MaxQuestions),
+			},
+			"context": object{
+				"type": "string", "maxLength": askbridge.MaxContextChars,
+				"description": fmt.Sprintf("Optional: what the person needs to decide, shown above the questions (a failing test's output, a diff summary), in Markdown: bold, italic, inline code, code blocks, links, bullet lists. At most %d characters. Keep questions short and put detail here.", askbridge.MaxContextChars),
+			},
+			"locale": object{
+				"type": "string", "maxLength": askbridge.MaxLocaleChars,
+				"description": `Optional: the language of the bridge's own words around your question (instructions, buttons, status), as a tag such as "en" or "th". Write your questions and options in the person's language yourself. Default: the place's language.`,
 			},
 			"timeoutSeconds": object{
 				"type": "integer", "minimum": askbridge.MinTimeout, "maximum": askbridge.MaxTimeout, "default": askbridge.DefaultTimeout,
@@ -244,7 +252,7 @@ func (s *Server) request(args json.RawMessage, info *sdk.Implementation) (askbri
 	fields := map[string]json.RawMessage{}
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &fields); err != nil {
-			return askbridge.Request{}, fmt.Errorf("ask_user: the arguments must be a JSON object with questions (and optionally timeoutSeconds, to, answerers, agent): %v", err)
+			return askbridge.Request{}, fmt.Errorf("ask_user: the arguments must be a JSON object with questions (and optionally context, locale, timeoutSeconds, to, answerers, agent): %v", err)
 		}
 	}
 	// Only the fields of the schema: the protocol's others (the id, a

@@ -146,10 +146,9 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 	}
 	for part := from; part < len(msgs); part++ {
 		m := msgs[part]
-		_, ts, err := c.api.PostMessageContext(ctx, channel,
-			slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...),
-			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl(),
+		opts := append(quiet(), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...),
 			slack.MsgOptionMetadata(promptMetadata(d.Plan.ID, part)))
+		_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
 		if err != nil {
 			return fmt.Errorf("slack: post message: %w", c.classify(err))
 		}
@@ -184,18 +183,19 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 }
 
 // Finish edits one message of an ended question with chat.update to part
-// ref.Part of end.Plan, finished: the buttons removed, a context block with
-// end.Status added, the text kept. A message that is gone
-// (message_not_found) counts as done; a part the plan does not have is a
-// Permanent error. Safe for concurrent use and to repeat.
+// ref.Part of end.Plan, ended (renderEnded): the instructions and the
+// buttons removed, a context block with end.Status added, the question
+// kept. A message that is gone (message_not_found) counts as done; a part
+// the plan does not have is a Permanent error. Safe for concurrent use and
+// to repeat.
 func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
-	msgs := render(end.Plan)
+	msgs := renderEnded(end.Plan, end.Status)
 	if ref.Part < 0 || ref.Part >= len(msgs) {
 		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("no part %d in a prompt of %d messages", ref.Part, len(msgs))}
 	}
-	m := finished(msgs[ref.Part], end.Status)
-	_, _, _, err := c.api.UpdateMessageContext(ctx, ref.Chat, ref.Message,
-		slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	m := msgs[ref.Part]
+	opts := append(quiet(), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	_, _, _, err := c.api.UpdateMessageContext(ctx, ref.Chat, ref.Message, opts...)
 	if err != nil {
 		if errorCode(err) == "message_not_found" {
 			return nil
@@ -208,7 +208,7 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 // Notify posts text (escaped) in chat, in the thread of replyTo when it is
 // set. Safe for concurrent use; not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
-	opts := []slack.MsgOption{slack.MsgOptionText(Escape(text), false), slack.MsgOptionDisableLinkUnfurl()}
+	opts := append(quiet(), slack.MsgOptionText(Escape(text), false))
 	if replyTo != "" {
 		opts = append(opts, slack.MsgOptionTS(replyTo))
 	}
@@ -216,6 +216,15 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 		return fmt.Errorf("slack: post message: %w", c.classify(err))
 	}
 	return nil
+}
+
+// quiet are the options of every message the channel posts or edits:
+// links and media are never unfurled (ask-user.md §7: links are shown,
+// never previewed). Neither link_names nor parse is ever sent, so Slack
+// links no name on its own; the text is escaped, so it holds no mention
+// either.
+func quiet() []slack.MsgOption {
+	return []slack.MsgOption{slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl()}
 }
 
 // Errors Slack answers with that no retry can fix (Slack's chat.postMessage,

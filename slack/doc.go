@@ -1,17 +1,21 @@
 // Package slack is the Slack channel of the bridge, on slack-go.
 //
-// Sending: a plan becomes Block Kit messages (render.go): a header with the
-// intro, a section per question (its header, the question and the
-// numbered options with descriptions), the free-text hint and the closing
-// line, and one actions block with the buttons in declared order and Skip.
-// All agent text is escaped for mrkdwn (&, <, >), so no mention in it can
-// notify anyone; the plain `text` fallback is always set. A prompt that
-// needs more than 50 blocks is posted as several messages, each handed to
-// the engine (Delivery.Sent, with its part number) as soon as it is posted;
-// the engine records them. Send makes one try of each call and classifies a
-// refusal (a 429 with Slack's Retry-After); the engine retries from the
-// first part not posted. A target user id (U…, W…) is reached in its DM
-// (conversations.open).
+// Sending: a plan becomes Block Kit messages (render.go), every word of
+// the bridge in it taken from the plan, in the plan's language: a header
+// with the intro, the agent's Markdown context as mrkdwn sections
+// (internal/markup), a section per question (its header, the question with
+// the plan's MultiHint, the numbered options with descriptions), the
+// free-text hint and the closing lines, and one actions block with the
+// buttons in declared order and Skip. All agent text is escaped for mrkdwn
+// (&, <, >), so no mention in it can notify anyone; the plain `text`
+// fallback (the context through markup's Plain) is always set. Every post
+// and edit asks for no link or media unfurling and never sends link_names.
+// A prompt that needs more than 50 blocks is posted as several messages,
+// each handed to the engine (Delivery.Sent, with its part number) as soon
+// as it is posted; the engine records them. Send makes one try of each
+// call and classifies a refusal (a 429 with Slack's Retry-After); the
+// engine retries from the first part not posted. A target user id (U…,
+// W…) is reached in its DM (conversations.open).
 //
 // Rate limits are per channel (ratelimit.go): a 429 holds that channel, and
 // only that one, for its Retry-After. Every Web API call that names a
@@ -47,8 +51,10 @@
 // A message in a question's thread answers that question; elsewhere the
 // engine takes the only open question of that person in that channel or DM.
 // When a question ends, Finish edits each of its messages with chat.update:
-// part MessageRef.Part of the Ending's plan, rendered again, with the
-// actions removed and a context block with the status line added. Nothing
+// part MessageRef.Part of the Ending's plan, laid out again with the same
+// cut into messages as the prompt, without the instructions and the
+// buttons, and with a context block holding the status line. A part that
+// held only instructions and buttons shows the status line alone. Nothing
 // is read back from the store or from Slack.
 //
 // No error leaves the channel with a secret in it (redact.go): the

@@ -49,7 +49,7 @@ func TestButtonAnswer(t *testing.T) {
 		if r.AnsweredBy == nil || *r.AnsweredBy != (askbridge.Person{Platform: "slack", ID: "UALICE", Name: "alice"}) {
 			t.Errorf("answered by %+v", r.AnsweredBy)
 		}
-		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
 		ended := e.waitEnded(opsChannel, m.TS, "Answered: Production")
 		if !strings.Contains(ended.Text, "Where should this deploy?") {
 			t.Errorf("the text was not kept: %q", ended.Text)
@@ -123,7 +123,7 @@ func TestSkipTimeoutCancel(t *testing.T) {
 		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 			t.Errorf("skip: %+v", r)
 		}
-		e.waitEphemeral(alice.ID, string(askbridge.NoticeSkipped))
+		e.waitEphemeral(alice.ID, askbridge.NoticeSkipped.Text("en"))
 		e.waitEnded(opsChannel, ms.TS, "Skipped")
 
 		cancelled := e.ask(fmt.Sprintf(threeQuestions, "cancel-"+mode))
@@ -157,7 +157,7 @@ func TestLateClick(t *testing.T) {
 		if _, err := e.fake.PressOn(bob, m, "Production"); err != nil {
 			t.Fatal(err)
 		}
-		e.waitEphemeral(bob.ID, string(askbridge.NoticeCancelled))
+		e.waitEphemeral(bob.ID, askbridge.NoticeCancelled.Text("en"))
 		if !e.fake.Wait(5*time.Second, func() bool { now, _ := e.fake.Message(opsChannel, m.TS); return now.Updates > ended.Updates }) {
 			t.Errorf("the tapped message was not finalized again")
 		}
@@ -182,7 +182,7 @@ func TestWinningTapEditsOnce(t *testing.T) {
 		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
-		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
 		e.waitEnded(opsChannel, m.TS, "Answered: Production")
 		// Every event handled, every edit under way done.
 		e.settle()
@@ -205,7 +205,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 		id := e.ask(fmt.Sprintf(`{"id":"auth-%s","answerers":["slack:UALICE"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
 		m := e.prompt(opsChannel, id)
 		e.press(bob, opsChannel, m.TS, "A")
-		e.waitEphemeral(bob.ID, string(askbridge.NoticeNotForYou))
+		e.waitEphemeral(bob.ID, askbridge.NoticeNotForYou.Text("en"))
 		e.say(bob, opsChannel, m.TS, "1")
 		e.say(bob, opsChannel, "", "B")
 		if err := e.fake.SayAsBot(opsChannel, "1"); err != nil {
@@ -266,7 +266,7 @@ func TestDuplicateDeliveryOneResult(t *testing.T) {
 func TestMentionsNeverNotify(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(`{"id":"mention-%s","agent":"<!channel>","questions":[{"id":"a","header":"<!here>","question":"Tell <@U0BOSS> & <!channel>?","options":[{"label":"<!everyone>","description":"<#C0GENERAL> <https://evil|x>"},{"label":"B"}]}]}`, mode))
+		id := e.ask(fmt.Sprintf(`{"id":"mention-%s","agent":"<!channel>","context":"Ping <!channel>, <@U0BOSS> and @here **now** & <#C0GENERAL>","questions":[{"id":"a","header":"<!here>","question":"Tell <@U0BOSS> & <!channel>?","options":[{"label":"<!everyone>","description":"<#C0GENERAL> <https://evil|x>"},{"label":"B"}]}]}`, mode))
 		m := e.prompt(opsChannel, id)
 		posted := e.fake.Calls("chat.postMessage")
 		var form url.Values
@@ -293,9 +293,15 @@ func TestMentionsNeverNotify(t *testing.T) {
 		if !strings.Contains(form.Get("text"), "Tell &lt;@U0BOSS&gt; &amp; &lt;!channel&gt;?") {
 			t.Errorf("text %q", form.Get("text"))
 		}
-		if !strings.Contains(texts["mrkdwn 0"], "[&lt;!here&gt;] Tell &lt;@U0BOSS&gt; &amp; &lt;!channel&gt;?") {
-			t.Errorf("section %q", texts["mrkdwn 0"])
+		// The context, as mrkdwn: its @here cannot work even with
+		// link_names, which the channel never sends.
+		if texts["mrkdwn 0"] != "Ping &lt;!channel&gt;, &lt;@\u2060U0BOSS&gt; and @\u2060here *now* &amp; &lt;#C0GENERAL&gt;" {
+			t.Errorf("context %q", texts["mrkdwn 0"])
 		}
+		if !strings.Contains(texts["mrkdwn 1"], "[&lt;!here&gt;] Tell &lt;@U0BOSS&gt; &amp; &lt;!channel&gt;?") {
+			t.Errorf("section %q", texts["mrkdwn 1"])
+		}
+		e.quiet(m)
 		// The agent's label on the button is plain text, which Slack never
 		// parses for mentions, and it answers like any label.
 		e.press(alice, opsChannel, m.TS, "<!everyone>")
@@ -478,7 +484,7 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 	e.noResult(second)
 	recorded := 0
 	for _, n := range e.fake.Ephemerals(alice.ID) {
-		if n.Text == string(askbridge.NoticeRecorded) {
+		if n.Text == askbridge.NoticeRecorded.Text("en") {
 			recorded++
 		}
 	}
@@ -685,4 +691,102 @@ func TestHTTPWhenNotRunning(t *testing.T) {
 	if code := post(); code != http.StatusServiceUnavailable {
 		t.Errorf("after Run: %d", code)
 	}
+}
+
+const thaiQuestion = `{"id":%q,"locale":"th","agent":"deploy-bot","questions":[{"id":"deploy_target","header":"เป้าหมาย","question":"จะปล่อยขึ้นที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)","description":"ค่าเริ่มต้นที่ปลอดภัยกว่า"},{"label":"โปรดักชัน"}]}]}`
+
+// A Thai request is shown in Thai: the intro, the instructions, the Skip
+// button. A reply in its thread of a Thai digit answers it, and the
+// message ends in Thai with no instructions left; the reply ข้าม skips
+// another; a tap on a third gets its notice in Thai.
+func TestThai(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(thaiQuestion, "thai-digit-"+mode))
+		m := e.prompt(opsChannel, id)
+		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[สเตจจิ้ง (แนะนำ) โปรดักชัน ข้าม]" {
+			t.Fatalf("buttons %v", got)
+		}
+		blocks := string(m.Blocks)
+		for _, want := range []string{
+			`"คำถามจาก deploy-bot:"`,
+			"[เป้าหมาย] จะปล่อยขึ้นที่ไหน?",
+			"ไม่มีตัวเลือกที่ใช่? พิมพ์ตอบด้วยคำของคุณเองได้เลย",
+			"แตะเลือกคำตอบ หรือพิมพ์หมายเลข/ชื่อตัวเลือกตอบกลับมา ถ้าไม่ต้องการตอบ พิมพ์ \\\"ข้าม\\\"",
+		} {
+			if !strings.Contains(blocks, want) {
+				t.Errorf("the prompt does not show %s: %s", want, blocks)
+			}
+		}
+		for _, english := range []string{"Question", "Something else", "Tap an option", "Skip"} {
+			if strings.Contains(blocks, english) || strings.Contains(m.Text, english) {
+				t.Errorf("the Thai prompt shows %q: %s", english, blocks)
+			}
+		}
+		if !strings.HasPrefix(m.Text, "คำถามจาก deploy-bot:\n\n[เป้าหมาย] จะปล่อยขึ้นที่ไหน?") {
+			t.Errorf("notification text %q", m.Text)
+		}
+		e.quiet(m)
+		e.say(alice, opsChannel, m.TS, "๒")
+		r := e.result(id, 10*time.Second)
+		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || answers(r) != "map[deploy_target:[โปรดักชัน]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		ended := e.waitEnded(opsChannel, m.TS, "ตอบแล้ว: โปรดักชัน")
+		if !strings.Contains(string(ended.Blocks), "[เป้าหมาย] จะปล่อยขึ้นที่ไหน?") || !strings.Contains(ended.Text, "จะปล่อยขึ้นที่ไหน?") {
+			t.Errorf("the question was not kept: %q %s", ended.Text, ended.Blocks)
+		}
+
+		skip := e.ask(fmt.Sprintf(thaiQuestion, "thai-skip-"+mode))
+		ms := e.prompt(opsChannel, skip)
+		e.say(alice, opsChannel, ms.TS, "ข้าม")
+		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+			t.Errorf("skip: %+v", r)
+		}
+		e.waitEnded(opsChannel, ms.TS, "ข้ามแล้ว")
+
+		tap := e.ask(fmt.Sprintf(thaiQuestion, "thai-tap-"+mode))
+		mt := e.prompt(opsChannel, tap)
+		e.press(alice, opsChannel, mt.TS, "สเตจจิ้ง (แนะนำ)")
+		if r := e.result(tap, 10*time.Second); answers(r) != "map[deploy_target:[สเตจจิ้ง (แนะนำ)]]" {
+			t.Errorf("tap: %+v %s", r, answers(r))
+		}
+		e.waitEphemeral(alice.ID, "บันทึกคำตอบแล้ว")
+		e.waitEnded(opsChannel, mt.TS, "ตอบแล้ว: สเตจจิ้ง (แนะนำ)")
+		e.settle()
+		for _, n := range e.fake.Ephemerals(alice.ID) {
+			if n.Text != "บันทึกคำตอบแล้ว" {
+				t.Errorf("notice %q, want only the Thai one", n.Text)
+			}
+		}
+		e.quietCalls()
+	})
+}
+
+// The agent's context shows between the intro and the question as Slack
+// mrkdwn, its link never unfurled and its @everyone mentioning no one; the
+// notification text has it as plain text; the ended message keeps it.
+func TestContextShown(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		ctx, _ := json.Marshal("Build **#4812** failed on `main`:\n```\nTestPay … FAIL\n```\nSee [the log](https://ci.example.com/4812) — @everyone")
+		id := e.ask(fmt.Sprintf(`{"id":"context-%s","agent":"ci-bot","context":%s,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`, mode, ctx))
+		m := e.prompt(opsChannel, id)
+		const section = "Build *#4812* failed on `main`:\n\n```TestPay … FAIL```\n\nSee <https://ci.example.com/4812|the log> — @\u2060everyone"
+		texts := mrkdwnTexts(t, string(m.Blocks))
+		if len(texts) < 2 || texts[0] != section || !strings.HasPrefix(texts[1], "[Target] Where should this deploy?") {
+			t.Fatalf("sections %q", texts)
+		}
+		if !strings.HasPrefix(m.Text, "Question from ci-bot:\n\nBuild #4812 failed on main:\n\nTestPay … FAIL\n\nSee the log (https://ci.example.com/4812) — @\u2060everyone\n\n[Target]") {
+			t.Errorf("notification text %q", m.Text)
+		}
+		e.quiet(m)
+		e.press(alice, opsChannel, m.TS, "Production")
+		e.result(id, 10*time.Second)
+		ended := e.waitEnded(opsChannel, m.TS, "Answered: Production")
+		if texts := mrkdwnTexts(t, string(ended.Blocks)); texts[0] != section {
+			t.Errorf("the ended message lost its context: %q", texts)
+		}
+		e.quietCalls()
+	})
 }

@@ -71,8 +71,8 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 		f.left.Store(1)
 		_, d := e.say(alice, opsChannel, m.TS, "2")
 		if mode == socketMode {
-			e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
-			if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); got[0].ThreadTS != m.TS {
+			e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
+			if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); got[0].ThreadTS != m.TS {
 				t.Errorf("try-again notice %+v, want it in the thread %s", got[0], m.TS)
 			}
 			if err := e.fake.Deliver(d); err != nil {
@@ -92,7 +92,7 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 		if mode == httpMode {
 			want = 0 // Slack delivered it again: nothing to try again
 		}
-		if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); len(got) != want {
+		if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); len(got) != want {
 			t.Errorf("%d try-again notices, want %d: %+v", len(got), want, got)
 		}
 		for _, msg := range e.fake.Messages(opsChannel) {
@@ -113,7 +113,7 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 	// The delivery and each of Slack's three retries fail.
 	f.left.Store(4)
 	e.say(alice, opsChannel, m.TS, "2")
-	e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
+	e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
 	if n := f.failed.Load(); n != 4 {
 		t.Errorf("%d lookups failed, want 4 (the delivery and three retries)", n)
 	}
@@ -123,7 +123,7 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
 	e.settle()
-	if got := ephemeralsTo(e, alice.ID, string(askbridge.NoticeTryAgain)); len(got) != 1 {
+	if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); len(got) != 1 {
 		t.Errorf("%d try-again notices, want 1", len(got))
 	}
 }
@@ -138,7 +138,7 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	m := e.prompt(opsChannel, id)
 	f.left.Store(1)
 	d := e.press(alice, opsChannel, m.TS, "Production")
-	e.waitEphemeral(alice.ID, string(askbridge.NoticeTryAgain))
+	e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
 	if err := e.fake.Deliver(d); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
-	e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+	e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
 	e.waitEnded(opsChannel, m.TS, "Answered: Production")
 	e.settle()
 	if n := f.failed.Load(); n != 1 {
@@ -227,7 +227,7 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 		if r := e.result(a, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
-		e.waitEphemeral(alice.ID, string(askbridge.NoticeRecorded))
+		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
 
 		b := e.ask(fmt.Sprintf(oneQuestion, "panic-reply-"+mode))
 		mb := e.prompt(opsChannel, b)

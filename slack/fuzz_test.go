@@ -204,3 +204,5 @@ func TestVerify(t *testing.T) {
 		}
 	}
 }
+
+func (*fuzzInbox) Locale() string { return "en" }

@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
@@ -382,7 +383,50 @@ func (e *env) waitEnded(channel, ts, status string) slacktest.Message {
 	if !ok {
 		e.t.Fatalf("message %s: want ended with %q, now text %q blocks %s", ts, status, m.Text, m.Blocks)
 	}
+	// Ended, it no longer says how to answer, in any language; and no
+	// write of it ever asked for a preview or linked a name.
+	shown := append(mrkdwnTexts(e.t, string(m.Blocks)), m.Text)
+	for _, tag := range locale.Tags() {
+		w := locale.For(tag)
+		for _, id := range []string{"FreeText", "ClosingButtons", "ClosingOne", "ClosingMulti", "ClosingSeveral", "ClosingSeveralEnd"} {
+			for _, text := range shown {
+				if strings.Contains(text, slack.Escape(w.Get(id))) {
+					e.t.Errorf("message %s ended still showing %s (%s): %q", ts, id, tag, text)
+				}
+			}
+		}
+	}
+	e.quiet(m)
 	return m
+}
+
+// quiet checks that every post and edit of m asked Slack for no link or
+// media preview and no linking of names.
+func (e *env) quiet(m slacktest.Message) {
+	e.t.Helper()
+	for i, d := range m.Displays {
+		if d != (slacktest.Display{}) {
+			e.t.Errorf("message %s, write %d: shown as %+v, want no unfurling and no link_names", m.TS, i, d)
+		}
+	}
+}
+
+// quietCalls checks every chat.postMessage and chat.update so far the way
+// quiet checks a message.
+func (e *env) quietCalls() {
+	e.t.Helper()
+	n := 0
+	for _, method := range []string{"chat.postMessage", "chat.update"} {
+		for _, c := range e.fake.Calls(method) {
+			n++
+			if d := slacktest.DisplayOf(c.Form); d != (slacktest.Display{}) {
+				e.t.Errorf("%s of %q: shown as %+v", method, c.Form.Get("text"), d)
+			}
+		}
+	}
+	if n == 0 {
+		e.t.Errorf("no chat.postMessage or chat.update to check")
+	}
 }
 
 // settleRequests waits until every request in the stream was read and
@@ -519,3 +563,5 @@ func (nopInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutco
 	return askbridge.ReplyOutcome{}
 }
 func (nopInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+
+func (nopInbox) Locale() string { return "en" }

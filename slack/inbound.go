@@ -134,7 +134,7 @@ func (c *Channel) forget(ctx context.Context, key string) bool {
 // ephemeral posts text (escaped) to user alone in channel, in the thread
 // of thread when it is set, with askbridge.PostOwn's bounded retry.
 func (c *Channel) ephemeral(ctx context.Context, channel, user, thread, text string) {
-	opts := []slack.MsgOption{slack.MsgOptionText(Escape(text), false)}
+	opts := append(quiet(), slack.MsgOptionText(Escape(text), false))
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}

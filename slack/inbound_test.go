@@ -62,14 +62,17 @@ func TestTapActions(t *testing.T) {
 	}
 	second := posted.refs[1]
 	end := askbridge.Ending{Plan: p, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
+	// The notice is the code's words in the reply's language.
 	for i, tc := range []struct {
 		name    string
 		reply   askbridge.TapReply
+		notice  string
 		updates int
 	}{
-		{"won", askbridge.TapReply{Notice: askbridge.NoticeRecorded, QuestionID: "big", Action: askbridge.TapDone}, 0},
-		{"open reply", askbridge.TapReply{Notice: askbridge.NoticeOther, QuestionID: "big", Action: askbridge.TapOpenReply, ReplyTo: "Question 1?"}, 0},
-		{"already ended", askbridge.TapReply{Notice: askbridge.NoticeCancelled, QuestionID: "big", Action: askbridge.TapClear, Message: second, Ending: &end}, 1},
+		{"won", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "en", QuestionID: "big", Action: askbridge.TapDone}, "Answer recorded.", 0},
+		{"won in thai", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "th", QuestionID: "big", Action: askbridge.TapDone}, "บันทึกคำตอบแล้ว", 0},
+		{"open reply", askbridge.TapReply{Notice: askbridge.NoticeOther, Locale: "th", QuestionID: "big", Action: askbridge.TapOpenReply, ReplyTo: "Question 1?"}, "พิมพ์คำตอบของคุณในข้อความตอบกลับได้เลย", 0},
+		{"already ended", askbridge.TapReply{Notice: askbridge.NoticeCancelled, Locale: "en", QuestionID: "big", Action: askbridge.TapClear, Message: second, Ending: &end}, "This question was cancelled.", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := fake.Message("C1", second.Message)
@@ -80,8 +83,8 @@ func TestTapActions(t *testing.T) {
 				t.Fatalf("taps %+v", in.taps)
 			}
 			notices := fake.Ephemerals("U1")
-			if len(notices) != i+1 || notices[i].Text != string(tc.reply.Notice) {
-				t.Errorf("notices %+v, want %q last", notices, tc.reply.Notice)
+			if len(notices) != i+1 || notices[i].Text != tc.notice {
+				t.Errorf("notices %+v, want %q last", notices, tc.notice)
 			}
 			if n := len(fake.Calls("chat.update")) - calls; n != tc.updates {
 				t.Errorf("%d chat.update calls, want %d", n, tc.updates)
@@ -99,6 +102,9 @@ func TestTapActions(t *testing.T) {
 			if !strings.Contains(string(now.Blocks), "Question 49?") || strings.Contains(string(now.Blocks), "Question 1?") {
 				t.Errorf("the second part was edited with other content: %s", now.Blocks)
 			}
+			if strings.Contains(string(now.Blocks), p.FreeText) || strings.Contains(now.Text, p.FreeText) {
+				t.Errorf("the instructions are left: %s", now.Blocks)
+			}
 		})
 	}
 	// The first part was never touched.
@@ -106,3 +112,5 @@ func TestTapActions(t *testing.T) {
 		t.Errorf("the first part was edited %d times", first.Updates)
 	}
 }
+
+func (*tapInbox) Locale() string { return "en" }

@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/markup"
 )
 
 // Limits of Block Kit and chat.postMessage, each from Slack's reference.
@@ -53,6 +54,14 @@ type message struct {
 	Blocks []slack.Block
 }
 
+// piece is one block of a prompt. A live piece (the instructions,
+// Plan.FreeText and Plan.Closing, and the buttons) is shown only while the
+// question is open; the others stay in the message when it ends.
+type piece struct {
+	block slack.Block
+	live  bool
+}
+
 // mrkdwn is a section of escaped text; verbatim so Slack does not turn
 // names into links or mentions on its own.
 func mrkdwn(text string) *slack.SectionBlock {
@@ -61,11 +70,14 @@ func mrkdwn(text string) *slack.SectionBlock {
 
 // sections renders text, escaped, as section blocks of at most
 // maxSectionChars each. The text is cut before it is escaped, so an entity
-// such as &amp; is never cut in two.
+// such as &amp; is never cut in two. A blank part makes no block: Slack
+// refuses a section without text (invalid_blocks).
 func sections(text string) []slack.Block {
 	var out []slack.Block
 	for _, part := range splitEscaped(text, maxSectionChars) {
-		out = append(out, mrkdwn(part))
+		if strings.TrimSpace(part) != "" {
+			out = append(out, mrkdwn(part))
+		}
 	}
 	return out
 }
@@ -89,21 +101,64 @@ func splitEscaped(text string, limit int) []string {
 	return out
 }
 
-// contentBlocks renders the readable part of a plan: the intro header, a
-// section per question, the free-text hint and the closing line.
-func contentBlocks(plan askbridge.Plan) []slack.Block {
-	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, askbridge.CutLabel(plan.Intro, maxHeaderChars), false, false))}
-	for _, s := range plan.Sections {
-		var b strings.Builder
-		b.WriteString(s.Title())
-		for i, o := range s.Options {
-			b.WriteString("\n")
-			b.WriteString(askbridge.OptionLine(i, o))
-		}
-		blocks = append(blocks, sections(b.String())...)
+// introBlocks is the intro as a header block (none for a blank intro:
+// Slack refuses a header without text).
+func introBlocks(plan askbridge.Plan) []slack.Block {
+	if strings.TrimSpace(plan.Intro) == "" {
+		return nil
 	}
-	blocks = append(blocks, sections(plan.FreeText+"\n"+plan.Closing)...)
-	return blocks
+	return []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, askbridge.CutLabel(plan.Intro, maxHeaderChars), false, false))}
+}
+
+// contextBlocks renders the plan's Markdown context as mrkdwn sections:
+// markup's Slack blocks, each at most a section's maxSectionChars, packed
+// into one section (joined by a blank line, as markup's blocks are meant
+// to be) while they fit. Its links are <url|text> links, which no message
+// of the channel unfurls (see quiet); it can mention no one.
+func contextBlocks(doc markup.Doc) []slack.Block {
+	var out []slack.Block
+	cur := ""
+	for _, b := range doc.Slack(maxSectionChars) {
+		if strings.TrimSpace(b) == "" {
+			continue
+		}
+		if cur != "" && askbridge.TextLength(cur)+2+askbridge.TextLength(b) <= maxSectionChars {
+			cur += "\n\n" + b
+			continue
+		}
+		if cur != "" {
+			out = append(out, mrkdwn(cur))
+		}
+		cur = b
+	}
+	if cur != "" {
+		out = append(out, mrkdwn(cur))
+	}
+	return out
+}
+
+// questionText is a section of the plan as text: its title (with the
+// plan's MultiHint for a multi-select question) and its numbered options.
+func questionText(s askbridge.Section) string {
+	var b strings.Builder
+	b.WriteString(s.Title())
+	for i, o := range s.Options {
+		b.WriteString("\n")
+		b.WriteString(askbridge.OptionLine(i, o))
+	}
+	return b.String()
+}
+
+// instructions is the free-text hint and the closing lines, "" when the
+// plan has neither.
+func instructions(plan askbridge.Plan) string {
+	var lines []string
+	for _, s := range []string{plan.FreeText, plan.Closing} {
+		if strings.TrimSpace(s) != "" {
+			lines = append(lines, s)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // actionBlocks renders the buttons in declared order, Skip last, in
@@ -132,48 +187,104 @@ func actionBlocks(plan askbridge.Plan) []slack.Block {
 	return out
 }
 
-// render lays a plan out as one or more messages of fewer than maxBlocks
-// blocks, the buttons in the last one. Every message has its plain `text`
-// fallback (escaped), which is what notifications show.
-func render(plan askbridge.Plan) []message {
-	content, actions := contentBlocks(plan), actionBlocks(plan)
-	var groups [][]slack.Block
-	all := append(content, actions...)
-	// One block of each message is kept free for the status line its
-	// end adds.
+// layout lays a plan out once, in the order a person reads it: the intro
+// header, the context, a section per question, the instructions, the
+// buttons; and cuts it into messages of fewer than maxBlocks blocks, one
+// block of each kept free for the status line its end adds. The prompt
+// and its ended form both come from this one cut, so part k of an ended
+// question is the same message as part k of its prompt.
+func layout(plan askbridge.Plan, doc markup.Doc) [][]piece {
+	var all []piece
+	add := func(live bool, blocks []slack.Block) {
+		for _, b := range blocks {
+			all = append(all, piece{block: b, live: live})
+		}
+	}
+	add(false, introBlocks(plan))
+	add(false, contextBlocks(doc))
+	for _, s := range plan.Sections {
+		add(false, sections(questionText(s)))
+	}
+	add(true, sections(instructions(plan)))
+	add(true, actionBlocks(plan))
+	var parts [][]piece
 	for len(all) > maxBlocks-1 {
-		groups = append(groups, all[:maxBlocks-1])
+		parts = append(parts, all[:maxBlocks-1])
 		all = all[maxBlocks-1:]
 	}
-	groups = append(groups, all)
-	// The first message carries the whole prompt as its fallback (cut to
-	// what Slack keeps); later parts name themselves.
-	msgs := make([]message, len(groups))
-	for i, g := range groups {
-		t := splitEscaped(plan.Text(), maxTextChars)[0]
-		if i > 0 {
-			t = fmt.Sprintf("%s (part %d of %d)", Escape(plan.Intro), i+1, len(groups))
+	return append(parts, all)
+}
+
+// fallback is the plain `text` of a prompt's first message, which
+// notifications and screen readers show: the whole prompt as plain text
+// (the context as markup's Plain), escaped, cut to what Slack keeps. With
+// live false it leaves the instructions out, as an ended message does.
+func fallback(plan askbridge.Plan, doc markup.Doc, live bool) string {
+	var b strings.Builder
+	b.WriteString(plan.Intro)
+	if ctx := doc.Plain(); strings.TrimSpace(ctx) != "" {
+		b.WriteString("\n\n" + ctx)
+	}
+	for _, s := range plan.Sections {
+		b.WriteString("\n\n" + questionText(s))
+	}
+	if text := instructions(plan); live && text != "" {
+		b.WriteString("\n\n" + text)
+	}
+	return splitEscaped(b.String(), maxTextChars)[0]
+}
+
+// render lays a plan out as one or more messages of fewer than maxBlocks
+// blocks, the buttons in the last one. Every message has its plain `text`
+// fallback (escaped), which is what notifications show: the first one
+// the whole prompt, later ones the intro and which part they are.
+func render(plan askbridge.Plan) []message {
+	return messages(plan, false, "")
+}
+
+// renderEnded is every message of plan once its question has ended, part
+// for part as render cut the prompt: the instructions and the buttons
+// removed, a context block with the status line added, the rest kept. A
+// part that held only instructions and buttons shows the status line
+// alone.
+func renderEnded(plan askbridge.Plan, status string) []message {
+	return messages(plan, true, status)
+}
+
+// messages renders every part of plan's one layout: as the prompt, or,
+// ended, without its live pieces and with the status line.
+func messages(plan askbridge.Plan, ended bool, status string) []message {
+	doc := markup.Parse(plan.Context)
+	parts := layout(plan, doc)
+	line := statusText(status)
+	msgs := make([]message, len(parts))
+	for i, part := range parts {
+		var blocks []slack.Block
+		for _, p := range part {
+			if !ended || !p.live {
+				blocks = append(blocks, p.block)
+			}
 		}
-		msgs[i] = message{Text: t, Blocks: g}
+		// Later parts name themselves in figures, which read the same in
+		// every language.
+		text := fmt.Sprintf("%s (%d/%d)", Escape(plan.Intro), i+1, len(parts))
+		if i == 0 {
+			text = fallback(plan, doc, !ended)
+		}
+		if ended && strings.TrimSpace(line) != "" {
+			blocks = append(blocks, slack.NewContextBlock("askbridge_status", slack.NewTextBlockObject(slack.MarkdownType, line, false, true)))
+			text += "\n\n" + line
+			if askbridge.TextLength(text) > maxTextChars {
+				text = line
+			}
+		}
+		msgs[i] = message{Text: text, Blocks: blocks}
 	}
 	return msgs
 }
 
-// finished is message part of a plan once its question has ended: the
-// buttons removed, a context block with the status line added, the text
-// kept with the status appended.
-func finished(m message, status string) message {
-	var blocks []slack.Block
-	for _, b := range m.Blocks {
-		if b.BlockType() != slack.MBTAction {
-			blocks = append(blocks, b)
-		}
-	}
-	line := Escape(status)
-	blocks = append(blocks, slack.NewContextBlock("askbridge_status", slack.NewTextBlockObject(slack.MarkdownType, line, false, true)))
-	text := m.Text + "\n\n" + line
-	if askbridge.TextLength(text) > maxTextChars {
-		text = line
-	}
-	return message{Text: text, Blocks: blocks}
+// statusText is the status line escaped, cut to what a text object holds
+// (Slack: a text object's text is at most 3000 characters).
+func statusText(status string) string {
+	return splitEscaped(status, maxSectionChars)[0]
 }

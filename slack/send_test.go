@@ -93,6 +93,9 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 			t.Errorf("part %d is message %s, handed over as %s", i, m.TS, got.refs[i].Message)
 		}
 	}
+	if !strings.Contains(string(msgs[1].Blocks), p.FreeText) {
+		t.Fatalf("the last part does not show the instructions: %s", msgs[1].Blocks)
+	}
 	// Finished last part first, so that an edit that ignored Part (and
 	// showed part 0 everywhere) would be seen.
 	for i := len(got.refs) - 1; i >= 0; i-- {
@@ -112,6 +115,16 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 		}
 		if m.Updates != 1 {
 			t.Errorf("part %d edited %d times, want 1", i, m.Updates)
+		}
+		// Ended, a message no longer tells anyone how to answer.
+		if strings.Contains(string(m.Blocks), p.FreeText) || strings.Contains(m.Text, p.FreeText) || strings.Contains(string(m.Blocks), p.Closing) {
+			t.Errorf("part %d keeps the instructions: %s", i, m.Blocks)
+		}
+		// Posted and edited, it never asked for a preview or linked a name.
+		for j, d := range m.Displays {
+			if d != (slacktest.Display{}) {
+				t.Errorf("part %d, write %d: %+v", i, j, d)
+			}
 		}
 	}
 	// Finishing again is fine (an update with the same content).
@@ -209,7 +222,7 @@ func TestSendErrors(t *testing.T) {
 	if err := c.Notify(context.Background(), "C1", "", "Reply to <!channel>"); err != nil {
 		t.Fatal(err)
 	}
-	if msgs := fake.Messages("C1"); msgs[len(msgs)-1].Text != "Reply to &lt;!channel&gt;" {
-		t.Errorf("notify text %q", msgs[len(msgs)-1].Text)
+	if msgs := fake.Messages("C1"); msgs[len(msgs)-1].Text != "Reply to &lt;!channel&gt;" || fmt.Sprint(msgs[len(msgs)-1].Displays) != "[{false false false}]" {
+		t.Errorf("notify %q shown as %+v", msgs[len(msgs)-1].Text, msgs[len(msgs)-1].Displays)
 	}
 }

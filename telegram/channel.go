@@ -17,6 +17,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/redact"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Platform is the platform name of this channel in targets and answerers.
@@ -192,7 +193,10 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 // it is not empty. It makes one try (a refusal is a *askbridge.SendError)
 // and blocks while the chat is paced. Not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
-	params := &bot.SendMessageParams{ChatID: chatID(chat), Text: esc(text), ParseMode: models.ParseModeHTML}
+	params := &bot.SendMessageParams{
+		ChatID: chatID(chat), Text: esc(text), ParseMode: models.ParseModeHTML,
+		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
+	}
 	if id, err := strconv.Atoi(replyTo); err == nil {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: id, AllowSendingWithoutReply: true}
 	}
@@ -276,17 +280,19 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 }
 
 // finishedText is what a message that showed part (askbridge.PartReplyBox
-// for a reply box) of an ended question shows now. prompt is false for a
-// reply box; ok is false for a part the plan does not have.
+// for a reply box) of an ended question shows now: the question kept, the
+// instructions gone (ask-user.md §3, §7), the status line added, in the
+// words of the plan's catalog. prompt is false for a reply box; ok is false
+// for a part the plan does not have.
 func finishedText(part int, end askbridge.Ending) (text string, prompt, ok bool) {
 	if part == askbridge.PartReplyBox {
 		question := ""
 		if len(end.Plan.Sections) > 0 {
 			question = end.Plan.Sections[0].Question
 		}
-		return replyBoxClosed(question, end.Status), false, true
+		return replyBoxClosed(locale.For(end.Plan.Locale), question, end.Status), false, true
 	}
-	parts := promptParts(end.Plan)
+	parts := endedParts(end.Plan)
 	if part < 0 || part >= len(parts) {
 		return "", false, false
 	}

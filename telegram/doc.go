@@ -8,14 +8,23 @@
 // rendered as HTML
 // (parse_mode HTML) with every piece of agent text escaped (&, <, > and
 // quotes) and every "@name" defused with an invisible word joiner, so agent
-// text is shown as text and never mentions or notifies anyone. A one-question
+// text is shown as text and never mentions or notifies anyone. Every word
+// of the bridge's own is the plan's (askbridge.BuildPlan writes them in the
+// question's language) or comes from the plan's catalog (locale.For): the
+// reply box's lead, hint and placeholder. The request's Markdown context
+// sits between the intro and the questions, as Telegram HTML blocks from
+// internal/markup (bold, italic, code, code blocks, links); every message
+// is sent and edited with link previews disabled, so a link is shown but
+// never unfurled. A one-question
 // single-select prompt gets an inline keyboard: one full-width row per
 // option, in the declared order, then a row with "Other…" and "Skip"; text
 // prompts (several questions, multi-select) get only "Skip". Each button's
 // callback_data is the 21-byte payload of askbridge.EncodePayload (Telegram
 // allows 1-64 bytes). A prompt longer than one message is cut between lines
 // into parts of at most 3096 characters as Telegram counts them, leaving
-// room for the status line; the keyboard goes under the last part. Each
+// room for the status line; a question with its options, a context block
+// and the instructions each stay in one part when they fit one. The
+// keyboard goes under the last part. Each
 // message goes to the delivery's callback as soon as it is posted, with its
 // part number, and the engine records it: the channel keeps no question
 // state and reads none.
@@ -49,17 +58,23 @@
 //
 // When a question ends, [Channel.Finish] edits each of its messages with
 // editMessageText: the same text (the part the message showed, rendered
-// again from the plan, or the reply box), the status line ("Answered: …",
-// "Skipped", "Expired", "Cancelled") in bold under it, and the keyboard
-// removed. "message is not modified" counts as success and "message to edit
+// again from the plan, or the reply box) without the instructions (the
+// free-text line and how to reply: nobody can answer any more), the status
+// line ("Answered: …", "Skipped", "Expired", "Cancelled", in the question's
+// language) in bold under it, and the keyboard removed. The parts are cut
+// once, from the full prompt, so part k of the ended question is the
+// message that showed part k; a part that held only instructions shows the
+// status line alone. "message is not modified" counts as success and "message to edit
 // not found" (someone deleted it) is logged and skipped.
 //
 // # Taps and replies
 //
 // A callback query goes to the engine's Inbox.Tap and is answered with
 // answerCallbackQuery at once (a toast, not an alert) with the engine's
-// notice: recorded, skipped, already answered, expired, cancelled, not for
-// you, no longer valid. Then the channel does what the engine's TapAction
+// notice, in the question's language: recorded, skipped, already answered,
+// expired, cancelled, not for you, no longer valid. (When no question can
+// be known — the store could not be asked, or the button is not one the
+// bridge sends — the notice is in locale.Default's words.) Then the channel does what the engine's TapAction
 // says. "Other…" (TapOpenReply) posts a force-reply message under the
 // prompt and attaches it to the question, so the reply to it answers; in a
 // group the box is selective and mentions the tapper, so it opens for them

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // twoReplicas starts replicas "a" and "b" on one Redis and one fake.
@@ -34,7 +35,7 @@ func TestTapAnswers(t *testing.T) {
 		t.Errorf("want one full-width row per option then Other…|Skip, got %v", p.Keyboard)
 	}
 	a := e.tap(opsGroup, p.ID, alice, "Production")
-	if a.Text != string(askbridge.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
+	if a.Text != en(askbridge.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
 		t.Errorf("notice %+v", a)
 	}
 	r := e.result(id, 5*time.Second)
@@ -47,9 +48,10 @@ func TestTapAnswers(t *testing.T) {
 	if r.AnsweredBy == nil || r.AnsweredBy.Platform != "telegram" || r.AnsweredBy.ID != "1001" || r.AnsweredBy.Name != "Alice" {
 		t.Errorf("answered by %+v", r.AnsweredBy)
 	}
+	// The question is kept, the instructions are gone.
 	m := e.finished(opsGroup, p.ID, "Answered: Production")
-	if !strings.HasPrefix(m.Text, p.Text) {
-		t.Errorf("the question text was not kept:\n%s", m.Text)
+	if want := questionOf(p.Text, locale.Default) + "\n\nAnswered: Production"; m.Text != want {
+		t.Errorf("the ended message shows\n%s\nwant\n%s", m.Text, want)
 	}
 	e.noMoreResults(id)
 }
@@ -162,7 +164,7 @@ func TestSkipTimeoutCancel(t *testing.T) {
 	gone := ask1(e, "cancel-1", -300003)
 	ps, pt, pc := e.prompt(-300001, 1), e.prompt(-300002, 1), e.prompt(-300003, 1)
 
-	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != string(askbridge.NoticeSkipped) {
+	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != en(askbridge.NoticeSkipped) {
 		t.Errorf("skip notice %+v", a)
 	}
 	if r := e.result(skip, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
@@ -189,7 +191,7 @@ func TestOtherOpensAReplyBox(t *testing.T) {
 	e := twoReplicas(t, envOpts{})
 	id := ask1(e, "other-1", opsGroup)
 	p := e.prompt(opsGroup, 1)
-	if a := e.tap(opsGroup, p.ID, alice, "Other…"); a.Text != string(askbridge.NoticeOther) {
+	if a := e.tap(opsGroup, p.ID, alice, "Other…"); a.Text != en(askbridge.NoticeOther) {
 		t.Errorf("notice %+v", a)
 	}
 	box := e.prompt(opsGroup, 2)
@@ -213,7 +215,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	e := twoReplicas(t, envOpts{})
 	id := e.ask(`{"id":"auth-1","to":"telegram:-100500","answerers":["telegram:1001"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	p := e.prompt(opsGroup, 1)
-	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != string(askbridge.NoticeNotForYou) || a.ShowAlert {
+	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != en(askbridge.NoticeNotForYou) || a.ShowAlert {
 		t.Errorf("bob's tap: %+v", a)
 	}
 	e.reply(opsGroup, bob, p.ID, "1")
@@ -228,7 +230,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	// The poller hands updates over one at a time, in order: once the
 	// forged tap (the last update) is answered, the replies before it have
 	// been handled too.
-	if a := e.notice(q); a.Text != string(askbridge.NoticeUnknown) {
+	if a := e.notice(q); a.Text != en(askbridge.NoticeUnknown) {
 		t.Errorf("forged tap: %+v", a)
 	}
 	e.noMoreResults(id)
@@ -238,7 +240,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if n := len(e.fake.BotMessages(opsGroup)); n != 1 {
 		t.Errorf("the bot posted %d messages, want only the prompt", n)
 	}
-	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != string(askbridge.NoticeRecorded) {
+	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != en(askbridge.NoticeRecorded) {
 		t.Errorf("alice's tap: %+v", a)
 	}
 	if r := e.result(id, 5*time.Second); r.Answers.Answers["a"][0] != "B" {
@@ -265,7 +267,7 @@ func TestLateTapClearsButtons(t *testing.T) {
 		t.Fatal("the buttons went away although the chat was blocked")
 	}
 	e.fake.Block(alice.ID, "")
-	if a := e.tap(alice.ID, p.ID, alice, "Production"); a.Text != string(askbridge.NoticeCancelled) {
+	if a := e.tap(alice.ID, p.ID, alice, "Production"); a.Text != en(askbridge.NoticeCancelled) {
 		t.Errorf("late tap notice %+v", a)
 	}
 	e.finished(alice.ID, p.ID, "Cancelled")
@@ -301,7 +303,7 @@ func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
 	recorded := 0
 	for _, q := range ids {
 		a := e.notice(q)
-		switch askbridge.Notice(a.Text) {
+		switch noticeOf(a.Text, locale.Default) {
 		case askbridge.NoticeRecorded, askbridge.NoticeSkipped:
 			recorded++
 		case askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped:
@@ -380,4 +382,99 @@ func TestSkipCommandWithBotName(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 	e.finished(opsGroup, p.ID, "Skipped")
+}
+
+const thaiQuestion = `{"id":%q,"to":%q,"locale":"th","questions":[{"id":"deploy_target","header":"เป้าหมาย","question":"จะปล่อยขึ้นที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)","description":"ปลอดภัยกว่า"},{"label":"โปรดักชัน"}]}]}`
+
+// TestThai: a request with "locale":"th" is shown in Thai, every word of
+// the bridge's included; a reply in Thai digits or the Thai skip word
+// answers it; taps get Thai notices; the ended messages show a Thai status
+// line and no instructions.
+func TestThai(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	th, english := locale.For("th"), locale.For(locale.Default)
+	ask := func(id string, chat int64) (string, telegramtest.Message) {
+		t.Helper()
+		e.fake.AddChat(chat, "group", id)
+		q := e.ask(fmt.Sprintf(thaiQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
+		return q, e.prompt(chat, 1)
+	}
+	instructions := []string{th.Get("FreeText"), th.Get("ClosingButtons")}
+	noInstructions := func(m telegramtest.Message) {
+		t.Helper()
+		for _, s := range instructions {
+			if strings.Contains(m.Text, s) {
+				t.Errorf("the ended message still says %q:\n%s", s, m.Text)
+			}
+		}
+	}
+
+	t.Run("shown in Thai, answered with ๒", func(t *testing.T) {
+		id, p := ask("th-digit", -500001)
+		for _, want := range append([]string{"มีคำถามถึงคุณ:", "[เป้าหมาย] จะปล่อยขึ้นที่ไหน?", "  1. สเตจจิ้ง (แนะนำ) — ปลอดภัยกว่า"}, instructions...) {
+			if !strings.Contains(p.Text, want) {
+				t.Errorf("the prompt lacks %q:\n%s", want, p.Text)
+			}
+		}
+		for _, english := range []string{english.Get("FreeText"), english.Get("ClosingButtons"), english.Count("IntroAnon", 1, nil)} {
+			if strings.Contains(p.Text, english) {
+				t.Errorf("the Thai prompt says %q", english)
+			}
+		}
+		if got := buttonTexts(p); !slices.Equal(got, []string{"สเตจจิ้ง (แนะนำ)", "โปรดักชัน", "อื่น ๆ…", "ข้าม"}) {
+			t.Errorf("buttons %q", got)
+		}
+		e.reply(-500001, alice, 0, "๒")
+		r := e.result(id, 5*time.Second)
+		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !slices.Equal(r.Answers.Answers["deploy_target"], []string{"โปรดักชัน"}) {
+			t.Fatalf("result %+v", r)
+		}
+		m := e.finished(-500001, p.ID, "ตอบแล้ว: โปรดักชัน")
+		if want := questionOf(p.Text, "th") + "\n\nตอบแล้ว: โปรดักชัน"; m.Text != want {
+			t.Errorf("the ended message shows\n%s\nwant\n%s", m.Text, want)
+		}
+		noInstructions(m)
+	})
+
+	t.Run("skipped with ข้าม", func(t *testing.T) {
+		id, p := ask("th-skip", -500002)
+		e.reply(-500002, bob, p.ID, "ข้าม")
+		if r := e.result(id, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+			t.Fatalf("result %+v", r)
+		}
+		noInstructions(e.finished(-500002, p.ID, "ข้ามแล้ว"))
+	})
+
+	t.Run("a tap gets a Thai notice", func(t *testing.T) {
+		id, p := ask("th-tap", -500003)
+		if a := e.tap(-500003, p.ID, carol, "สเตจจิ้ง (แนะนำ)"); a.Text != "บันทึกคำตอบแล้ว" {
+			t.Errorf("notice %q, want บันทึกคำตอบแล้ว", a.Text)
+		}
+		if r := e.result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"สเตจจิ้ง (แนะนำ)"}) {
+			t.Errorf("result %+v", r)
+		}
+		noInstructions(e.finished(-500003, p.ID, "ตอบแล้ว: สเตจจิ้ง (แนะนำ)"))
+	})
+
+	t.Run("Other… opens a Thai reply box", func(t *testing.T) {
+		id, p := ask("th-other", -500004)
+		if a := e.tap(-500004, p.ID, alice, "อื่น ๆ…"); a.Text != askbridge.NoticeOther.Text("th") {
+			t.Errorf("notice %q", a.Text)
+		}
+		box := e.prompt(-500004, 2)
+		want := "Alice, " + th.Get("ReplyBoxLead") + " จะปล่อยขึ้นที่ไหน?\n" + th.Get("ReplyBoxHint")
+		if box.Text != want || box.Placeholder != "คำตอบของคุณ" || !box.Selective || !slices.Equal(box.TextMentions, []int64{alice.ID}) {
+			t.Errorf("reply box %q (placeholder %q), want %q", box.Text, box.Placeholder, want)
+		}
+		e.reply(-500004, alice, box.ID, "บลูกรีนบนแคนารี")
+		if r := e.result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"บลูกรีนบนแคนารี"}) {
+			t.Errorf("result %+v", r)
+		}
+		noInstructions(e.finished(-500004, p.ID, "ตอบแล้ว"))
+		closed := e.finished(-500004, box.ID, "ตอบแล้ว")
+		if want := th.Get("ReplyBoxLead") + " จะปล่อยขึ้นที่ไหน?\n\nตอบแล้ว"; closed.Text != want {
+			t.Errorf("the closed box shows %q, want %q", closed.Text, want)
+		}
+	})
 }

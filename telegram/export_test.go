@@ -38,3 +38,6 @@ func (c *Channel) Held(chat string) bool {
 	_, held := c.pace.chatHeld(c.pace.limits(chat))
 	return held
 }
+
+// EndedParts exposes the rendering of the parts of an ended prompt.
+var EndedParts = endedParts

@@ -193,7 +193,7 @@ func TestStoreOutage(t *testing.T) {
 				reply()
 			}
 			if !tt.replyFirst {
-				if a := e.notice(query); a.Text != string(askbridge.NoticeTryAgain) {
+				if a := e.notice(query); a.Text != en(askbridge.NoticeTryAgain) {
 					t.Errorf("during the outage the tap was answered %q, want %q", a.Text, askbridge.NoticeTryAgain)
 				}
 			} else {
@@ -229,7 +229,7 @@ func TestStoreOutage(t *testing.T) {
 			e.finished(carol.ID, replyPrompt.ID, "Answered: Staging (Recommended)")
 			if tt.replyFirst {
 				// The tap waited behind the reply; it is answered once handled.
-				if a := e.notice(query); a.Text != string(askbridge.NoticeRecorded) {
+				if a := e.notice(query); a.Text != en(askbridge.NoticeRecorded) {
 					t.Errorf("the tap was answered %q, want %q", a.Text, askbridge.NoticeRecorded)
 				}
 			}
@@ -249,7 +249,7 @@ func TestStoreOutage(t *testing.T) {
 func tryAgains(e *env, chat int64) int {
 	n := 0
 	for _, m := range e.fake.BotMessages(chat) {
-		if m.Text == string(askbridge.NoticeTryAgain) {
+		if m.Text == en(askbridge.NoticeTryAgain) {
 			n++
 		}
 	}
@@ -313,18 +313,18 @@ func TestPanicsAreRecovered(t *testing.T) {
 			bobs, alices := ask1(e, "panic-bob", bob.ID), ask1(e, "panic-alice", alice.ID)
 			bobPrompt, alicePrompt := e.prompt(bob.ID, 1), e.prompt(alice.ID, 1)
 
-			if a := e.tap(bob.ID, bobPrompt.ID, bob, "Production"); a.Text != string(askbridge.NoticeTryAgain) {
+			if a := e.tap(bob.ID, bobPrompt.ID, bob, "Production"); a.Text != en(askbridge.NoticeTryAgain) {
 				t.Errorf("a tap whose handling panicked was answered %q, want %q", a.Text, askbridge.NoticeTryAgain)
 			}
 			e.reply(bob.ID, bob, bobPrompt.ID, "staging")
 			// "Other…" opens a reply box in the background, whose Attach
 			// panics.
-			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Other…"); a.Text != string(askbridge.NoticeOther) {
+			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Other…"); a.Text != en(askbridge.NoticeOther) {
 				t.Errorf("Other… answered %q", a.Text)
 			}
 			e.eventually(5*time.Second, "the reply box posted", func() bool { return len(e.fake.BotMessages(alice.ID)) == 2 })
 			// The next update is handled.
-			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Production"); a.Text != string(askbridge.NoticeRecorded) {
+			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Production"); a.Text != en(askbridge.NoticeRecorded) {
 				t.Errorf("the tap after the panics was answered %q", a.Text)
 			}
 			if res := e.result(alices, 5*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {

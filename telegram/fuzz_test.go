@@ -163,3 +163,5 @@ func FuzzCallbackPayload(f *testing.F) {
 		}
 	})
 }
+
+func (*fuzzInbox) Locale() string { return "en" }

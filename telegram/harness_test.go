@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -390,6 +391,36 @@ func (e *env) poller() *replica {
 		return n == 1
 	})
 	return p
+}
+
+// questionOf is the text of a prompt message before its instructions,
+// which start with the free-text line of catalog tag: what the message
+// keeps when the question ends.
+func questionOf(text, tag string) string {
+	i := strings.Index(text, "\n\n"+locale.For(tag).Get("FreeText"))
+	if i < 0 {
+		return text
+	}
+	return text[:i]
+}
+
+// en is notice n as a person reads it in English, the language of the
+// requests without a locale.
+func en(n askbridge.Notice) string { return n.Text(locale.Default) }
+
+// noticeOf is the notice a person read as text in the words of catalog
+// tag, "" when it is none of them.
+func noticeOf(text, tag string) askbridge.Notice {
+	for _, n := range []askbridge.Notice{
+		askbridge.NoticeRecorded, askbridge.NoticeSkipped, askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped,
+		askbridge.NoticeExpired, askbridge.NoticeCancelled, askbridge.NoticeUndeliverable, askbridge.NoticeNotForYou,
+		askbridge.NoticeUnknown, askbridge.NoticeOther, askbridge.NoticeDuplicate, askbridge.NoticeTryAgain,
+	} {
+		if n.Text(tag) == text {
+			return n
+		}
+	}
+	return ""
 }
 
 const oneQuestion = `{"id":%q,"to":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`

@@ -53,11 +53,11 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 		box            bool // tap "Other…" and answer in the reply box
 	}{
 		{name: "one part", id: "once-one", body: fmt.Sprintf(oneQuestion, "once-one", "telegram:"+strconv.FormatInt(alice.ID, 10)),
-			chat: alice.ID, who: alice, parts: 1, tap: "Production", notice: string(askbridge.NoticeRecorded), status: "Answered: Production"},
+			chat: alice.ID, who: alice, parts: 1, tap: "Production", notice: en(askbridge.NoticeRecorded), status: "Answered: Production"},
 		{name: "several parts", id: "once-long", body: fmt.Sprintf(`{"id":"once-long","to":"telegram:%d",%s`, bob.ID, strings.TrimPrefix(longRequest(), "{")),
-			chat: bob.ID, who: bob, parts: longParts, tap: "Skip", notice: string(askbridge.NoticeSkipped), status: "Skipped"},
+			chat: bob.ID, who: bob, parts: longParts, tap: "Skip", notice: en(askbridge.NoticeSkipped), status: "Skipped"},
 		{name: "reply box", id: "once-box", body: fmt.Sprintf(oneQuestion, "once-box", "telegram:"+strconv.FormatInt(carol.ID, 10)),
-			chat: carol.ID, who: carol, parts: 1, tap: "Other…", notice: string(askbridge.NoticeOther), status: "Answered", box: true},
+			chat: carol.ID, who: carol, parts: 1, tap: "Other…", notice: en(askbridge.NoticeOther), status: "Answered", box: true},
 	}
 	shown := map[string][]telegramtest.Message{}
 	for _, tt := range tests {

@@ -11,6 +11,8 @@ import (
 	"github.com/rivo/uniseg"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/markup"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Limits of the Bot API that shape what is sent.
@@ -61,95 +63,170 @@ func defuseMentions(s string) string {
 	return b.String()
 }
 
+// promptLine is one line of a prompt's HTML, or one block of its context
+// (balanced markup that may hold newlines of its own); "" is a blank line.
+// A prompt is cut into messages only between two of them, so every part is
+// balanced markup.
+type promptLine struct {
+	html string
+	// instruction marks the plan's FreeText and Closing: how to answer,
+	// which a message of an ended question no longer says.
+	instruction bool
+}
+
 // promptParts renders a plan as the HTML text of its messages, in order.
 // Each part holds at most partLimit characters as Telegram counts them
-// (after entities parsing), and is cut only between lines, preferring a
-// blank line; every tag opens and closes on one line, so a cut never
-// breaks the markup.
+// (after entities parsing).
 func promptParts(p askbridge.Plan) []string {
-	var lines []string
-	add := func(prefix, plain, suffix string) {
+	packed := packPrompt(p)
+	parts := make([]string, len(packed))
+	for i, ls := range packed {
+		parts[i] = joinLines(ls, false)
+	}
+	return parts
+}
+
+// endedParts is the text of each part of the prompt of p once the
+// question has ended: the same split as promptParts, so part k is the same
+// message, without the instructions. A part that held only instructions is
+// "".
+func endedParts(p askbridge.Plan) []string {
+	packed := packPrompt(p)
+	parts := make([]string, len(packed))
+	for i, ls := range packed {
+		parts[i] = joinLines(ls, true)
+	}
+	return parts
+}
+
+// packPrompt renders the lines of p — the intro, the context, each
+// question with its options, then the instructions, with a blank line
+// between them — and packs them into parts of at most partLimit.
+func packPrompt(p askbridge.Plan) [][]promptLine {
+	var lines []promptLine
+	blank := func() { lines = append(lines, promptLine{}) }
+	add := func(prefix, plain, suffix string, instruction bool) {
 		line := prefix + esc(plain) + suffix
 		if plainLen(line) <= partLimit {
-			lines = append(lines, line)
+			lines = append(lines, promptLine{html: line, instruction: instruction})
 			return
 		}
 		// Only a plan that breaks the request limits gets here: cut the
 		// text itself into pieces that fit.
 		for _, piece := range askbridge.SplitText(plain, partLimit-plainLen(prefix+suffix)) {
-			lines = append(lines, prefix+esc(piece)+suffix)
+			lines = append(lines, promptLine{html: prefix + esc(piece) + suffix, instruction: instruction})
 		}
 	}
-	add("<b>", p.Intro, "</b>")
+	add("<b>", p.Intro, "</b>", false)
+	if p.Context != "" {
+		// Each block fits a part on its own and is balanced markup, so a
+		// part may end between any two (internal/markup).
+		for _, block := range markup.Parse(p.Context).Telegram(partLimit) {
+			blank()
+			lines = append(lines, promptLine{html: block})
+		}
+	}
 	for _, s := range p.Sections {
-		lines = append(lines, "")
+		blank()
 		prefix := ""
 		if s.Number > 0 {
 			prefix = strconv.Itoa(s.Number) + ") "
 		}
 		title := s.Question
-		if s.Multi {
-			title += " (choose one or more)"
+		if s.MultiHint != "" {
+			title += " " + s.MultiHint
 		}
-		add(prefix+"<b>["+esc(s.Header)+"]</b> ", title, "")
+		add(prefix+"<b>["+esc(s.Header)+"]</b> ", title, "", false)
 		for i, o := range s.Options {
-			add("", askbridge.OptionLine(i, o), "")
+			add("", askbridge.OptionLine(i, o), "", false)
 		}
 	}
-	lines = append(lines, "")
-	add("<i>", p.FreeText, "</i>")
+	blank()
+	add("<i>", p.FreeText, "</i>", true)
 	for _, line := range strings.Split(p.Closing, "\n") {
-		add("", line, "")
+		add("", line, "", true)
 	}
 	return packLines(lines, partLimit)
 }
 
-// packLines joins lines into parts of at most limit characters (as
-// plainLen counts), cutting at the last blank line of a full part when it
-// has one.
-func packLines(lines []string, limit int) []string {
-	var parts []string
-	var cur []string
-	size := func(ls []string) int {
-		n := max(len(ls)-1, 0) // the newlines
-		for _, l := range ls {
-			n += plainLen(l)
-		}
-		return n
-	}
-	emit := func(ls []string) {
-		for len(ls) > 0 && ls[len(ls)-1] == "" {
-			ls = ls[:len(ls)-1]
-		}
-		if len(ls) > 0 {
-			parts = append(parts, strings.Join(ls, "\n"))
-		}
-	}
+// packLines packs lines into parts of at most limit characters (as
+// plainLen counts, with a newline between two lines), given that no line
+// is longer than limit. The lines between two blank lines are a paragraph
+// (a question with its options, a context block, the instructions): a
+// paragraph that does not fit in what is left of a part starts the next
+// one, and only a paragraph longer than a whole part is cut, between two
+// of its lines. Parts neither start nor end with a blank line.
+func packLines(lines []promptLine, limit int) [][]promptLine {
+	var paras [][]promptLine
+	var para []promptLine
 	for _, l := range lines {
-		if len(cur) > 0 && size(append(cur[:len(cur):len(cur)], l)) > limit {
-			carry := []string(nil)
-			if i := lastBlank(cur); i > 0 {
-				cur, carry = cur[:i], cur[i+1:]
+		if l.html == "" {
+			if len(para) > 0 {
+				paras = append(paras, para)
 			}
-			emit(cur)
-			cur = carry
-		}
-		if len(cur) == 0 && l == "" {
+			para = nil
 			continue
 		}
-		cur = append(cur, l)
+		para = append(para, l)
 	}
-	emit(cur)
+	if len(para) > 0 {
+		paras = append(paras, para)
+	}
+	var parts [][]promptLine
+	var cur []promptLine
+	size := 0 // plainLen of cur's lines joined with newlines
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, cur)
+		}
+		cur, size = nil, 0
+	}
+	for _, para := range paras {
+		n := len(para) - 1 // the newlines
+		for _, l := range para {
+			n += plainLen(l.html)
+		}
+		if len(cur) > 0 && size+2+n > limit {
+			flush()
+		}
+		for i, l := range para {
+			sep := 1
+			if i == 0 {
+				sep = 2 // a blank line before the paragraph
+			}
+			if len(cur) > 0 && size+sep+plainLen(l.html) > limit {
+				flush()
+			}
+			if len(cur) > 0 {
+				if i == 0 {
+					cur = append(cur, promptLine{})
+				}
+				size += sep
+			}
+			cur = append(cur, l)
+			size += plainLen(l.html)
+		}
+	}
+	flush()
 	return parts
 }
 
-func lastBlank(ls []string) int {
-	for i := len(ls) - 1; i > 0; i-- {
-		if ls[i] == "" {
-			return i
+// joinLines is the HTML of a part; ended leaves the instructions out,
+// with the blank lines they leave behind.
+func joinLines(ls []promptLine, ended bool) string {
+	var out []string
+	for _, l := range ls {
+		switch {
+		case ended && l.instruction:
+		case l.html == "" && (len(out) == 0 || out[len(out)-1] == ""):
+		default:
+			out = append(out, l.html)
 		}
 	}
-	return -1
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, "\n")
 }
 
 // tagRe matches the tags the renderer writes.
@@ -161,34 +238,39 @@ func plainLen(h string) int {
 	return askbridge.TextLength(html.UnescapeString(tagRe.ReplaceAllString(h, "")))
 }
 
-// withStatus is a part of an ended prompt: its text kept, the status line
-// added in bold.
+// withStatus is a part of an ended prompt (from endedParts): its text
+// kept, the status line added in bold. A part that held only instructions
+// shows the status line alone.
 func withStatus(part, status string) string {
+	if part == "" {
+		return "<b>" + esc(status) + "</b>"
+	}
 	return part + "\n\n<b>" + esc(status) + "</b>"
 }
 
 // replyBoxText is the text of the force-reply message an "Other…" tap
-// opens. In a group it mentions the tapper by id, which (with selective)
-// shows the reply box to that person only.
-func replyBoxText(question string, tapper askbridge.Person, group bool) string {
-	text := "Your answer to: <i>" + esc(question) + "</i>\nReply to this message."
+// opens, in the words of w. In a group it mentions the tapper by id, which
+// (with selective) shows the reply box to that person only.
+func replyBoxText(w *locale.Words, question string, tapper askbridge.Person, group bool) string {
+	text := esc(w.Get("ReplyBoxLead")) + " <i>" + esc(question) + "</i>\n" + esc(w.Get("ReplyBoxHint"))
 	if group {
-		return `<a href="tg://user?id=` + html.EscapeString(tapper.ID) + `">` + esc(displayName(tapper)) + "</a>, " + lowerFirst(text)
+		return `<a href="tg://user?id=` + html.EscapeString(tapper.ID) + `">` + esc(displayName(w, tapper)) + "</a>, " + lowerFirst(text)
 	}
 	return text
 }
 
 // replyBoxClosed is what the reply box message shows once the question
-// has ended.
-func replyBoxClosed(question, status string) string {
-	return "Your answer to: <i>" + esc(question) + "</i>\n\n<b>" + esc(status) + "</b>"
+// has ended: what it asked, without telling anyone to reply, and the
+// status line.
+func replyBoxClosed(w *locale.Words, question, status string) string {
+	return esc(w.Get("ReplyBoxLead")) + " <i>" + esc(question) + "</i>\n\n<b>" + esc(status) + "</b>"
 }
 
-func displayName(p askbridge.Person) string {
+func displayName(w *locale.Words, p askbridge.Person) string {
 	if p.Name != "" {
 		return p.Name
 	}
-	return "you"
+	return w.Get("SomeoneYou")
 }
 
 func lowerFirst(s string) string {

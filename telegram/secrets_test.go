@@ -295,3 +295,5 @@ func (noticeInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOu
 	return askbridge.ReplyOutcome{}
 }
 func (noticeInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+
+func (noticeInbox) Locale() string { return "en" }

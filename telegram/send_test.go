@@ -176,9 +176,18 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Each message shows its own part again, without the instructions
+	// (only the last part has them).
+	ended := telegram.EndedParts(plan)
+	if len(ended) != len(parts) || ended[0] != parts[0] || !strings.HasPrefix(parts[len(parts)-1], ended[len(ended)-1]+"\n\n<i>") {
+		t.Fatalf("the ended parts are not the parts without the instructions:\n%q\n%q", ended, parts)
+	}
 	for i, m := range fake.BotMessages(opsGroup) {
-		if want := parts[i] + "\n\n<b>Skipped</b>"; m.HTML != want || len(m.Keyboard) != 0 {
+		if want := ended[i] + "\n\n<b>Skipped</b>"; m.HTML != want || len(m.Keyboard) != 0 {
 			t.Errorf("message %d after the end:\n%s\nwant\n%s", i+1, m.HTML, want)
+		}
+		if strings.Contains(m.Text, plan.FreeText) {
+			t.Errorf("message %d still says %q", i+1, plan.FreeText)
 		}
 	}
 

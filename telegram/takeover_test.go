@@ -58,10 +58,10 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 	if d := time.Since(crashed); d > 15*time.Second {
 		t.Errorf("takeover took %s", d)
 	}
-	if a := e.notice(q0); a.Text != string(askbridge.NoticeRecorded) {
+	if a := e.notice(q0); a.Text != en(askbridge.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
-	if a := e.notice(q1); a.Text != string(askbridge.NoticeSkipped) {
+	if a := e.notice(q1); a.Text != en(askbridge.NoticeSkipped) {
 		t.Errorf("notice %+v", a)
 	}
 	wants := []string{"Answered: Production", "Skipped", "Answered: Staging (Recommended)"}
@@ -124,7 +124,7 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 	}
 	id := ask1(e, "hook-1", opsGroup)
 	p := e.prompt(opsGroup, 1)
-	if n := e.tap(opsGroup, p.ID, alice, "Production"); n.Text != string(askbridge.NoticeRecorded) {
+	if n := e.tap(opsGroup, p.ID, alice, "Production"); n.Text != en(askbridge.NoticeRecorded) {
 		t.Errorf("notice %+v", n)
 	}
 	e.result(id, 5*time.Second)
@@ -255,7 +255,7 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 		t.Fatal("the crashed replica still polls")
 	}
 	for i, id := range ids {
-		if a := e.notice(queries[i]); a.Text != string(askbridge.NoticeRecorded) {
+		if a := e.notice(queries[i]); a.Text != en(askbridge.NoticeRecorded) {
 			t.Errorf("tap %d: notice %+v", i, a)
 		}
 		if res := e.result(id, 5*time.Second); res.Answers.Answers["deploy_target"][0] != "Production" {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // updateDedupeTTL is how long an update_id is remembered. Telegram keeps
@@ -69,7 +70,7 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 		if v := recover(); v != nil {
 			askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram update", v, "update", upd.ID)
 			c.marks.drop(upd.ID)
-			c.tryAgain(ctx, upd)
+			c.tryAgain(ctx, in, upd)
 			err = nil
 		}
 	}()
@@ -80,13 +81,13 @@ func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *mod
 	case markUnknown:
 		first, err := c.coord.FirstSeen(ctx, Platform, c.updateKey(upd.ID), updateClaimTTL)
 		if err != nil {
-			c.tryAgain(ctx, upd)
+			c.tryAgain(ctx, in, upd)
 			return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
 		}
 		if !first {
 			settled, err := c.coord.Settled(ctx, Platform, c.updateKey(upd.ID))
 			if err != nil {
-				c.tryAgain(ctx, upd)
+				c.tryAgain(ctx, in, upd)
 				return fmt.Errorf("telegram: dedupe update %d: %w", upd.ID, err)
 			}
 			if !settled {
@@ -145,10 +146,12 @@ const forgetTimeout = 5 * time.Second
 
 // tryAgain answers the callback query of upd, if it has one that is not
 // answered yet, with askbridge.NoticeTryAgain: the spinner stops and the
-// person knows the tap did not count (yet).
-func (c *Channel) tryAgain(ctx context.Context, upd *models.Update) {
+// person knows the tap did not count (yet). No question is known here (the
+// engine was not asked, or did not answer), so the notice is in the
+// bridge's default language.
+func (c *Channel) tryAgain(ctx context.Context, in askbridge.Inbox, upd *models.Update) {
 	if cq := upd.CallbackQuery; cq != nil && cq.ID != "" {
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain.Text(""))
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain.Text(in.Locale()))
 	}
 }
 
@@ -169,7 +172,7 @@ func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *mod
 		return err
 	case <-t.C:
 		c.log.Warn("tap not handled in time; answered try again", "update", upd.ID)
-		c.tryAgain(ctx, upd)
+		c.tryAgain(ctx, in, upd)
 		return <-done
 	}
 }
@@ -336,8 +339,9 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 		return true
 	}
 	if msgID == 0 {
-		// A button of an inline message: the bridge never sends those.
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown.Text(""))
+		// A button of an inline message: the bridge never sends those, so
+		// no question (and no language) is known.
+		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown.Text(in.Locale()))
 		return true
 	}
 	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
@@ -353,8 +357,8 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 	c.answerOnce(ctx, cq.ID, reply.Text())
 	switch reply.Action {
 	case askbridge.TapOpenReply:
-		if id, question := reply.QuestionID, reply.ReplyTo; id != "" {
-			c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, id, question) })
+		if id, question, tag := reply.QuestionID, reply.ReplyTo, reply.Locale; id != "" {
+			c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, id, question, tag) })
 		}
 	case askbridge.TapClear:
 		if reply.Ending != nil {
@@ -401,16 +405,18 @@ func (c *Channel) answer(ctx context.Context, id string, notice string) {
 }
 
 // openReplyBox posts a force-reply message under the tapped prompt, asking
-// question, and attaches it to question id, so the reply to it answers. In
-// a group the box is selective: it opens only for the tapper, who is
-// mentioned.
-func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt askbridge.MessageRef, chat models.Chat, who askbridge.Person, id, question string) {
+// question in the words of catalog tag (the question's), and attaches it to
+// question id, so the reply to it answers. In a group the box is selective:
+// it opens only for the tapper, who is mentioned.
+func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt askbridge.MessageRef, chat models.Chat, who askbridge.Person, id, question, tag string) {
 	group := isGroup(chat)
+	w := locale.For(tag)
 	params := &bot.SendMessageParams{
 		ChatID: chatID(prompt.Chat), ParseMode: models.ParseModeHTML,
-		Text: replyBoxText(question, who, group),
+		Text:               replyBoxText(w, question, who, group),
+		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
 		ReplyMarkup: &models.ForceReply{ForceReply: true, Selective: group,
-			InputFieldPlaceholder: cutText("Your answer", placeholderChars)},
+			InputFieldPlaceholder: cutText(w.Get("ReplyBoxPlaceholder"), placeholderChars)},
 	}
 	if mid, err := strconv.Atoi(prompt.Message); err == nil {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: mid, AllowSendingWithoutReply: true}

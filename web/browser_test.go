@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // browser is the one Chromium the tests share.
@@ -151,14 +152,37 @@ func openTab(t *testing.T, b *bridge, width, height int64, fragment string, mobi
 // openTabAt is openTab with the page at base (scheme://host:port).
 func openTabAt(t *testing.T, base string, width, height int64, fragment string, mobile bool) *tab {
 	t.Helper()
+	return openTabWith(t, base, fragment, tabOptions{width: width, height: height, mobile: mobile})
+}
+
+// tabOptions shape a tab: its viewport, and the language of its browser.
+type tabOptions struct {
+	width, height int64
+	mobile        bool
+	// lang is the browser's language (a BCP 47 tag, "th"): what the page
+	// reads in navigator.languages, sends as Accept-Language and formats
+	// dates with. Empty keeps the browser's own (English).
+	lang string
+}
+
+// openTabWith opens a tab in its own browser context, as o says, and loads
+// the page at base, as openTab does. The language is the tab's own, so
+// tabs of different languages share the one browser.
+func openTabWith(t *testing.T, base, fragment string, o tabOptions) *tab {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserContext(t), chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	opts := []chromedp.EmulateViewportOption{}
-	if mobile {
+	if o.mobile {
 		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(o.width, o.height, opts...)); err != nil {
 		t.Fatal(err)
+	}
+	if o.lang != "" {
+		if err := chromedp.Do(ctx, browserLanguage(o.lang)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tb := &tab{t: t, ctx: ctx}
 	messages := chromedp.Console(ctx)
@@ -189,6 +213,23 @@ func openTabAt(t *testing.T, base string, width, height int64, fragment string, 
 		tb.waitReady()
 	}
 	return tb
+}
+
+// browserLanguage makes lang the tab's browser language: its
+// Accept-Language and navigator.languages (the user agent stays the
+// browser's), and the locale its dates are formatted in. (DevTools
+// protocol: Emulation.setUserAgentOverride, Emulation.setLocaleOverride.)
+func browserLanguage(lang string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		ua, err := chromedp.Evaluate[string]("navigator.userAgent")(ctx, t)
+		if err != nil {
+			return err
+		}
+		if err := t.Call(ctx, "Emulation.setUserAgentOverride", map[string]string{"userAgent": ua, "acceptLanguage": lang}, nil); err != nil {
+			return err
+		}
+		return t.Call(ctx, "Emulation.setLocaleOverride", map[string]string{"locale": strings.ReplaceAll(lang, "-", "_")}, nil)
+	})
 }
 
 // waitReady waits for the lists and a live event stream.
@@ -316,6 +357,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("token", browserToken)
 	t.Run("loopback-alias", browserLoopbackAlias)
 	t.Run("dns-rebinding", browserRebinding)
+	t.Run("thai", browserThai)
+	t.Run("thai-question-english-page", browserThaiOnEnglishPage)
 }
 
 func browserClick(t *testing.T) {
@@ -351,8 +394,9 @@ func browserClick(t *testing.T) {
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "Production" {
 		t.Errorf("timeline answer = %q; want Production", got)
 	}
-	if tb.text(entrySel(id)+` [data-testid=entry-status]`) != "Answered" {
-		t.Errorf("status = %q", tb.text(entrySel(id)+` [data-testid=entry-status]`))
+	// The entry shows the status line every channel shows.
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Answered: Production" {
+		t.Errorf("status = %q; want the status line", got)
 	}
 	if eval[bool](tb, `document.querySelector('[data-testid=open-empty]').hidden`) {
 		t.Error("the empty panel note is hidden after the only question was answered")
@@ -676,4 +720,243 @@ func browserRebinding(t *testing.T) {
 	if l := b.open(t); len(l.Questions) != 1 {
 		t.Fatalf("the rebinding page ended the question: %+v", l.Questions)
 	}
+}
+
+// thaiContext is the build-failure context, in Thai.
+const thaiContext = "บิลด์ **#4812** ล้มเหลวบน `main`:\n```\nTestPay … FAIL\n```\nดู[บันทึก](https://ci.example.com/4812) — @everyone"
+
+// browserThai: a browser whose language is Thai gets the page in Thai, and
+// a Thai question (with context) is shown, answered with a Thai digit in
+// the Other box and ended in Thai. The screenshot, web/testdata/thai.png,
+// shows a reader what the page looks like; Thai must render as Thai
+// letters, not boxes (Debian: fonts-thai-tlwg).
+func browserThai(t *testing.T) {
+	t.Parallel()
+	th := locale.For("th")
+	b := startBridge(t, bridgeOptions{})
+	tb := openTabWith(t, b.srv.URL, "", tabOptions{width: 480, height: 900, lang: "th"})
+
+	// The page's own text.
+	if got := eval[string](tb, `document.documentElement.lang`); got != "th" {
+		t.Errorf("<html lang> = %q; want th", got)
+	}
+	for sel, id := range map[string]string{
+		`#connection`:                     "WebLive",
+		`#open-title [data-w]`:            "WebOpenTitle",
+		`[data-testid=open-empty]`:        "WebOpenEmpty",
+		`#history-title`:                  "WebTimelineTitle",
+		`[data-testid=history-empty]`:     "WebTimelineEmpty",
+		`#auth [data-testid=auth-submit]`: "WebTokenContinue",
+	} {
+		if got := tb.text(sel); got != th.Get(id) {
+			t.Errorf("%s = %q; want %s in Thai, %q", sel, got, id, th.Get(id))
+		}
+	}
+	if got := eval[string](tb, `document.title`); got != th.Get("WebTitle") {
+		t.Errorf("title = %q", got)
+	}
+
+	first := b.ask(t, thaiQuestion("b-thai-1", thaiContext))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(first) + ` [data-testid=other-input]`)))
+	card := func(sel string) string { return tb.text(promptSel(first) + " " + sel) }
+	if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).lang`, jsq(promptSel(first)))); got != "th" {
+		t.Errorf("card lang = %q", got)
+	}
+	for sel, want := range map[string]string{
+		`[data-testid=prompt-intro]`:  "คำถามจาก deploy-bot",
+		`[data-testid=question-text]`: "จะปล่อยขึ้นที่ไหน?",
+		`[data-testid=skip]`:          "ข้าม",
+		`[data-testid=other-submit]`:  th.Get("WebSend"),
+		`.other label`:                th.Get("WebOtherLabel"),
+	} {
+		if got := card(sel); got != want {
+			t.Errorf("card %s = %q; want %q", sel, got, want)
+		}
+	}
+	if left, prefix := card(`[data-testid=remaining]`), strings.Split(th.Get("WebTimeLeft"), "{time}")[0]; !strings.HasPrefix(left, prefix) {
+		t.Errorf("remaining = %q; want it to start with %q", left, prefix)
+	}
+	wantContext(t, tb, promptSel(first))
+
+	// The second stays open for the picture.
+	second := b.ask(t, `{"id":"b-thai-2","to":"web","agent":"deploy-bot","locale":"th",`+
+		`"context":"รอบนี้มี **12** คอมมิต ดู[รายการเปลี่ยนแปลง](https://ci.example.com/4812/changes)\n\n- แก้ `+"`TestPay`"+`\n- เพิ่มการทดสอบโหลด","questions":[`+
+		`{"id":"window","header":"ช่วงเวลา","question":"จะปล่อยเมื่อไร?","options":[{"label":"ตอนนี้"},{"label":"คืนนี้"}]},`+
+		`{"id":"checks","header":"การทดสอบ","question":"ต้องรันชุดทดสอบใดก่อน?","multiSelect":true,"options":[{"label":"ยูนิต"},{"label":"โหลด"}]}]}`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(second, "ตอนนี้"))))
+	if got := tb.text(promptSel(second) + ` [data-testid=next]`); got != th.Get("WebNext") {
+		t.Errorf("next = %q", got)
+	}
+
+	// A Thai digit in the Other box picks the second option.
+	tb.do(chromedp.SendKeys(chromedp.CSS(promptSel(first)+` [data-testid=other-input]`), "๒"))
+	tb.click(promptSel(first) + ` [data-testid=other-submit]`)
+	wantResult(t, b.result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
+	tb.waitEnded(first, "answered", 10*time.Second)
+	wantEndedThai(t, tb, first)
+	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q]`, first)); !strings.HasPrefix(got, "บันทึกคำตอบแล้ว") {
+		t.Errorf("notice = %q; want the Thai notice", got)
+	}
+	if got := tb.text(`#open-title [data-w]`); got != th.Get("WebOpenTitle") {
+		t.Errorf("open title after the answer = %q", got)
+	}
+
+	wantThaiGlyphs(t, tb, promptSel(second)+` [data-testid=question-text]`)
+	tb.shotTo(filepath.Join("testdata", "thai.png"))
+}
+
+// browserThaiOnEnglishPage: on an English page, a Thai question's card is
+// Thai and everything around it English.
+func browserThaiOnEnglishPage(t *testing.T) {
+	t.Parallel()
+	en := locale.For("en")
+	b := startBridge(t, bridgeOptions{})
+	tb := openTabWith(t, b.srv.URL, "", tabOptions{width: 1100, height: 800, lang: "en-US"})
+	thai := b.ask(t, thaiQuestion("b-thai-en", thaiContext))
+	english := b.ask(t, oneQuestion("b-english"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(thai, "โปรดักชัน"))), chromedp.WaitVisible(chromedp.CSS(optionSel(english, "Production"))))
+
+	if got := eval[string](tb, `document.documentElement.lang`); got != "en" {
+		t.Errorf("<html lang> = %q; want en", got)
+	}
+	for sel, id := range map[string]string{`#connection`: "WebLive", `#open-title [data-w]`: "WebOpenTitle", `#history-title`: "WebTimelineTitle"} {
+		if got := tb.text(sel); got != en.Get(id) {
+			t.Errorf("%s = %q; want %q", sel, got, en.Get(id))
+		}
+	}
+	for _, c := range []struct{ id, lang, skip, other string }{
+		{thai, "th", "ข้าม", locale.For("th").Get("WebOtherLabel")},
+		{english, "en", "Skip", en.Get("WebOtherLabel")},
+	} {
+		if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).lang`, jsq(promptSel(c.id)))); got != c.lang {
+			t.Errorf("%s: card lang = %q; want %q", c.id, got, c.lang)
+		}
+		if got := tb.text(promptSel(c.id) + ` [data-testid=skip]`); got != c.skip {
+			t.Errorf("%s: skip = %q; want %q", c.id, got, c.skip)
+		}
+		if got := tb.text(promptSel(c.id) + ` .other label`); got != c.other {
+			t.Errorf("%s: other label = %q; want %q", c.id, got, c.other)
+		}
+	}
+	wantContext(t, tb, promptSel(thai))
+	if n := eval[int](tb, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsq(promptSel(english)+` [data-testid=context]`))); n != 0 {
+		t.Errorf("a question without context shows %d context blocks", n)
+	}
+	tb.shot("21-thai-question-english-page")
+
+	tb.click(optionSel(thai, "โปรดักชัน"))
+	wantResult(t, b.result(t, thai, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
+	tb.waitEnded(thai, "answered", 10*time.Second)
+	wantEndedThai(t, tb, thai)
+	if got := tb.text(`#history-title`); got != en.Get("WebTimelineTitle") {
+		t.Errorf("timeline title = %q; want English", got)
+	}
+	tb.shot("22-thai-answered-english-page")
+}
+
+// wantContext checks the context of the card at sel: the sanitised
+// HTML's formatting, a link that opens in a new tab without a way back,
+// and the mention shown as text.
+func wantContext(t *testing.T, tb *tab, sel string) {
+	t.Helper()
+	got := eval[map[string]any](tb, fmt.Sprintf(`(() => {
+		const c = document.querySelector(%s);
+		if (!c) return {};
+		const a = c.querySelector('a');
+		return {
+			strong: (c.querySelector('strong') || {}).textContent || '',
+			code: (c.querySelector('pre code') || {}).textContent || '',
+			href: a ? a.href : '', target: a ? a.target : '', rel: a ? a.rel : '',
+			text: c.textContent,
+			beforeQuestion: !!(c.compareDocumentPosition(c.parentNode.querySelector('[data-testid=question]')) & Node.DOCUMENT_POSITION_FOLLOWING),
+			scripts: c.querySelectorAll('script, img, iframe, [onclick], [onerror]').length,
+		};
+	})()`, jsq(sel+` [data-testid=context]`)))
+	if got["strong"] != "#4812" || got["code"] != "TestPay … FAIL" || got["href"] != "https://ci.example.com/4812" || got["target"] != "_blank" {
+		t.Errorf("context = %v", got)
+	}
+	rel, _ := got["rel"].(string)
+	if !strings.Contains(rel, "noopener") || !strings.Contains(rel, "noreferrer") {
+		t.Errorf("context link rel = %q; want noopener noreferrer", rel)
+	}
+	if text, _ := got["text"].(string); !strings.Contains(text, "@everyone") {
+		t.Errorf("context text = %q", text)
+	}
+	if got["beforeQuestion"] != true || got["scripts"] != float64(0) {
+		t.Errorf("context placement, active elements = %v, %v", got["beforeQuestion"], got["scripts"])
+	}
+}
+
+// wantEndedThai checks the timeline entry of a Thai question answered
+// with the second option: the question and its Thai status line, and
+// nothing left to answer with.
+func wantEndedThai(t *testing.T, tb *tab, id string) {
+	t.Helper()
+	got := eval[map[string]any](tb, fmt.Sprintf(`(() => {
+		const e = document.querySelector(%s);
+		return {
+			lang: e.lang,
+			status: e.querySelector('[data-testid=entry-status]').textContent,
+			question: e.querySelector('.qa-q').textContent,
+			answer: e.querySelector('[data-testid=entry-answer]').textContent,
+			controls: e.querySelectorAll('button, input, [data-testid=option]').length,
+		};
+	})()`, jsq(entrySel(id))))
+	want := map[string]any{"lang": "th", "status": "ตอบแล้ว: โปรดักชัน", "question": "จะปล่อยขึ้นที่ไหน?", "answer": "โปรดักชัน", "controls": float64(0)}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("ended entry %s = %v; want %v", k, got[k], v)
+		}
+	}
+}
+
+// wantThaiGlyphs checks that the browser draws Thai letters with a font
+// that has them: Thai letters of different shapes have different widths,
+// where boxes for missing glyphs would all be as wide as each other (and
+// as a character no font has).
+func wantThaiGlyphs(t *testing.T, tb *tab, sel string) {
+	t.Helper()
+	got := eval[map[string]any](tb, fmt.Sprintf(`(() => {
+		const host = document.querySelector(%s);
+		const width = (s) => {
+			const e = document.createElement('span');
+			e.textContent = s;
+			e.style.cssText = 'position:absolute;white-space:pre;font-size:40px;visibility:hidden';
+			host.append(e);
+			const w = e.getBoundingClientRect().width;
+			e.remove();
+			return w;
+		};
+		return {thai: ['ใ', 'ม', 'ก', 'ฒ', 'ญ'].map(width), missing: width('\u{10FFFD}')};
+	})()`, jsq(sel)))
+	widths, _ := got["thai"].([]any)
+	distinct := map[float64]bool{}
+	for _, w := range widths {
+		if f, ok := w.(float64); ok && f != got["missing"] {
+			distinct[f] = true
+		}
+	}
+	if len(distinct) < 2 {
+		t.Errorf("Thai letters are drawn as boxes (widths %v, a missing glyph %v): install a Thai font (Debian: fonts-thai-tlwg)", widths, got["missing"])
+	}
+}
+
+// shotTo writes a full-page PNG screenshot to path (relative to the
+// package), for a picture kept with the code.
+func (tb *tab) shotTo(path string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	time.Sleep(400 * time.Millisecond) // the arrival highlight fades
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot %s: %v", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot: %s", path)
 }

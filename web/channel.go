@@ -31,19 +31,28 @@ type History interface {
 }
 
 // HistoryEntry is one ended question in the timeline: what was asked and how
-// it ended, compact enough to keep a thousand.
+// it ended, compact enough to keep a thousand. How it ended is typed
+// (Outcome); its words (Intro, Status) are in the question's language
+// (Locale), written once by the engine, never read back for a decision.
 type HistoryEntry struct {
 	// ID is the question id.
 	ID    string `json:"id"`
 	Agent string `json:"agent,omitempty"`
+	// Locale is the question's catalog: the entry is worded in it.
+	Locale string `json:"locale,omitempty"`
 	// Intro is the first line of the prompt ("Question from deploy-bot:").
-	Intro    string           `json:"intro"`
-	Sections []HistorySection `json:"sections"`
+	Intro string `json:"intro"`
+	// Context is the request's Markdown context (at most 3,000
+	// characters), as stored; the API sends it as ContextHTML instead,
+	// sanitised when it is read.
+	Context     string           `json:"context,omitempty"`
+	ContextHTML string           `json:"contextHTML,omitempty"`
+	Sections    []HistorySection `json:"sections"`
 	// Status is the status line every channel shows ("Answered: Staging",
-	// "Skipped", "Expired", "Cancelled").
+	// "Skipped", "ตอบแล้ว: โปรดักชัน"), for display only.
 	Status string `json:"status"`
-	// Outcome is how it ended: answered, skipped, expired, cancelled or
-	// undeliverable.
+	// Outcome is how it ended, as a code: answered, skipped, expired,
+	// cancelled or undeliverable.
 	Outcome string `json:"outcome"`
 	// By names who answered ("web page"), when someone did.
 	By string `json:"by,omitempty"`
@@ -131,7 +140,9 @@ func (c *Channel) entry(end askbridge.Ending) HistoryEntry {
 	e := HistoryEntry{
 		ID:      end.Plan.ID,
 		Agent:   rec.Request.Agent,
+		Locale:  end.Plan.Locale,
 		Intro:   end.Plan.Intro,
+		Context: end.Plan.Context,
 		Status:  end.Status,
 		Outcome: string(end.Outcome),
 	}

@@ -20,8 +20,25 @@
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.
 //
-// Security: the page itself holds no data; every api/ request needs the
-// token when one is configured (an Authorization: Bearer header; the events
+// Words (ask-user.md §7): every word the page shows comes from the locale
+// catalogs. GET words?lang=<the browser's languages> returns the page's
+// messages (Web…, and the shared Button… and Status… ones) of every shipped
+// catalog, and the catalog the page's own text follows, matched to the
+// browser's languages in their order (English when none has a catalog).
+// Each question's card is worded in the question's own catalog (the API's
+// locale field), whatever the page's: a Thai question reads in Thai on an
+// English page. The API gives codes for decisions (outcome, notice) beside
+// the words for people (status, message), which are in the question's
+// language; the page never decides anything from words.
+//
+// Context: a question's Markdown context is sent as sanitised HTML
+// (internal/markup: paragraphs, emphasis, code, lists and http(s)/mailto
+// links that open in a new tab with rel="noopener noreferrer"), in its own
+// field, contextHTML, the only thing the page inserts as HTML. The timeline
+// keeps the Markdown and renders it again each time it is read.
+//
+// Security: the page itself holds no data (nor do its words); every api/
+// request needs the token when one is configured (an Authorization: Bearer header; the events
 // stream may take it as a token query parameter, since EventSource cannot set
 // headers). Without a token the handler answers only to loopback host names
 // (localhost, 127.0.0.0/8, [::1]), so a site whose name resolves to this
@@ -30,6 +47,6 @@
 // request's own Host); nothing changes state on GET. At most
 // Config.MaxStreams event streams are open at once. Responses carry a strict
 // Content-Security-Policy and agent text is only ever inserted into the page
-// as text. Handler.Guard puts the bridge's other endpoints (/metrics,
+// as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/metrics,
 // /readyz) behind the same wall. docs/security.md has the whole picture.
 package web

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/markup"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Questions reads the questions the page lists and answers. *store.Store
@@ -192,6 +194,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		}
 		h.mux.Handle(pattern, a)
 	}
+	h.mux.HandleFunc("GET "+base+"words", h.words)
 	h.mux.Handle("GET "+base+"api/questions", h.api(h.listQuestions, false))
 	h.mux.Handle("GET "+base+"api/history", h.api(h.listHistory, false))
 	h.mux.Handle("GET "+base+"api/events", h.api(h.streamEvents, true))
@@ -199,7 +202,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP serves the page (GET BasePath), its files and the API.
+// ServeHTTP serves the page (GET BasePath), its files, its words and the API.
 // Without a token it answers only to loopback host names (see
 // LoopbackHostOnly).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -320,10 +323,18 @@ func (h *Handler) authorized(r *http.Request, queryToken bool) bool {
 
 // questionView is an open question as the page gets it.
 type questionView struct {
-	ID        string               `json:"id"`
-	Agent     string               `json:"agent,omitempty"`
-	Intro     string               `json:"intro"`
-	Questions []askbridge.Question `json:"questions"`
+	ID    string `json:"id"`
+	Agent string `json:"agent,omitempty"`
+	// Locale is the question's catalog (Plan.Locale): its card shows the
+	// bridge's words in it, whatever the page's own language.
+	Locale string `json:"locale"`
+	// Intro is the first line of the prompt, in Locale.
+	Intro string `json:"intro"`
+	// ContextHTML is the request's context as sanitised HTML
+	// (internal/markup), the one field the page inserts as HTML. Empty
+	// when the request has no context.
+	ContextHTML string               `json:"contextHTML,omitempty"`
+	Questions   []askbridge.Question `json:"questions"`
 	// Created and Deadline are unix milliseconds.
 	Created  int64 `json:"created"`
 	Deadline int64 `json:"deadline"`
@@ -356,9 +367,9 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 		}
 		plan := askbridge.BuildPlan(rec.ID, rec.Request, askbridge.Capabilities{})
 		views = append(views, questionView{
-			ID: rec.ID, Agent: rec.Request.Agent, Intro: plan.Intro,
-			Questions: rec.Request.Questions,
-			Created:   rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
+			ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
+			ContextHTML: contextHTML(plan.Context), Questions: rec.Request.Questions,
+			Created: rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
 			MayAnswer: rec.MayAnswer(pagePerson),
 		})
 	}
@@ -391,6 +402,9 @@ func (h *Handler) listHistory(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		seen[e.ID] = true
+		// The stored Markdown goes out as sanitised HTML only, rendered
+		// now so the page always gets today's sanitiser.
+		e.ContextHTML, e.Context = contextHTML(e.Context), ""
 		entries = append(entries, e)
 		if len(entries) == limit {
 			break
@@ -405,12 +419,22 @@ type answerRequest struct {
 	Skip    bool                `json:"skip"`
 }
 
-// answerReply tells the page how the question ended.
+// answerReply tells the page how the question ended. Outcome and Notice
+// are codes, for decisions; Status and Message are their words for the
+// person, in the question's language (Locale).
 type answerReply struct {
-	ID      string           `json:"id"`
-	Outcome string           `json:"outcome"`
-	Status  string           `json:"status"`
+	ID string `json:"id"`
+	// Outcome is how the question ended: answered, skipped, expired,
+	// cancelled or undeliverable.
+	Outcome string `json:"outcome"`
+	// Status is the status line every channel shows ("Answered:
+	// Production", "ตอบแล้ว: โปรดักชัน").
+	Status string `json:"status"`
+	// Notice is what became of this answer, as a code (askbridge.Notice:
+	// "Recorded", "AlreadyAnswered"…); Message is its text.
+	Notice  string           `json:"notice"`
 	Message string           `json:"message"`
+	Locale  string           `json:"locale"`
 	Result  askbridge.Result `json:"result"`
 }
 
@@ -469,7 +493,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	// A question not for the page is refused as such, open or ended.
 	if !rec.MayAnswer(pagePerson) {
-		writeError(w, http.StatusForbidden, askbridge.NoticeNotForYou.Text(rec.Request.Locale))
+		writeNotice(w, http.StatusForbidden, askbridge.NoticeNotForYou, rec.Request.Locale)
 		return
 	}
 	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers}
@@ -486,7 +510,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		// Gone from the store since it was read.
 		writeError(w, http.StatusNotFound, "no such question")
 	case sub.Notice == askbridge.NoticeNotForYou:
-		writeError(w, http.StatusForbidden, sub.Notice.Text(rec.Request.Locale))
+		writeNotice(w, http.StatusForbidden, sub.Notice, rec.Request.Locale)
 	case sub.End.Result.Status != askbridge.StatusPending:
 		writeJSON(w, http.StatusConflict, reply(sub))
 	default:
@@ -498,10 +522,19 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 // gave and the question's result, this answer's or the one that won before.
 func reply(sub askbridge.Submitted) answerReply {
 	rec, res := sub.End.Record, sub.End.Result
+	tag := locale.For(rec.Request.Locale).Tag()
 	return answerReply{
 		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
-		Message: sub.Notice.Text(rec.Request.Locale), Result: res,
+		Notice: string(sub.Notice), Message: sub.Notice.Text(tag), Locale: tag, Result: res,
 	}
+}
+
+// contextHTML is a request's Markdown context as sanitised HTML.
+func contextHTML(src string) string {
+	if src == "" {
+		return ""
+	}
+	return markup.Parse(src).HTML()
 }
 
 // crossSite explains why a state-changing request is refused as coming
@@ -579,6 +612,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// writeNotice refuses a request with the engine's notice: its code, and
+// its text in catalog tag (the question's language).
+func writeNotice(w http.ResponseWriter, code int, n askbridge.Notice, tag string) {
+	writeJSON(w, code, map[string]string{"error": n.Text(tag), "notice": string(n)})
 }
 
 // Loopback reports whether addr (host:port, as for http.Server) listens

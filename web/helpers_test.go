@@ -264,13 +264,15 @@ func (b *bridge) answer(t testing.TB, id string, body any) (int, map[string]any)
 type openList struct {
 	Now       int64 `json:"now"`
 	Questions []struct {
-		ID        string               `json:"id"`
-		Agent     string               `json:"agent"`
-		Intro     string               `json:"intro"`
-		Questions []askbridge.Question `json:"questions"`
-		Created   int64                `json:"created"`
-		Deadline  int64                `json:"deadline"`
-		MayAnswer bool                 `json:"mayAnswer"`
+		ID          string               `json:"id"`
+		Agent       string               `json:"agent"`
+		Locale      string               `json:"locale"`
+		Intro       string               `json:"intro"`
+		ContextHTML string               `json:"contextHTML"`
+		Questions   []askbridge.Question `json:"questions"`
+		Created     int64                `json:"created"`
+		Deadline    int64                `json:"deadline"`
+		MayAnswer   bool                 `json:"mayAnswer"`
 	} `json:"questions"`
 }
 
@@ -446,4 +448,15 @@ func threeQuestions(id string) string {
 		`{"id":"target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]},`+
 		`{"id":"checks","header":"Checks","question":"Which checks should run first?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},`+
 		`{"id":"window","header":"Window","question":"When should it go out?","options":[{"label":"Now"},{"label":"Tonight"}]}]}`, id)
+}
+
+// buildFailure is the context of the build-failure example (ask-user.md
+// §7): bold, inline code, a code block, a link and a mention that must
+// stay text.
+const buildFailure = "Build **#4812** failed on `main`:\n```\nTestPay … FAIL\n```\nSee [the log](https://ci.example.com/4812) — @everyone"
+
+// thaiQuestion is oneQuestion in Thai ("locale":"th"), with context.
+func thaiQuestion(id, context string) string {
+	ctx, _ := json.Marshal(context)
+	return fmt.Sprintf(`{"id":%q,"to":"web","agent":"deploy-bot","locale":"th","context":%s,"questions":[{"id":"deploy_target","header":"เป้าหมาย","question":"จะปล่อยขึ้นที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)","description":"ปลอดภัยกว่า"},{"label":"โปรดักชัน"}]}]}`, id, ctx)
 }

@@ -130,9 +130,10 @@ func TestAnswer(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("answer = %d %v", code, out)
 			}
-			if out["outcome"] != "answered" || out["status"] != tc.status || out["message"] != string(askbridge.NoticeRecorded) {
+			if out["outcome"] != "answered" || out["status"] != tc.status || out["locale"] != "en" {
 				t.Errorf("reply = %v; want outcome answered, status %q", out, tc.status)
 			}
+			wantNotice(t, out, askbridge.NoticeRecorded, "en")
 			res := b.result(t, id, 5*time.Second)
 			if res.Status != askbridge.StatusAnswered || res.Via != askbridge.ViaWeb || res.AnsweredBy == nil || res.AnsweredBy.Platform != "web" {
 				t.Fatalf("result = %+v", res)
@@ -141,6 +142,15 @@ func TestAnswer(t *testing.T) {
 				t.Fatalf("answers = %v; want %v", res.Answers.Answers, tc.want)
 			}
 		})
+	}
+}
+
+// wantNotice checks an answer reply's notice: its code (for decisions)
+// and its text in catalog tag (for the person).
+func wantNotice(t *testing.T, out map[string]any, n askbridge.Notice, tag string) {
+	t.Helper()
+	if out["notice"] != string(n) || out["message"] != n.Text(tag) {
+		t.Errorf("notice, message = %v, %v; want %q, %q", out["notice"], out["message"], n, n.Text(tag))
 	}
 }
 
@@ -162,9 +172,10 @@ func TestSkip(t *testing.T) {
 	id := b.ask(t, threeQuestions("skip-1"))
 	b.waitOpen(t, id)
 	code, out := b.answer(t, id, map[string]any{"skip": true})
-	if code != http.StatusOK || out["outcome"] != "skipped" || out["message"] != string(askbridge.NoticeSkipped) {
+	if code != http.StatusOK || out["outcome"] != "skipped" || out["status"] != "Skipped" {
 		t.Fatalf("skip = %d %v", code, out)
 	}
+	wantNotice(t, out, askbridge.NoticeSkipped, "en")
 	res := b.result(t, id, 5*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonSkipped {
 		t.Fatalf("result = %+v; want no_answer/skipped", res)
@@ -187,9 +198,10 @@ func TestAnswerTwice(t *testing.T) {
 		if code != http.StatusConflict {
 			t.Fatalf("second answer = %d %v; want 409", code, out)
 		}
-		if out["outcome"] != "answered" || out["message"] != string(askbridge.NoticeAlreadyAnswered) || out["status"] != "Answered: Production" {
+		if out["outcome"] != "answered" || out["status"] != "Answered: Production" {
 			t.Errorf("409 reply = %v; want the existing result", out)
 		}
+		wantNotice(t, out, askbridge.NoticeAlreadyAnswered, "en")
 		res, _ := out["result"].(map[string]any)
 		if res["status"] != "answered" {
 			t.Errorf("409 result = %v", res)
@@ -226,9 +238,10 @@ func TestEndedBeforeAnswer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		code, out := b.answer(t, tc.id, map[string]any{"answers": map[string][]string{"q": {"A"}}})
-		if code != http.StatusConflict || out["outcome"] != tc.outcome || out["message"] != string(tc.notice) {
+		if code != http.StatusConflict || out["outcome"] != tc.outcome {
 			t.Errorf("answer to %s = %d %v; want 409 %s", tc.id, code, out, tc.outcome)
 		}
+		wantNotice(t, out, tc.notice, "en")
 	}
 }
 
@@ -322,8 +335,9 @@ func TestAnswerersLimitThePage(t *testing.T) {
 	if l.Questions[0].MayAnswer {
 		t.Errorf("mayAnswer = true for a question only telegram:7 may answer")
 	}
-	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden || out["error"] != string(askbridge.NoticeNotForYou) {
-		t.Fatalf("answer = %d %v; want 403", code, out)
+	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden ||
+		out["notice"] != string(askbridge.NoticeNotForYou) || out["error"] != askbridge.NoticeNotForYou.Text("en") {
+		t.Fatalf("answer = %d %v; want 403 with the notice NotForYou and its text", code, out)
 	}
 	// Still not the page's once it has ended: it learns nothing more.
 	b.cancelQuestion(t, id)
@@ -536,7 +550,7 @@ func TestHistory(t *testing.T) {
 	}
 	e := b.waitHistory(t, answered)
 	want := web.HistoryEntry{
-		ID: answered, Agent: "release-bot", Intro: "Questions from release-bot:", Outcome: "answered",
+		ID: answered, Agent: "release-bot", Locale: "en", Intro: "Questions from release-bot:", Outcome: "answered",
 		Status: "Answered: Production, Unit, Now", By: "web page",
 		Sections: []web.HistorySection{
 			{Header: "Target", Question: "Where should this deploy?", Answer: []string{"Production"}},
@@ -881,7 +895,7 @@ func TestFinishFromEnding(t *testing.T) {
 				t.Fatalf("Finish = %v", err)
 			}
 			want := tc.want
-			want.ID, want.Agent, want.Intro, want.Created = tc.id, "deploy-bot", "Question from deploy-bot:", created.UnixMilli()
+			want.ID, want.Agent, want.Locale, want.Intro, want.Created = tc.id, "deploy-bot", "en", "Question from deploy-bot:", created.UnixMilli()
 			if want.Sections == nil {
 				want.Sections = []web.HistorySection{{Header: "Deployment t", Question: "Where should this deploy?"}}
 			}
@@ -912,7 +926,8 @@ func TestAnswerUndeliverable(t *testing.T) {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
 	code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
-	if code != http.StatusConflict || out["outcome"] != "undeliverable" || out["status"] != "Not delivered" || out["message"] != string(askbridge.NoticeUndeliverable) {
-		t.Fatalf("answer = %d %v; want 409 undeliverable with %q", code, out, askbridge.NoticeUndeliverable)
+	if code != http.StatusConflict || out["outcome"] != "undeliverable" || out["status"] != "Not delivered" {
+		t.Fatalf("answer = %d %v; want 409 undeliverable", code, out)
 	}
+	wantNotice(t, out, askbridge.NoticeUndeliverable, "en")
 }

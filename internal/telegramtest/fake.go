@@ -127,6 +127,13 @@ type Message struct {
 	// modified", 429, a blocked chat) included.
 	Edits     int
 	EditCalls int
+	// LinkPreview is set when Telegram would show a link preview under
+	// the message: its text has a link (an http or https URL, or an <a
+	// href> to one) and the send or the last edit of its text did not
+	// disable previews (link_preview_options is_disabled, or the older
+	// disable_web_page_preview). An edit's own options count: an edit that
+	// does not disable previews shows one again.
+	LinkPreview bool
 	// Mentions lists the @usernames Telegram would turn into mentions.
 	Mentions []string
 	// TextMentions lists the user ids mentioned by tg://user links.
@@ -881,6 +888,31 @@ func mentions(plain, html string) ([]string, []int64) {
 	return names, ids
 }
 
+// urlRe and textLinkRe find what Telegram makes a link of and may preview: an http or
+// https URL in the text a person reads, or a text link to one.
+var (
+	urlRe      = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"]+`)
+	textLinkRe = regexp.MustCompile(`(?i)<a\s+href="https?://`)
+)
+
+// linkPreview reports whether Telegram would preview a link of a message
+// sent or edited with parameters p, read as plain and written as html.
+func linkPreview(p map[string]string, plain, html string) bool {
+	if !urlRe.MatchString(plain) && !textLinkRe.MatchString(html) {
+		return false
+	}
+	if p["disable_web_page_preview"] == "true" {
+		return false
+	}
+	var o struct {
+		IsDisabled bool `json:"is_disabled"`
+	}
+	if raw := p["link_preview_options"]; raw != "" && json.Unmarshal([]byte(raw), &o) == nil && o.IsDisabled {
+		return false
+	}
+	return true
+}
+
 func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client clientOf) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -935,6 +967,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client 
 		Keyboard: kb, ForceReply: mk.ForceReply, Selective: mk.Selective, Placeholder: mk.InputFieldPlaceholder, ReplyTo: replyTo,
 	}
 	m.Mentions, m.TextMentions = mentions(plain, p["text"])
+	m.LinkPreview = linkPreview(p, plain, p["text"])
 	c.messages = append(c.messages, m)
 	s.stats.Sent++
 	ok200(w, s.messageJSON(c, m))
@@ -991,6 +1024,9 @@ func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client 
 	}
 	m.Text, m.HTML, m.Keyboard = plain, html, kb
 	m.Mentions, m.TextMentions = mentions(plain, html)
+	if withText {
+		m.LinkPreview = linkPreview(p, plain, html)
+	}
 	m.Edits++
 	s.stats.Edited++
 	ok200(w, s.messageJSON(c, m))

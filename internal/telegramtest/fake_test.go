@@ -218,3 +218,59 @@ func TestBodiesAndToken(t *testing.T) {
 		t.Errorf("wrong token: %d", resp.StatusCode)
 	}
 }
+
+// TestLinkPreviews: a message with a link shows a preview unless the send,
+// or the last edit of its text, disabled previews.
+func TestLinkPreviews(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{})
+	ctx := context.Background()
+	off := &models.LinkPreviewOptions{IsDisabled: bot.True()}
+	tests := []struct {
+		name    string
+		text    string
+		html    bool
+		options *models.LinkPreviewOptions
+		want    bool
+	}{
+		{"no link", "see the log", false, nil, false},
+		{"url", "see https://ci.example.com/4812", false, nil, true},
+		{"url, previews off", "see https://ci.example.com/4812", false, off, false},
+		{"text link", `see <a href="https://ci.example.com/4812">the log</a>`, true, nil, true},
+		{"text link, previews off", `see <a href="https://ci.example.com/4812">the log</a>`, true, off, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			params := &bot.SendMessageParams{ChatID: chat, Text: tt.text, LinkPreviewOptions: tt.options}
+			if tt.html {
+				params.ParseMode = models.ParseModeHTML
+			}
+			m, err := b.SendMessage(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := last(s).LinkPreview; got != tt.want {
+				t.Errorf("preview %v, want %v", got, tt.want)
+			}
+			// An edit's own options count.
+			_, err = b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: tt.text + " (edited)", ParseMode: params.ParseMode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := last(s).LinkPreview, tt.text != "see the log"; got != want {
+				t.Errorf("after an edit without options: preview %v, want %v", got, want)
+			}
+			_, err = b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: tt.text, ParseMode: params.ParseMode, LinkPreviewOptions: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last(s).LinkPreview {
+				t.Error("an edit that disables previews still shows one")
+			}
+		})
+	}
+}
+
+func last(s *telegramtest.Server) telegramtest.Message {
+	msgs := s.BotMessages(chat)
+	return msgs[len(msgs)-1]
+}

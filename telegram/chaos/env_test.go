@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -590,7 +591,7 @@ func (p *people) run() {
 			p.mu.Unlock()
 			if len(qs) > 0 {
 				a, ok := p.e.fake.Answer(qs[len(qs)-1])
-				if !ok || a.Text != string(askbridge.NoticeTryAgain) {
+				if !ok || a.Text != en(askbridge.NoticeTryAgain) {
 					continue
 				}
 				p.mu.Lock()
@@ -661,3 +662,7 @@ func seq(n int) []int {
 	}
 	return out
 }
+
+// en is notice n as a person reads it in English, the language of the
+// suite's requests.
+func en(n askbridge.Notice) string { return n.Text(locale.Default) }

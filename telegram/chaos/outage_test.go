@@ -69,7 +69,7 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 				if !ok {
 					return false
 				}
-				if a.Text != string(askbridge.NoticeTryAgain) {
+				if a.Text != en(askbridge.NoticeTryAgain) {
 					t.Errorf("question %d: tap told %q but the question has no result", i, a.Text)
 				}
 				tryAgain[i] = true
@@ -91,7 +91,7 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 			continue // the held update was handled meanwhile
 		}
 		if i%2 == 0 {
-			if n := e.notice(e.tap(prompts[i], choice(i)), 10*time.Second); n.Text != string(askbridge.NoticeRecorded) && n.Text != string(askbridge.NoticeAlreadyAnswered) {
+			if n := e.notice(e.tap(prompts[i], choice(i)), 10*time.Second); n.Text != en(askbridge.NoticeRecorded) && n.Text != en(askbridge.NoticeAlreadyAnswered) {
 				t.Errorf("question %d: tap after the outage told %q", i, n.Text)
 			}
 		} else if _, err := e.fake.Reply(prompts[i].ChatID, alice, prompts[i].ID, choice(i)); err != nil {
@@ -123,7 +123,7 @@ func (e *env) hasAnswer(query string) bool {
 // in chat.
 func (e *env) toldTryAgain(chat int64, msg int) bool {
 	for _, m := range e.fake.BotMessages(chat) {
-		if m.ReplyTo == msg && m.Text == string(askbridge.NoticeTryAgain) {
+		if m.ReplyTo == msg && m.Text == en(askbridge.NoticeTryAgain) {
 			return true
 		}
 	}

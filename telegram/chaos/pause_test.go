@@ -51,7 +51,7 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 	}
 	e.ended(seq(questions), 20*time.Second)
 	for _, q := range queries {
-		if n := e.notice(q, 10*time.Second); n.Text != string(askbridge.NoticeRecorded) {
+		if n := e.notice(q, 10*time.Second); n.Text != en(askbridge.NoticeRecorded) {
 			t.Errorf("tap %s told %q", q, n.Text)
 		}
 	}

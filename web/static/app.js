@@ -1,7 +1,17 @@
 // askbridge web page: the open questions for the "web" target, pinned above
 // a timeline of ended ones. Plain JavaScript, no build step, nothing loaded
 // from elsewhere. Agent text is only ever inserted as text (textContent /
-// Node.append of strings), never as HTML.
+// Node.append of strings), never as HTML. The one exception is a question's
+// context, which the server sends as sanitised HTML in its own field
+// (contextHTML, from internal/markup); nothing else goes into innerHTML.
+//
+// Words: every word the page shows comes from the bridge's catalogs, GET
+// words?lang=<navigator.languages>. The page's own text (title, connection,
+// empty states, the token dialog) follows the browser's language as the
+// server matched it (words.lang, also <html lang>); a question's card and
+// its timeline entry follow the question's language (locale), so a Thai
+// question reads in Thai on an English page. Decisions never look at words:
+// they use codes (outcome, notice) and HTTP statuses.
 //
 // Data: GET api/questions (open questions), GET api/history (timeline),
 // GET api/events (Server-Sent Events; the page reloads what changed on each
@@ -16,6 +26,8 @@
 //   #connection[data-state]                "connecting" | "live" | "reconnecting"
 //   [data-testid=prompt][data-id]          one open prompt; data-state "pending" | "sending";
 //                                          data-step is the question shown (0-based)
+//     [lang]                               the question's language
+//     [data-testid=context]                the question's context (sanitised HTML)
 //     [data-testid=remaining]              time left ("14:52 left")
 //     [data-testid=step-count]             "2 / 3" (prompts with several questions)
 //     [data-testid=step]                   one button per question (jump to it)
@@ -33,7 +45,7 @@
 //                                          an ended question; outcome is answered | skipped |
 //                                          expired | cancelled | undeliverable; data-elsewhere
 //                                          when it ended elsewhere while this page showed it
-//     [data-testid=entry-status]           "Answered", "Skipped", "Expired", "Cancelled", "Not delivered"
+//     [data-testid=entry-status]           the status line ("Answered: Production", "Skipped", "ข้ามแล้ว")
 //     [data-testid=entry-answer]           the answer to one question
 //   #notices [data-testid=notice][data-id][data-outcome]  what just happened
 //   #announcer                             aria-live region announcing new questions and ends
@@ -43,14 +55,24 @@
 (() => {
   const TOKEN_KEY = 'askbridge.token';
   const NARROW = window.matchMedia('(max-width: 600px)');
-  const OUTCOME_LABEL = {
-    answered: 'Answered',
-    skipped: 'Skipped',
-    expired: 'Expired',
-    cancelled: 'Cancelled',
-    undeliverable: 'Not delivered',
+  // The catalog's status word of each outcome code, shown until the
+  // server's status line for the question arrives.
+  const STATUS_WORD = {
+    answered: 'StatusAnswered',
+    skipped: 'StatusSkipped',
+    expired: 'StatusExpired',
+    cancelled: 'StatusCancelled',
+    undeliverable: 'StatusUndeliverable',
   };
-  const ENDS = new Set(Object.keys(OUTCOME_LABEL));
+  // What a notice says when a question shown here ended elsewhere.
+  const ENDED_ELSEWHERE = {
+    answered: 'WebAnsweredElsewhere',
+    skipped: 'WebSkippedElsewhere',
+    expired: 'WebExpiredUnanswered',
+    cancelled: 'WebCancelledByAgent',
+    undeliverable: 'WebNotDelivered',
+  };
+  const ENDS = new Set(Object.keys(STATUS_WORD));
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -102,18 +124,72 @@
 
   const serverNow = () => Date.now() + state.offset;
 
+  // ---- words -----------------------------------------------------------------
+
+  // words are the catalogs' messages the page shows (GET words): lang is
+  // the catalog of the page's own text, catalogs every shipped one by tag.
+  const words = { lang: 'en', catalogs: {} };
+
+  // say returns message id in catalog tag (English where that catalog
+  // lacks it), its {name} placeholders filled from fields. The result is
+  // always inserted as text.
+  function say(tag, id, fields) {
+    const cat = words.catalogs[tag] || words.catalogs.en || {};
+    let s = cat[id];
+    if (s === undefined) s = (words.catalogs.en || {})[id];
+    if (s === undefined) s = id;
+    return s.replace(/\{(\w+)\}/g, (m, k) => (fields && Object.hasOwn(fields, k) ? String(fields[k]) : m));
+  }
+
+  // page is a word of the page's own text, in the browser's language.
+  const page = (id, fields) => say(words.lang, id, fields);
+
+  // localeOf is the catalog a question (or timeline entry) is worded in.
+  const localeOf = (q) => (q && q.locale && words.catalogs[q.locale] ? q.locale : 'en');
+
+  // loadWords fetches the words, trying again until it gets them: the page
+  // has nothing to say without them.
+  async function loadWords() {
+    const langs = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || '']).join(',');
+    for (let wait = 500; ; wait = Math.min(wait * 2, 10000)) {
+      try {
+        const res = await fetch('words?lang=' + encodeURIComponent(langs), { cache: 'no-cache', credentials: 'same-origin' });
+        if (res.ok) {
+          const data = await res.json();
+          if (data && data.catalogs && data.catalogs[data.lang]) {
+            words.lang = data.lang;
+            words.catalogs = data.catalogs;
+            return;
+          }
+        }
+      } catch {
+        // The bridge is not reachable yet: try again.
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  // applyPageWords words the page's own text, marked data-w="<id>" in
+  // index.html, in the browser's language.
+  function applyPageWords() {
+    document.documentElement.lang = words.lang;
+    for (const e of document.querySelectorAll('[data-w]')) e.textContent = page(e.dataset.w);
+    setConnection(ui.conn.dataset.state, connWord);
+    updateOpenCount();
+  }
+
   function stripColon(s) {
     return (s || '').replace(/:\s*$/, '');
   }
 
-  function formatLeft(ms) {
-    if (ms <= 0) return 'Expiring…';
+  function formatLeft(ms, tag) {
+    if (ms <= 0) return say(tag, 'WebExpiring');
     const s = Math.ceil(ms / 1000);
     const h = Math.floor(s / 3600);
     const m = Math.floor((s % 3600) / 60);
     const ss = String(s % 60).padStart(2, '0');
-    if (h > 0) return `${h}:${String(m).padStart(2, '0')}:${ss} left`;
-    return `${m}:${ss} left`;
+    const time = h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+    return say(tag, 'WebTimeLeft', { time });
   }
 
   function formatTime(ms) {
@@ -130,8 +206,9 @@
     setTimeout(() => { ui.announcer.textContent = text; }, 50);
   }
 
-  function notice(text, outcome, id) {
-    const n = el('p', { class: 'notice ' + (outcome || ''), 'data-testid': 'notice', 'data-outcome': outcome || null, 'data-id': id || null }, text);
+  // notice shows what just happened to a question, in its language (tag).
+  function notice(text, outcome, id, tag) {
+    const n = el('p', { class: 'notice ' + (outcome || ''), 'data-testid': 'notice', 'data-outcome': outcome || null, 'data-id': id || null, lang: tag || null }, text);
     ui.notices.prepend(n);
     while (ui.notices.children.length > 4) ui.notices.lastElementChild.remove();
     setTimeout(() => n.remove(), 12000);
@@ -150,7 +227,7 @@
     opts.credentials = 'same-origin';
     const res = await fetch(path, opts);
     if (res.status === 401) {
-      askToken(state.token ? 'That token was not accepted.' : '');
+      askToken(state.token ? page('WebTokenRejected') : '');
       throw new Unauthorized('unauthorized');
     }
     return res;
@@ -183,7 +260,7 @@
     ui.auth.hidden = false;
     ui.authError.hidden = !message;
     ui.authError.textContent = message || '';
-    setConnection('connecting', 'Waiting for the access token');
+    setConnection('connecting', 'WebWaitingToken');
     if (events) {
       events.close();
       events = null;
@@ -211,9 +288,13 @@
   let retryMs = 1000;
   let retryTimer = null;
 
-  function setConnection(s, text) {
+  // connWord is the catalog id of the connection state shown.
+  let connWord = 'WebConnecting';
+
+  function setConnection(s, id) {
+    connWord = id;
     ui.conn.dataset.state = s;
-    ui.conn.textContent = text;
+    ui.conn.textContent = page(id);
   }
 
   function connect() {
@@ -225,7 +306,7 @@
     events = es;
     es.onopen = () => {
       retryMs = 1000;
-      setConnection('live', 'Live');
+      setConnection('live', 'WebLive');
       // Catch up on anything that happened while disconnected.
       refreshQuestions();
       refreshHistory();
@@ -241,7 +322,7 @@
     };
     es.onerror = () => {
       if (events !== es) return;
-      setConnection('reconnecting', 'Reconnecting…');
+      setConnection('reconnecting', 'WebReconnecting');
       if (es.readyState === EventSource.CLOSED) {
         // The browser gave up (an error status): retry ourselves, and
         // find out whether the token is the problem.
@@ -269,26 +350,18 @@
       if (p && !p.sending) {
         const elsewhere = !state.mine.has(ev.id);
         closePrompt(p, ev.event, null, elsewhere);
-        if (elsewhere) notice(endedText(ev.event, p.q), ev.event, ev.id);
+        if (elsewhere) notice(say(localeOf(p.q), ENDED_ELSEWHERE[ev.event], { question: summary(p.q) }), ev.event, ev.id, localeOf(p.q));
       }
       awaitHistory(ev.id);
     }
   }
 
-  // summary names a prompt in a notice: its question, or how many.
+  // summary names a prompt in a notice, in its language: its first
+  // question, and how many more it has.
   function summary(q) {
-    return q.questions.length === 1 ? `“${q.questions[0].question}”` : `${q.questions.length} questions from ${q.agent || 'an agent'}`;
-  }
-
-  function endedText(outcome, q) {
-    const what = summary(q);
-    switch (outcome) {
-      case 'answered': return `Answered elsewhere: ${what}`;
-      case 'skipped': return `Skipped elsewhere: ${what}`;
-      case 'cancelled': return `Cancelled by the agent: ${what}`;
-      case 'undeliverable': return `Could not be delivered: ${what}`;
-      default: return `Expired without an answer: ${what}`;
-    }
+    const question = q.questions[0].question;
+    const more = q.questions.length - 1;
+    return more > 0 ? say(localeOf(q), 'WebSummaryMore', { question, n: more }) : say(localeOf(q), 'WebSummaryOne', { question });
   }
 
   // ---- open questions --------------------------------------------------------
@@ -315,7 +388,7 @@
         markReady();
       } while (questionsAgain);
     } catch (e) {
-      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'Cannot reach the bridge');
+      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'WebUnreachable');
     } finally {
       questionsBusy = false;
     }
@@ -340,7 +413,10 @@
         state.prompts.set(q.id, p);
         state.shown.add(q.id);
         ui.prompts.insertBefore(p.root, before);
-        if (state.loaded.questions) announce(`New question${q.agent ? ' from ' + q.agent : ''}: ${q.questions[0].question}`);
+        if (state.loaded.questions) {
+          const fields = { agent: q.agent, question: q.questions[0].question };
+          announce(say(localeOf(q), q.agent ? 'WebNewQuestionFrom' : 'WebNewQuestion', fields));
+        }
       } else if (p.root.nextSibling !== before) {
         ui.prompts.insertBefore(p.root, before);
       }
@@ -354,7 +430,7 @@
     ui.openCount.textContent = String(n);
     ui.openEmpty.hidden = n > 0;
     ui.open.classList.toggle('has-open', n > 0);
-    document.title = (n > 0 ? `(${n}) ` : '') + 'Questions — askbridge';
+    document.title = (n > 0 ? `(${n}) ` : '') + page('WebTitle');
   }
 
   // closePrompt takes a prompt off the panel. With an outcome it leaves a
@@ -367,7 +443,10 @@
     if (outcome) {
       state.provisional.set(p.q.id, p.entry(outcome, status, elsewhere));
       renderTimeline();
-      if (elsewhere) announce(`${OUTCOME_LABEL[outcome] || 'Ended'}: ${p.q.questions[0].question}`);
+      if (elsewhere) {
+        const tag = localeOf(p.q);
+        announce(say(tag, 'WebEndedAnnounce', { status: status || say(tag, STATUS_WORD[outcome] || 'StatusExpired'), question: p.q.questions[0].question }));
+      }
     }
   }
 
@@ -381,14 +460,16 @@
       this.step = 0;
       this.answers = q.questions.map(() => ({ picked: [], other: '' }));
       this.sending = false;
+      this.lang = localeOf(q);
       this.root = el('article', {
         class: 'prompt fresh', 'data-testid': 'prompt', 'data-id': q.id, 'data-state': 'pending',
-        'aria-label': stripColon(q.intro),
+        'aria-label': stripColon(q.intro), lang: this.lang,
       });
       this.remaining = el('span', { class: 'remaining', 'data-testid': 'remaining' });
       this.root.append(el('header', { class: 'prompt-head' },
         el('span', { class: 'intro', 'data-testid': 'prompt-intro' }, stripColon(q.intro)),
         this.remaining));
+      if (q.contextHTML) this.root.append(contextBlock(q.contextHTML));
       this.stepper = el('div', { class: 'stepper', 'data-testid': 'stepper' });
       this.body = el('div', { class: 'prompt-body' });
       this.error = el('p', { class: 'error', role: 'alert', 'data-testid': 'prompt-error', hidden: true });
@@ -403,11 +484,16 @@
       return this.q.questions.length > 1;
     }
 
+    // say is a word of this question's card, in the question's language.
+    say(id, fields) {
+      return say(this.lang, id, fields);
+    }
+
     tick() {
       const left = this.q.deadline - serverNow();
-      this.remaining.textContent = formatLeft(left);
+      this.remaining.textContent = formatLeft(left, this.lang);
       this.remaining.classList.toggle('urgent', left < 60000);
-      this.remaining.title = 'Ends at ' + new Date(this.q.deadline - state.offset).toLocaleTimeString();
+      this.remaining.title = this.say('WebEndsAt', { time: new Date(this.q.deadline - state.offset).toLocaleTimeString() });
     }
 
     values(i) {
@@ -435,7 +521,7 @@
             el('button', {
               type: 'button', class: 'step' + (this.values(i).length ? ' done' : ''), 'data-testid': 'step',
               'aria-current': i === this.step ? 'step' : null,
-              'aria-label': `Question ${i + 1}: ${sq.header}` + (this.values(i).length ? ' (answered)' : ''),
+              'aria-label': this.say('WebStepLabel', { n: i + 1, header: sq.header }) + (this.values(i).length ? ' ' + this.say('WebStepDone') : ''),
               onclick: () => this.go(i),
             }, sq.header)))));
       }
@@ -467,7 +553,7 @@
       const otherId = uid + '-other';
       const input = el('input', {
         id: otherId, type: 'text', class: 'other-input', 'data-testid': 'other-input', maxlength: '2000',
-        autocomplete: 'off', placeholder: 'Type your own answer',
+        autocomplete: 'off', placeholder: this.say('WebOtherPlaceholder'),
       });
       input.value = a.other;
       input.addEventListener('input', () => {
@@ -486,35 +572,35 @@
       });
       const otherRow = el('div', { class: 'other-row' }, input);
       if (one && !q.multiSelect) {
-        otherRow.append(el('button', { type: 'button', class: 'secondary', 'data-testid': 'other-submit', onclick: () => this.sendOther() }, 'Send'));
+        otherRow.append(el('button', { type: 'button', class: 'secondary', 'data-testid': 'other-submit', onclick: () => this.sendOther() }, this.say('WebSend')));
       }
 
-      const hint = q.multiSelect ? 'Choose one or more' : (this.several ? 'Choose one' : null);
+      const hint = q.multiSelect ? this.say('WebChooseMany') : (this.several ? this.say('WebChooseOne') : null);
       this.body.replaceChildren(el('div', { class: 'question', 'data-testid': 'question', 'data-qid': q.id },
         el('div', { class: 'q-head' },
           el('span', { class: 'chip', 'data-testid': 'question-header' }, q.header),
           hint ? el('span', { class: 'hint' }, hint) : null),
         el('p', { class: 'q-text', id: textId, 'data-testid': 'question-text' }, q.question),
         this.q.mayAnswer === false
-          ? el('p', { class: 'note' }, 'This question names the people who may answer it, and this page is not one of them.')
+          ? el('p', { class: 'note' }, this.say('WebNotForPage'))
           : options,
         this.q.mayAnswer === false ? null : el('div', { class: 'other' },
-          el('label', { for: otherId }, 'Other — answer in your own words'),
+          el('label', { for: otherId }, this.say('WebOtherLabel')),
           otherRow)));
 
       const foot = [];
       if (this.q.mayAnswer !== false) {
-        foot.push(el('button', { type: 'button', class: 'quiet', 'data-testid': 'skip', onclick: () => this.skip(), title: 'Decline every question of this prompt' }, 'Skip'));
+        foot.push(el('button', { type: 'button', class: 'quiet', 'data-testid': 'skip', onclick: () => this.skip(), title: this.say('WebSkipHint') }, this.say('ButtonSkip')));
         foot.push(el('span', { class: 'spacer' }));
         if (this.several) {
-          foot.push(el('button', { type: 'button', class: 'secondary', 'data-testid': 'back', disabled: this.step === 0, onclick: () => this.go(this.step - 1) }, 'Back'));
+          foot.push(el('button', { type: 'button', class: 'secondary', 'data-testid': 'back', disabled: this.step === 0, onclick: () => this.go(this.step - 1) }, this.say('WebBack')));
           if (this.step < n - 1) {
-            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'next', onclick: () => this.next() }, 'Next'));
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'next', onclick: () => this.next() }, this.say('WebNext')));
           } else {
-            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, 'Submit'));
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
           }
         } else if (q.multiSelect) {
-          foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, 'Submit'));
+          foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
         }
       }
       this.foot.replaceChildren(...foot);
@@ -538,7 +624,7 @@
 
     next() {
       if (!this.values(this.step).length) {
-        this.showError('Choose an option or type an answer first.');
+        this.showError(this.say('WebNeedAnswer'));
         return;
       }
       this.go(this.step + 1);
@@ -578,7 +664,7 @@
 
     sendOther() {
       if (!this.answers[this.step].other.trim()) {
-        this.showError('Type your answer first.');
+        this.showError(this.say('WebNeedText'));
         return;
       }
       this.submit();
@@ -589,8 +675,8 @@
       if (missing >= 0) {
         if (this.several) this.go(missing);
         this.showError(this.several
-          ? `Answer “${this.q.questions[missing].header}” first.`
-          : 'Choose an option or type an answer first.');
+          ? this.say('WebNeedAnswerTo', { header: this.q.questions[missing].header })
+          : this.say('WebNeedAnswer'));
         return;
       }
       const answers = {};
@@ -614,31 +700,35 @@
         data = await readJSON(res);
       } catch (e) {
         this.setSending(false);
-        if (!(e instanceof Unauthorized)) this.showError('Could not reach the bridge. Check the connection and try again.');
+        if (!(e instanceof Unauthorized)) this.showError(this.say('WebSendFailed'));
         return;
       }
+      // The server words its notice and status line in the question's
+      // language; the page decides by status code and outcome alone.
       if (res.ok) {
         state.mine.add(id);
         this.sent = body;
         closePrompt(this, data.outcome, data.status, false);
-        notice(`${(data.message || 'Answer recorded.').replace(/\.$/, '')}: ${summary(this.q)}`, data.outcome, id);
+        notice(this.say('WebNoticeAbout', { notice: data.message || this.say(STATUS_WORD[data.outcome] || 'StatusAnswered'), question: summary(this.q) }), data.outcome, id, this.lang);
         awaitHistory(id);
         return;
       }
       if (res.status === 409) {
         closePrompt(this, data.outcome, data.status, true);
-        notice(data.message || 'This question has already ended.', data.outcome, id);
+        notice(data.message || this.say('WebNoLongerOpen'), data.outcome, id, this.lang);
         awaitHistory(id);
         return;
       }
       if (res.status === 404) {
         closePrompt(this, null, null, true);
-        notice('This question is no longer open.', 'expired', id);
+        notice(this.say('WebNoLongerOpen'), 'expired', id, this.lang);
         awaitHistory(id);
         return;
       }
       this.setSending(false);
-      this.showError(data.error || 'Something went wrong; please try again.');
+      if (res.status === 403 && data.notice && data.error) this.showError(data.error);
+      else if (res.status === 400) this.showError(this.say('WebAnswerRefused'));
+      else this.showError(this.say('WebTryAgain'));
     }
 
     setSending(on) {
@@ -660,9 +750,11 @@
       return {
         id: this.q.id,
         agent: this.q.agent,
+        locale: this.lang,
         intro: this.q.intro,
+        contextHTML: this.q.contextHTML,
         outcome,
-        status: status || OUTCOME_LABEL[outcome] || '',
+        status: status || this.say(STATUS_WORD[outcome] || 'StatusExpired'),
         at: serverNow(),
         elsewhere,
         provisional: true,
@@ -705,7 +797,7 @@
         markReady();
       } while (historyAgain);
     } catch (e) {
-      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'Cannot reach the bridge');
+      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'WebUnreachable');
     } finally {
       historyBusy = false;
     }
@@ -758,40 +850,66 @@
     ui.historyEmpty.hidden = entries.length > 0;
   }
 
+  // renderEntry draws an ended question as it stays on the page: the
+  // question (intro, context, questions) with its status line and the
+  // answers, in the question's language, and nothing to answer with.
   function renderEntry(e, elsewhere) {
     const outcome = ENDS.has(e.outcome) ? e.outcome : 'expired';
+    const tag = localeOf(e);
+    const w = (id, fields) => say(tag, id, fields);
     const li = el('li', {
       class: 'entry', 'data-testid': 'history-entry', 'data-id': e.id, 'data-outcome': outcome,
-      'data-elsewhere': elsewhere ? 'true' : null, 'data-provisional': e.provisional ? 'true' : null,
+      'data-elsewhere': elsewhere ? 'true' : null, 'data-provisional': e.provisional ? 'true' : null, lang: tag,
     });
     const head = el('div', { class: 'entry-head' },
-      el('span', { class: 'badge ' + outcome, 'data-testid': 'entry-status' }, OUTCOME_LABEL[outcome]),
+      el('span', { class: 'badge ' + outcome, 'data-testid': 'entry-status' }, e.status || w(STATUS_WORD[outcome])),
       el('span', { class: 'entry-intro' }, stripColon(e.intro)),
-      elsewhere ? el('span', { class: 'entry-where' }, '· elsewhere') : null,
+      elsewhere ? el('span', { class: 'entry-where' }, w('WebElsewhere')) : null,
       e.at ? el('time', { class: 'entry-time', datetime: new Date(e.at).toISOString() }, formatTime(e.at)) : null);
+    li.append(head);
+    if (e.contextHTML) {
+      li.append(el('details', { class: 'entry-context' },
+        el('summary', {}, w('WebContext')),
+        contextBlock(e.contextHTML)));
+    }
+    const sep = w('ListSeparator');
     const qa = el('ul', { class: 'qa' });
     for (const s of e.sections || []) {
       const answer = el('span', { class: 'qa-a', 'data-testid': 'entry-answer' });
       const labels = s.answer || [];
-      if (labels.length) answer.append(labels.join(', '));
+      if (labels.length) answer.append(labels.join(sep));
       if (s.ownWords) {
-        if (labels.length) answer.append(', ');
-        answer.append(el('span', { class: 'own', title: 'Free-text answers are not repeated here' }, 'own answer'));
+        if (labels.length) answer.append(sep);
+        answer.append(el('span', { class: 'own', title: w('WebOwnAnswerHint') }, w('WebOwnAnswer')));
       }
       if (!labels.length && !s.ownWords) {
         answer.classList.add('none');
-        answer.append(outcome === 'answered' ? 'answered' : 'no answer');
+        answer.append(outcome === 'answered' ? w('StatusAnswered') : w('WebNoAnswer'));
       }
       qa.append(el('li', {},
         el('span', { class: 'chip' }, s.header),
         el('span', { class: 'qa-line' },
           el('span', { class: 'qa-q' }, s.question),
           el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, ' → '),
-          el('span', { class: 'visually-hidden' }, 'Answer: '),
+          el('span', { class: 'visually-hidden' }, w('WebAnswerPrefix')),
           answer)));
     }
-    li.append(head, qa);
+    li.append(qa);
     return li;
+  }
+
+  // contextBlock holds a question's context: HTML the server sanitised
+  // (internal/markup allows only p, strong, em, code, pre, ul, ol, li, br
+  // and http(s)/mailto links), from contextHTML and nothing else. Its
+  // links open in a new tab that cannot reach back to this page.
+  function contextBlock(html) {
+    const box = el('div', { class: 'context', 'data-testid': 'context' });
+    box.innerHTML = html;
+    for (const a of box.querySelectorAll('a')) {
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer nofollow';
+    }
+    return box;
   }
 
   // ---- startup ---------------------------------------------------------------
@@ -807,12 +925,15 @@
   NARROW.addEventListener('change', layout);
   layout();
   takeTokenFromFragment();
-  updateOpenCount();
-  renderTimeline();
-  setInterval(() => {
-    for (const p of state.prompts.values()) p.tick();
-  }, 1000);
-  refreshQuestions();
-  refreshHistory();
-  connect();
+  // Nothing is drawn before the words are here: every word comes from them.
+  loadWords().then(() => {
+    applyPageWords();
+    renderTimeline();
+    setInterval(() => {
+      for (const p of state.prompts.values()) p.tick();
+    }, 1000);
+    refreshQuestions();
+    refreshHistory();
+    connect();
+  });
 })();

@@ -15,7 +15,13 @@
 // A test plays the people: Click presses a button (INTERACTION_CREATE),
 // Post writes a message and Reply answers one (MESSAGE_CREATE with a
 // message_reference). It reads what the bot did through Messages, Message
-// and Interaction, and breaks the connection with DropSessions.
+// and Interaction, and breaks the connection with DropSessions. Requests
+// lists every REST call with what it said of a message (content,
+// allowed_mentions, flags), so a test can check that no call could ping
+// anyone (Sent.Quiet) or unfurl a link (Sent.SuppressesEmbeds); Message.Pings
+// and Message.Unfurls say what a message as shown would ping or preview. As
+// on Discord, an edit keeps a message's flags unless it sets them, and then
+// changes only SUPPRESS_EMBEDS.
 //
 // Point discordgo at it with the discord package's Config.APIURL = URL:
 // REST paths are /api/v9/… (discordgo's version; /api/v10/ works too) and

@@ -23,6 +23,9 @@ const (
 	MaxLabel      = 80
 	MaxCustomID   = 100
 	MaxNonce      = 25
+	// SuppressEmbeds and Ephemeral are message flags (1<<2, 1<<6).
+	SuppressEmbeds = 1 << 2
+	Ephemeral      = 1 << 6
 	// NonceWindow is how long an enforced nonce returns the message it
 	// created ("checked for uniqueness in the past few minutes").
 	NonceWindow = 5 * time.Minute
@@ -137,7 +140,7 @@ type Message struct {
 }
 
 // Ephemeral reports whether only the presser sees the message.
-func (m Message) Ephemeral() bool { return m.Flags&64 != 0 }
+func (m Message) Ephemeral() bool { return m.Flags&Ephemeral != 0 }
 
 // Interaction is a button press the fake sent, and what the bot did with it.
 type Interaction struct {
@@ -168,7 +171,30 @@ type Request struct {
 	Path   string
 	Status int
 	At     time.Time
+	// Message is what a call that posts or edits a message said (a
+	// message created or edited in a channel, an interaction's response
+	// with data, a follow-up, an edit of @original); nil for other calls.
+	Message *Sent
 }
+
+// Sent is what a call said of a message: its content, allowed_mentions
+// and flags, each nil when the body left it out.
+type Sent struct {
+	Content         *string
+	AllowedMentions *AllowedMentions
+	Flags           *int
+}
+
+// Quiet reports whether a message so sent can ping no one: its
+// allowed_mentions parse nothing (an empty parse list, no users or roles
+// listed, no ping of a replied-to author).
+func (s Sent) Quiet() bool {
+	am := s.AllowedMentions
+	return am != nil && am.Parse != nil && len(am.Parse) == 0 && len(am.Users) == 0 && len(am.Roles) == 0 && !am.RepliedUser
+}
+
+// SuppressesEmbeds reports whether the call set SUPPRESS_EMBEDS.
+func (s Sent) SuppressesEmbeds() bool { return s.Flags != nil && *s.Flags&SuppressEmbeds != 0 }
 
 // New starts a fake Discord; Close stops it.
 func New(opts Options) *Server {
@@ -385,13 +411,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: 200}
-	s.serveREST(rec, r)
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	}
+	s.serveREST(rec, r, body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status, At: time.Now()})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status, At: time.Now(), Message: sentOf(r.Method, r.URL.Path, body)})
 	s.mu.Unlock()
 }
 
-func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, body []byte) {
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(segs) < 3 || segs[0] != "api" || (segs[1] != "v9" && segs[1] != "v10") {
 		errNotFound.write(w)
@@ -411,10 +441,6 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.admit(w, route, major) {
 		return
-	}
-	var body []byte
-	if r.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	}
 	switch {
 	case route == "GET /users/{id}" && segs[1] == "@me":

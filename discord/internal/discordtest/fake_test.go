@@ -85,3 +85,52 @@ func TestRateLimitHeaders(t *testing.T) {
 		t.Errorf("another channel shares the bucket: %d", status)
 	}
 }
+
+// TestFlagsAndWhatWasSent: the fake records what each call said of a
+// message, and keeps flags as Discord does: set on creation, kept by an
+// edit without flags, and only SUPPRESS_EMBEDS changed by one with them.
+func TestFlagsAndWhatWasSent(t *testing.T) {
+	t.Parallel()
+	s := discordtest.New(discordtest.Options{})
+	defer s.Close()
+	room := s.AddChannel()
+	status, msg := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"see https://a.test and <https://b.test> [c](<https://c.test>)","allowed_mentions":{"parse":[]},"flags":4}`)
+	if status != 200 {
+		t.Fatalf("post: %d %v", status, msg)
+	}
+	id := msg["id"].(string)
+	m, _ := s.Message(id)
+	if m.Flags != discordtest.SuppressEmbeds || len(m.Unfurls()) != 0 {
+		t.Errorf("flags %d, unfurls %v; want SUPPRESS_EMBEDS and none", m.Flags, m.Unfurls())
+	}
+	if status, _ := call(t, s, "PATCH", "channels/"+room+"/messages/"+id, `{"content":"again https://a.test"}`); status != 200 {
+		t.Fatalf("edit: %d", status)
+	}
+	if m, _ = s.Message(id); m.Flags != discordtest.SuppressEmbeds {
+		t.Errorf("an edit without flags changed them to %d", m.Flags)
+	}
+	if status, _ := call(t, s, "PATCH", "channels/"+room+"/messages/"+id, `{"flags":64}`); status != 200 {
+		t.Fatalf("edit: %d", status)
+	}
+	if m, _ = s.Message(id); m.Flags != 0 || len(m.Unfurls()) != 1 || m.Unfurls()[0] != "https://a.test" {
+		t.Errorf("after unsetting SUPPRESS_EMBEDS: flags %d, unfurls %v", m.Flags, m.Unfurls())
+	}
+	var sent []*discordtest.Sent
+	for _, r := range s.Requests() {
+		if r.Message != nil {
+			sent = append(sent, r.Message)
+		}
+	}
+	if len(sent) != 3 {
+		t.Fatalf("%d calls recorded with a message, want 3", len(sent))
+	}
+	if !sent[0].Quiet() || !sent[0].SuppressesEmbeds() || sent[0].Content == nil {
+		t.Errorf("the post was recorded as %+v", sent[0])
+	}
+	if sent[1].Quiet() || sent[1].Flags != nil {
+		t.Errorf("an edit without allowed_mentions or flags was recorded as %+v", sent[1])
+	}
+	if sent[2].SuppressesEmbeds() || sent[2].Content != nil {
+		t.Errorf("the flags edit was recorded as %+v", sent[2])
+	}
+}

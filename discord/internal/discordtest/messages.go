@@ -14,12 +14,49 @@ type messageBody struct {
 	Content         *string          `json:"content"`
 	Components      *[]Row           `json:"components"`
 	AllowedMentions *AllowedMentions `json:"allowed_mentions"`
-	Flags           int              `json:"flags"`
+	Flags           *int             `json:"flags"`
 	Reference       *struct {
 		MessageID string `json:"message_id"`
 	} `json:"message_reference"`
 	Nonce        json.RawMessage `json:"nonce"`
 	EnforceNonce bool            `json:"enforce_nonce"`
+}
+
+// flags is the body's flags, 0 when absent.
+func (b messageBody) flags() int {
+	if b.Flags == nil {
+		return 0
+	}
+	return *b.Flags
+}
+
+// sentOf reads what a REST call said of a message, for Request.Message:
+// nil for a call that posts or edits none (or a body that is not JSON).
+func sentOf(method, path string, body []byte) *Sent {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(segs) < 3 {
+		return nil
+	}
+	route, _ := routeOf(method, segs[2:])
+	var b messageBody
+	switch route {
+	case "POST /channels/{id}/messages", "PATCH /channels/{id}/messages/{id}",
+		"POST /webhooks/{id}/{token}", "PATCH /webhooks/{id}/{token}/messages/{id}":
+		if json.Unmarshal(body, &b) != nil {
+			return nil
+		}
+	case "POST /interactions/{id}/{token}/callback":
+		var cb struct {
+			Data *messageBody `json:"data"`
+		}
+		if json.Unmarshal(body, &cb) != nil || cb.Data == nil {
+			return nil
+		}
+		b = *cb.Data
+	default:
+		return nil
+	}
+	return &Sent{Content: b.Content, AllowedMentions: b.AllowedMentions, Flags: b.Flags}
 }
 
 // nonce is the body's nonce as a string: Discord takes an integer or a
@@ -190,7 +227,7 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 			return
 		}
 	}
-	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.Flags, Created: time.Now(), Nonce: nonce}
+	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.flags(), Created: time.Now(), Nonce: nonce}
 	if nonce != "" {
 		s.nonces[nonce] = m
 	}
@@ -303,6 +340,11 @@ func applyEdit(m *Message, b messageBody) {
 	if b.AllowedMentions != nil {
 		m.AllowedMentions = b.AllowedMentions
 	}
+	if b.Flags != nil {
+		// An edit sets or unsets SUPPRESS_EMBEDS only; without flags the
+		// message keeps its own.
+		m.Flags = m.Flags&^SuppressEmbeds | *b.Flags&SuppressEmbeds
+	}
 }
 
 // callback is POST /interactions/{id}/{token}/callback: the first response,
@@ -351,7 +393,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 			applyEdit(m, b.Data)
 		}
 	case 4, 5:
-		r := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Data.Flags, AllowedMentions: b.Data.AllowedMentions, Created: time.Now()}
+		r := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Data.flags(), AllowedMentions: b.Data.AllowedMentions, Created: time.Now()}
 		if b.Data.Content != nil {
 			r.Content = *b.Data.Content
 		}
@@ -374,7 +416,7 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request, token string, 
 		errUnknownWebhook.write(w)
 		return
 	}
-	m := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Flags, AllowedMentions: b.AllowedMentions, Created: time.Now()}
+	m := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.flags(), AllowedMentions: b.AllowedMentions, Created: time.Now()}
 	if b.Content != nil {
 		m.Content = *b.Content
 	}
@@ -436,6 +478,26 @@ func (m Message) Pings() []string {
 		if m.AllowedMentions == nil || m.AllowedMentions.Parse == nil || contains(m.AllowedMentions.Parse, kind) {
 			out = append(out, text)
 		}
+	}
+	return out
+}
+
+var urlRE = regexp.MustCompile(`https?://[^\s<>]+`)
+
+// Unfurls lists the links in a message Discord would show an embed (a
+// link preview) for: every http(s) URL not written in <…> (a masked link
+// [text](<url>) included), unless the message has SUPPRESS_EMBEDS. It
+// errs on the side of listing: a URL inside code counts too.
+func (m Message) Unfurls() []string {
+	if m.Flags&SuppressEmbeds != 0 {
+		return nil
+	}
+	var out []string
+	for _, loc := range urlRE.FindAllStringIndex(m.Content, -1) {
+		if loc[0] > 0 && m.Content[loc[0]-1] == '<' {
+			continue
+		}
+		out = append(out, m.Content[loc[0]:loc[1]])
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,32 @@ type Message struct {
 	Updates int
 	// Metadata is the message's metadata as posted (nil if none).
 	Metadata json.RawMessage
+	// Displays is how the post and then each chat.update asked Slack to
+	// show the message, in order.
+	Displays []Display
+}
+
+// Display is how a chat.postMessage, chat.update or chat.postEphemeral
+// asks Slack to show its message. Slack unfurls media unless unfurl_media
+// is false; whether it unfurls a link when unfurl_links is not sent
+// depends on the link and the app, so this fake counts only an explicit
+// false as off. It links names itself ("@team", "#general") when
+// link_names is true or parse is full.
+type Display struct {
+	UnfurlLinks bool
+	UnfurlMedia bool
+	LinkNames   bool
+}
+
+// DisplayOf reads a Web API call's form the way Slack does.
+func DisplayOf(form url.Values) Display {
+	off := func(v string) bool { return v == "false" || v == "0" }
+	on := func(v string) bool { return v == "true" || v == "1" }
+	return Display{
+		UnfurlLinks: !off(form.Get("unfurl_links")),
+		UnfurlMedia: !off(form.Get("unfurl_media")),
+		LinkNames:   on(form.Get("link_names")) || form.Get("parse") == "full",
+	}
 }
 
 // Ephemeral is a chat.postEphemeral: visible to one user only.
@@ -83,6 +110,8 @@ type Ephemeral struct {
 	// ThreadTS is the thread it was posted in ("" outside a thread).
 	ThreadTS string
 	Text     string
+	// Display is how it was asked to be shown.
+	Display Display
 }
 
 // Call is one Web API call as received.
@@ -253,7 +282,7 @@ func (s *Server) Messages(channel string) []Message {
 	defer s.mu.Unlock()
 	var out []Message
 	for _, m := range s.channels[channel] {
-		out = append(out, *m)
+		out = append(out, m.copy())
 	}
 	return out
 }
@@ -263,7 +292,7 @@ func (s *Server) Message(channel, ts string) (Message, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.find(channel, ts); m != nil {
-		return *m, true
+		return m.copy(), true
 	}
 	return Message{}, false
 }
@@ -292,6 +321,13 @@ func (s *Server) Wait(within time.Duration, cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return cond()
+}
+
+// copy is m as it now stands, sharing nothing the fake changes later.
+func (m *Message) copy() Message {
+	c := *m
+	c.Displays = slices.Clone(m.Displays)
+	return c
 }
 
 func (s *Server) find(channel, ts string) *Message {

@@ -68,6 +68,12 @@ func TestWebAPILimitsAndErrors(t *testing.T) {
 		{"same action_id twice", []slack.Block{slack.NewActionBlock("b", button("a", "v", "B"), button("a", "w", "C"))}, "invalid_blocks"},
 		{"26 elements", []slack.Block{slack.NewActionBlock("b", buttons...)}, "invalid_blocks"},
 		{"25 elements", []slack.Block{slack.NewActionBlock("b", buttons[:25]...)}, ""},
+		{"empty section", []slack.Block{section(0)}, "invalid_blocks"},
+		{"blank section", []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, " \n ", false, false), nil, nil)}, "invalid_blocks"},
+		{"empty header", []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "", false, false))}, "invalid_blocks"},
+		{"empty context element", []slack.Block{slack.NewContextBlock("c", slack.NewTextBlockObject(slack.MarkdownType, "", false, false))}, "invalid_blocks"},
+		{"context element of 3000", []slack.Block{slack.NewContextBlock("c", slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("x", 3000), false, false))}, ""},
+		{"context element of 3001", []slack.Block{slack.NewContextBlock("c", slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("x", 3001), false, false))}, "invalid_blocks"},
 	}
 	for _, c := range cases {
 		_, _, err := api.PostMessage("C1", slack.MsgOptionText("t", false), slack.MsgOptionBlocks(c.blocks...))
@@ -108,6 +114,39 @@ func TestWebAPILimitsAndErrors(t *testing.T) {
 	}
 	if m, _ := f.Message("C1", ts); m.Text != "edited" || m.Updates != 1 || string(m.Blocks) != "[]" {
 		t.Errorf("edited message %+v", m)
+	}
+}
+
+// Every post, edit and ephemeral records how it asked Slack to show it:
+// unfurling is off only when asked off, names are linked when asked.
+func TestDisplayRecorded(t *testing.T) {
+	f, api := newFake(t)
+	_, ts, err := api.PostMessage("C1", slack.MsgOptionText("see https://x.test", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.UpdateMessage("C1", ts, slack.MsgOptionText("edited", false),
+		slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := api.UpdateMessage("C1", ts, slack.MsgOptionText("again", false), slack.MsgOptionLinkNames(true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.PostEphemeral("C1", "U1", slack.MsgOptionText("psst", false), slack.MsgOptionParse(true), slack.MsgOptionDisableLinkUnfurl()); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.Message("C1", ts)
+	want := []slacktest.Display{{UnfurlLinks: true, UnfurlMedia: true}, {}, {UnfurlLinks: true, UnfurlMedia: true, LinkNames: true}}
+	if len(m.Displays) != len(want) {
+		t.Fatalf("displays %+v, want %+v", m.Displays, want)
+	}
+	for i := range want {
+		if m.Displays[i] != want[i] {
+			t.Errorf("display %d: %+v, want %+v", i, m.Displays[i], want[i])
+		}
+	}
+	if e := f.Ephemerals("U1"); len(e) != 1 || e[0].Display != (slacktest.Display{UnfurlMedia: true, LinkNames: true}) {
+		t.Errorf("ephemerals %+v", e)
 	}
 }
 

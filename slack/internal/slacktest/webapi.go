@@ -116,7 +116,7 @@ func (s *Server) postMessage(form url.Values) map[string]any {
 	if code := s.channelError(channel); code != "" {
 		return fail(code)
 	}
-	m := &Message{Channel: channel, TS: s.newTS(), ThreadTS: form.Get("thread_ts"), User: BotUserID, BotID: BotID, Text: text}
+	m := &Message{Channel: channel, TS: s.newTS(), ThreadTS: form.Get("thread_ts"), User: BotUserID, BotID: BotID, Text: text, Displays: []Display{DisplayOf(form)}}
 	if blocks != "" {
 		m.Blocks = json.RawMessage(blocks)
 	}
@@ -163,6 +163,7 @@ func (s *Server) update(form url.Values) map[string]any {
 		m.Blocks = json.RawMessage(blocks)
 	}
 	m.Updates++
+	m.Displays = append(m.Displays, DisplayOf(form))
 	return map[string]any{"ok": true, "channel": channel, "ts": ts, "text": m.Text}
 }
 
@@ -176,7 +177,7 @@ func (s *Server) postEphemeral(form url.Values) map[string]any {
 	if user == "" {
 		return fail("user_not_in_channel")
 	}
-	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: channel, User: user, ThreadTS: form.Get("thread_ts"), Text: form.Get("text")})
+	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: channel, User: user, ThreadTS: form.Get("thread_ts"), Text: form.Get("text"), Display: DisplayOf(form)})
 	return map[string]any{"ok": true, "message_ts": s.newTS()}
 }
 
@@ -284,6 +285,7 @@ func checkBlocks(raw string) []string {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"text"`
+		Fields   json.RawMessage `json:"fields"`
 		Elements json.RawMessage `json:"elements"`
 	}
 	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
@@ -294,6 +296,31 @@ func checkBlocks(raw string) []string {
 		problems = append(problems, fmt.Sprintf("no more than %d items allowed [json-pointer:/blocks]", MaxBlocks))
 	}
 	for i, b := range blocks {
+		// Slack refuses a header, or a section without fields, whose
+		// text is missing or blank.
+		if (b.Type == "header" || (b.Type == "section" && len(b.Fields) == 0)) && (b.Text == nil || strings.TrimSpace(b.Text.Text) == "") {
+			problems = append(problems, fmt.Sprintf("must be more than 0 characters [json-pointer:/blocks/%d/text/text]", i))
+		}
+		if b.Type == "context" {
+			var elems []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(b.Elements, &elems); err != nil {
+				return []string{"invalid_blocks_format"}
+			}
+			if len(elems) == 0 {
+				problems = append(problems, fmt.Sprintf("must provide at least 1 items [json-pointer:/blocks/%d/elements]", i))
+			}
+			for j, e := range elems {
+				if (e.Type == "mrkdwn" || e.Type == "plain_text") && strings.TrimSpace(e.Text) == "" {
+					problems = append(problems, fmt.Sprintf("must be more than 0 characters [json-pointer:/blocks/%d/elements/%d/text]", i, j))
+				}
+				if utf16Len(e.Text) > MaxSectionText {
+					problems = append(problems, fmt.Sprintf("must be less than %d characters [json-pointer:/blocks/%d/elements/%d/text]", MaxSectionText+1, i, j))
+				}
+			}
+		}
 		if b.Text != nil {
 			limit := MaxSectionText
 			if b.Type == "header" {
