@@ -118,9 +118,6 @@ func (v *vocab) mayBeWord(s string) bool {
 	return segments(s, limit) <= limit
 }
 
-// englishVocab is the vocabulary Parse uses.
-func englishVocab() *vocab { return newVocab(Options{}) }
-
 // cutRecommended returns s without a recommended suffix: a known word in
 // parentheses at the end of s, ASCII "(…)" or full-width "（…）" (the Thai,
 // Chinese and Japanese keyboards type those), with or without blanks before
