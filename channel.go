@@ -92,6 +92,29 @@ type Finder interface {
 	Find(ctx context.Context, l Lookup) ([]MessageRef, error)
 }
 
+// Updater is implemented by channels that can edit an open prompt in
+// place: the engine calls Update when what an open question shows changes
+// (someone pressed Seen: the prompt gains "Seen by …" and loses its Seen
+// button).
+type Updater interface {
+	// Update edits message ref, part ref.Part of an open prompt, to show
+	// p: the part's text as Send would post it (p.Notes on the part with
+	// the buttons) and p's buttons on that part. Safe to repeat.
+	Update(ctx context.Context, ref MessageRef, p Plan) error
+}
+
+// Reminder is implemented by channels that can post a short reminder under
+// a prompt and delete it later (ask-user.md §5).
+type Reminder interface {
+	// Remind posts text, plain, as a reply to prompt (a recorded message
+	// of the prompt) in its chat, and returns the message it posted. A
+	// platform's refusal is a *SendError. Not safe to repeat.
+	Remind(ctx context.Context, prompt MessageRef, text string) (MessageRef, error)
+	// Delete deletes a message the bridge posted (a reminder). A message
+	// already gone counts as success. Safe to repeat.
+	Delete(ctx context.Context, ref MessageRef) error
+}
+
 // PartCounter is implemented by channels whose prompt may take several
 // messages: Parts says how many p takes. The buttons are on the last one,
 // so a message the engine learns of from a tap on its buttons (posted, but
@@ -166,6 +189,9 @@ const (
 	NoticeOther           Notice = "Other"
 	NoticeDuplicate       Notice = "Duplicate"
 	NoticeTryAgain        Notice = "TryAgain"
+	// ask-user.md §5: Seen pressed (or "seen" replied), and pressed again.
+	NoticeSeen        Notice = "Seen"
+	NoticeAlreadySeen Notice = "AlreadySeen"
 )
 
 // Text is the notice in the words of catalog tag (locale.For): "Answer

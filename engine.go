@@ -45,6 +45,9 @@ type Route struct {
 	Target    Target
 	Answerers []string
 	Locale    string
+	// Escalate is the route's default escalation ladder (ask-user.md §5),
+	// used when a request shown here first gives none.
+	Escalate []Step
 }
 
 // Resolver turns a request's `to` (empty for the default route) into a
@@ -438,11 +441,12 @@ func (c *core) holder() string {
 	return fmt.Sprintf("%s/%s/%d", name, c.nonce, c.attempts.Add(1))
 }
 
-// ending is what a channel with caps needs to show the end of rec.
-func ending(rec Record, res Result, caps Capabilities) Ending {
+// ending is what a channel with caps needs to show the end of rec in
+// place k.
+func ending(rec Record, res Result, caps Capabilities, k int) Ending {
 	rec.Result = &res
 	return Ending{
-		Plan:     BuildPlan(rec.ID, rec.Request, caps),
+		Plan:     rec.PlanFor(k, caps),
 		Outcome:  res.Outcome(),
 		Status:   StatusLine(rec.Request, res),
 		Question: rec,

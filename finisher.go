@@ -246,18 +246,32 @@ func (f *finisher) edit(ctx context.Context, rec Record, res Result, refs []Mess
 		if !ok {
 			continue
 		}
-		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities())) {
+		if ref.IsReminder() {
+			// A reminder carries nothing worth keeping: deleted where
+			// the platform lets the bridge delete its own messages.
+			if r, ok := ch.(Reminder); ok && !f.editOne(ctx, ch, ref, Ending{Question: rec}, r.Delete) {
+				done = false
+			}
+			continue
+		}
+		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities(), ref.Place), nil) {
 			done = false
 		}
 	}
 	return done
 }
 
-// editOne finishes one message; it reports whether the message is done.
-func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end Ending) bool {
+// editOne finishes one message (with del instead of ch.Finish when set);
+// it reports whether the message is done.
+func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end Ending, del func(context.Context, MessageRef) error) bool {
 	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
 	for failures := 0; ; {
-		err := ch.Finish(ctx, ref, end)
+		var err error
+		if del != nil {
+			err = del(ctx, ref)
+		} else {
+			err = ch.Finish(ctx, ref, end)
+		}
 		if err == nil {
 			return true
 		}
@@ -288,12 +302,13 @@ func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end 
 // later parts. Refs recorded with parts pass unchanged: a platform shows at
 // most one part 0 per question.
 func numberLegacyParts(refs []MessageRef) []MessageRef {
-	next := map[string]int{}
+	next := map[[2]any]int{}
 	out := make([]MessageRef, len(refs))
 	for i, ref := range refs {
 		if ref.Part == 0 {
-			ref.Part = next[ref.Platform]
-			next[ref.Platform]++
+			key := [2]any{ref.Platform, ref.Place}
+			ref.Part = next[key]
+			next[key]++
 		}
 		out[i] = ref
 	}

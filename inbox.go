@@ -177,7 +177,7 @@ func (e *Engine) clearReply(ctx context.Context, rec Record, res Result, tapped 
 	}
 	for _, ref := range refs {
 		if ref.Same(tapped) {
-			end := ending(rec, res, ch.Capabilities())
+			end := ending(rec, res, ch.Capabilities(), ref.Place)
 			reply.Action, reply.Message, reply.Ending = TapClear, ref, &end
 			break
 		}

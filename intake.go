@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -257,7 +258,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if id == "" {
 		id = entry.StreamID
 	}
-	target, answerers, routeLocale, err := in.route(req)
+	places, routeLocale, err := in.places(&req)
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
@@ -278,8 +279,8 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	// The delivery lease is taken as the question is created, in the same
 	// step; a question that already existed takes it in deliver.
 	created, existing, lease, err := in.create(ctx, NewQuestion{
-		ID: id, Entry: entry.StreamID, Request: req, Target: target, Answerers: answerers,
-		Created: now, Deadline: deadline,
+		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
+		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now),
 	})
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
@@ -298,12 +299,64 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		// deliver goes on from the first part not posted, if any.
 		in.log.Debug("question seen again while open", "question", id)
 	} else {
-		in.log.Info("question requested", "question", id, "to", target.String())
-		if err := in.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: target.Platform, Chat: target.Chat}); err != nil {
+		first := places[0].Target
+		in.log.Info("question requested", "question", id, "to", req.To.String(), "places", len(places))
+		if err := in.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}); err != nil {
 			return err
 		}
 	}
-	return in.deliver(ctx, id, req, target, lease)
+	return in.deliverAll(ctx, id, req, places, 0, lease)
+}
+
+// timersOf lists the reminders and escalation steps of a request accepted
+// at now: reminder n at n × remindEverySeconds (at most MaxReminders, all
+// before the deadline), step k at its afterSeconds.
+func timersOf(id string, req Request, now time.Time) []Timer {
+	var ts []Timer
+	if every := req.RemindEverySeconds; every > 0 {
+		for n := 1; n <= MaxReminders && n*every < req.TimeoutSeconds; n++ {
+			ts = append(ts, Timer{ID: id, Name: fmt.Sprintf("r%d", n), At: now.Add(time.Duration(n*every) * time.Second)})
+		}
+	}
+	for k, st := range req.Escalate {
+		ts = append(ts, Timer{ID: id, Name: fmt.Sprintf("e%d", k+1), At: now.Add(time.Duration(st.AfterSeconds) * time.Second)})
+	}
+	return ts
+}
+
+// deliverAll shows a question in every place of step at once (the places
+// of `to` for step 0), each under its own delivery lease; created is the
+// lease Create took for place 0, if any. It returns the first
+// infrastructure error, after every place has had its try.
+func (in *intake) deliverAll(ctx context.Context, id string, req Request, places []Place, step int, created Lease) error {
+	var ks []int
+	for k, p := range places {
+		if p.Step == step {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 1 {
+		return in.deliver(ctx, id, req, places, ks[0], created)
+	}
+	errs := make([]error, len(ks))
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		wg.Go(func() {
+			defer in.recover("deliver to a place", "question", id, "place", k)
+			l := Lease{}
+			if k == 0 {
+				l = created
+			}
+			errs[i] = in.deliver(ctx, id, req, places, k, l)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // agentHas opens the refusal of a request over its agent's cap.
@@ -357,33 +410,91 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 	return in.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()})
 }
 
-// route resolves the request's target and who may answer: the request's
-// answerers narrow the route's.
-func (in *intake) route(req Request) (Target, []string, string, error) {
-	r, err := in.resolve(req.To)
-	if err != nil {
-		return Target{}, nil, "", err
+// places resolves where req is shown: the places of its `to` (step 0)
+// and of each escalation step (step k), each with who may answer there
+// (the request's answerers narrow each route's), and the locale of its
+// first route. A request without escalation steps takes the default ladder
+// of its first route that has one, written into req. Two places that lead
+// to one chat are refused, naming both.
+func (in *intake) places(req *Request) ([]Place, string, error) {
+	to := req.To
+	if len(to) == 0 {
+		to = ToList{""}
 	}
-	target, allowed := r.Target, r.Answerers
-	if _, ok := in.channels[target.Platform]; !ok {
-		return Target{}, nil, "", fmt.Errorf("to: platform %q is not enabled on this bridge", target.Platform)
+	var places []Place
+	var routeLocale string
+	add := func(path string, names ToList, step int) error {
+		for i, name := range names {
+			p := path
+			if len(names) > 1 || path != "to" {
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			r, err := in.resolve(name)
+			if err != nil {
+				if len(names) > 1 || step > 0 {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				return err
+			}
+			if _, ok := in.channels[r.Target.Platform]; !ok {
+				return fmt.Errorf("%s: platform %q is not enabled on this bridge", p, r.Target.Platform)
+			}
+			for _, prev := range places {
+				if prev.Target == r.Target {
+					return fmt.Errorf("%s (%s) leads to %s, as %s does: list each place once", p, name, r.Target, quoteShort(prev.Name))
+				}
+			}
+			answerers, err := narrow(req.Answerers, r.Answerers, r.Target)
+			if err != nil {
+				return err
+			}
+			if len(places) == 0 {
+				routeLocale = r.Locale
+				if len(req.Escalate) == 0 && len(r.Escalate) > 0 {
+					req.Escalate = r.Escalate
+				}
+			}
+			if name == "" {
+				name = r.Target.String()
+			}
+			places = append(places, Place{Name: name, Target: r.Target, Answerers: answerers, Step: step})
+		}
+		return nil
 	}
-	if len(req.Answerers) == 0 {
-		return target, allowed, r.Locale, nil
+	if err := add("to", to, 0); err != nil {
+		return nil, "", err
+	}
+	for k, st := range req.Escalate {
+		if st.AfterSeconds >= req.TimeoutSeconds {
+			// A route's ladder is checked against this request's timeout.
+			return nil, "", fmt.Errorf("escalate[%d].afterSeconds (%d) must be below timeoutSeconds (%d)", k, st.AfterSeconds, req.TimeoutSeconds)
+		}
+		if err := add(fmt.Sprintf("escalate[%d].to", k), st.To, k+1); err != nil {
+			return nil, "", err
+		}
+	}
+	return places, routeLocale, nil
+}
+
+// narrow is who may answer in a place: the route's answerers (allowed;
+// empty is anyone there) narrowed by the request's.
+func narrow(req, allowed []string, target Target) ([]string, error) {
+	if len(req) == 0 {
+		return allowed, nil
 	}
 	if len(allowed) == 0 {
-		return target, req.Answerers, r.Locale, nil
+		return req, nil
 	}
 	var both []string
-	for _, a := range req.Answerers {
+	for _, a := range req {
 		if contains(allowed, a) {
 			both = append(both, a)
 		}
 	}
 	if len(both) == 0 {
-		return Target{}, nil, "", fmt.Errorf("answerers: none of them may answer on %s", target)
+		return nil, fmt.Errorf("answerers: none of them may answer on %s", target)
 	}
-	return target, both, r.Locale, nil
+	return both, nil
 }
 
 // deliver shows a question, holding a per-question lease so two replicas
@@ -394,13 +505,14 @@ func (in *intake) route(req Request) (Target, []string, string, error) {
 // question (Token 0 when it existed): then no message can exist yet, and a
 // question that ends before or while it is posted is caught by the status
 // AddMessage returns, so nothing is read first.
-func (in *intake) deliver(ctx context.Context, id string, req Request, target Target, created Lease) error {
+func (in *intake) deliver(ctx context.Context, id string, req Request, places []Place, k int, created Lease) error {
+	target := places[k].Target
 	fresh := created.Token != 0
 	lease := created
 	if !fresh {
 		var ok bool
 		var err error
-		lease, ok, err = in.store.AcquireLease(ctx, "deliver:"+id, in.holder(), in.leaseTTL)
+		lease, ok, err = in.store.AcquireLease(ctx, placeLease(id, k), in.holder(), in.leaseTTL)
 		if err != nil {
 			return fmt.Errorf("delivery lease: %w", err)
 		}
@@ -415,14 +527,14 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 	// Released when done, so a repeat of the request is handled at once.
 	defer end(true)
 	ch := in.channels[target.Platform]
-	plan := BuildPlan(id, req, ch.Capabilities())
+	plan := placePlan(id, req, places, k, nil, ch.Capabilities())
 	log := in.log.With("question", id, "platform", target.Platform)
 	deadline := in.clock.Now().Add(in.sendBudget)
 	from := 0
 	if !fresh {
 		var done bool
 		var err error
-		from, done, err = in.resume(ctx, id, target, plan, deadline)
+		from, done, err = in.resume(ctx, id, places, k, plan, deadline)
 		if err != nil || done {
 			return err
 		}
@@ -435,6 +547,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		var recordErr error
 		ended := false
 		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
+			ref.Place = k
 			status, err := in.record(ctx, id, ref, deadline)
 			if err != nil {
 				recordErr = fmt.Errorf("record message: %w", err)
@@ -478,7 +591,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 		in.metrics.PlatformError(target.Platform, kind)
 		if kind == Permanent {
 			log.Warn("question undeliverable", "reason", reason)
-			return in.undeliverable(ctx, id, reason)
+			return in.undeliverable(ctx, id, places, k, reason)
 		}
 		if posted > 0 {
 			// Progress: the next try goes on from the first part not out.
@@ -500,11 +613,53 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, target Ta
 			return ctx.Err()
 		}
 	}
-	return in.undeliverable(ctx, id, "the platform kept refusing: "+lastReason)
+	return in.undeliverable(ctx, id, places, k, "the platform kept refusing: "+lastReason)
 }
 
-func (in *intake) undeliverable(ctx context.Context, id, reason string) error {
-	_, err := in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
+// placeLease names the delivery lease of place k of question id (the
+// store keeps it in the question's slot): "deliver:<id>" for the first
+// place, as a question with one place always had, "deliver<k>:<id>" for
+// the others.
+func placeLease(id string, k int) string {
+	if k == 0 {
+		return "deliver:" + id
+	}
+	return fmt.Sprintf("deliver%d:%s", k, id)
+}
+
+// undeliverable handles a place that cannot be reached. A question with one
+// place ends undeliverable, as always. With several, the place's failure is
+// an event (naming it) while the question stays open elsewhere; it ends
+// undeliverable once every place of the request's `to` has failed. A place
+// of an escalation step never ends it.
+func (in *intake) undeliverable(ctx context.Context, id string, places []Place, k int, reason string) error {
+	count := 0
+	for _, p := range places {
+		if p.Step == 0 {
+			count++
+		}
+	}
+	if len(places) == 1 {
+		_, err := in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
+		return err
+	}
+	p := places[k]
+	failed, status, err := in.store.PlaceFailed(ctx, id, k, reason, count)
+	if err != nil {
+		return fmt.Errorf("record a place that failed: %w", err)
+	}
+	if err := in.publish(ctx, Event{Kind: EventUndeliverable, ID: id, Platform: p.Target.Platform, Chat: p.Target.Chat, To: p.Name, Error: reason}); err != nil {
+		return err
+	}
+	in.log.Warn("a place of the question cannot be reached; it stays open elsewhere", "question", id, "place", p.Name, "reason", reason)
+	if status != StatusPending || p.Step != 0 || len(failed) < count {
+		return nil
+	}
+	var why []string
+	for _, f := range failed {
+		why = append(why, places[f].Name)
+	}
+	_, err = in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, "no place could be reached ("+strings.Join(why, ", ")+"): "+reason))
 	return err
 }
 
@@ -513,7 +668,8 @@ func (in *intake) undeliverable(ctx context.Context, id, reason string) error {
 // the first part not posted. Parts the platform has but the store does not
 // (posted by a replica that died before recording them) are found, when
 // the channel can look, and recorded instead of being posted again.
-func (in *intake) resume(ctx context.Context, id string, target Target, plan Plan, until time.Time) (from int, done bool, err error) {
+func (in *intake) resume(ctx context.Context, id string, places []Place, k int, plan Plan, until time.Time) (from int, done bool, err error) {
+	target := places[k].Target
 	rec, found, err := in.store.Get(ctx, id)
 	if err != nil {
 		return 0, false, fmt.Errorf("read question: %w", err)
@@ -527,7 +683,7 @@ func (in *intake) resume(ctx context.Context, id string, target Target, plan Pla
 		return 0, false, fmt.Errorf("list messages: %w", err)
 	}
 	for _, m := range msgs {
-		if m.Platform != target.Platform {
+		if m.Place != k || !m.IsPrompt() || m.Platform != target.Platform {
 			continue
 		}
 		// Recorded again: a replica that died between recording a
@@ -545,6 +701,7 @@ func (in *intake) resume(ctx context.Context, id string, target Target, plan Pla
 		return 0, false, err
 	}
 	for _, ref := range posted {
+		ref.Place = k
 		status, err := in.record(ctx, id, ref, until)
 		if err != nil {
 			return 0, false, fmt.Errorf("record message found: %w", err)

@@ -18,6 +18,9 @@ const (
 	ControlOther
 	// ControlSkip declines the whole prompt.
 	ControlSkip
+	// ControlSeen acknowledges the prompt without answering it
+	// (ask-user.md §5).
+	ControlSeen
 )
 
 // Choice is what a button press means: a kind and, for ControlOption, the
@@ -36,7 +39,8 @@ type Payload struct {
 }
 
 // The codec: "q1" + ":" + 16 base64url digest characters + ":" + choice,
-// where the choice is the option digit 0-3, "o" for Other or "s" for Skip.
+// where the choice is the option digit 0-3, "o" for Other, "s" for Skip or
+// "a" for Seen (acknowledge).
 // 21 bytes in all — Telegram: callback_data is 1-64 bytes; Discord: custom_id
 // at most 100 characters; Slack: value at most 2000 characters.
 const (
@@ -66,6 +70,8 @@ func choiceCode(c Choice) string {
 		return "o"
 	case ControlSkip:
 		return "s"
+	case ControlSeen:
+		return "a"
 	}
 	return strconv.Itoa(c.Option)
 }
@@ -91,6 +97,8 @@ func DecodePayload(s string) (Payload, error) {
 		p.Choice = Choice{Kind: ControlOther}
 	case c == 's':
 		p.Choice = Choice{Kind: ControlSkip}
+	case c == 'a':
+		p.Choice = Choice{Kind: ControlSeen}
 	case c >= '0' && c < '0'+MaxOptions:
 		p.Choice = Choice{Kind: ControlOption, Option: int(c - '0')}
 	default:

@@ -2,7 +2,9 @@ package askbridge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -82,9 +84,16 @@ type Plan struct {
 	FreeText string
 	// Closing says exactly how to answer; it may hold several lines.
 	Closing string
+	// Notes are lines the question's state adds (ask-user.md §5): why an
+	// escalation step asks here ("No answer after 15 min…"), who has seen
+	// it ("Seen by Alice"). A channel shows them after the instructions,
+	// on the part with the buttons (the last), and keeps them when the
+	// question ends.
+	Notes []string
 	// Rows holds the buttons row by row: the option buttons, then a last row
-	// of controls (Other…, Skip). Empty in ModeText unless the channel shows
-	// a Skip button for text prompts.
+	// of controls (Other…, Skip, and Seen for a request with reminders or
+	// escalation). Empty in ModeText unless the channel shows a Skip button
+	// for text prompts.
 	Rows [][]Button
 }
 
@@ -111,7 +120,12 @@ func BuildPlan(id string, req Request, caps Capabilities) Plan {
 		p.Rows = optionRows(id, req.Questions[0].Options, caps)
 	}
 	if buttons {
-		p.Rows = append(p.Rows, controlRow(w, id, p.Mode, caps))
+		row := controlRow(w, id, p.Mode, caps)
+		if req.Pings() {
+			c := Choice{Kind: ControlSeen}
+			row = append(row, Button{Label: CutLabel(w.Get("ButtonSeen"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
+		}
+		p.Rows = append(p.Rows, row)
 	}
 	p.FreeText = w.Get("FreeText")
 	p.Closing = closing(w, req, p.Mode)
@@ -197,7 +211,63 @@ func (p Plan) Text() string {
 	b.WriteString(p.FreeText)
 	b.WriteString("\n")
 	b.WriteString(p.Closing)
+	for _, n := range p.Notes {
+		b.WriteString("\n")
+		b.WriteString(n)
+	}
 	return b.String()
+}
+
+// PlanFor is the plan of the question for place k on a channel with caps:
+// BuildPlan's, with the notes the question's state adds (why an
+// escalation step asks there, who has seen it) and, once someone has seen
+// it, without the Seen button.
+func (r Record) PlanFor(k int, caps Capabilities) Plan {
+	return placePlan(r.ID, r.Request, r.Places, k, r.Acknowledged, caps)
+}
+
+func placePlan(id string, req Request, places []Place, k int, seen *Person, caps Capabilities) Plan {
+	p := BuildPlan(id, req, caps)
+	w := locale.For(req.Locale)
+	if k >= 0 && k < len(places) {
+		if st := places[k].Step; st > 0 && st <= len(req.Escalate) {
+			after := time.Duration(req.Escalate[st-1].AfterSeconds) * time.Second
+			p.Notes = append(p.Notes, w.Format("EscalatedWhy", map[string]any{"After": HumanDuration(w, after)}))
+		}
+	}
+	if seen != nil {
+		p.Notes = append(p.Notes, w.Format("SeenBy", map[string]any{"Who": seen.Display()}))
+		for i, row := range p.Rows {
+			p.Rows[i] = slices.DeleteFunc(row, func(b Button) bool { return b.Choice.Kind == ControlSeen })
+		}
+		p.Rows = slices.DeleteFunc(p.Rows, func(row []Button) bool { return len(row) == 0 })
+	}
+	return p
+}
+
+// HumanDuration says d the way a person reads it, in w's words: "45 s",
+// "15 min", "2 h", "1 h 30 min".
+func HumanDuration(w *locale.Words, d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return w.Count("DurationSeconds", max(int(d.Round(time.Second)/time.Second), 0), nil)
+	case d < time.Hour:
+		return w.Count("DurationMinutes", int(d.Round(time.Minute)/time.Minute), nil)
+	}
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return w.Count("DurationHours", h, nil)
+	}
+	return w.Count("DurationHours", h, nil) + " " + w.Count("DurationMinutes", m, nil)
+}
+
+// Display is how a person is named in a line others read: their name,
+// else their id.
+func (p Person) Display() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.ID
 }
 
 // Title is the first line of a section: its number when there are several,
@@ -260,6 +330,15 @@ func StatusLine(req Request, res Result) string {
 	switch res.Outcome() {
 	case OutcomeAnswered:
 		labels := AnsweredLabels(req, res)
+		if res.Place != "" && res.AnsweredBy != nil {
+			// Several places: who answered, and where.
+			args := map[string]any{"Who": res.AnsweredBy.Display(), "Where": res.Place}
+			if len(labels) == 0 {
+				return w.Format("StatusAnsweredByIn", args)
+			}
+			args["Labels"] = strings.Join(labels, w.Get("ListSeparator"))
+			return w.Format("StatusAnsweredByInWith", args)
+		}
 		if len(labels) == 0 {
 			return w.Get("StatusAnswered")
 		}

@@ -37,7 +37,9 @@ type Question struct {
 // fields of redis-protocol.md. Only DecodeRequest makes one.
 type Request struct {
 	ID             string     `json:"id,omitempty"`
-	To             string     `json:"to,omitempty"`
+	// To is where the question is shown: one target or route name, or
+	// several (ask-user.md §5); empty for the default route.
+	To             ToList     `json:"to,omitempty"`
 	Answerers      []string   `json:"answerers,omitempty"`
 	Agent          string     `json:"agent,omitempty"`
 	Questions      []Question `json:"questions"`
@@ -54,6 +56,13 @@ type Request struct {
 	// shipped catalog it resolves to (request, route, bridge default), so
 	// every replica shows a question in the same words.
 	Locale string `json:"locale,omitempty"`
+	// RemindEverySeconds asks for a reminder in every place this often
+	// while the question is open and not acknowledged, at most
+	// MaxReminders times (ask-user.md §5); 0 for none.
+	RemindEverySeconds int `json:"remindEverySeconds,omitempty"`
+	// Escalate lists the escalation steps, AfterSeconds increasing; the
+	// engine fills in a route's default ladder when the request has none.
+	Escalate []Step `json:"escalate,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -188,7 +197,8 @@ func (v *validator) request(raw any) Request {
 	if !ok {
 		return req
 	}
-	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale")
+	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale",
+		"remindEverySeconds", "escalate")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -196,17 +206,8 @@ func (v *validator) request(raw any) Request {
 		}
 		req.ID = s
 	}
-	if s, ok := v.optionalString("to", obj); ok {
-		s = strings.TrimSpace(s)
-		switch {
-		case s == "":
-			v.addf("to must not be empty when present")
-		case utf8.RuneCountInString(s) > MaxToChars:
-			v.addf("to must be at most %d characters", MaxToChars)
-		case hasControl(s) || strings.ContainsAny(s, " \t"):
-			v.addf("to must not contain spaces or control characters")
-		}
-		req.To = s
+	if raw, ok := obj["to"]; ok {
+		req.To = v.toList("to", raw)
 	}
 	if s, ok := v.optionalString("agent", obj); ok {
 		s = strings.TrimSpace(s)
@@ -245,6 +246,7 @@ func (v *validator) request(raw any) Request {
 	req.Answerers = v.answerers(obj)
 	req.Questions = v.questions(obj)
 	req.TimeoutSeconds = v.timeout(obj)
+	v.reach(obj, &req)
 	return req
 }
 

@@ -182,7 +182,7 @@ func TestDecodeRequestNormalises(t *testing.T) {
 			}
 		}},
 		{"protocol fields", `{"id":"deploy-42","to":"telegram:123","agent":" deploy-bot ","answerers":["telegram:1","telegram:1","slack:U2"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `,"multiSelect":true}]}`, func(t *testing.T, r Request) {
-			if r.ID != "deploy-42" || r.To != "telegram:123" || r.Agent != "deploy-bot" {
+			if r.ID != "deploy-42" || r.To.String() != "telegram:123" || r.Agent != "deploy-bot" {
 				t.Errorf("fields: %+v", r)
 			}
 			if strings.Join(r.Answerers, ",") != "telegram:1,slack:U2" {

@@ -56,6 +56,12 @@ type Result struct {
 	Error      string   `json:"error,omitempty"`
 	AnsweredBy *Person  `json:"answeredBy,omitempty"`
 	Via        Via      `json:"via,omitempty"`
+	// Place names where the answer was given, as the request named the
+	// place, when the question was shown in several (ask-user.md §5).
+	Place string `json:"place,omitempty"`
+	// AcknowledgedBy is who pressed Seen, when someone did; the store
+	// adds it as the question ends.
+	AcknowledgedBy *Person `json:"acknowledgedBy,omitempty"`
 	// CreatedAt and EndedAt are unix milliseconds.
 	CreatedAt int64 `json:"createdAt,omitempty"`
 	EndedAt   int64 `json:"endedAt,omitempty"`

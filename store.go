@@ -26,13 +26,27 @@ type MessageRef struct {
 	Chat     string `json:"chat"`
 	Message  string `json:"message"`
 	// Part is what the message showed: the parts of a prompt are numbered
-	// from 0 in the order they were posted; PartReplyBox is a reply box.
-	// It is not part of the message's identity (Same ignores it).
+	// from 0 in the order they were posted; PartReplyBox is a reply box,
+	// ReminderPart(n) the n-th reminder. It is not part of the message's
+	// identity (Same ignores it).
 	Part int `json:"part,omitempty"`
+	// Place is the index of the place (Record.Places) the message was
+	// posted for. Not part of the message's identity either.
+	Place int `json:"place,omitempty"`
 }
 
 // PartReplyBox is the Part of a reply box an "Other…" tap opened.
 const PartReplyBox = -1
+
+// ReminderPart is the Part of the n-th reminder (1-based) posted under a
+// prompt: -2 for the first, -3 for the second…
+func ReminderPart(n int) int { return -1 - n }
+
+// IsReminder reports whether a message is a reminder.
+func (r MessageRef) IsReminder() bool { return r.Part < PartReplyBox }
+
+// IsPrompt reports whether a message is a part of a prompt.
+func (r MessageRef) IsPrompt() bool { return r.Part >= 0 }
 
 // Same reports whether r and o name the same platform message.
 func (r MessageRef) Same(o MessageRef) bool {
@@ -44,12 +58,19 @@ type Record struct {
 	ID      string
 	Status  Status
 	Request Request // normalised
-	Target  Target
+	// Target and Answerers are those of the first place (Places[0]).
+	Target Target
 	// Answerers lists "<platform>:<user id>" who may answer; empty means
 	// anyone in the target chat.
 	Answerers []string
-	Created   time.Time
-	Deadline  time.Time
+	// Places lists every place the question is, or will be, shown in
+	// (ask-user.md §5): the request's `to`, then each escalation step's.
+	// It always holds at least the first place.
+	Places   []Place
+	Created  time.Time
+	Deadline time.Time
+	// Acknowledged is who pressed Seen, once someone has.
+	Acknowledged *Person
 	// Result is set once the question has ended.
 	Result *Result
 }
@@ -62,8 +83,24 @@ type NewQuestion struct {
 	Request   Request // normalised
 	Target    Target
 	Answerers []string
-	Created   time.Time
-	Deadline  time.Time
+	// Places are every place of the question (see Record.Places); empty
+	// for a question with one place, Target.
+	Places   []Place
+	Created  time.Time
+	Deadline time.Time
+	// Timers are the reminders and escalation steps to fire, scheduled
+	// with the question.
+	Timers []Timer
+}
+
+// Timer is a reminder or an escalation step of a question, due At: the
+// store hands each due timer to one replica at a time (DueTimers), which
+// removes it once fired (TimerDone).
+type Timer struct {
+	ID string
+	// Name says which: "r<n>" is the n-th reminder, "e<k>" step k.
+	Name string
+	At   time.Time
 }
 
 // Entry is one entry of the requests stream: an ask or a cancel.
@@ -135,6 +172,9 @@ type Event struct {
 	Message  string
 	By       string
 	Error    string
+	// To names the place of a per-place event (reminded, escalated, an
+	// undeliverable place), as the request or route named it.
+	To string
 }
 
 // EventKind is the `event` field of an events stream entry.
@@ -150,6 +190,10 @@ const (
 	EventCancelled     EventKind = "cancelled"
 	EventUndeliverable EventKind = "undeliverable"
 	EventRejected      EventKind = "rejected"
+	// ask-user.md §5.
+	EventAcknowledged EventKind = "acknowledged"
+	EventReminded     EventKind = "reminded"
+	EventEscalated    EventKind = "escalated"
 )
 
 // EventOf is the event kind that announces an outcome.
@@ -313,6 +357,26 @@ type Store interface {
 	// Publish appends events to the capped events stream, in order, in one
 	// round trip.
 	Publish(ctx context.Context, evs ...Event) error
+
+	// Acknowledge records that by has seen an open question: won is true
+	// for the first acknowledgement of a pending question, and rec is the
+	// question as it stands after the call (found false for an unknown
+	// id). Safe to repeat and to call concurrently.
+	Acknowledge(ctx context.Context, id string, by Person) (won bool, rec Record, found bool, err error)
+	// PlaceFailed records that place (an index of Record.Places) cannot be
+	// reached, for reason, and returns which of the places 0..count-1 have
+	// failed so far and the question's status. Safe to repeat.
+	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status Status, err error)
+	// DueTimers hands out up to max timers due at now, each to one caller
+	// at a time: a timer handed out comes back hold later unless TimerDone
+	// removed it, so one whose firer died is fired by another replica.
+	DueTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]Timer, error)
+	// TimerDone removes a fired (or moot) timer. Safe to repeat.
+	TimerDone(ctx context.Context, t Timer) error
+	// FireOnce marks timer name of question id as announced and reports
+	// whether this call did: each timer's event is published once however
+	// often it is fired. Safe to call concurrently.
+	FireOnce(ctx context.Context, id, name string) (bool, error)
 }
 
 // EventLog is the events stream as readers see it (the web page, the

@@ -166,7 +166,7 @@ func TestAskRefused(t *testing.T) {
 			badID := deployRequest("refused-1")
 			badID.Questions[0].ID = "DeployTarget"
 			nowhere := deployRequest("refused-2")
-			nowhere.To = "nowhere"
+			nowhere.To = askbridge.ToList{"nowhere"}
 			tests := []struct {
 				name string
 				req  askbridge.Request

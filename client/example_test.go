@@ -47,7 +47,7 @@ func ExampleClient_Ask() {
 	personAnswers(map[string][]string{"deploy_target": {"Staging (Recommended)"}})
 
 	res, err := c.Ask(context.Background(), askbridge.Request{
-		To:    "web",
+		To:    askbridge.ToList{"web"},
 		Agent: "deploy-bot",
 		Questions: []askbridge.Question{{
 			ID:       "deploy_target",

@@ -13,6 +13,7 @@ import (
 // sample fills every field any message uses.
 var sample = map[string]any{
 	"Agent": "deploy-bot", "Labels": "Staging", "Questions": "2 (Budget)", "Example": "2: Small",
+	"Who": "Alice", "Where": "slack:C01", "After": "15 min", "Left": "12 min",
 }
 
 func TestCatalogsLoad(t *testing.T) {

@@ -25,7 +25,7 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 func sampleRequest(id string) askbridge.Request {
 	return askbridge.Request{
 		ID: id,
-		To: "telegram:42",
+		To: askbridge.ToList{"telegram:42"},
 		Questions: []askbridge.Question{{
 			ID:       "deploy_target",
 			Header:   "Target",

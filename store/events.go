@@ -53,6 +53,7 @@ func (s *Store) eventArgs(ev askbridge.Event) *redis.XAddArgs {
 		{"message", ev.Message},
 		{"by", ev.By},
 		{"error", ev.Error},
+		{"to", ev.To},
 	} {
 		if f.v != "" {
 			values = append(values, f.k, f.v)
@@ -125,6 +126,7 @@ func toEvent(m redis.XMessage) askbridge.Event {
 		Message:  str("message"),
 		By:       str("by"),
 		Error:    str("error"),
+		To:       str("to"),
 	}
 	if at, err := strconv.ParseInt(str("at"), 10, 64); err == nil && at != 0 {
 		ev.At = time.UnixMilli(at)

@@ -43,6 +43,11 @@ func (k keys) messages(id string) string { return k.prefix + "messages:{" + id +
 // (Pending) (internal, shared by all questions).
 func (k keys) deadlines() string { return k.prefix + "deadlines" }
 
+// timers is the ZSET of the reminders and escalation steps still to fire,
+// as "<id> <name>" members scored by when they are due (unix ms)
+// (internal, shared by all questions).
+func (k keys) timers() string { return k.prefix + "timers" }
+
 // finishing is the ZSET of ended question ids whose messages are still to
 // be edited, scored by when the end was won (unix ms) (internal, shared by
 // all questions): a replica that dies before editing leaves its ids here

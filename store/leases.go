@@ -19,11 +19,39 @@ import (
 const (
 	LeaseDeliver = "deliver"
 	LeaseFinish  = "finish"
+	// LeaseTimer is held while a replica fires a reminder or an
+	// escalation step of the question.
+	LeaseTimer = "timer"
 )
+
+// PlaceLeaseKind is the kind of the delivery lease of place k of a
+// question (ask-user.md §5): LeaseDeliver for the first place, so a
+// question with one place holds the lease it always held, and
+// "deliver<k>" for the others.
+func PlaceLeaseKind(k int) string {
+	if k == 0 {
+		return LeaseDeliver
+	}
+	return LeaseDeliver + strconv.Itoa(k)
+}
 
 // questionLeaseKinds are the kinds whose lease names QuestionLease builds
 // and the keys recognise.
-var questionLeaseKinds = map[string]bool{LeaseDeliver: true, LeaseFinish: true}
+var questionLeaseKinds = map[string]bool{LeaseDeliver: true, LeaseFinish: true, LeaseTimer: true}
+
+// isQuestionLeaseKind reports whether kind is a per-question lease kind,
+// a place's delivery lease included.
+func isQuestionLeaseKind(kind string) bool {
+	if questionLeaseKinds[kind] {
+		return true
+	}
+	n, ok := strings.CutPrefix(kind, LeaseDeliver)
+	if !ok || n == "" || len(n) > 2 {
+		return false
+	}
+	k, err := strconv.Atoi(n)
+	return err == nil && k > 0 && strconv.Itoa(k) == n
+}
 
 // QuestionLease is the name of the lease of the given kind (LeaseDeliver or
 // LeaseFinish) on question id: "<kind>:<id>", e.g. "deliver:deploy-42".
@@ -38,7 +66,7 @@ func QuestionLease(kind, id string) string { return kind + ":" + id }
 // discord:gateway:<app>).
 func questionLease(name string) (kind, id string, ok bool) {
 	kind, id, ok = strings.Cut(name, ":")
-	if !ok || id == "" || !questionLeaseKinds[kind] {
+	if !ok || id == "" || !isQuestionLeaseKind(kind) {
 		return "", "", false
 	}
 	return kind, id, true

@@ -155,16 +155,31 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 		}
 		fields = append(fields, fieldAnswerers, string(a))
 	}
+	if fields, err = placesFields(q, fields); err != nil {
+		op.err = err
+		return op
+	}
 	ttl := max(q.Deadline.Sub(q.Created), 0) + s.opts.Retention
 
 	op.addDeadline = pipe.ZAddNX(ctx, s.k.deadlines(), redis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
 	// Indexed in its chat from the start, not only once a message is
 	// recorded: a tap that comes before the record finds it there.
-	if q.Target.Platform != "" && q.Target.Chat != "" {
-		chat := s.k.chat(q.Target.Platform, q.Target.Chat)
-		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(q.Created.UnixMilli()), Member: q.ID})
-		pipe.PExpire(ctx, chat, s.indexTTL())
+	// Every place shown at once is indexed; an escalation step's places
+	// are indexed as their messages are recorded.
+	shown := []askbridge.Target{q.Target}
+	for _, p := range q.Places {
+		if p.Step == 0 && p.Target != q.Target {
+			shown = append(shown, p.Target)
+		}
 	}
+	for _, t := range shown {
+		if t.Platform != "" && t.Chat != "" {
+			chat := s.k.chat(t.Platform, t.Chat)
+			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(q.Created.UnixMilli()), Member: q.ID})
+			pipe.PExpire(ctx, chat, s.indexTTL())
+		}
+	}
+	s.queueTimers(ctx, pipe, q)
 	name := QuestionLease(LeaseDeliver, q.ID)
 	if holder != "" {
 		fields = append(fields, fenceField(LeaseDeliver), 1)
@@ -660,6 +675,9 @@ func recordFromMap(id string, m map[string]string) (askbridge.Record, error) {
 	if v := m[fieldTarget]; v != "" {
 		platform, chat, _ := strings.Cut(v, ":")
 		r.Target = askbridge.Target{Platform: platform, Chat: chat}
+	}
+	if err := decodeReach(id, m, &r); err != nil {
+		return r, err
 	}
 	var err error
 	if r.Created, err = unixMilli(m[fieldCreated]); err != nil {

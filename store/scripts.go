@@ -37,6 +37,14 @@ var (
 	admitSrc string
 	//go:embed lua/replay.lua
 	replaySrc string
+	//go:embed lua/acknowledge.lua
+	acknowledgeSrc string
+	//go:embed lua/place_failed.lua
+	placeFailedSrc string
+	//go:embed lua/timers_due.lua
+	timersDueSrc string
+	//go:embed lua/fire_once.lua
+	fireOnceSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endSrc)
@@ -49,6 +57,10 @@ var (
 	readRequestsScript = newScript(readRequestsSrc)
 	admitScript        = newScript(admitSrc)
 	replayScript       = newScript(replaySrc)
+	acknowledgeScript  = newScript(acknowledgeSrc)
+	placeFailedScript  = newScript(placeFailedSrc)
+	timersDueScript    = newScript(timersDueSrc)
+	fireOnceScript     = newScript(fireOnceSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

@@ -29,8 +29,12 @@ func questionKey(id string) string { return prefix + "question:{" + id + "}" }
 // askBody is a request of one single-select question with two options: a
 // native button prompt on every platform.
 func askBody(id, to string, timeoutSeconds int) string {
+	var dest askbridge.ToList
+	if to != "" {
+		dest = askbridge.ToList{to}
+	}
 	b, _ := json.Marshal(askbridge.Request{
-		ID: id, To: to, Agent: "bench", TimeoutSeconds: timeoutSeconds,
+		ID: id, To: dest, Agent: "bench", TimeoutSeconds: timeoutSeconds,
 		Questions: []askbridge.Question{{
 			ID: "pick", Header: "Pick", Question: "Ship it?",
 			Options: []askbridge.Option{{Label: "Yes"}, {Label: "No"}},

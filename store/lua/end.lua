@@ -7,6 +7,7 @@
 -- ARGV[1]  final status: answered, no_answer or error
 -- ARGV[2]  result JSON without createdAt/endedAt; it ends in '}' and the
 --          script appends both stamps (created from the hash, ended = now)
+--          and, when someone acknowledged the question, acknowledgedBy
 -- ARGV[3]  now, unix ms
 -- ARGV[4]  retention in ms
 -- ARGV[5]  status of the timeout result, or '' when ARGV[2] is itself a
@@ -35,6 +36,10 @@ end
 local final, body = ARGV[1], ARGV[2]
 if ARGV[5] ~= '' and deadline and deadline <= tonumber(ARGV[3]) then
   final, body = ARGV[5], ARGV[6]
+end
+-- Whoever pressed Seen is part of every ending (ask-user.md §5).
+if fields['acked'] then
+  body = string.sub(body, 1, -2) .. ',"acknowledgedBy":' .. fields['acked'] .. '}'
 end
 local result = string.sub(body, 1, -2) .. ',"createdAt":' .. created .. ',"endedAt":' .. ARGV[3] .. '}'
 redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[3])

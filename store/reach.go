@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge"
+)
+
+// Hash fields of ask-user.md §5, internal.
+const (
+	// fieldPlaces holds the JSON list of a question's places when it has
+	// more than one or escalation steps; a question without it has one
+	// place, its target.
+	fieldPlaces = "places"
+	// fieldAcked holds the Person JSON of who pressed Seen.
+	fieldAcked = "acked"
+)
+
+// timerMember is a timer's member of the timers zset: "<id> <name>" (a
+// question id has no space).
+func timerMember(t askbridge.Timer) string { return t.ID + " " + t.Name }
+
+// Acknowledge records that by has seen an open question (see
+// askbridge.Store).
+func (s *Store) Acknowledge(ctx context.Context, id string, by askbridge.Person) (bool, askbridge.Record, bool, error) {
+	if err := checkID(id); err != nil {
+		return false, askbridge.Record{}, false, err
+	}
+	who, err := json.Marshal(by)
+	if err != nil {
+		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
+	}
+	v, err := acknowledgeScript.run(ctx, s.rdb, []string{s.k.question(id)}, string(who))
+	if err != nil {
+		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
+	}
+	o, rest, err := reply(v)
+	if err != nil {
+		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
+	}
+	if o == outMissing {
+		return false, askbridge.Record{}, false, nil
+	}
+	if len(rest) != 1 {
+		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: unexpected reply %v", v)
+	}
+	rec, err := decodeRecord(id, rest[0])
+	if err != nil {
+		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
+	}
+	return o == outDone, rec, true, nil
+}
+
+// PlaceFailed records that a place cannot be reached (see askbridge.Store).
+func (s *Store) PlaceFailed(ctx context.Context, id string, place int, reason string, count int) ([]int, askbridge.Status, error) {
+	if err := checkID(id); err != nil {
+		return nil, "", err
+	}
+	v, err := placeFailedScript.run(ctx, s.rdb, []string{s.k.question(id)}, place, reason, count)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: place failed: %w", err)
+	}
+	o, rest, err := reply(v)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: place failed: %w", err)
+	}
+	if o == outMissing || len(rest) < 1 {
+		return nil, "", nil
+	}
+	status, _ := rest[0].(string)
+	var failed []int
+	for _, f := range rest[1:] {
+		n, _ := f.(int64)
+		failed = append(failed, int(n))
+	}
+	return failed, askbridge.Status(status), nil
+}
+
+// DueTimers hands out due timers (see askbridge.Store).
+func (s *Store) DueTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]askbridge.Timer, error) {
+	if max < 1 {
+		max = defaultSweepCount
+	}
+	v, err := timersDueScript.run(ctx, s.rdb, []string{s.k.timers()}, now.UnixMilli(), ms(hold), max)
+	if err != nil {
+		return nil, fmt.Errorf("store: due timers: %w", err)
+	}
+	items, _ := v.([]any)
+	out := make([]askbridge.Timer, 0, len(items))
+	for _, it := range items {
+		m, _ := it.(string)
+		id, name, ok := strings.Cut(m, " ")
+		if !ok || checkID(id) != nil || name == "" {
+			// Not a member this store wrote: dropped, so it is not
+			// handed out forever.
+			s.rdb.ZRem(ctx, s.k.timers(), m)
+			continue
+		}
+		out = append(out, askbridge.Timer{ID: id, Name: name, At: now})
+	}
+	return out, nil
+}
+
+// TimerDone removes a timer (see askbridge.Store).
+func (s *Store) TimerDone(ctx context.Context, t askbridge.Timer) error {
+	if err := s.rdb.ZRem(ctx, s.k.timers(), timerMember(t)).Err(); err != nil {
+		return fmt.Errorf("store: timer done: %w", err)
+	}
+	return nil
+}
+
+// FireOnce marks a timer as announced (see askbridge.Store).
+func (s *Store) FireOnce(ctx context.Context, id, name string) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	v, err := fireOnceScript.run(ctx, s.rdb, []string{s.k.question(id)}, name)
+	if err != nil {
+		return false, fmt.Errorf("store: fire once: %w", err)
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
+}
+
+// queueTimers schedules the timers of a new question in pipe. ZADD NX:
+// a repeated create does not move a timer that was fired and removed…
+// it adds it again, which firing finds moot (FireOnce, the status).
+func (s *Store) queueTimers(ctx context.Context, pipe redis.Pipeliner, q askbridge.NewQuestion) {
+	if len(q.Timers) == 0 {
+		return
+	}
+	zs := make([]redis.Z, len(q.Timers))
+	for i, t := range q.Timers {
+		zs[i] = redis.Z{Score: float64(t.At.UnixMilli()), Member: timerMember(t)}
+	}
+	pipe.ZAddNX(ctx, s.k.timers(), zs...)
+}
+
+// placesFields adds the places field of q to fields, when it has one.
+func placesFields(q askbridge.NewQuestion, fields []any) ([]any, error) {
+	if len(q.Places) < 2 && (len(q.Places) == 0 || q.Places[0].Step == 0) {
+		return fields, nil
+	}
+	b, err := json.Marshal(q.Places)
+	if err != nil {
+		return nil, fmt.Errorf("encode places: %w", err)
+	}
+	return append(fields, fieldPlaces, string(b)), nil
+}
+
+// decodeReach decodes the §5 fields of a question hash into r, whose
+// target and answerers are read.
+func decodeReach(id string, m map[string]string, r *askbridge.Record) error {
+	if v := m[fieldPlaces]; v != "" {
+		if err := json.Unmarshal([]byte(v), &r.Places); err != nil {
+			return fmt.Errorf("question %s: decode places: %w", id, err)
+		}
+	}
+	if len(r.Places) == 0 {
+		r.Places = []askbridge.Place{{Name: r.Target.String(), Target: r.Target, Answerers: r.Answerers}}
+	}
+	if v := m[fieldAcked]; v != "" {
+		var p askbridge.Person
+		if err := json.Unmarshal([]byte(v), &p); err != nil {
+			return fmt.Errorf("question %s: decode acked: %w", id, err)
+		}
+		r.Acknowledged = &p
+	}
+	return nil
+}
