@@ -111,6 +111,11 @@ type EngineConfig struct {
 	LeftoverEvery time.Duration
 	LeftoverGrace time.Duration
 	LeftoverBatch int
+	// TimerHold is how long a replica firing a reminder or an escalation
+	// step holds it (default 30s): one that dies mid-step leaves the step
+	// to another replica about that long after. Timers are looked for
+	// every SweepEvery.
+	TimerHold time.Duration
 	// FinishConcurrency bounds the ended questions whose messages one
 	// replica edits at once (default 1024). A burst of endings beyond it
 	// (many deadlines at once) does not start a goroutine each: the rest
@@ -153,6 +158,7 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.LeftoverBatch, 20)
 	setDefault(&c.FinishConcurrency, 1024)
 	setDefault(&c.StopGrace, 20*time.Second)
+	setDefault(&c.TimerHold, 30*time.Second)
 	return c
 }
 
@@ -179,6 +185,7 @@ type Engine struct {
 	intake    *intake
 	sweeper   *sweeper
 	finisher  *finisher
+	pinger    *pinger
 	callbacks *callbacks
 }
 
@@ -234,16 +241,20 @@ func NewEngine(cfg EngineConfig) *Engine {
 		leftoverEvery: cfg.LeftoverEvery, leftoverGrace: cfg.LeftoverGrace, leftoverBatch: cfg.LeftoverBatch,
 		concurrency: cfg.FinishConcurrency,
 	})
+	in := newIntake(c, intakeParams{
+		resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
+		maxPerAgent:  cfg.MaxPendingPerAgent,
+		sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
+	})
 	return &Engine{
 		core:      c,
 		callbacks: cb,
 		finisher:  c.finisher,
-		intake: newIntake(c, intakeParams{
-			resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
-			maxPerAgent:  cfg.MaxPendingPerAgent,
-			sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
+		intake:    in,
+		sweeper:   newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),
+		pinger: newPinger(c, in, pingerParams{
+			interval: cfg.SweepEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
 		}),
-		sweeper: newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),
 	}
 }
 
@@ -272,10 +283,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.intake.start(ctx, &wg)
 	e.sweeper.start(ctx, &wg)
 	e.finisher.start(ctx, &wg)
+	e.pinger.start(ctx, &wg)
 	if e.callbacks.on() {
 		e.callbacks.start(ctx, &wg)
 	}
 	wg.Wait()
+	e.pinger.wait()
 	e.finisher.wait()
 	e.callbacks.wait()
 	close(done)

@@ -61,6 +61,13 @@ type fakeChannel struct {
 	// beforeSent, when set, runs after a part is posted and before it is
 	// handed to the engine (the instant a tap may already come in).
 	beforeSent func(ref askbridge.MessageRef)
+	// failChat fails every Send to a chat with its error.
+	failChat map[string]error
+	// updated holds the last plan each message was updated to show,
+	// reminders the reminders posted, deleted the messages deleted.
+	updated   map[string]askbridge.Plan
+	reminders []reminder
+	deleted   map[string]bool
 }
 
 type sentPrompt struct {
@@ -104,6 +111,9 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 	if len(f.failures) > 0 {
 		err := f.failures[0]
 		f.failures = f.failures[1:]
+		return err
+	}
+	if err, ok := f.failChat[chat]; ok {
 		return err
 	}
 	parts := max(f.parts, 1)
@@ -164,6 +174,44 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 	return nil
 }
 
+// Update records the notes an open prompt was edited to show (Updater).
+func (f *fakeChannel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.updated == nil {
+		f.updated = map[string]askbridge.Plan{}
+	}
+	f.updated[ref.Message] = p
+	return nil
+}
+
+// Remind posts a reminder under prompt (Reminder).
+func (f *fakeChannel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	ref := askbridge.MessageRef{Platform: f.platform, Chat: prompt.Chat, Message: fmt.Sprint(f.nextID)}
+	f.reminders = append(f.reminders, reminder{ref: ref, under: prompt.Message, text: text})
+	return ref, nil
+}
+
+// Delete deletes a reminder (Reminder).
+func (f *fakeChannel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.deleted == nil {
+		f.deleted = map[string]bool{}
+	}
+	f.deleted[ref.Message] = true
+	return nil
+}
+
+type reminder struct {
+	ref   askbridge.MessageRef
+	under string
+	text  string
+}
+
 func (f *fakeChannel) sends() []sentPrompt {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -181,9 +229,9 @@ func (f *fakeChannel) status(message string) string {
 func newClock() *clockwork.FakeClock { return clockwork.NewFakeClockAt(time.Now()) }
 
 // engineTickers is how many tickers a running engine keeps on its clock
-// (the sweeper's and the finisher's): a test that waits for one more
+// (the sweeper's, the finisher's and the pinger's): a test that waits for one more
 // waiter knows the engine sleeps on a retry.
-const engineTickers = 2
+const engineTickers = 3
 
 // advance moves the clock by d once the engine's tickers are on it, so the
 // sweeper and the finisher see the new time.
@@ -275,6 +323,8 @@ type harnessOpts struct {
 	// locale is the bridge's default language (EngineConfig.Locale).
 	locale string
 	ch     *fakeChannel
+	// timerHold is EngineConfig.TimerHold.
+	timerHold time.Duration
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
 	channel func(*fakeChannel) askbridge.Channel
@@ -330,6 +380,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
+		TimerHold: o.timerHold,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -76,10 +76,22 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	if rec.Status != StatusPending && rec.Result != nil {
 		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
-	a := Answer{By: t.Person, Via: ViaButton}
+	k, err := e.placeOf(ctx, rec, t.Message)
+	if err != nil {
+		log.Error("find the place of a message", "question", id, "err", err)
+		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
+	}
+	a := Answer{By: t.Person, Via: ViaButton, Place: k}
 	switch p.Choice.Kind {
+	case ControlSeen:
+		n, err := e.acknowledge(ctx, rec, t.Person, k)
+		if err != nil {
+			log.Error("acknowledge", "question", id, "err", err)
+			return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
+		}
+		return TapReply{Notice: n, QuestionID: id}
 	case ControlOther:
-		if !rec.MayAnswer(t.Person) {
+		if !rec.MayAnswerIn(t.Person, k) {
 			return TapReply{Notice: NoticeNotForYou, QuestionID: id}
 		}
 		return TapReply{Notice: NoticeOther, Action: TapOpenReply, QuestionID: id, ReplyTo: rec.Request.Questions[0].Question}
@@ -247,11 +259,23 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	}
 	lang := rec.Request.Locale
 	qs := parserQuestions(rec.Request)
-	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords})
-	a := Answer{By: r.Person, Via: ViaText}
+	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords, Acknowledge: rec.Request.Pings()})
+	k, err := e.placeOf(ctx, rec, r.Message)
+	if err != nil {
+		log.Error("find the place of a reply", "question", rec.ID, "err", err)
+		return tryAgain
+	}
+	a := Answer{By: r.Person, Via: ViaText, Place: k}
 	switch parsed.Kind {
 	case textparse.Empty:
 		return ReplyOutcome{}
+	case textparse.Acknowledge:
+		n, err := e.acknowledge(ctx, rec, r.Person, k)
+		if err != nil {
+			log.Error("acknowledge", "question", rec.ID, "err", err)
+			return ReplyOutcome{Claimed: true, Respond: NoticeTryAgain.Text(lang), Retry: true}
+		}
+		return ReplyOutcome{Claimed: true, Respond: n.Text(lang)}
 	case textparse.Incomplete:
 		return ReplyOutcome{Claimed: true, Respond: correction(locale.For(lang), parsed, qs)}
 	case textparse.Skip:
@@ -286,7 +310,14 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 			if err != nil {
 				return Record{}, ReplyOutcome{}, false, err
 			}
-			if !found || !rec.MayAnswer(r.Person) {
+			if !found {
+				return Record{}, ReplyOutcome{}, false, nil
+			}
+			k, err := e.placeOf(ctx, rec, ref)
+			if err != nil {
+				return Record{}, ReplyOutcome{}, false, err
+			}
+			if !rec.MayAnswerIn(r.Person, k) {
 				return Record{}, ReplyOutcome{}, false, nil
 			}
 			if rec.Status != StatusPending && rec.Result != nil {
@@ -305,7 +336,14 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 		if err != nil {
 			return Record{}, ReplyOutcome{}, false, err
 		}
-		if !found || rec.Status != StatusPending || !rec.MayAnswer(r.Person) {
+		if !found || rec.Status != StatusPending {
+			continue
+		}
+		k, err := e.placeOf(ctx, rec, MessageRef{Platform: r.Message.Platform, Chat: r.Message.Chat})
+		if err != nil {
+			return Record{}, ReplyOutcome{}, false, err
+		}
+		if !rec.MayAnswerIn(r.Person, k) {
 			continue
 		}
 		mine = append(mine, rec)
@@ -392,6 +430,10 @@ type Answer struct {
 	// Values maps question ids to the chosen labels or the person's own
 	// words.
 	Values map[string][]string
+	// Place is the index of the place (Record.Places) the answer was
+	// given in: who may answer is decided per place, and a question shown
+	// in several says where it was answered.
+	Place int
 }
 
 // Submitted says what became of an Answer.
@@ -439,7 +481,7 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 	if rec.Status != StatusPending && rec.Result != nil {
 		return Submitted{Notice: endedNotice(*rec.Result), End: EndResult{Found: true, Result: *rec.Result, Record: rec}}, nil
 	}
-	if !rec.MayAnswer(a.By) {
+	if !rec.MayAnswerIn(a.By, a.Place) {
 		return Submitted{Notice: NoticeNotForYou, End: EndResult{Found: true, Result: Result{ID: rec.ID, Status: rec.Status}, Record: rec}}, nil
 	}
 	res := NoAnswer(rec.ID, ReasonSkipped, "")
@@ -449,6 +491,9 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 			return Submitted{}, err
 		}
 		res = Answered(rec.ID, clean, personPtr(a.By), a.Via)
+		if len(rec.Places) > 1 && a.Place >= 0 && a.Place < len(rec.Places) {
+			res.Place = rec.Places[a.Place].Name
+		}
 	}
 	r, err := e.end(ctx, rec.ID, res)
 	if err != nil {

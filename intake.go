@@ -426,13 +426,14 @@ func (in *intake) places(req *Request) ([]Place, string, error) {
 	add := func(path string, names ToList, step int) error {
 		for i, name := range names {
 			p := path
-			if len(names) > 1 || path != "to" {
+			if len(names) > 1 {
 				p = fmt.Sprintf("%s[%d]", path, i)
 			}
 			r, err := in.resolve(name)
 			if err != nil {
 				if len(names) > 1 || step > 0 {
-					return fmt.Errorf("%s: %w", p, err)
+					// The resolver names the field "to"; here it is p.
+					return fmt.Errorf("%s: %s", p, strings.TrimPrefix(err.Error(), "to: "))
 				}
 				return err
 			}

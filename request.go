@@ -36,7 +36,7 @@ type Question struct {
 // Request is a normalised ask request: ask-user.md §1 plus the protocol
 // fields of redis-protocol.md. Only DecodeRequest makes one.
 type Request struct {
-	ID             string     `json:"id,omitempty"`
+	ID string `json:"id,omitempty"`
 	// To is where the question is shown: one target or route name, or
 	// several (ask-user.md §5); empty for the default route.
 	To             ToList     `json:"to,omitempty"`

@@ -71,6 +71,8 @@ type Record struct {
 	Deadline time.Time
 	// Acknowledged is who pressed Seen, once someone has.
 	Acknowledged *Person
+	// Fired names the timers whose work is done and announced (FireOnce).
+	Fired []string
 	// Result is set once the question has ended.
 	Result *Result
 }
@@ -373,6 +375,9 @@ type Store interface {
 	DueTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]Timer, error)
 	// TimerDone removes a fired (or moot) timer. Safe to repeat.
 	TimerDone(ctx context.Context, t Timer) error
+	// RetryTimer makes a timer handed out due again at at (its firer
+	// could not take it now). A timer already removed stays removed.
+	RetryTimer(ctx context.Context, t Timer, at time.Time) error
 	// FireOnce marks timer name of question id as announced and reports
 	// whether this call did: each timer's event is published once however
 	// often it is fired. Safe to call concurrently.

@@ -275,7 +275,7 @@ func (b *bridge) person(body string) <-chan error {
 func deployRequest(id string) askbridge.Request {
 	return askbridge.Request{
 		ID: id,
-		To: "web",
+		To: askbridge.ToList{"web"},
 		Questions: []askbridge.Question{{
 			ID: "deploy_target", Header: "Target", Question: "Where should this deploy?",
 			Options: []askbridge.Option{{Label: "Staging (Recommended)", Description: "Safer default"}, {Label: "Production"}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"slices"
 	"strings"
 	"time"
 
@@ -116,6 +117,16 @@ func (s *Store) TimerDone(ctx context.Context, t askbridge.Timer) error {
 	return nil
 }
 
+// RetryTimer makes a handed-out timer due again at at (see
+// askbridge.Store).
+func (s *Store) RetryTimer(ctx context.Context, t askbridge.Timer, at time.Time) error {
+	err := s.rdb.ZAddXX(ctx, s.k.timers(), redis.Z{Score: float64(at.UnixMilli()), Member: timerMember(t)}).Err()
+	if err != nil {
+		return fmt.Errorf("store: retry timer: %w", err)
+	}
+	return nil
+}
+
 // FireOnce marks a timer as announced (see askbridge.Store).
 func (s *Store) FireOnce(ctx context.Context, id, name string) (bool, error) {
 	if err := checkID(id); err != nil {
@@ -166,6 +177,12 @@ func decodeReach(id string, m map[string]string, r *askbridge.Record) error {
 	if len(r.Places) == 0 {
 		r.Places = []askbridge.Place{{Name: r.Target.String(), Target: r.Target, Answerers: r.Answerers}}
 	}
+	for k := range m {
+		if name, ok := strings.CutPrefix(k, "fired:"); ok {
+			r.Fired = append(r.Fired, name)
+		}
+	}
+	slices.Sort(r.Fired)
 	if v := m[fieldAcked]; v != "" {
 		var p askbridge.Person
 		if err := json.Unmarshal([]byte(v), &p); err != nil {
