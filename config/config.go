@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
+	"go.yaml.in/yaml/v3"
 )
 
 // Defaults and bounds.
@@ -229,6 +230,35 @@ type Route struct {
 	// questions when the request names none (a BCP 47 tag: "th"). Empty:
 	// Config.Locale.
 	Locale string `yaml:"locale"`
+	// Escalate is the route's default escalation ladder (ask-user.md §5):
+	// a request shown first in this route that gives no `escalate` of its
+	// own gets these steps.
+	Escalate []Step `yaml:"escalate"`
+}
+
+// Step is one step of a route's escalation ladder: AfterSeconds after a
+// question was accepted, if it is still open and nobody has pressed Seen,
+// it is also shown in To (targets or route names).
+type Step struct {
+	AfterSeconds int    `yaml:"afterSeconds"`
+	To           StepTo `yaml:"to"`
+}
+
+// StepTo is a step's places: one target or route name, or a list.
+type StepTo []string
+
+// UnmarshalYAML reads one string or a list of strings.
+func (t *StepTo) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*t = StepTo{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*t = list
+	return nil
 }
 
 // Chats lists, per platform and comma-separated, the chats a request may
@@ -440,6 +470,38 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 	}
 	if r.Locale != "" && !locale.Valid(r.Locale) {
 		p.Addf("%s.locale: %q is not a language tag such as en or th", key, r.Locale)
+	}
+	if len(r.Escalate) > askbridge.MaxSteps {
+		p.Addf("%s.escalate: at most %d steps (got %d)", key, askbridge.MaxSteps, len(r.Escalate))
+	}
+	prev := 0
+	for i, st := range r.Escalate {
+		sk := fmt.Sprintf("%s.escalate[%d]", key, i)
+		switch {
+		case st.AfterSeconds < 1:
+			p.Addf("%s.afterSeconds must be at least 1", sk)
+		case st.AfterSeconds <= prev:
+			p.Addf("%s.afterSeconds (%d) must be greater than the step before (%d)", sk, st.AfterSeconds, prev)
+		case st.AfterSeconds >= askbridge.MaxTimeout:
+			p.Addf("%s.afterSeconds (%d) must be below the longest timeout (%d)", sk, st.AfterSeconds, askbridge.MaxTimeout)
+		}
+		prev = max(prev, st.AfterSeconds)
+		if len(st.To) == 0 || len(st.To) > askbridge.MaxPlaces {
+			p.Addf("%s.to must name 1 to %d places", sk, askbridge.MaxPlaces)
+		}
+		for j, to := range st.To {
+			if to == "" {
+				p.Addf("%s.to[%d] must not be empty", sk, j)
+			} else if to == name {
+				p.Addf("%s.to[%d] names the route itself", sk, j)
+			} else if _, ok := c.Routes[to]; !ok {
+				if platform, _, err := ParseTarget(to); err != nil {
+					p.Addf("%s.to[%d]: %q is neither a route nor a target: %v", sk, j, to, err)
+				} else if !c.Enabled(platform) {
+					p.Addf("%s.to[%d]: %v", sk, j, offError(to, platform))
+				}
+			}
+		}
 	}
 }
 

@@ -79,7 +79,10 @@ func Load(env func(string) string, readFile func(string) ([]byte, error)) (*Conf
 		}
 	}
 	for name, r := range routes {
-		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers), Locale: strings.TrimSpace(r.Locale)}
+		for i := range r.Escalate {
+			r.Escalate[i].To = trimAll(r.Escalate[i].To)
+		}
+		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers), Locale: strings.TrimSpace(r.Locale), Escalate: r.Escalate}
 	}
 
 	var verr *ValidationError
@@ -197,13 +200,20 @@ type shape struct {
 	kind yaml.Kind
 	keys map[string]*shape
 	each *shape
+	// orScalar admits a scalar where a sequence (of each) belongs: one
+	// item written alone.
+	orScalar bool
 }
 
 // fileShape is the shape of the file: the table's YAML keys, and the routes.
 func fileShape() *shape {
 	scalar := &shape{kind: yaml.ScalarNode}
+	step := &shape{kind: yaml.MappingNode, keys: map[string]*shape{
+		"afterSeconds": scalar, "to": {kind: yaml.SequenceNode, each: scalar, orScalar: true},
+	}}
 	route := &shape{kind: yaml.MappingNode, keys: map[string]*shape{
 		"to": scalar, "answerers": {kind: yaml.SequenceNode, each: scalar}, "locale": scalar,
+		"escalate": {kind: yaml.SequenceNode, each: step},
 	}}
 	root := &shape{kind: yaml.MappingNode, keys: map[string]*shape{"routes": {kind: yaml.MappingNode, each: route}}}
 	for _, s := range table {
@@ -241,6 +251,9 @@ func checkShape(probs *[]string, path, name string, node *yaml.Node, sh *shape) 
 	}
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
 		return // an empty value: not set
+	}
+	if node.Kind == yaml.ScalarNode && sh.orScalar {
+		return
 	}
 	if node.Kind != sh.kind {
 		what := name

@@ -331,8 +331,16 @@ routes:
   ops:
     to: telegram:-100200300
     answerers: [telegram:42, " telegram:43 "]
+    locale: th
+    escalate:
+      - afterSeconds: 600
+        to: desk
+      - afterSeconds: 1200
+        to: [" telegram:44 ", desk2]
   desk:
     to: web
+  desk2:
+    to: telegram:45
 telegram:
   token: "111:fileTOKEN"
   apiURL: http://127.0.0.1:9001
@@ -369,8 +377,10 @@ func TestLoadYAML(t *testing.T) {
 		{"resultRetention", c.Retention, 2 * time.Hour},
 		{"claimIdle", c.ClaimIdle, 10 * time.Second},
 		{"routes", c.Routes, map[string]Route{
-			"ops":  {To: "telegram:-100200300", Answerers: []string{"telegram:42", "telegram:43"}},
-			"desk": {To: "web"},
+			"ops": {To: "telegram:-100200300", Answerers: []string{"telegram:42", "telegram:43"}, Locale: "th",
+				Escalate: []Step{{AfterSeconds: 600, To: StepTo{"desk"}}, {AfterSeconds: 1200, To: StepTo{"telegram:44", "desk2"}}}},
+			"desk":  {To: "web"},
+			"desk2": {To: "telegram:45"},
 		}},
 		{"telegram.token", c.Telegram.Token, "111:fileTOKEN"},
 		{"telegram.apiURL", c.Telegram.APIURL, "http://127.0.0.1:9001"},
@@ -430,7 +440,7 @@ func TestLoadEnvOverridesYAML(t *testing.T) {
 		{"slack app token from env", c.Slack.AppToken, slackApp},
 		{"slack bot token from file", c.Slack.BotToken, "xoxb-file"},
 		{"discord api from env", c.Discord.APIURL, "https://discord.example.com/"},
-		{"routes from file", len(c.Routes), 2},
+		{"routes from file", len(c.Routes), 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -508,6 +518,25 @@ func TestLoadYAMLProblems(t *testing.T) {
 				`claimIdle: 0s is out of range: from 1s to 1h0m0s`,
 				`log.level: "loud" is not one of debug, info, warn, error`,
 				`routes.ops.to: unknown platform "irc"`,
+			},
+		},
+		{
+			name: "a route's escalation ladder",
+			yaml: "routes:\n  ops:\n    to: web\n    escalate:\n      - afterSeconds: 600\n        to: [ops, irc:#x, nowhere]\n      - afterSeconds: 300\n        to: web\n      - to: web\n      - afterSeconds: 900\n        to: web\n        when: later\n",
+			want: []string{
+				`/c.yaml:12: unknown key "routes.ops.escalate[3].when"`,
+			},
+		},
+		{
+			name: "a route's escalation ladder, checked",
+			yaml: "routes:\n  ops:\n    to: web\n    escalate:\n      - afterSeconds: 600\n        to: [ops, irc:#x, \"\"]\n      - afterSeconds: 300\n        to: web\n      - to: web\n      - afterSeconds: 900\n        to: web\n",
+			want: []string{
+				`routes.ops.escalate: at most 3 steps (got 4)`,
+				`routes.ops.escalate[0].to[0] names the route itself`,
+				`routes.ops.escalate[0].to[1]: "irc:#x" is neither a route nor a target: unknown platform "irc"`,
+				`routes.ops.escalate[0].to[2] must not be empty`,
+				`routes.ops.escalate[1].afterSeconds (300) must be greater than the step before (600)`,
+				`routes.ops.escalate[2].afterSeconds must be at least 1`,
 			},
 		},
 		{

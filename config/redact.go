@@ -92,7 +92,7 @@ func (c Config) routesString() string {
 			b.WriteByte(' ')
 		}
 		r := c.Routes[name]
-		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v Locale:%s}", name, r.To, r.Answerers, r.Locale)
+		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v Locale:%s Escalate:%v}", name, r.To, r.Answerers, r.Locale, r.Escalate)
 	}
 	b.WriteString("]")
 	return b.String()
@@ -113,7 +113,7 @@ func (c Config) LogValue() slog.Value {
 	routes := make([]slog.Attr, 0, len(c.Routes))
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
 		r := c.Routes[name]
-		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers), slog.String("locale", r.Locale)))
+		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers), slog.String("locale", r.Locale), slog.Any("escalate", r.Escalate)))
 	}
 	return slog.GroupValue(
 		slog.Any("redis", c.Redis),

@@ -91,7 +91,7 @@ func TestRedactedForm(t *testing.T) {
 	c.MaxPendingPerAgent = 50
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
 		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
-		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1] Locale:}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
+		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1] Locale: Escalate:[]}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
 		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} LogLevel:info Locale:en " +

@@ -187,7 +187,7 @@ func (c *Config) resolve(to string, direct bool) (Route, error) {
 		if !c.Enabled(platform) {
 			return Route{}, offError(r.To, platform)
 		}
-		return Route{To: r.To, Answerers: slices.Clone(r.Answerers)}, nil
+		return Route{To: r.To, Answerers: slices.Clone(r.Answerers), Locale: r.Locale, Escalate: slices.Clone(r.Escalate)}, nil
 	}
 	if to != "web" && !strings.Contains(to, ":") {
 		if isPlatform(to) {

@@ -102,6 +102,7 @@ func TestResolve(t *testing.T) {
 		"desk":  {To: "web"},
 		"chat":  {To: "discord:123456789012345678"}, // Discord is off
 		"weird": {To: "ops"},                        // built by hand, never validated
+		"thai":  {To: "telegram:-100777", Locale: "th", Escalate: []Step{{AfterSeconds: 600, To: StepTo{"ops", "web"}}}},
 	}
 	c.DefaultRoute = "ops"
 
@@ -114,6 +115,7 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "empty goes to the default route", to: "", want: Route{To: "telegram:-100123", Answerers: []string{"telegram:1", "telegram:2"}}},
 		{name: "a route name", to: "desk", want: Route{To: "web"}},
+		{name: "a route's locale and ladder", to: "thai", want: Route{To: "telegram:-100777", Locale: "th", Escalate: []Step{{AfterSeconds: 600, To: StepTo{"ops", "web"}}}}},
 		{name: "a target", to: "telegram:42", want: Route{To: "telegram:42"}},
 		{name: "web", to: "web", want: Route{To: "web"}},
 		{name: "a discord DM target on a platform that is off", to: "discord:@123456789012345678",

@@ -39,7 +39,7 @@ What comes back (structured content; the first text line summarizes it):
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
-var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent"}
+var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate"}
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
@@ -52,6 +52,8 @@ type object = map[string]any
 // protocol's optional to, answerers and agent, each limit taken from
 // request.go.
 func tool() *sdk.Tool {
+	// place is one place of `to`: a route name or a target.
+	place := object{"type": "string", "minLength": 1, "maxLength": askbridge.MaxToChars, "pattern": `^\S+$`}
 	option := object{
 		"type": "object", "additionalProperties": false, "required": []string{"label"},
 		"properties": object{
@@ -111,8 +113,23 @@ func tool() *sdk.Tool {
 				"description": fmt.Sprintf("How long to wait for an answer, in seconds (default %d; values outside %d–%d are clamped).", askbridge.DefaultTimeout, askbridge.MinTimeout, askbridge.MaxTimeout),
 			},
 			"to": object{
-				"type": "string", "minLength": 1, "maxLength": askbridge.MaxToChars, "pattern": `^\S+$`,
-				"description": "Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>. Default: the bridge's default place. Set it only when told where to ask.",
+				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>; or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
+				"anyOf":       []any{place, object{"type": "array", "minItems": 1, "maxItems": askbridge.MaxPlaces, "uniqueItems": true, "items": place}},
+			},
+			"remindEverySeconds": object{
+				"type": "integer", "minimum": askbridge.MinRemindEvery,
+				"description": fmt.Sprintf("Optional: remind the person this often (seconds, at least %d, below timeoutSeconds) while the question is open and nobody pressed Seen; at most %d reminders.", askbridge.MinRemindEvery, askbridge.MaxReminders),
+			},
+			"escalate": object{
+				"type": "array", "minItems": 1, "maxItems": askbridge.MaxSteps,
+				"items": object{
+					"type": "object", "additionalProperties": false, "required": []string{"afterSeconds", "to"},
+					"properties": object{
+						"afterSeconds": object{"type": "integer", "minimum": 1},
+						"to":           object{"anyOf": []any{place, object{"type": "array", "minItems": 1, "maxItems": askbridge.MaxPlaces, "uniqueItems": true, "items": place}}},
+					},
+				},
+				"description": "Optional: escalation steps. afterSeconds after asking (increasing, below timeoutSeconds), if still open and nobody pressed Seen, the question is also shown in the step's places. Set it only when told to escalate.",
 			},
 			"answerers": object{
 				"type": "array", "maxItems": askbridge.MaxAnswerers, "uniqueItems": true,
@@ -136,13 +153,15 @@ func tool() *sdk.Tool {
 					"additionalProperties": object{"type": "array", "items": object{"type": "string"}},
 				}},
 			},
-			"reason":     object{"type": "string"},
-			"error":      object{"type": "string"},
-			"id":         object{"type": "string"},
-			"answeredBy": object{"type": "object"},
-			"via":        object{"type": "string"},
-			"createdAt":  object{"type": "integer"},
-			"endedAt":    object{"type": "integer"},
+			"reason":         object{"type": "string"},
+			"error":          object{"type": "string"},
+			"id":             object{"type": "string"},
+			"answeredBy":     object{"type": "object"},
+			"via":            object{"type": "string"},
+			"createdAt":      object{"type": "integer"},
+			"endedAt":        object{"type": "integer"},
+			"place":          object{"type": "string"},
+			"acknowledgedBy": object{"type": "object"},
 		},
 	}
 	no, yes := false, true

@@ -466,7 +466,11 @@ func resolver(cfg *config.Config) askbridge.Resolver {
 		if err != nil {
 			return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}
-		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale}, nil
+		var ladder []askbridge.Step
+		for _, st := range route.Escalate {
+			ladder = append(ladder, askbridge.Step{AfterSeconds: st.AfterSeconds, To: askbridge.ToList(st.To)})
+		}
+		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale, Escalate: ladder}, nil
 	}
 }
 
