@@ -97,8 +97,9 @@
 //	ASKUSER_RESULT_RETENTION         How long a result is kept after its question ended; 1m to
 //	                                 720h. Default: 24h. YAML resultRetention.
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay
-//	                                 unacknowledged before this one takes it over; 1s to 1h.
-//	                                 Default: 30s. YAML claimIdle.
+//	                                 unacknowledged before this one takes it over, and likewise
+//	                                 a reminder or escalation step another replica began to
+//	                                 fire; 1s to 1h. Default: 30s. YAML claimIdle.
 //	ASKUSER_STOP_GRACE               How long a graceful stop (SIGTERM) may take: no new prompt
 //	                                 part starts, and what is still in hand after this is left
 //	                                 to another replica; 1s to 10m. Keep it below the

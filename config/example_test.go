@@ -46,8 +46,10 @@ func TestExampleFile(t *testing.T) {
 		{"routes", c.Routes, map[string]Route{
 			"ops":      {To: "telegram:-1001234567890", Answerers: []string{"telegram:123456789", "telegram:987654321"}},
 			"releases": {To: "slack:C0123456789", Answerers: []string{"slack:U0123ABCDEF"}, Locale: "th"},
-			"oncall":   {To: "discord:@112233445566778899"},
-			"desk":     {To: "web"},
+			"oncall": {To: "discord:@112233445566778899", Escalate: []Step{
+				{AfterSeconds: 900, To: StepTo{"ops"}}, {AfterSeconds: 1800, To: StepTo{"releases", "desk"}},
+			}},
+			"desk": {To: "web"},
 		}},
 		{"telegram.apiURL", c.Telegram.APIURL, "https://api.telegram.org"},
 		{"telegram.webhookURL", c.Telegram.WebhookURL, ""},

@@ -71,7 +71,7 @@ var table = []setting{
 	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },
 		doc: "How long a result is kept after its question ended; `1m` to `720h`."},
 	{env: "ASKUSER_CLAIM_IDLE", yaml: "claimIdle", dur: func(c *Config) *time.Duration { return &c.ClaimIdle },
-		doc: "How long a request another replica took may stay unacknowledged before this one takes it over; `1s` to `1h`."},
+		doc: "How long a request another replica took may stay unacknowledged before this one takes it over, and likewise a reminder or escalation step another replica began to fire; `1s` to `1h`."},
 	{env: "ASKUSER_STOP_GRACE", yaml: "stopGrace", dur: func(c *Config) *time.Duration { return &c.StopGrace },
 		doc: "How long a graceful stop (SIGTERM) may take: no new prompt part starts, and what is still in hand after this is left to another replica; `1s` to `10m`. Keep it below the orchestrator's kill timeout (compose: `stop_grace_period`)."},
 	{env: "ASKUSER_LOCALE", yaml: "locale", str: func(c *Config) *string { return &c.Locale },

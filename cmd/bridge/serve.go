@@ -153,7 +153,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
-		MaxPendingPerAgent: cfg.MaxPendingPerAgent,
+		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle,
 		Callbacks: askbridge.CallbackConfig{
 			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
 		},

@@ -30,6 +30,12 @@ type front struct {
 	failed int
 	calls  int
 	polls  []string // the client of each getUpdates, in arrival order
+	// holdChat, when set, holds every sendMessage to that chat until
+	// release is closed, reporting its caller on held; a held call whose
+	// caller went away meanwhile (killed) never reaches the fake.
+	holdChat string
+	held     chan string
+	release  chan struct{}
 }
 
 func newFront(target string) *front {
@@ -82,6 +88,9 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 		f.polls = append(f.polls, r.Header.Get(clientHeaderName))
 	}
 	f.mu.Unlock()
+	if !fail && strings.HasSuffix(r.URL.Path, "/sendMessage") && f.holding(w, r) {
+		return
+	}
 	if fail {
 		// Telegram's body for a 502.
 		w.Header().Set("Content-Type", "application/json")
@@ -90,6 +99,50 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.proxy.ServeHTTP(w, r)
+}
+
+// Hold holds every sendMessage to chat from now on until the returned
+// release is called; each held call's client is sent on held.
+func (f *front) Hold(chat string) (held <-chan string, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdChat, f.held, f.release = chat, make(chan string, 16), make(chan struct{})
+	var once sync.Once
+	return f.held, func() { once.Do(func() { close(f.release) }) }
+}
+
+// holding holds r if it posts to the held chat, until release; it reports
+// whether it answered r itself (the caller went away while held, so the
+// call is dropped as a connection that died before its request was sent).
+func (f *front) holding(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	chat, held, release := f.holdChat, f.held, f.release
+	f.mu.Unlock()
+	if chat == "" {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return true
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	// The chat id follows its field name, in JSON, a form or multipart.
+	i := strings.Index(string(body), "chat_id")
+	if i < 0 || !strings.Contains(string(body[i:min(len(body), i+64)]), chat) {
+		return false
+	}
+	select {
+	case held <- r.Header.Get(clientHeaderName):
+	default:
+	}
+	select {
+	case <-release:
+	case <-r.Context().Done():
+	}
+	if r.Context().Err() != nil {
+		return true
+	}
+	return false
 }
 
 // Close stops the front.

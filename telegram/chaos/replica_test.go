@@ -110,6 +110,7 @@ func runReplica(raw string) int {
 		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
 		Replica: cfg.Name, Clock: clock, SweepEvery: 100 * time.Millisecond, SendBudget: cfg.SendBudget,
 		FinishLease: 3 * time.Second, LeftoverEvery: time.Second, LeftoverGrace: 2 * time.Second,
+		TimerHold: cfg.ClaimIdle,
 	})
 	// Channels stop before the engine, as in cmd/bridge: a tap still being
 	// handed in finds the engine running.
