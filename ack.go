@@ -104,6 +104,7 @@ func (e *Engine) acknowledge(ctx context.Context, rec Record, by Person, k int) 
 	if k >= 0 && k < len(now.Places) {
 		where = now.Places[k].Name
 	}
+	e.metrics.Reached(EventAcknowledged, by.Platform)
 	e.log.Info("question acknowledged", "question", rec.ID, "by", by.Platform+":"+by.ID, "place", where)
 	if err := e.publish(ctx, Event{Kind: EventAcknowledged, ID: rec.ID, By: by.Platform + ":" + by.ID, Platform: by.Platform, To: where}); err != nil {
 		e.log.Warn("publish acknowledged event", "question", rec.ID, "err", err)
@@ -133,6 +134,24 @@ func (c *core) refresh(rec Record) {
 			last[ref.Place] = ref
 		}
 	}
+	var updated []MessageRef
+	defer func() {
+		// An answer may have come meanwhile, and its edits with it: an
+		// update that landed after them would put live buttons back on
+		// an ended prompt. Ended now, the updated messages are finished
+		// again (safe to repeat), so the end is their last edit.
+		if len(updated) == 0 {
+			return
+		}
+		now, found, err := c.store.Get(ctx, rec.ID)
+		if err != nil {
+			c.log.Warn("read a question after updating its prompts", "question", rec.ID, "err", err)
+			return
+		}
+		if found && now.Status != StatusPending && now.Result != nil {
+			c.finisher.edit(ctx, now, *now.Result, updated)
+		}
+	}()
 	for k, ref := range last {
 		ch, ok := c.channels[ref.Platform]
 		if !ok {
@@ -147,6 +166,7 @@ func (c *core) refresh(rec Record) {
 		for failures := 0; ; {
 			err := u.Update(ctx, ref, plan)
 			if err == nil {
+				updated = append(updated, ref)
 				break
 			}
 			kind, wait, reason := Classify(err)

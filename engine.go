@@ -28,6 +28,11 @@ type Metrics interface {
 	RetryAfter(platform string, wait time.Duration)
 	// Panicked counts a panic the engine recovered from, by operation.
 	Panicked(op string)
+	// Reached counts what ask-user.md §5 adds, per place: a reminder
+	// posted, an escalation step shown, a Seen, a place that could not be
+	// reached (EventReminded, EventEscalated, EventAcknowledged,
+	// EventUndeliverable), on platform.
+	Reached(kind EventKind, platform string)
 }
 
 type nopMetrics struct{}
@@ -37,6 +42,7 @@ func (nopMetrics) Sent(string, int)                     {}
 func (nopMetrics) PlatformError(string, ErrorKind)      {}
 func (nopMetrics) RetryAfter(string, time.Duration)     {}
 func (nopMetrics) Panicked(string)                      {}
+func (nopMetrics) Reached(EventKind, string)            {}
 
 // Route is where a request's `to` leads: the chat, who may answer there,
 // and the language the route's questions are shown in (empty: the

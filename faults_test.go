@@ -200,6 +200,7 @@ func (p *panicCounter) Ended(string, askbridge.Outcome, time.Duration) {}
 func (p *panicCounter) Sent(string, int)                               {}
 func (p *panicCounter) PlatformError(string, askbridge.ErrorKind)      {}
 func (p *panicCounter) RetryAfter(string, time.Duration)               {}
+func (p *panicCounter) Reached(askbridge.EventKind, string)            {}
 func (p *panicCounter) Panicked(string)                                { p.n.Add(1) }
 
 // TestEnginePanicRecovered: a panic in a channel's edit is logged and

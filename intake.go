@@ -652,6 +652,7 @@ func (in *intake) undeliverable(ctx context.Context, id string, places []Place, 
 	if err := in.publish(ctx, Event{Kind: EventUndeliverable, ID: id, Platform: p.Target.Platform, Chat: p.Target.Chat, To: p.Name, Error: reason}); err != nil {
 		return err
 	}
+	in.metrics.Reached(EventUndeliverable, p.Target.Platform)
 	in.log.Warn("a place of the question cannot be reached; it stays open elsewhere", "question", id, "place", p.Name, "reason", reason)
 	if status != StatusPending || p.Step != 0 || len(failed) < count {
 		return nil

@@ -41,10 +41,42 @@ type pinger struct {
 	// busy bounds the timers fired at once.
 	busy chan struct{}
 	wg   sync.WaitGroup
+	// firing holds, per question, the end of the timers this replica is
+	// firing now: a timer of the same question handed out meanwhile (due
+	// at once, or handed out again) waits for them here rather than for
+	// the lease.
+	mu     sync.Mutex
+	firing map[string]chan struct{}
 }
 
 func newPinger(c *core, in *intake, p pingerParams) *pinger {
-	return &pinger{core: c, pingerParams: p, in: in, busy: make(chan struct{}, 64)}
+	return &pinger{core: c, pingerParams: p, in: in, busy: make(chan struct{}, 64), firing: map[string]chan struct{}{}}
+}
+
+// local waits until this replica fires no timer of question id, then
+// marks it firing; the returned func ends that. False when ctx is done.
+func (p *pinger) local(ctx context.Context, id string) (func(), bool) {
+	for {
+		p.mu.Lock()
+		busy, ok := p.firing[id]
+		if !ok {
+			done := make(chan struct{})
+			p.firing[id] = done
+			p.mu.Unlock()
+			return func() {
+				p.mu.Lock()
+				delete(p.firing, id)
+				p.mu.Unlock()
+				close(done)
+			}, true
+		}
+		p.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
 }
 
 // start looks for due timers every interval until ctx is done.
@@ -105,11 +137,17 @@ func (p *pinger) exec(ctx context.Context) {
 const timerRetry = time.Second
 
 // fireAll fires the due timers ts of one question, in order, under the
-// question's timer lease. When another replica holds the lease (it fires
-// another timer of the question) they come back timerRetry later; a
-// timer that fails comes back after hold.
+// question's timer lease, once this replica fires no other timer of it.
+// When another replica holds the lease (it fires another timer of the
+// question) they come back timerRetry later; a timer that fails comes back
+// after hold.
 func (p *pinger) fireAll(ctx context.Context, ts []Timer) {
 	id := ts[0].ID
+	done, ok := p.local(ctx, id)
+	if !ok {
+		return // stopping: the timers come back after hold
+	}
+	defer done()
 	release, ok, err := p.holdLease(ctx, "timer:"+id, p.hold)
 	if err != nil || !ok {
 		if err != nil {
@@ -165,19 +203,19 @@ func (p *pinger) fire(ctx context.Context, t Timer) error {
 // escalate shows rec in the places of step k, with the line saying why,
 // and announces it once.
 func (p *pinger) escalate(ctx context.Context, rec Record, k int, name string) error {
-	var names []string
+	var places []Place
 	for _, pl := range rec.Places {
 		if pl.Step == k {
-			names = append(names, pl.Name)
+			places = append(places, pl)
 		}
 	}
-	if len(names) == 0 {
+	if len(places) == 0 {
 		return nil
 	}
 	if err := p.in.deliverAll(ctx, rec.ID, rec.Request, rec.Places, k, Lease{}); err != nil {
 		return err
 	}
-	return p.announce(ctx, rec, name, EventEscalated, names)
+	return p.announce(ctx, rec, name, EventEscalated, places)
 }
 
 // remind posts reminder n under the prompt in every place rec is shown in
@@ -200,13 +238,13 @@ func (p *pinger) remind(ctx context.Context, rec Record, n int, name string) err
 	text := locale.For(rec.Request.Locale).Format("Reminder", map[string]any{
 		"Left": HumanDuration(locale.For(rec.Request.Locale), rec.Deadline.Sub(p.clock.Now())),
 	})
-	var names []string
+	var places []Place
 	for k := range rec.Places {
 		ref, shown := prompt[k]
 		if !shown {
 			continue
 		}
-		names = append(names, rec.Places[k].Name)
+		places = append(places, rec.Places[k])
 		if done[k] {
 			continue
 		}
@@ -214,10 +252,10 @@ func (p *pinger) remind(ctx context.Context, rec Record, n int, name string) err
 			return err
 		}
 	}
-	if len(names) == 0 {
+	if len(places) == 0 {
 		return nil
 	}
-	return p.announce(ctx, rec, name, EventReminded, names)
+	return p.announce(ctx, rec, name, EventReminded, places)
 }
 
 // remindIn posts reminder n in place k under prompt and records it. A
@@ -262,8 +300,9 @@ func (p *pinger) remindIn(ctx context.Context, rec Record, k, n int, prompt Mess
 	return nil
 }
 
-// announce publishes a timer's event once, naming its places.
-func (p *pinger) announce(ctx context.Context, rec Record, name string, kind EventKind, places []string) error {
+// announce publishes a timer's event once, naming its places, and counts
+// it per place.
+func (p *pinger) announce(ctx context.Context, rec Record, name string, kind EventKind, places []Place) error {
 	first, err := p.store.FireOnce(ctx, rec.ID, name)
 	if err != nil {
 		return fmt.Errorf("mark timer fired: %w", err)
@@ -271,6 +310,12 @@ func (p *pinger) announce(ctx context.Context, rec Record, name string, kind Eve
 	if !first {
 		return nil
 	}
-	p.log.Info("question "+string(kind), "question", rec.ID, "timer", name, "to", strings.Join(places, ","))
-	return p.publish(ctx, Event{Kind: kind, ID: rec.ID, To: strings.Join(places, ",")})
+	names := make([]string, len(places))
+	for i, pl := range places {
+		names[i] = pl.Name
+		p.metrics.Reached(kind, pl.Target.Platform)
+	}
+	to := strings.Join(names, ",")
+	p.log.Info("question "+string(kind), "question", rec.ID, "timer", name, "to", to)
+	return p.publish(ctx, Event{Kind: kind, ID: rec.ID, To: to})
 }

@@ -171,7 +171,8 @@ func TestEnginePlaceAnswerers(t *testing.T) {
 // deletes the reminders.
 func TestEngineRemindersAndSeen(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{})
+	m := &reachCounter{}
+	h := newHarness(t, harnessOpts{metrics: m})
 	id := h.ask(askIn("remind-1", `["telegram:a","ops"]`, `"remindEverySeconds":60`))
 	sent := h.waitSent(2)
 	h.waitHandled()
@@ -237,9 +238,38 @@ func TestEngineRemindersAndSeen(t *testing.T) {
 	if n := strings.Count(strings.Join(evs, " "), "reminded:"); n != 2 {
 		t.Errorf("%d reminded events, want 2: %v", n, evs)
 	}
-	if !slices.Contains(evs, "acknowledged:telegram:a") {
+	if !slices.ContainsFunc(evs, func(s string) bool { return strings.HasPrefix(s, "acknowledged:") }) {
 		t.Errorf("no acknowledged event: %v", evs)
 	}
+	if got := m.counts(); got["reminded telegram"] != 4 || got["acknowledged telegram"] != 1 {
+		t.Errorf("metrics counted %v; want 4 reminded and 1 acknowledged", got)
+	}
+}
+
+// reachCounter counts what Metrics.Reached is told.
+type reachCounter struct {
+	panicCounter
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *reachCounter) Reached(kind askbridge.EventKind, platform string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	r.n[string(kind)+" "+platform]++
+}
+
+func (r *reachCounter) counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range r.n {
+		out[k] = v
+	}
+	return out
 }
 
 // TestEngineEscalation: a two-step ladder fires in order on the simulated

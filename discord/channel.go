@@ -52,6 +52,8 @@ var (
 	_ askbridge.Channel     = (*Channel)(nil)
 	_ askbridge.Notifier    = (*Channel)(nil)
 	_ askbridge.PartCounter = (*Channel)(nil)
+	_ askbridge.Updater     = (*Channel)(nil)
+	_ askbridge.Reminder    = (*Channel)(nil)
 )
 
 // New makes the Discord channel. coord holds the gateway lease and
@@ -142,9 +144,9 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 // Discord's retry_after); a call waits for a rate-limit bucket known to be
 // empty only as long as ctx allows. Safe for concurrent use, and safe to
 // repeat within Discord's nonce window (a few minutes): each part carries
-// a nonce made from the question id and the part's index, enforced by
-// Discord, so a part posted by a replica that died before recording it is
-// returned again instead of being posted twice.
+// a nonce made from the question id, the channel and the part's index,
+// enforced by Discord, so a part posted by a replica that died before
+// recording it is returned again instead of being posted twice.
 func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 	parts := renderParts(d.Plan)
 	from := max(d.From, 0)
@@ -161,7 +163,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		if i == len(parts)-1 {
 			ms.Components = comps
 		}
-		m, err := c.post(ctx, channelID, ms, nonce(d.Plan.ID, i))
+		m, err := c.post(ctx, channelID, ms, nonce(d.Plan.ID, channelID, i))
 		if err != nil {
 			return c.classify("send message", err)
 		}
@@ -203,11 +205,14 @@ func (c *Channel) post(ctx context.Context, channelID string, ms *discordgo.Mess
 	return &m, nil
 }
 
-// nonce names part i of question id in at most 25 characters (Discord's
-// limit): a digest, since ids may be longer. The same question and part
-// always give the same nonce; nothing else is meant to.
-func nonce(id string, part int) string {
-	sum := sha256.Sum256([]byte(id + "\x00" + strconv.Itoa(part)))
+// nonce names part i of question id in channel channelID in at most 25
+// characters (Discord's limit): a digest, since ids may be longer. Discord
+// checks a nonce against every message of the bot, whatever its channel,
+// so the channel is part of it: a question asked in several channels
+// (ask-user.md §5) posts each part once in each. The same question, channel
+// and part always give the same nonce; nothing else is meant to.
+func nonce(id, channelID string, part int) string {
+	sum := sha256.Sum256([]byte(id + "\x00" + channelID + "\x00" + strconv.Itoa(part)))
 	return "ab" + base64.RawURLEncoding.EncodeToString(sum[:])[:23]
 }
 
@@ -236,24 +241,52 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 
 // Finish edits one message of an ended question: components removed, part
 // ref.Part of end.Plan kept as its text without the instructions (the same
-// split as Send's, so the part is the one the message showed) and
-// end.Status added under it, in one PATCH (nothing is read back from
-// Discord). A message already in that
-// state gets the same content again; a deleted message or channel is
-// logged and counts as success. Safe to repeat and to call concurrently.
+// split as Send's, so the part is the one the message showed), its notes,
+// and end.Status under it, in one PATCH (nothing is read back from
+// Discord). A message already in that state gets the same content again;
+// a deleted message or channel is logged and counts as success. Safe to
+// repeat and to call concurrently.
 func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
-	log := c.log.With("chat", ref.Chat, "message", ref.Message, "question", end.Plan.ID)
 	content, ok := endedPart(end.Plan, ref.Part, end.Status)
 	if !ok {
-		// Discord has no reply boxes, and a prompt's parts come from its
-		// plan: a part the plan does not have cannot be shown.
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
+		return noSuchPart(ref)
 	}
-	none := []discordgo.MessageComponent{}
-	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &none, AllowedMentions: noPings(), Flags: noEmbeds}
+	return c.edit(ctx, ref, end.Plan.ID, content, []discordgo.MessageComponent{})
+}
+
+// Update edits message ref, part ref.Part of an open prompt, to show p:
+// the part's text exactly as Send posts it for p (p.Notes under the last
+// part) and p's buttons on the last part (none on the others), in one
+// PATCH that pings no one and shows no embed. Safe to repeat and to call
+// concurrently; a deleted message or channel counts as success. A refusal
+// is a *askbridge.SendError, classified as Finish classifies it.
+func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+	parts := renderParts(p)
+	if ref.Part < 0 || ref.Part >= len(parts) {
+		return noSuchPart(ref)
+	}
+	comps := []discordgo.MessageComponent{}
+	if ref.Part == len(parts)-1 {
+		comps = append(comps, components(p)...)
+	}
+	return c.edit(ctx, ref, p.ID, parts[ref.Part], comps)
+}
+
+// noSuchPart refuses a message said to show a part its prompt does not
+// have (a reply box, which Discord never has): a prompt's parts come from
+// its plan, so such a part cannot be shown. Repeating cannot help.
+func noSuchPart(ref askbridge.MessageRef) error {
+	return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
+}
+
+// edit replaces the content and components of message ref in one PATCH,
+// pinging no one and showing no embed. A deleted message or channel is
+// logged and counts as success.
+func (c *Channel) edit(ctx context.Context, ref askbridge.MessageRef, question, content string, comps []discordgo.MessageComponent) error {
+	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &comps, AllowedMentions: noPings(), Flags: noEmbeds}
 	if _, err := c.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
 		if gone(err) {
-			log.Warn("message to finish is gone; skipped")
+			c.log.Warn("message to edit is gone; skipped", "chat", ref.Chat, "message", ref.Message, "question", question)
 			return nil
 		}
 		return c.classify("edit message", err)
@@ -275,17 +308,50 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 	if err != nil {
 		return err
 	}
-	ms := &discordgo.MessageSend{Content: cutTo(escape(text), maxContent), AllowedMentions: noPings(), Flags: noEmbeds}
-	if replyTo != "" {
-		no := false
-		ms.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: channelID, FailIfNotExists: &no}
-	}
-	if _, err := c.rest.ChannelMessageSendComplex(channelID, ms, discordgo.WithContext(ctx)); err != nil {
+	if _, err := c.rest.ChannelMessageSendComplex(channelID, reply(channelID, replyTo, text), discordgo.WithContext(ctx)); err != nil {
 		return c.classify("send reply", err)
 	}
 	return nil
 }
 
+// Remind posts text as a reply to prompt, a message of a prompt, in its
+// channel: escaped, pinging nobody (not even the prompt's author), showing
+// no embed, and posted as a plain message should the prompt be gone by
+// then (fail_if_not_exists false). It returns the message posted (the
+// engine sets its Part and Place). One try, not safe to repeat: a refusal
+// is a *askbridge.SendError. Safe for concurrent use.
+func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+	m, err := c.rest.ChannelMessageSendComplex(prompt.Chat, reply(prompt.Chat, prompt.Message, text), discordgo.WithContext(ctx))
+	if err != nil {
+		return askbridge.MessageRef{}, c.classify("send reminder", err)
+	}
+	return askbridge.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: m.ID}, nil
+}
+
+// Delete deletes a message the bot posted (a reminder; a bot may always
+// delete its own messages). A deleted message or channel counts as
+// success, so it is safe to repeat; safe for concurrent use.
+func (c *Channel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+	err := c.rest.ChannelMessageDelete(ref.Chat, ref.Message, discordgo.WithContext(ctx))
+	if err != nil && !gone(err) {
+		return c.classify("delete message", err)
+	}
+	return nil
+}
+
+// reply is a message of plain text: escaped, cut to a message, pinging
+// nobody and showing no embed, as a reply to message replyTo in channel
+// channelID when replyTo is set (posted as a plain message if replyTo is
+// gone).
+func reply(channelID, replyTo, text string) *discordgo.MessageSend {
+	ms := &discordgo.MessageSend{Content: cutTo(escape(text), maxContent), AllowedMentions: noPings(), Flags: noEmbeds}
+	if replyTo != "" {
+		no := false
+		ms.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: channelID, FailIfNotExists: &no}
+	}
+	return ms
+}
+
 // Parts is how many messages the prompt of p takes; its buttons are on the
 // last.
-func (c *Channel) Parts(p askbridge.Plan) int { return len(renderParts(p)) }
+func (c *Channel) Parts(p askbridge.Plan) int { return len(layout(p)) }

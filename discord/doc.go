@@ -18,16 +18,30 @@
 // allowed_mentions {"parse": []}, so nothing in it can notify anyone, and
 // flags SUPPRESS_EMBEDS, so no link shows a preview.
 // The last message carries the buttons: one primary button per option in
-// declared order, five to an action row, then a secondary Skip; each
-// custom_id is the bridge's 21-byte payload naming the question and the
-// choice. Text prompts (several questions, multi-select) get only Skip. A
-// DM target "@<user id>" opens the DM channel first (POST
-// /users/@me/channels). Each message is handed to the engine, numbered by
-// its part, as soon as Discord accepted it; the engine records it. Finish
-// edits a message when its question ends: components removed, the part it
-// showed rendered again from the plan with the same split (never read back
-// from Discord) but without the instruction lines, and a bold status line
-// added; a part that held only instructions shows the status line alone.
+// declared order, five to an action row, then a secondary Skip, and a
+// secondary Seen for a request with reminders or escalation (ask-user.md
+// §5); each custom_id is the bridge's 21-byte payload naming the question
+// and the choice. Text prompts (several questions, multi-select) get only
+// Skip (and Seen). The plan's notes (Plan.Notes: why an escalation step
+// asks here, who has seen it), escaped, go under the instructions of the
+// last message, without moving any line to another message, so a prompt
+// takes as many messages whatever its notes. A DM target "@<user id>"
+// opens the DM channel first (POST /users/@me/channels). Each message is
+// handed to the engine, numbered by its part, as soon as Discord accepted
+// it; the engine records it. Finish edits a message when its question
+// ends: components removed, the part it showed rendered again from the
+// plan with the same split (never read back from Discord) but without the
+// instruction lines, its notes kept, and a bold status line added; a part
+// that held only instructions shows its notes and the status line alone.
+//
+// Update edits an open prompt's message in place when what the question
+// shows changes (someone pressed Seen): the part as Send would post it for
+// the new plan, the new buttons on the last part. Remind posts a reminder
+// as a reply to the prompt (message_reference with fail_if_not_exists
+// false, so a prompt deleted meanwhile gets a plain message), and Delete
+// deletes it when the question ends. All of them ping no one and show no
+// embed; a message or channel that is gone counts as done for Update and
+// Delete, as for Finish.
 //
 // # REST and rate limits
 //

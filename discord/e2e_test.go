@@ -563,3 +563,163 @@ func TestContextShownQuietly(t *testing.T) {
 		}
 	}
 }
+
+// escalated is oneQuestion for a request with an escalation step: after
+// 10 minutes it is also asked in channel %s.
+const escalated = `{"id":%q,"timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"discord:%s"}],"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+// labels lists a message's button labels.
+func labels(m discordtest.Message) []string {
+	var out []string
+	for _, row := range m.Components {
+		for _, b := range row.Components {
+			out = append(out, b.Label)
+		}
+	}
+	return out
+}
+
+// TestSeen: a request with an escalation step shows a Seen button. Bob,
+// who may not answer, cannot press it; Alice's press gets the private
+// notice "Marked as seen. The question stays open.", answers nothing, and
+// the prompt is edited in place to show "Seen by alice" under the
+// instructions, without the Seen button, keeping the options; a stale
+// press on Seen is told someone has. An option pressed then answers as
+// usual, and the ended message keeps "Seen by alice" above its status.
+func TestSeen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	other := e.fake.AddChannel()
+	body := fmt.Sprintf(escalated, "seen-1", other)
+	id := e.ask(body)
+	p := e.shown(id)[0]
+	if got, want := labels(p), []string{"Staging (Recommended)", "Production", "Skip", "Seen"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("buttons %q, want %q", got, want)
+	}
+	seenBtn := p.Components[len(p.Components)-1].Components[1]
+	if seenBtn.Style != 2 || seenBtn.CustomID != askbridge.EncodePayload(id, askbridge.Choice{Kind: askbridge.ControlSeen}) {
+		t.Errorf("the Seen button %+v, want a secondary button with the Seen payload", seenBtn)
+	}
+
+	if in := e.click(e.bob, p.ID, seenBtn.CustomID); notice(in) != "This question is not for you." {
+		t.Errorf("bob's Seen: notice %q", notice(in))
+	}
+	in := e.click(e.alice, p.ID, seenBtn.CustomID)
+	if in.AckType != 4 || in.Failed || notice(in) != "Marked as seen. The question stays open." {
+		t.Errorf("Seen answered with type %d (failed %v) notice %q", in.AckType, in.Failed, notice(in))
+	}
+	m := e.message(p.ID, "edited to show who has seen it", func(m discordtest.Message) bool {
+		return strings.Contains(m.Content, "Seen by alice")
+	})
+	if want := p.Content + "\n\nSeen by alice"; m.Content != want {
+		t.Errorf("the prompt after Seen:\n%s\nwant\n%s", m.Content, want)
+	}
+	if got, want := labels(m), []string{"Staging (Recommended)", "Production", "Skip"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("buttons after Seen %q, want %q", got, want)
+	}
+	if pings := m.Pings(); len(pings) > 0 || m.Flags&discordtest.SuppressEmbeds == 0 {
+		t.Errorf("the edited prompt pings %v (flags %d)", pings, m.Flags)
+	}
+	e.noResult(id)
+	if in := e.click(e.alice, p.ID, seenBtn.CustomID); notice(in) != "Someone has already marked this as seen." {
+		t.Errorf("a stale Seen: notice %q", notice(in))
+	}
+
+	in = e.click(e.alice, p.ID, buttonIDs(m)[1])
+	if notice(in) != "Answer recorded." {
+		t.Errorf("the answer's notice %q", notice(in))
+	}
+	r := e.result(id, 5*time.Second)
+	if r.Status != askbridge.StatusAnswered || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"Production"}}) {
+		t.Errorf("result %+v", r)
+	}
+	req, err := askbridge.DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := askbridge.StatusLine(req, r)
+	done := e.message(p.ID, "answered", ended(status))
+	text, _, _ := strings.Cut(p.Content, "\n\n"+discord.Escape(locale.For("en").Get("FreeText")))
+	if want := text + "\n\nSeen by alice\n\n**" + discord.Escape(status) + "**"; done.Content != want {
+		t.Errorf("the answered message:\n%s\nwant\n%s", done.Content, want)
+	}
+	if msgs := e.fake.Messages(other); len(msgs) != 0 {
+		t.Errorf("the escalation channel shows %d messages", len(msgs))
+	}
+}
+
+// TestRemindersAndEscalation: while nobody has seen a question, a
+// reminder is posted as a quiet reply to the prompt, and at its step the
+// question is also asked in the escalation channel, saying why, with a
+// Seen button. An answer there ends it everywhere: both prompts show the
+// status, and the reminders are deleted.
+func TestRemindersAndEscalation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.waitGateway()
+	other := e.fake.AddChannel()
+	body := strings.Replace(fmt.Sprintf(escalated, "remind-1", other), `"timeoutSeconds":900`, `"timeoutSeconds":900,"remindEverySeconds":300`, 1)
+	id := e.ask(body)
+	p := e.shown(id)[0]
+
+	e.clock.advance(301 * time.Second)
+	reminder := e.replyTo(e.room, p.ID)
+	if !strings.HasPrefix(reminder.Content, "Still waiting for your answer") || len(reminder.Pings()) > 0 || reminder.Flags&discordtest.SuppressEmbeds == 0 {
+		t.Errorf("the reminder (flags %d) pings %v:\n%s", reminder.Flags, reminder.Pings(), reminder.Content)
+	}
+
+	e.clock.advance(300 * time.Second)
+	var step discordtest.Message
+	defer func() {
+		if t.Failed() {
+			t.Logf("other %s: %+v; room: %+v", other, e.fake.Messages(other), e.fake.Messages(e.room))
+		}
+	}()
+	e.eventually(10*time.Second, "the question asked in the escalation channel", func() bool {
+		for _, m := range e.fake.Messages(other) {
+			if m.Author.ID == e.fake.BotID && len(m.Components) > 0 {
+				step = m
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.HasSuffix(step.Content, "\n\nNo answer after 10 min, so this is asked here too.") {
+		t.Errorf("the escalated prompt does not say why:\n%s", step.Content)
+	}
+	if got, want := labels(step), []string{"Staging (Recommended)", "Production", "Skip", "Seen"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the escalated prompt's buttons %q, want %q", got, want)
+	}
+	e.shown(id) // every prompt recorded, so a press finds its question
+
+	in := e.click(e.bob, step.ID, buttonIDs(step)[1])
+	if notice(in) != "Answer recorded." {
+		t.Errorf("bob's answer in the escalation channel: notice %q", notice(in))
+	}
+	r := e.result(id, 5*time.Second)
+	if r.AnsweredBy == nil || r.AnsweredBy.ID != e.bob || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"Production"}}) {
+		t.Errorf("result %+v", r)
+	}
+	req, err := askbridge.DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := askbridge.StatusLine(req, r)
+	e.message(p.ID, "ended", ended(status))
+	m := e.message(step.ID, "ended", ended(status))
+	if !strings.Contains(m.Content, "\n\nNo answer after 10 min, so this is asked here too.\n\n**") {
+		t.Errorf("the ended escalated prompt lost its note:\n%s", m.Content)
+	}
+	e.eventually(10*time.Second, "every reminder deleted", func() bool {
+		for _, ch := range []string{e.room, other} {
+			for _, m := range e.fake.Messages(ch) {
+				if m.Author.ID == e.fake.BotID && (m.ReplyTo == p.ID || m.ReplyTo == step.ID) {
+					return false
+				}
+			}
+		}
+		_, deleted := e.fake.Deleted(reminder.ID)
+		return deleted
+	})
+}

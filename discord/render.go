@@ -128,6 +128,9 @@ type line struct {
 	// fit in one: a question stays with its first option, the free-text
 	// line with the closing.
 	glue bool
+	// note marks a line the question's state adds (Plan.Notes): under the
+	// instructions of the last part, and kept when the question ends.
+	note bool
 }
 
 // lines is the whole prompt in Discord markdown, agent text escaped: the
@@ -245,10 +248,56 @@ func join(ls []line) string {
 	return b.String()
 }
 
-// renderParts is the prompt as Send posts it: one text per message, each
-// at most partLimit, cut only between lines.
-func renderParts(p askbridge.Plan) []string {
+// noteRoom is the most the notes of a prompt take, a quarter of a
+// message: the lines a question's state adds are short, and a longer one
+// is cut, so the text and the status line keep their room.
+const noteRoom = maxContent / 4
+
+// shown is the prompt as Send posts it, line by line: layout's parts, with
+// the plan's notes under the last one (the part with the buttons). The
+// notes never move a line to another part, so part k is the same message
+// whatever notes the question's state adds later (Update).
+func shown(p askbridge.Plan) [][]line {
 	parts := layout(p)
+	last := len(parts) - 1
+	room := min(noteRoom, maxContent-askbridge.TextLength(join(parts[last]))-len("\n\n"))
+	parts[last] = append(parts[last], noteLines(p.Notes, room)...)
+	return parts
+}
+
+// noteLines are notes as lines: each escaped on a line of its own, the
+// first a paragraph apart, all together at most room characters (the
+// note that would pass it is cut with "…", those after it are left out).
+func noteLines(notes []string, room int) []line {
+	var out []line
+	used := 0
+	for _, n := range notes {
+		text := escape(strings.Join(strings.Fields(n), " "))
+		if text == "" {
+			continue
+		}
+		gap := "\n\n" // counted in room
+		if len(out) > 0 {
+			gap = "\n"
+			used += len(gap)
+		}
+		if w := askbridge.TextLength(text); used+w > room {
+			if left := room - used - 1; left > 0 {
+				out = append(out, line{text: cutTo(text, left) + "…", gap: gap, note: true})
+			}
+			break
+		}
+		used += askbridge.TextLength(text)
+		out = append(out, line{text: text, gap: gap, note: true})
+	}
+	return out
+}
+
+// renderParts is the prompt as Send posts it: one text per message, cut
+// only between lines, each at most partLimit but for the notes under the
+// last one.
+func renderParts(p askbridge.Plan) []string {
+	parts := shown(p)
 	out := make([]string, len(parts))
 	for i, ls := range parts {
 		out[i] = join(ls)
@@ -257,11 +306,11 @@ func renderParts(p askbridge.Plan) []string {
 }
 
 // endedPart is the text of part i of the prompt once its question ended
-// with status: the part without its instructions, the status line under
-// it. ok is false when the prompt has no such part (a reply box, which
-// Discord never has).
+// with status: the part without its instructions, its notes (on the last
+// part), then the status line. ok is false when the prompt has no such
+// part (a reply box, which Discord never has).
 func endedPart(p askbridge.Plan, i int, status string) (text string, ok bool) {
-	parts := layout(p)
+	parts := shown(p)
 	if i < 0 || i >= len(parts) {
 		return "", false
 	}
@@ -317,21 +366,28 @@ func statusLine(status string) string {
 }
 
 // finished is a part of an ended question: its lines without the
-// instructions, and the status line under them (alone when the part held
-// only instructions). When both do not fit, the last lines give way to
-// "…"; a single line too long is cut.
+// instructions, then its notes, then the status line (the notes and the
+// status line alone when the part held only instructions). When all do
+// not fit, the last lines of the text give way to "…"; a single line too
+// long is cut. The notes and the status line stay whole.
 func finished(part []line, status string) string {
-	st := statusLine(status)
-	var keep []line
+	tail := statusLine(status)
+	var keep, notes []line
 	for _, l := range part {
-		if !l.instr {
+		switch {
+		case l.note:
+			notes = append(notes, l)
+		case !l.instr:
 			keep = append(keep, l)
 		}
 	}
-	if len(keep) == 0 {
-		return st
+	if len(notes) > 0 {
+		tail = join(notes) + "\n\n" + tail
 	}
-	room := maxContent - askbridge.TextLength(st) - len("\n\n")
+	if len(keep) == 0 {
+		return tail
+	}
+	room := maxContent - askbridge.TextLength(tail) - len("\n\n")
 	text := join(keep)
 	for askbridge.TextLength(text) > room {
 		if len(keep) == 1 {
@@ -341,7 +397,7 @@ func finished(part []line, status string) string {
 		keep = keep[:len(keep)-1]
 		text = join(keep) + "\n…"
 	}
-	return text + "\n\n" + st
+	return text + "\n\n" + tail
 }
 
 // cutTo keeps the longest prefix of s of at most n UTF-16 code units, not

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/markup"
+	"github.com/askbridge/askbridge/locale"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -140,8 +143,15 @@ func ends(id string, req askbridge.Request) []struct {
 // reviewer can read: the content as sent, then each row of buttons, then
 // the request body.
 func describe(b *strings.Builder, title string, ms *discordgo.MessageSend) {
-	fmt.Fprintf(b, "=== %s (%d characters) ===\n%s\n", title, askbridge.TextLength(ms.Content), ms.Content)
-	for i, row := range ms.Components {
+	shows(b, title, ms.Content, ms.Components)
+	body, _ := json.Marshal(ms)
+	fmt.Fprintf(b, "--- body: %s\n\n", body)
+}
+
+// shows renders a message's content and each row of its buttons.
+func shows(b *strings.Builder, title, content string, rows []discordgo.MessageComponent) {
+	fmt.Fprintf(b, "=== %s (%d characters) ===\n%s\n", title, askbridge.TextLength(content), content)
+	for i, row := range rows {
 		fmt.Fprintf(b, "--- row %d:", i+1)
 		for _, c := range row.(discordgo.ActionsRow).Components {
 			btn := c.(discordgo.Button)
@@ -150,8 +160,6 @@ func describe(b *strings.Builder, title string, ms *discordgo.MessageSend) {
 		}
 		b.WriteString("\n")
 	}
-	body, _ := json.Marshal(ms)
-	fmt.Fprintf(b, "--- body: %s\n\n", body)
 }
 
 func golden(t *testing.T, name, got string) {
@@ -392,5 +400,152 @@ func TestInstructionsAlone(t *testing.T) {
 	}
 	if !pushed {
 		t.Error("no prompt tried has a question that starts a part")
+	}
+}
+
+// seenRecord is a question whose request has an escalation step, so its
+// prompts offer Seen: body is the request, shown in a first place and,
+// from the step on, in a second.
+func seenRecord(t *testing.T, body string) askbridge.Record {
+	t.Helper()
+	req := mustRequest(t, body)
+	first := askbridge.Target{Platform: Platform, Chat: "1000000000000000002"}
+	step := askbridge.Target{Platform: Platform, Chat: "1000000000000000003"}
+	return askbridge.Record{ID: "golden-seen", Status: askbridge.StatusPending, Request: req, Target: first, Places: []askbridge.Place{
+		{Name: first.String(), Target: first},
+		{Name: step.String(), Target: step, Step: 1},
+	}}
+}
+
+// seenShapes are the requests of the Seen goldens: the single-select
+// shape with descriptions, escalated after 10 minutes.
+var seenShapes = []struct{ name, body string }{
+	{"seen", strings.Replace(shapes[1].body, `{"agent"`, `{"timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"discord:1000000000000000003"}],"agent"`, 1)},
+	{"seen.th", strings.Replace(shapes[1].th, `{"locale":"th"`, `{"locale":"th","timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"discord:1000000000000000003"}]`, 1)},
+}
+
+// seenBy is who presses Seen in the tests: a name with markup in it.
+var seenBy = askbridge.Person{Platform: Platform, ID: "42", Name: "alice_b"}
+
+// describeEdit renders an edit as describe renders a post.
+func describeEdit(b *strings.Builder, title string, edit *discordgo.MessageEdit) {
+	shows(b, title, *edit.Content, *edit.Components)
+	body, _ := json.Marshal(edit)
+	fmt.Fprintf(b, "--- body: %s\n\n", body)
+}
+
+// TestGoldenSeen records, in English and in Thai, the prompt of a request
+// with an escalation step where the step asks (the note saying why, a Seen
+// button), as Update edits it once someone pressed Seen (a "Seen by" note,
+// no Seen button, the options kept), and as Finish edits it when the
+// question is answered after that (the notes kept, above the status).
+func TestGoldenSeen(t *testing.T) {
+	for _, l := range seenShapes {
+		t.Run(l.name, func(t *testing.T) {
+			rec := seenRecord(t, l.body)
+			w := locale.For(rec.Request.Locale)
+			open := rec.PlanFor(1, caps)
+			rec.Acknowledged = &seenBy
+			seen := rec.PlanFor(1, caps)
+			if len(renderParts(open)) != 1 || len(renderParts(seen)) != 1 {
+				t.Fatalf("%d and %d parts, want one", len(renderParts(open)), len(renderParts(seen)))
+			}
+			var b strings.Builder
+			ms := &discordgo.MessageSend{Content: renderParts(open)[0], Components: components(open), AllowedMentions: noPings(), Flags: noEmbeds}
+			describe(&b, "where step 1 asks", ms)
+			seenID := askbridge.EncodePayload(rec.ID, askbridge.Choice{Kind: askbridge.ControlSeen})
+			if got := buttons(components(open)); len(got) != 6 || got[5] != "secondary "+w.Get("ButtonSeen")+" "+seenID {
+				t.Errorf("buttons %q, want the options, Skip and a secondary Seen", got)
+			}
+
+			comps := components(seen)
+			edit := &discordgo.MessageEdit{Content: &renderParts(seen)[0], Components: &comps, AllowedMentions: noPings(), Flags: noEmbeds}
+			describeEdit(&b, "after Seen (Update)", edit)
+			note := escape(w.Format("SeenBy", map[string]any{"Who": seenBy.Name}))
+			if got := buttons(comps); !slices.Equal(got, buttons(components(open))[:5]) {
+				t.Errorf("buttons after Seen %q, want those before less Seen", got)
+			}
+			if want := ms.Content + "\n" + note; *edit.Content != want {
+				t.Errorf("after Seen:\n%s\nwant\n%s", *edit.Content, want)
+			}
+
+			q := rec.Request.Questions[0]
+			answered := askbridge.Answered(rec.ID, map[string][]string{q.ID: {q.Options[1].Label}}, &seenBy, askbridge.ViaButton)
+			status := askbridge.StatusLine(rec.Request, answered)
+			content, _ := endedPart(seen, 0, status)
+			none := []discordgo.MessageComponent{}
+			describeEdit(&b, "answered after Seen (Finish)", &discordgo.MessageEdit{Content: &content, Components: &none, AllowedMentions: noPings(), Flags: noEmbeds})
+			why := escape(w.Format("EscalatedWhy", map[string]any{"After": askbridge.HumanDuration(w, 10*time.Minute)}))
+			if !strings.HasSuffix(content, "\n\n"+why+"\n"+note+"\n\n"+statusLine(status)) || strings.Contains(content, escape(open.Closing)) || !strings.Contains(status, q.Options[1].Label) {
+				t.Errorf("the answered message does not end with the notes, then the status, without instructions:\n%s", content)
+			}
+			golden(t, l.name, b.String())
+		})
+	}
+}
+
+// buttons lists rendered buttons as "<style> <label> <custom_id>".
+func buttons(rows []discordgo.MessageComponent) []string {
+	var out []string
+	for _, row := range rows {
+		for _, c := range row.(discordgo.ActionsRow).Components {
+			btn := c.(discordgo.Button)
+			style := map[discordgo.ButtonStyle]string{discordgo.PrimaryButton: "primary", discordgo.SecondaryButton: "secondary"}[btn.Style]
+			out = append(out, style+" "+btn.Label+" "+btn.CustomID)
+		}
+	}
+	return out
+}
+
+// TestNotes: a plan's notes go under the instructions of the last part,
+// escaped so that none pings or formats; they never move a line to another
+// part; a message with notes stays within Discord's limit, a note too long
+// for its room being cut; and an ended part keeps its notes, whole, above
+// the status line, whatever gives way.
+func TestNotes(t *testing.T) {
+	plan := longPlan(t)
+	before := renderParts(plan)
+	plan.Notes = []string{"Seen by <@123> @everyone **x**", "- a list\nof two lines"}
+	parts := renderParts(plan)
+	if len(parts) != len(before) || len(layout(plan)) != len(before) {
+		t.Fatalf("%d parts with notes, %d without", len(parts), len(before))
+	}
+	for i := range len(parts) - 1 {
+		if parts[i] != before[i] {
+			t.Errorf("part %d changed with the notes", i)
+		}
+	}
+	notes := "\n\nSeen by \\<\\@123\\> \\@everyone \\*\\*x\\*\\*\n\\- a list of two lines"
+	if last := parts[len(parts)-1]; last != before[len(before)-1]+notes {
+		t.Errorf("the last part:\n%s\nwant the notes under\n%s", last, before[len(before)-1])
+	}
+	ended, _ := endedPart(plan, len(parts)-1, "Skipped")
+	if !strings.HasSuffix(ended, notes+"\n\n**Skipped**") {
+		t.Errorf("the ended last part:\n%s", ended)
+	}
+	if ended, _ := endedPart(plan, 0, "Skipped"); strings.Contains(ended, "Seen by") {
+		t.Errorf("the first part shows the notes once ended:\n%s", ended)
+	}
+
+	// A last part full to the limit: the notes take the room left.
+	full := line{text: strings.Repeat("x", partLimit)}
+	long := []string{strings.Repeat("n", 150), strings.Repeat("*", 150)}
+	got := join(append([]line{full}, noteLines(long, maxContent-partLimit-2)...))
+	if n := askbridge.TextLength(got); n > maxContent || !strings.HasSuffix(got, "…") || !strings.Contains(got, "\n\n"+long[0]+"\n\\*") {
+		t.Errorf("a full part with long notes: %d characters ending %q", n, got[len(got)-60:])
+	}
+	if lines := noteLines([]string{strings.Repeat("y", 3000)}, noteRoom); len(lines) != 1 || askbridge.TextLength(lines[0].text) != noteRoom {
+		t.Errorf("a note of 3000 characters: %d lines", len(lines))
+	}
+	// Ended with a status of the most characters: the notes stay whole.
+	status := "Answered: " + strings.Repeat("*", 3000)
+	for i := range parts {
+		got, _ := endedPart(plan, i, status)
+		if n := askbridge.TextLength(got); n > maxContent {
+			t.Errorf("ended part %d is %d characters", i, n)
+		}
+		if i == len(parts)-1 && !strings.Contains(got, notes+"\n\n"+statusLine(status)) {
+			t.Errorf("ended part %d lost its notes", i)
+		}
 	}
 }

@@ -394,3 +394,269 @@ func TestFinishRendersThePartItShowed(t *testing.T) {
 		t.Errorf("finishing a part the prompt does not have: %v, want permanent", err)
 	}
 }
+
+// seenPlans are the plans of a long prompt of a request with an escalation
+// step, in its first place: open (a Seen button) and once someone pressed
+// Seen (a "Seen by" note, no Seen button).
+func seenPlans(t *testing.T) (open, seen askbridge.Plan) {
+	t.Helper()
+	body := strings.Replace(shapes[6].body, `{"questions"`, `{"timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"discord:1000000000000000003"}],"questions"`, 1)
+	rec := seenRecord(t, body)
+	open = rec.PlanFor(0, caps)
+	rec.Acknowledged = &seenBy
+	return open, rec.PlanFor(0, caps)
+}
+
+// TestUpdateShowsThePlan: Update edits each part of an open prompt to
+// show the part as Send posts it for the new plan (the notes under the
+// last part, the buttons less Seen on it, none on the others), quietly,
+// once per call and safe to repeat; a message or channel that is gone is
+// done, and a part the plan does not have is refused for good.
+func TestUpdateShowsThePlan(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	ctx := context.Background()
+	open, seen := seenPlans(t)
+	refs, err := send(ctx, ch, room, open)
+	if err != nil || len(refs) < 3 {
+		t.Fatalf("%d parts, %v; want a prompt of several", len(refs), err)
+	}
+	if last, _ := fake.Message(refs[len(refs)-1].Message); !slices.Contains(ids(last), askbridge.EncodePayload(open.ID, askbridge.Choice{Kind: askbridge.ControlSeen})) {
+		t.Fatalf("the prompt has no Seen button: %v", ids(last))
+	}
+	parts := renderParts(seen)
+	for range 2 {
+		for i, ref := range refs {
+			if err := ch.Update(ctx, ref, seen); err != nil {
+				t.Fatalf("update part %d: %v", i, err)
+			}
+			m, _ := fake.Message(ref.Message)
+			if m.Content != parts[i] || m.Flags&discordtest.SuppressEmbeds == 0 {
+				t.Errorf("part %d after Update (flags %d):\n%s\nwant\n%s", i, m.Flags, m.Content, parts[i])
+			}
+			want := []string{}
+			if i == len(refs)-1 {
+				want = []string{askbridge.EncodePayload(seen.ID, askbridge.Choice{Kind: askbridge.ControlSkip})}
+			}
+			if got := ids(m); !slices.Equal(got, want) {
+				t.Errorf("part %d shows buttons %v, want %v", i, got, want)
+			}
+		}
+	}
+	last, _ := fake.Message(refs[len(refs)-1].Message)
+	if !strings.HasSuffix(last.Content, "\n\nSeen by alice\\_b") || last.Edits != 2 {
+		t.Errorf("the last part, edited %d times:\n%s", last.Edits, last.Content)
+	}
+	for _, r := range fake.Requests() {
+		if r.Message != nil && (!r.Message.Quiet() || !r.Message.SuppressesEmbeds()) {
+			t.Errorf("%s %s: allowed_mentions %+v flags %v", r.Method, r.Path, r.Message.AllowedMentions, r.Message.Flags)
+		}
+	}
+	for _, gone := range []askbridge.MessageRef{
+		{Platform: Platform, Chat: room, Message: "1999999999999999999"},
+		{Platform: Platform, Chat: "1999999999999999998", Message: refs[0].Message},
+	} {
+		if err := ch.Update(ctx, gone, seen); err != nil {
+			t.Errorf("updating a message that is gone (%+v): %v", gone, err)
+		}
+	}
+	past := refs[0]
+	past.Part = len(refs)
+	if kind, _, _ := askbridge.Classify(ch.Update(ctx, past, seen)); kind != askbridge.Permanent {
+		t.Errorf("updating a part the prompt does not have: %v, want permanent", kind)
+	}
+}
+
+// ids lists the custom_ids of a message's buttons.
+func ids(m discordtest.Message) []string {
+	out := []string{}
+	for _, row := range m.Components {
+		for _, b := range row.Components {
+			out = append(out, b.CustomID)
+		}
+	}
+	return out
+}
+
+// TestRemindRepliesQuietly: a reminder is a reply to the prompt in its
+// channel that pings no one and unfurls nothing, with its text escaped;
+// Remind returns it; a prompt deleted by then gets a plain message; a
+// channel the bot may not post in is a permanent refusal.
+func TestRemindRepliesQuietly(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room := fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	ctx := context.Background()
+	refs, err := send(ctx, ch, room, testPlan(t, "remind"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := refs[0]
+	text := "Still waiting @everyone <@123> — see https://x.test — 12 min left."
+	got, err := ch.Remind(ctx, prompt, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := fake.Message(got.Message)
+	if !ok || got.Platform != Platform || got.Chat != room || m.ChannelID != room {
+		t.Fatalf("Remind returned %+v, on Discord %+v", got, m)
+	}
+	if m.ReplyTo != prompt.Message || m.Content != escape(text) || len(m.Pings()) > 0 || len(m.Unfurls()) > 0 {
+		t.Errorf("the reminder replies to %q, pings %v, unfurls %v:\n%s", m.ReplyTo, m.Pings(), m.Unfurls(), m.Content)
+	}
+	reqs := fake.Requests()
+	sent := reqs[len(reqs)-1].Message
+	if sent == nil || !sent.Quiet() || !sent.SuppressesEmbeds() || sent.Reference == nil || sent.Reference.FailIfNotExists == nil || *sent.Reference.FailIfNotExists {
+		t.Errorf("the reminder was sent as %+v", sent)
+	}
+
+	if err := ch.Delete(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ch.Remind(ctx, prompt, text)
+	if m, _ := fake.Message(plain.Message); err != nil || m.ReplyTo != "" || m.Content != escape(text) {
+		t.Errorf("a reminder under a deleted prompt: %v, %+v", err, m)
+	}
+
+	fake.DenyChannel(room)
+	if _, err := ch.Remind(ctx, refs[0], text); err == nil {
+		t.Error("a reminder in a denied channel was posted")
+	} else if kind, _, reason := askbridge.Classify(err); kind != askbridge.Permanent || !strings.Contains(reason, "Missing Access") {
+		t.Errorf("a reminder in a denied channel: %v %q, want permanent", kind, reason)
+	}
+}
+
+// TestDeleteIsSafeToRepeat: Delete removes a message the bot posted; one
+// already gone, or in a channel that is gone, is done; another user's
+// message, which a bot without Manage Messages cannot delete, is a
+// permanent refusal.
+func TestDeleteIsSafeToRepeat(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room, user := fake.AddChannel(), fake.AddUser("p")
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	ctx := context.Background()
+	refs, err := send(ctx, ch, room, testPlan(t, "delete"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reminder, err := ch.Remind(ctx, refs[0], "Still waiting.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := ch.Delete(ctx, reminder); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if _, ok := fake.Deleted(reminder.Message); !ok {
+		t.Error("the reminder is still there")
+	}
+	if _, ok := fake.Message(refs[0].Message); !ok {
+		t.Error("deleting the reminder deleted the prompt")
+	}
+	if err := ch.Delete(ctx, askbridge.MessageRef{Platform: Platform, Chat: "1999999999999999998", Message: reminder.Message}); err != nil {
+		t.Errorf("deleting in a channel that is gone: %v", err)
+	}
+	theirs, err := fake.Post(user, room, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ch.Delete(ctx, askbridge.MessageRef{Platform: Platform, Chat: room, Message: theirs})
+	if kind, _, reason := askbridge.Classify(err); err == nil || kind != askbridge.Permanent || !strings.Contains(reason, "Missing Permissions") {
+		t.Errorf("deleting another user's message: %v", err)
+	}
+}
+
+// TestUpdateRemindDeleteRefusals: Update, Remind and Delete classify
+// Discord's refusals as Send and Finish do, each in one call: a 429 is a
+// rate limit with Discord's retry_after, and the route is held back for
+// it; a 5xx is temporary; a 403 permanent.
+func TestUpdateRemindDeleteRefusals(t *testing.T) {
+	ref := askbridge.MessageRef{Platform: Platform, Chat: "123", Message: "456"}
+	plan := testPlan(t, "q")
+	calls := map[string]func(context.Context, *Channel) error{
+		"update": func(ctx context.Context, c *Channel) error { return c.Update(ctx, ref, plan) },
+		"remind": func(ctx context.Context, c *Channel) error {
+			_, err := c.Remind(ctx, ref, "Still waiting.")
+			return err
+		},
+		"delete": func(ctx context.Context, c *Channel) error { return c.Delete(ctx, ref) },
+	}
+	cases := []struct {
+		status  int
+		headers map[string]string
+		body    string
+		kind    askbridge.ErrorKind
+		wait    time.Duration
+	}{
+		{429, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": "2.5"}, `{"message":"You are being rate limited.","retry_after":2.5,"global":false}`, askbridge.RateLimited, 2500 * time.Millisecond},
+		{502, nil, `<html>bad gateway</html>`, askbridge.Temporary, 0},
+		{403, nil, `{"message":"Missing Access","code":50001}`, askbridge.Permanent, 0},
+	}
+	for name, call := range calls {
+		for _, c := range cases {
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				for k, v := range c.headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(c.status)
+				fmt.Fprint(w, c.body)
+			}))
+			ch := newTestChannel(t, srv.URL+"/", "tok")
+			err := call(context.Background(), ch)
+			var se *askbridge.SendError
+			if !errors.As(err, &se) || se.Kind != c.kind || se.RetryAfter != c.wait {
+				t.Errorf("%s, %d: %v, want kind %v waiting %s", name, c.status, err, c.kind, c.wait)
+			}
+			if c.status == 429 {
+				// The bucket is empty until its reset: a call with less
+				// time than that is a rate limit at once.
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				err := call(ctx, ch)
+				cancel()
+				if kind, _, _ := askbridge.Classify(err); kind != askbridge.RateLimited {
+					t.Errorf("%s right after a 429: %v, want a rate limit", name, err)
+				}
+			}
+			if hits.Load() != 1 {
+				t.Errorf("%s, %d: %d calls, want one", name, c.status, hits.Load())
+			}
+			srv.Close()
+		}
+	}
+}
+
+// TestSendInSeveralChannels: a question asked in two channels (several
+// places, an escalation step) is posted in each, though Discord checks an
+// enforced nonce against every message of the bot; sent again to one
+// channel, it is returned, not posted twice.
+func TestSendInSeveralChannels(t *testing.T) {
+	fake := discordtest.New(discordtest.Options{})
+	defer fake.Close()
+	room, other := fake.AddChannel(), fake.AddChannel()
+	ch := newTestChannel(t, fake.URL, fake.Token())
+	ctx := context.Background()
+	plan := testPlan(t, "two-places")
+	first, err := send(ctx, ch, room, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := send(ctx, ch, other, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := fake.Message(second[0].Message); !ok || m.ChannelID != other || second[0].Message == first[0].Message {
+		t.Fatalf("the prompt in the second channel is %+v, on Discord in %q", second[0], m.ChannelID)
+	}
+	again, err := send(ctx, ch, other, plan)
+	if err != nil || !slices.Equal(again, second) || len(fake.Messages(other)) != 1 || len(fake.Messages(room)) != 1 {
+		t.Errorf("sent again: %+v, %v; %d and %d messages", again, err, len(fake.Messages(room)), len(fake.Messages(other)))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,8 @@ var (
 	_ askbridge.Channel     = (*Channel)(nil)
 	_ askbridge.Notifier    = (*Channel)(nil)
 	_ askbridge.PartCounter = (*Channel)(nil)
+	_ askbridge.Updater     = (*Channel)(nil)
+	_ askbridge.Reminder    = (*Channel)(nil)
 )
 
 // New makes the Slack channel. It checks the configuration (cfg.Validate)
@@ -184,12 +187,29 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 
 // Finish edits one message of an ended question with chat.update to part
 // ref.Part of end.Plan, ended (renderEnded): the instructions and the
-// buttons removed, a context block with end.Status added, the question
-// kept. A message that is gone (message_not_found) counts as done; a part
-// the plan does not have is a Permanent error. Safe for concurrent use and
-// to repeat.
+// buttons removed, a context block with end.Status (after the plan's
+// notes on the last part) added, the question kept. A message that is
+// gone (message_not_found) counts as done; a part the plan does not have
+// is a Permanent error. Safe for concurrent use and to repeat.
 func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
-	msgs := renderEnded(end.Plan, end.Status)
+	return c.edit(ctx, ref, renderEnded(end.Plan, end.Status), "message_not_found")
+}
+
+// Update edits part ref.Part of an open prompt in place with chat.update
+// to show that part of p exactly as Send posts it (render): p's notes
+// ("Seen by …") and p's buttons (no Seen once someone pressed it) on the
+// last part. Its metadata stays as Send posted it. A message that is gone
+// (message_not_found, cant_update_message) counts as done; a part the
+// plan does not have is a Permanent error; other refusals are classified
+// as Finish's are. Safe for concurrent use and to repeat.
+func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+	return c.edit(ctx, ref, render(p), "message_not_found", "cant_update_message")
+}
+
+// edit replaces message ref with part ref.Part of msgs (chat.update). A
+// refusal whose code is one of gone counts as done; any other is returned
+// classified.
+func (c *Channel) edit(ctx context.Context, ref askbridge.MessageRef, msgs []message, gone ...string) error {
 	if ref.Part < 0 || ref.Part >= len(msgs) {
 		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("no part %d in a prompt of %d messages", ref.Part, len(msgs))}
 	}
@@ -197,7 +217,7 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 	opts := append(quiet(), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	_, _, _, err := c.api.UpdateMessageContext(ctx, ref.Chat, ref.Message, opts...)
 	if err != nil {
-		if errorCode(err) == "message_not_found" {
+		if slices.Contains(gone, errorCode(err)) {
 			return nil
 		}
 		return fmt.Errorf("slack: update message: %w", c.classify(err))
@@ -208,12 +228,48 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 // Notify posts text (escaped) in chat, in the thread of replyTo when it is
 // set. Safe for concurrent use; not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
-	opts := append(quiet(), slack.MsgOptionText(Escape(text), false))
-	if replyTo != "" {
-		opts = append(opts, slack.MsgOptionTS(replyTo))
+	_, err := c.post(ctx, chat, replyTo, text)
+	return err
+}
+
+// Remind posts text (plain, escaped) as a reply in the thread of the
+// prompt message (thread_ts is its ts), unfurling nothing like every post
+// of the channel, and returns the reply: its channel and ts. It makes one
+// try; a refusal is a *askbridge.SendError (a prompt that is gone,
+// thread_not_found, is Permanent). Safe for concurrent use; not safe to
+// repeat.
+func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+	ts, err := c.post(ctx, prompt.Chat, prompt.Message, text)
+	if err != nil {
+		return askbridge.MessageRef{}, err
 	}
-	if _, _, err := c.api.PostMessageContext(ctx, chat, opts...); err != nil {
-		return fmt.Errorf("slack: post message: %w", c.classify(err))
+	return askbridge.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: ts}, nil
+}
+
+// post posts text (escaped) in channel, in the thread of thread when it
+// is set, and returns the message's ts.
+func (c *Channel) post(ctx context.Context, channel, thread, text string) (string, error) {
+	opts := append(quiet(), slack.MsgOptionText(Escape(text), false))
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
+	if err != nil {
+		return "", fmt.Errorf("slack: post message: %w", c.classify(err))
+	}
+	return ts, nil
+}
+
+// Delete deletes a message the bot posted (chat.delete): a reminder. A
+// message already gone (message_not_found) counts as done; other refusals
+// are classified (cant_delete_message is Permanent). Safe for concurrent
+// use and to repeat.
+func (c *Channel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+	if _, _, err := c.api.DeleteMessageContext(ctx, ref.Chat, ref.Message); err != nil {
+		if errorCode(err) == "message_not_found" {
+			return nil
+		}
+		return fmt.Errorf("slack: delete message: %w", c.classify(err))
 	}
 	return nil
 }
@@ -228,7 +284,7 @@ func quiet() []slack.MsgOption {
 }
 
 // Errors Slack answers with that no retry can fix (Slack's chat.postMessage,
-// chat.update and conversations.open references).
+// chat.update, chat.delete and conversations.open references).
 var permanentErrors = map[string]bool{
 	"channel_not_found": true, "not_in_channel": true, "is_archived": true,
 	"account_inactive": true, "invalid_auth": true, "not_authed": true,
@@ -239,6 +295,8 @@ var permanentErrors = map[string]bool{
 	"message_not_found": true, "cant_update_message": true,
 	"edit_window_closed": true, "team_access_not_granted": true,
 	"ekm_access_denied": true, "channel_is_archived": true,
+	"thread_not_found": true, "cant_delete_message": true,
+	"compliance_exports_prevent_deletion": true,
 }
 
 // Errors that mean the bot token itself is bad.

@@ -5,8 +5,10 @@
 // with the intro, the agent's Markdown context as mrkdwn sections
 // (internal/markup), a section per question (its header, the question with
 // the plan's MultiHint, the numbered options with descriptions), the
-// free-text hint and the closing lines, and one actions block with the
-// buttons in declared order and Skip. All agent text is escaped for mrkdwn
+// free-text hint and the closing lines, the plan's notes (why an
+// escalation step asks here, who has seen it) as a context block, and one
+// actions block with the buttons in declared order, Skip, and Seen for a
+// question with reminders or escalation. All agent text is escaped for mrkdwn
 // (&, <, >), so no mention in it can notify anyone; the plain `text`
 // fallback (the context through markup's Plain) is always set. Every post
 // and edit asks for no link or media unfurling and never sends link_names.
@@ -46,16 +48,24 @@
 // its stack; the next event is handled as usual.
 //
 // A tap that ends the question (TapDone) edits nothing itself: the engine's
-// finisher edits every message, the tapped one included, once.
+// finisher edits every message, the tapped one included, once. Nor does a
+// press of Seen: the engine calls Update, which edits the open prompt in
+// place with chat.update to show the plan as it now is ("Seen by …", no
+// Seen button), part for part as Send posted it.
+//
+// Reminders (Remind) are plain replies in the prompt's thread; Delete
+// removes them with chat.delete once the question ends. A message already
+// gone counts as deleted, as it counts as edited for Update and Finish.
 //
 // A message in a question's thread answers that question; elsewhere the
 // engine takes the only open question of that person in that channel or DM.
 // When a question ends, Finish edits each of its messages with chat.update:
 // part MessageRef.Part of the Ending's plan, laid out again with the same
 // cut into messages as the prompt, without the instructions and the
-// buttons, and with a context block holding the status line. A part that
-// held only instructions and buttons shows the status line alone. Nothing
-// is read back from the store or from Slack.
+// buttons, and with a context block holding the status line (after the
+// plan's notes, on the last part). A part that held only instructions and
+// buttons shows the status line alone. Nothing is read back from the store
+// or from Slack.
 //
 // No error leaves the channel with a secret in it (redact.go): the
 // configured tokens and signing secret, anything shaped like a Slack token,

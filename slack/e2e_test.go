@@ -790,3 +790,103 @@ func TestContextShown(t *testing.T) {
 		e.quietCalls()
 	})
 }
+
+// leadChannel is where escalated questions go next.
+const leadChannel = "C0LEAD"
+
+const escalatedQuestion = `{"id":%q,"agent":"deploy-bot","timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"slack:` + leadChannel + `"}],"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+// A question that escalates offers Seen. Pressing it tells the presser the
+// question stays open and edits the prompt in place: "Seen by alice", no
+// Seen button, the options kept. A press of Seen on the prompt as it
+// stood is told someone already has. An option answers as usual, and the
+// ended message keeps "Seen by alice" before its status line. The
+// escalation step, not yet due, never asks in its channel.
+func TestSeenThenAnswer(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		e.fake.AddChannel(leadChannel)
+		id := e.ask(fmt.Sprintf(escalatedQuestion, "seen-"+mode))
+		m := e.prompt(opsChannel, id)
+		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip Seen]" {
+			t.Fatalf("buttons %v", got)
+		}
+		e.press(alice, opsChannel, m.TS, "Seen")
+		e.waitEphemeral(alice.ID, "Marked as seen. The question stays open.")
+		var updated slacktest.Message
+		if !e.fake.Wait(10*time.Second, func() bool {
+			updated, _ = e.fake.Message(opsChannel, m.TS)
+			return strings.Contains(string(updated.Blocks), "Seen by alice")
+		}) {
+			t.Fatalf("the prompt was not updated: %s", updated.Blocks)
+		}
+		if got := slacktest.Buttons(updated.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip]" {
+			t.Errorf("after Seen the prompt shows buttons %v", got)
+		}
+		if !strings.HasSuffix(updated.Text, "\n\nSeen by alice") || !strings.Contains(updated.Text, "Tap an option") {
+			t.Errorf("after Seen the text is %q", updated.Text)
+		}
+		e.quiet(updated)
+		e.noResult(id)
+
+		// Bob's Slack still shows the Seen button.
+		if _, err := e.fake.PressOn(bob, m, "Seen"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitEphemeral(bob.ID, askbridge.NoticeAlreadySeen.Text("en"))
+		e.noResult(id)
+
+		e.press(bob, opsChannel, m.TS, "Production")
+		r := e.result(id, 10*time.Second)
+		if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" || r.AnsweredBy == nil || r.AnsweredBy.ID != bob.ID {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.waitEphemeral(bob.ID, askbridge.NoticeRecorded.Text("en"))
+		// A question with places to escalate to says where it was answered.
+		const status = "Answered by bob in slack:C0OPS: Production"
+		ended := e.waitEnded(opsChannel, m.TS, status)
+		if !strings.Contains(string(ended.Blocks), `Seen by alice\n`+status) || !strings.HasSuffix(ended.Text, "\n\nSeen by alice\n"+status) {
+			t.Errorf("the ended message lost who had seen it: %q %s", ended.Text, ended.Blocks)
+		}
+		e.settle()
+		if msgs := e.fake.Messages(leadChannel); len(msgs) != 0 {
+			t.Errorf("asked in %s before its time: %+v", leadChannel, msgs)
+		}
+		e.quietCalls()
+	})
+}
+
+const remindedQuestion = `{"id":%q,"timeoutSeconds":900,"remindEverySeconds":120,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]}]}`
+
+// A question with reminders is reminded in its prompt's thread, in plain
+// text that unfurls nothing, while no one answers (about 13 minutes
+// left); once it is answered,
+// the reminder is deleted and the prompt ends as usual.
+func TestReminderPostedThenDeleted(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode string) {
+		e := newEnv(t, mode, envOpts{})
+		id := e.ask(fmt.Sprintf(remindedQuestion, "remind-"+mode))
+		m := e.prompt(opsChannel, id)
+		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging Production Skip Seen]" {
+			t.Fatalf("buttons %v", got)
+		}
+		e.clock.advance(121 * time.Second)
+		reminder := e.waitThreadReply(opsChannel, m.TS, "Still waiting for your answer")
+		if reminder.Blocks != nil || !strings.HasPrefix(reminder.Text, "Still waiting for your answer — 1") || !strings.HasSuffix(reminder.Text, " min left.") {
+			t.Errorf("reminder %+v, want plain text with the time left", reminder)
+		}
+		e.quiet(reminder)
+		e.noResult(id)
+		e.press(alice, opsChannel, m.TS, "Production")
+		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+			t.Fatalf("result %+v %s", r, answers(r))
+		}
+		e.waitEnded(opsChannel, m.TS, "Answered: Production")
+		if !e.fake.Wait(10*time.Second, func() bool { _, there := e.fake.Message(opsChannel, reminder.TS); return !there }) {
+			t.Fatal("the reminder was not deleted once the question ended")
+		}
+		if d := e.fake.Deleted(opsChannel); len(d) != 1 || d[0].TS != reminder.TS {
+			t.Errorf("deleted %+v, want the reminder alone", d)
+		}
+	})
+}

@@ -47,7 +47,8 @@ func press(channel, ts, user, actionTS string) slack.InteractionCallback {
 
 // What a tap costs besides its notice follows the engine's TapAction alone:
 // a tap that ended the question (TapDone) edits nothing, as the engine's
-// finisher edits every message; a tap on a question that had already ended
+// finisher edits every message, nor does a Seen (the engine updates the
+// prompts); a tap on a question that had already ended
 // (TapClear) edits the tapped message once, to the part of the prompt the
 // engine recorded for it, read from the Ending and nowhere else.
 func TestTapActions(t *testing.T) {
@@ -71,6 +72,10 @@ func TestTapActions(t *testing.T) {
 	}{
 		{"won", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "en", QuestionID: "big", Action: askbridge.TapDone}, "Answer recorded.", 0},
 		{"won in thai", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "th", QuestionID: "big", Action: askbridge.TapDone}, "บันทึกคำตอบแล้ว", 0},
+		// Seen edits nothing itself either: the engine updates every
+		// prompt of the question (Updater).
+		{"seen", askbridge.TapReply{Notice: askbridge.NoticeSeen, Locale: "en", QuestionID: "big", Action: askbridge.TapDone}, "Marked as seen. The question stays open.", 0},
+		{"already seen in thai", askbridge.TapReply{Notice: askbridge.NoticeAlreadySeen, Locale: "th", QuestionID: "big", Action: askbridge.TapDone}, "มีคนกดรับทราบคำถามนี้ไปแล้ว", 0},
 		{"open reply", askbridge.TapReply{Notice: askbridge.NoticeOther, Locale: "th", QuestionID: "big", Action: askbridge.TapOpenReply, ReplyTo: "Question 1?"}, "พิมพ์คำตอบของคุณในข้อความตอบกลับได้เลย", 0},
 		{"already ended", askbridge.TapReply{Notice: askbridge.NoticeCancelled, Locale: "en", QuestionID: "big", Action: askbridge.TapClear, Message: second, Ending: &end}, "This question was cancelled.", 1},
 	} {

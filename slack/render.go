@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -190,9 +191,11 @@ func actionBlocks(plan askbridge.Plan) []slack.Block {
 // layout lays a plan out once, in the order a person reads it: the intro
 // header, the context, a section per question, the instructions, the
 // buttons; and cuts it into messages of fewer than maxBlocks blocks, one
-// block of each kept free for the status line its end adds. The prompt
-// and its ended form both come from this one cut, so part k of an ended
-// question is the same message as part k of its prompt.
+// block of each kept free for the notes (on the last part of the prompt)
+// or the status line its end adds. The prompt and its ended form both
+// come from this one cut, whatever the plan's notes and whether it still
+// offers Seen, so part k of an ended question, or of a prompt edited in
+// place, is the same message as part k of the prompt posted.
 func layout(plan askbridge.Plan, doc markup.Doc) [][]piece {
 	var all []piece
 	add := func(live bool, blocks []slack.Block) {
@@ -234,29 +237,33 @@ func fallback(plan askbridge.Plan, doc markup.Doc, live bool) string {
 	return splitEscaped(b.String(), maxTextChars)[0]
 }
 
-// render lays a plan out as one or more messages of fewer than maxBlocks
-// blocks, the buttons in the last one. Every message has its plain `text`
-// fallback (escaped), which is what notifications show: the first one
-// the whole prompt, later ones the intro and which part they are.
+// render lays a plan out as one or more messages of at most maxBlocks
+// blocks, the buttons and the plan's notes in the last one. Every message
+// has its plain `text` fallback (escaped), which is what notifications
+// show: the first one the whole prompt, later ones the intro and which
+// part they are; the last one ends with the notes.
 func render(plan askbridge.Plan) []message {
 	return messages(plan, false, "")
 }
 
 // renderEnded is every message of plan once its question has ended, part
 // for part as render cut the prompt: the instructions and the buttons
-// removed, a context block with the status line added, the rest kept. A
-// part that held only instructions and buttons shows the status line
-// alone.
+// removed, a context block with the status line added (after the plan's
+// notes on the last part), the rest kept. A part that held only
+// instructions and buttons shows the status line alone.
 func renderEnded(plan askbridge.Plan, status string) []message {
 	return messages(plan, true, status)
 }
 
 // messages renders every part of plan's one layout: as the prompt, or,
-// ended, without its live pieces and with the status line.
+// ended, without its live pieces and with the status line. The plan's
+// notes go on the last part, after the cut (so they never move it): on the
+// prompt as a context block before the buttons, on an ended message on the
+// line before the status line, in the one context block that ends it.
 func messages(plan askbridge.Plan, ended bool, status string) []message {
 	doc := markup.Parse(plan.Context)
 	parts := layout(plan, doc)
-	line := statusText(status)
+	notes := noteLines(plan)
 	msgs := make([]message, len(parts))
 	for i, part := range parts {
 		var blocks []slack.Block
@@ -271,20 +278,90 @@ func messages(plan askbridge.Plan, ended bool, status string) []message {
 		if i == 0 {
 			text = fallback(plan, doc, !ended)
 		}
-		if ended && strings.TrimSpace(line) != "" {
-			blocks = append(blocks, slack.NewContextBlock("askbridge_status", slack.NewTextBlockObject(slack.MarkdownType, line, false, true)))
-			text += "\n\n" + line
-			if askbridge.TextLength(text) > maxTextChars {
-				text = line
-			}
+		var tail []string
+		if i == len(parts)-1 {
+			tail = notes
 		}
-		msgs[i] = message{Text: text, Blocks: blocks}
+		m := message{Text: text, Blocks: blocks}
+		if ended {
+			m = withStatus(m, tail, status)
+		} else {
+			m = withNotes(m, tail)
+		}
+		msgs[i] = m
 	}
 	return msgs
 }
 
-// statusText is the status line escaped, cut to what a text object holds
-// (Slack: a text object's text is at most 3000 characters).
-func statusText(status string) string {
-	return splitEscaped(status, maxSectionChars)[0]
+// noteLines are the plan's notes that are not blank.
+func noteLines(plan askbridge.Plan) []string {
+	var lines []string
+	for _, n := range plan.Notes {
+		if strings.TrimSpace(n) != "" {
+			lines = append(lines, n)
+		}
+	}
+	return lines
+}
+
+// withNotes adds notes to a part of an open prompt: a context block of
+// them, one a line, after the instructions and before the buttons, and
+// the same lines at the end of the text while it fits what Slack keeps.
+// The part had at most maxBlocks-1 blocks (layout keeps one free), so it
+// still fits.
+func withNotes(m message, notes []string) message {
+	line := contextText(strings.Join(notes, "\n"))
+	if strings.TrimSpace(line) == "" {
+		return m
+	}
+	at := slices.IndexFunc(m.Blocks, func(b slack.Block) bool { return b.BlockType() == slack.MBTAction })
+	if at < 0 {
+		at = len(m.Blocks)
+	}
+	m.Blocks = slices.Insert(m.Blocks, at, slack.Block(contextBlock("askbridge_notes", line)))
+	if askbridge.TextLength(m.Text)+2+askbridge.TextLength(line) <= maxTextChars {
+		m.Text += "\n\n" + line
+	}
+	return m
+}
+
+// withStatus ends a part of an ended question with its notes, if any,
+// then the status line, in one context block (so an ended part fits
+// wherever its prompt did), and with the same lines at the end of the
+// text. The status line is kept whole; the notes get what room is left
+// in the block.
+func withStatus(m message, notes []string, status string) message {
+	var lines []string
+	line, room := contextText(status), maxSectionChars
+	if strings.TrimSpace(line) != "" {
+		room -= askbridge.TextLength(line) + 1
+	}
+	if len(notes) > 0 && room > 0 {
+		lines = append(lines, splitEscaped(strings.Join(notes, "\n"), room)[0])
+	}
+	if strings.TrimSpace(line) != "" {
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return m
+	}
+	text := strings.Join(lines, "\n")
+	m.Blocks = append(m.Blocks, contextBlock("askbridge_status", text))
+	// The status line matters most: alone when the rest does not fit.
+	m.Text += "\n\n" + text
+	if askbridge.TextLength(m.Text) > maxTextChars {
+		m.Text = text
+	}
+	return m
+}
+
+// contextBlock is a context block of one mrkdwn text, verbatim.
+func contextBlock(id, text string) *slack.ContextBlock {
+	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, text, false, true))
+}
+
+// contextText is text escaped, cut to what a text object holds (Slack: a
+// text object's text is at most 3000 characters).
+func contextText(text string) string {
+	return splitEscaped(text, maxSectionChars)[0]
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/golden"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // shown is what a golden file holds: each message as chat.postMessage (or
@@ -259,6 +261,97 @@ func TestEndStatusInThai(t *testing.T) {
 			t.Errorf("%s: status %q, want %q", end, got, want)
 		}
 	}
+}
+
+// escalated is a request with an escalation step (so its prompt offers
+// Seen), in English or ("th") in Thai.
+func escalated(lang string) string {
+	step := `"timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"slack:C0LEAD"}]`
+	if lang == "th" {
+		return `{"locale":"th","agent":"deploy-bot",` + step + `,"questions":[{"id":"deploy_target","header":"เป้าหมาย","question":"จะปล่อยขึ้นที่ไหน?","options":[{"label":"สเตจจิ้ง (แนะนำ)"},{"label":"โปรดักชัน"}]}]}`
+	}
+	return `{"agent":"deploy-bot",` + step + `,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`
+}
+
+// escalatedRecord is the question of escalated(lang) as the store holds
+// it: asked in ops, then, by its escalation step, in lead; seen by seenBy
+// when it is set.
+func escalatedRecord(t *testing.T, lang string, seenBy *askbridge.Person) askbridge.Record {
+	t.Helper()
+	return askbridge.Record{
+		ID: "q-seen", Status: askbridge.StatusPending, Request: decode(t, escalated(lang)),
+		Places: []askbridge.Place{
+			{Name: "slack:C0OPS", Target: askbridge.Target{Platform: Platform, Chat: "C0OPS"}},
+			{Name: "slack:C0LEAD", Target: askbridge.Target{Platform: Platform, Chat: "C0LEAD"}, Step: 1},
+		},
+		Acknowledged: seenBy,
+	}
+}
+
+// seer is who presses Seen in the goldens, in each language.
+func seer(lang string) *askbridge.Person {
+	if lang == "th" {
+		return &askbridge.Person{Platform: Platform, ID: "USOMCHAI", Name: "สมชาย"}
+	}
+	return &askbridge.Person{Platform: Platform, ID: "UALICE", Name: "Alice"}
+}
+
+// The prompt of an escalation step as it is posted in the step's place
+// (prompt_escalated: why it is asked there, and a Seen button), as it is
+// edited once someone pressed Seen (prompt_escalated_seen: who has seen
+// it, no Seen button, the options kept), and as it ends
+// (end_answered_escalated_seen: the notes kept before the status line).
+// Each is built through the root package, as the engine builds it.
+func TestGoldenSeen(t *testing.T) {
+	caps := (&Channel{}).Capabilities()
+	for _, lang := range langs {
+		t.Run(lang, func(t *testing.T) {
+			open := escalatedRecord(t, lang, nil).PlanFor(1, caps)
+			seen := escalatedRecord(t, lang, seer(lang))
+			after := seen.PlanFor(1, caps)
+			if len(open.Notes) != 1 || len(after.Notes) != 2 {
+				t.Fatalf("notes %q, then %q", open.Notes, after.Notes)
+			}
+			prompt, edited := render(open), render(after)
+			checkLimits(t, prompt)
+			checkLimits(t, edited)
+			w := locale.For(lang)
+			if got := buttonLabels(prompt); got[len(got)-1] != w.Get("ButtonSeen") {
+				t.Errorf("buttons %q, want Seen last", got)
+			}
+			if got, want := buttonLabels(edited), buttonLabels(prompt); !slices.Equal(got, want[:len(want)-1]) {
+				t.Errorf("after Seen buttons %q, want %q without Seen", got, want)
+			}
+			golden.Check(t, goldenName("prompt_escalated", lang), pretty(t, prompt))
+			golden.Check(t, goldenName("prompt_escalated_seen", lang), pretty(t, edited))
+
+			req := seen.Request
+			status := askbridge.StatusLine(req, result(req, "answered"))
+			ended := renderEnded(after, status)
+			checkLimits(t, ended)
+			golden.Check(t, goldenName("end_answered_escalated_seen", lang), pretty(t, ended))
+			last := ended[0].Blocks[len(ended[0].Blocks)-1]
+			want := Escape(after.Notes[0]) + "\n" + Escape(after.Notes[1]) + "\n" + Escape(status)
+			if blockText(last) != want || !strings.HasSuffix(ended[0].Text, "\n\n"+want) {
+				t.Errorf("ended with %q, text %q; want the notes, then the status line: %q", blockText(last), ended[0].Text, want)
+			}
+		})
+	}
+}
+
+// buttonLabels lists the labels of the buttons of a prompt's messages.
+func buttonLabels(msgs []message) []string {
+	var out []string
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if a, ok := b.(*slack.ActionBlock); ok {
+				for _, el := range a.Elements.ElementSet {
+					out = append(out, el.(*slack.ButtonBlockElement).Text.Text)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // blockText is the text a person reads in a block: a header's, a
@@ -618,5 +711,101 @@ func TestClassify(t *testing.T) {
 	}
 	if c.State() != askbridge.StateBadCredentials {
 		t.Errorf("invalid_auth left the state %q", c.State())
+	}
+}
+
+// Notes are plain text: a name that looks like a mention is escaped in
+// the notes block and in the text, and so mentions no one.
+func TestNotesEscaped(t *testing.T) {
+	caps := (&Channel{}).Capabilities()
+	rec := escalatedRecord(t, "en", &askbridge.Person{Platform: Platform, ID: "UX", Name: "<!channel> & <@U0BOSS>"})
+	p := rec.PlanFor(1, caps)
+	const want = "Seen by &lt;!channel&gt; &amp; &lt;@U0BOSS&gt;"
+	for _, msgs := range [][]message{render(p), renderEnded(p, "Expired")} {
+		checkLimits(t, msgs)
+		last := msgs[len(msgs)-1]
+		var notes string
+		for _, b := range last.Blocks {
+			if b.BlockType() == slack.MBTContext {
+				notes = blockText(b)
+			}
+		}
+		if !strings.Contains(notes, "\n"+want) || !strings.Contains(last.Text, "\n"+want) {
+			t.Errorf("notes %q, text %q; want them to show %q", notes, last.Text, want)
+		}
+	}
+}
+
+// noted is p with the notes of an escalation step seen by someone.
+func noted(p askbridge.Plan) askbridge.Plan {
+	p.Notes = []string{"No answer after 10 min, so this is asked here too.", "Seen by Alice"}
+	return p
+}
+
+// Notes never move the cut of a long prompt: the prompt with notes has the
+// same parts, the same blocks in each, but for one more block on the last
+// part, before its buttons. Its end keeps the notes on the last part
+// alone, before the status line; the other parts end with the status line.
+func TestNotesOnTheLastPart(t *testing.T) {
+	for _, sections := range []int{60, 95} { // the last part short, and full
+		t.Run(fmt.Sprint(sections), func(t *testing.T) {
+			p := bigPlan()
+			p.Sections = nil
+			for i := range sections {
+				p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
+			}
+			without, with := render(p), render(noted(p))
+			checkLimits(t, with)
+			if len(with) != 2 || len(without) != 2 {
+				t.Fatalf("%d parts with notes, %d without; want 2", len(with), len(without))
+			}
+			if got, want := pretty(t, with[:1]), pretty(t, without[:1]); string(got) != string(want) {
+				t.Errorf("the notes changed the first part:\n%s", got)
+			}
+			last, plain := with[1].Blocks, without[1].Blocks
+			if sections == 95 && len(last) != maxBlocks {
+				t.Errorf("a full last part with notes has %d blocks, want %d", len(last), maxBlocks)
+			}
+			at := len(last) - 2
+			if len(last) != len(plain)+1 || blockText(last[at]) != "No answer after 10 min, so this is asked here too.\nSeen by Alice" || last[at+1].BlockType() != slack.MBTAction {
+				t.Fatalf("last part %s, want the notes before the buttons", pretty(t, with[1:]))
+			}
+			if !strings.HasSuffix(with[1].Text, "\n\nNo answer after 10 min, so this is asked here too.\nSeen by Alice") || strings.Contains(with[0].Text, "Seen by") {
+				t.Errorf("texts %q, %q; want the notes at the end of the last", with[0].Text, with[1].Text)
+			}
+			ended := renderEnded(noted(p), "Expired")
+			checkLimits(t, ended)
+			if got := blockText(ended[0].Blocks[len(ended[0].Blocks)-1]); got != "Expired" {
+				t.Errorf("the first part ends with %q", got)
+			}
+			if got := blockText(ended[1].Blocks[len(ended[1].Blocks)-1]); got != "No answer after 10 min, so this is asked here too.\nSeen by Alice\nExpired" {
+				t.Errorf("the last part ends with %q", got)
+			}
+		})
+	}
+}
+
+// A part with no instructions and no buttons, full, still fits once it
+// ends: its notes share the status line's block. A status line that fills
+// a text object keeps it; the notes give way.
+func TestNotesWhenFull(t *testing.T) {
+	p := askbridge.Plan{ID: "full", Mode: askbridge.ModeText, Intro: "Q:", Notes: []string{"Seen by Alice"}}
+	for i := range 97 { // the header and 97 questions: two full parts
+		p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
+	}
+	msgs, ended := render(p), renderEnded(p, "Expired")
+	checkLimits(t, msgs)
+	checkLimits(t, ended)
+	if len(msgs) != 2 || len(msgs[1].Blocks) != maxBlocks || len(ended[1].Blocks) != maxBlocks {
+		t.Fatalf("%d parts, the last of %d blocks, ended %d", len(msgs), len(msgs[1].Blocks), len(ended[1].Blocks))
+	}
+	if got := blockText(ended[1].Blocks[maxBlocks-1]); got != "Seen by Alice\nExpired" {
+		t.Errorf("ended with %q", got)
+	}
+	long := strings.Repeat("x", maxSectionChars)
+	ended = renderEnded(p, long)
+	checkLimits(t, ended)
+	if got := blockText(ended[1].Blocks[maxBlocks-1]); got != long {
+		t.Errorf("a full status line gave way to the notes: %d characters", len(got))
 	}
 }

@@ -73,6 +73,8 @@ var (
 	_ askbridge.Channel     = (*Channel)(nil)
 	_ askbridge.Notifier    = (*Channel)(nil)
 	_ askbridge.PartCounter = (*Channel)(nil)
+	_ askbridge.Updater     = (*Channel)(nil)
+	_ askbridge.Reminder    = (*Channel)(nil)
 )
 
 // New makes a Telegram channel. It validates cfg and makes no network call;
@@ -193,6 +195,14 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 // it is not empty. It makes one try (a refusal is a *askbridge.SendError)
 // and blocks while the chat is paced. Not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
+	_, err := c.postText(ctx, chat, replyTo, text)
+	return err
+}
+
+// postText posts plain text, escaped, in chat with link previews off; as a
+// reply to message replyTo when it is a message id, posted all the same
+// when that message is gone (allow_sending_without_reply). One try.
+func (c *Channel) postText(ctx context.Context, chat, replyTo, text string) (*models.Message, error) {
 	params := &bot.SendMessageParams{
 		ChatID: chatID(chat), Text: esc(text), ParseMode: models.ParseModeHTML,
 		LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: bot.True()},
@@ -200,8 +210,7 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 	if id, err := strconv.Atoi(replyTo); err == nil {
 		params.ReplyParameters = &models.ReplyParameters{MessageID: id, AllowSendingWithoutReply: true}
 	}
-	_, err := c.sendMessage(ctx, chat, params)
-	return err
+	return c.sendMessage(ctx, chat, params)
 }
 
 func refOf(m *models.Message) askbridge.MessageRef {
@@ -250,13 +259,13 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 // is logged and skipped. One try (a refusal is a *askbridge.SendError);
 // safe to repeat; blocks while the chat is paced.
 func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
-	msgID, err := strconv.Atoi(ref.Message)
+	msgID, err := messageID(ref)
 	if err != nil {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: "not a Telegram message id: " + ref.Message}
+		return err
 	}
 	text, prompt, ok := finishedText(ref.Part, end)
 	if !ok {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan of %s does not have", ref.Message, ref.Part, end.Plan.ID)}
+		return noSuchPart(ref, end.Plan)
 	}
 	params := &bot.EditMessageTextParams{
 		ChatID: chatID(ref.Chat), MessageID: msgID, Text: text, ParseMode: models.ParseModeHTML,
@@ -265,7 +274,16 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 	if prompt {
 		params.ReplyMarkup = noKeyboard
 	}
-	err = c.call(ctx, "edit message", ref.Chat, func(ctx context.Context) error {
+	return c.editText(ctx, "finish", end.Plan.ID, ref, params)
+}
+
+// editText makes one paced editMessageText call that shows message ref of
+// question id as params say (what names the edit in the log). Telegram's
+// "message is not modified" (it shows that already) is success, and so is
+// a message that is gone (logged): the edit is safe to repeat. Any other
+// refusal is a *askbridge.SendError.
+func (c *Channel) editText(ctx context.Context, what, id string, ref askbridge.MessageRef, params *bot.EditMessageTextParams) error {
+	err := c.call(ctx, "edit message", ref.Chat, func(ctx context.Context) error {
 		_, err := c.bot.EditMessageText(ctx, params)
 		return err
 	})
@@ -273,10 +291,26 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 	case err == nil, hasDescription(err, notModified):
 		return nil
 	case hasDescription(err, editNotFound):
-		c.log.Warn("message to finish is gone", "question", end.Plan.ID, "chat", ref.Chat, "message", ref.Message)
+		c.log.Warn("message to "+what+" is gone", "question", id, "chat", ref.Chat, "message", ref.Message)
 		return nil
 	}
 	return err
+}
+
+// messageID is the Telegram message id ref names; a ref that names none
+// is a Permanent error.
+func messageID(ref askbridge.MessageRef) (int, error) {
+	id, err := strconv.Atoi(ref.Message)
+	if err != nil {
+		return 0, &askbridge.SendError{Kind: askbridge.Permanent, Reason: "not a Telegram message id: " + ref.Message, Err: err}
+	}
+	return id, nil
+}
+
+// noSuchPart is the Permanent error of a message said to show a part the
+// plan does not have.
+func noSuchPart(ref askbridge.MessageRef, p askbridge.Plan) error {
+	return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan of %s does not have", ref.Message, ref.Part, p.ID)}
 }
 
 // finishedText is what a message that showed part (askbridge.PartReplyBox

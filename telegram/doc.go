@@ -18,7 +18,8 @@
 // never unfurled. A one-question
 // single-select prompt gets an inline keyboard: one full-width row per
 // option, in the declared order, then a row with "Other…" and "Skip"; text
-// prompts (several questions, multi-select) get only "Skip". Each button's
+// prompts (several questions, multi-select) get only "Skip". A request with
+// reminders or escalation adds "Seen" to that last row. Each button's
 // callback_data is the 21-byte payload of askbridge.EncodePayload (Telegram
 // allows 1-64 bytes). A prompt longer than one message is cut between lines
 // into parts of at most 3096 characters as Telegram counts them, leaving
@@ -67,12 +68,31 @@
 // status line alone. "message is not modified" counts as success and "message to edit
 // not found" (someone deleted it) is logged and skipped.
 //
+// # Reminders, escalation and Seen
+//
+// The notes a question's state adds to its plan (ask-user.md §5: "No answer
+// after 15 min, so this is asked here too.", "Seen by Alice") are shown,
+// escaped, after the instructions on the last part, a paragraph of their
+// own, and stay when the question ends, above the status line. They are
+// added after the prompt is cut into parts, so a note never moves a line
+// to another part. When someone presses Seen, the engine calls
+// [Channel.Update] on the last part of each prompt: editMessageText with
+// the text Send would post now and the keyboard without Seen; "message is
+// not modified" and a message that is gone count as success.
+// [Channel.Remind] posts a reminder as a reply to the prompt (which
+// notifies the chat; posted even when the prompt is gone), and
+// [Channel.Delete] deletes it with deleteMessage when the question ends: a
+// message already gone counts as success, and one older than the 48 hours
+// in which Telegram lets a bot delete its own messages ("message can't be
+// deleted") is a permanent refusal. Both are paced like every other call.
+//
 // # Taps and replies
 //
 // A callback query goes to the engine's Inbox.Tap and is answered with
 // answerCallbackQuery at once (a toast, not an alert) with the engine's
 // notice, in the question's language: recorded, skipped, already answered,
-// expired, cancelled, not for you, no longer valid. (When no question can
+// expired, cancelled, not for you, no longer valid, marked as seen (the
+// question stays open), already seen. (When no question can
 // be known — the store could not be asked, or the button is not one the
 // bridge sends — the notice is in locale.Default's words.) Then the channel does what the engine's TapAction
 // says. "Other…" (TapOpenReply) posts a force-reply message under the

@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -477,4 +478,129 @@ func TestThai(t *testing.T) {
 			t.Errorf("the closed box shows %q, want %q", closed.Text, want)
 		}
 	})
+}
+
+// TestSeenThenAnswer: a request with an escalation step offers Seen; a tap
+// on it tells the tapper the question stays open, and the prompt is edited
+// to say who has seen it, without the Seen button, the options kept; a
+// stale tap on Seen is told someone has; an option tapped afterwards
+// answers as usual, and the ended message still says who had seen it.
+func TestSeenThenAnswer(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	e.fake.AddChat(leadChat, "supergroup", "Leads")
+	id := e.ask(escalation(fmt.Sprintf(oneQuestion, "seen-1", "telegram:"+strconv.FormatInt(opsGroup, 10))))
+	p := e.prompt(opsGroup, 1)
+	if got := buttonTexts(p); !slices.Equal(got, []string{"Staging (Recommended)", "Production", "Other…", "Skip", "Seen"}) {
+		t.Fatalf("buttons %q", got)
+	}
+	if a := e.tap(opsGroup, p.ID, alice, "Seen"); a.Text != "Marked as seen. The question stays open." || a.ShowAlert {
+		t.Errorf("notice %+v", a)
+	}
+	var m telegramtest.Message
+	e.eventually(5*time.Second, "the prompt to say Alice has seen it", func() bool {
+		m = e.message(opsGroup, p.ID)
+		return strings.HasSuffix(m.Text, "\n\nSeen by Alice")
+	})
+	if got := buttonTexts(m); !slices.Equal(got, []string{"Staging (Recommended)", "Production", "Other…", "Skip"}) {
+		t.Errorf("buttons after Seen %q", got)
+	}
+	// Still open: it still says how to answer.
+	if want := p.Text + "\n\nSeen by Alice"; m.Text != want {
+		t.Errorf("the prompt after Seen shows\n%s\nwant\n%s", m.Text, want)
+	}
+	if m.Edits != 1 {
+		t.Errorf("the prompt was edited %d times, want once", m.Edits)
+	}
+	// A client that still shows the Seen button.
+	q, err := e.fake.TapData(opsGroup, p.ID, bob, askbridge.EncodePayload(id, askbridge.Choice{Kind: askbridge.ControlSeen}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := e.notice(q); a.Text != en(askbridge.NoticeAlreadySeen) {
+		t.Errorf("a second Seen: notice %q", a.Text)
+	}
+	e.noMoreResults(id)
+
+	if a := e.tap(opsGroup, p.ID, bob, "Production"); a.Text != en(askbridge.NoticeRecorded) {
+		t.Errorf("notice %+v", a)
+	}
+	r := e.result(id, 5*time.Second)
+	if r.Status != askbridge.StatusAnswered || !slices.Equal(r.Answers.Answers["deploy_target"], []string{"Production"}) {
+		t.Fatalf("result %+v", r)
+	}
+	rec, found, err := e.check.Get(context.Background(), id)
+	if err != nil || !found {
+		t.Fatalf("read the question: %v (found %v)", err, found)
+	}
+	status := askbridge.StatusLine(rec.Request, r)
+	ended := e.finished(opsGroup, p.ID, status)
+	if want := questionOf(p.Text, locale.Default) + "\n\nSeen by Alice\n\n" + status; ended.Text != want {
+		t.Errorf("the ended message shows\n%s\nwant\n%s", ended.Text, want)
+	}
+	if n := len(e.fake.BotMessages(leadChat)); n != 0 {
+		t.Errorf("%d messages in the leads' chat: the escalation step came before its time", n)
+	}
+	e.noMoreResults(id)
+}
+
+// TestReminderAndEscalation: a reminder is posted as a reply to the prompt
+// and an escalation step shows the question in its chat, with the line
+// saying why; an answer there ends the question everywhere, and the
+// reminder is deleted.
+func TestReminderAndEscalation(t *testing.T) {
+	t.Parallel()
+	e := twoReplicas(t, envOpts{})
+	e.fake.AddChat(leadChat, "supergroup", "Leads")
+	body := strings.Replace(escalation(fmt.Sprintf(oneQuestion, "remind-1", "telegram:"+strconv.FormatInt(opsGroup, 10))),
+		`"timeoutSeconds":900,`, `"timeoutSeconds":900,"remindEverySeconds":400,`, 1)
+	id := e.ask(body)
+	p := e.prompt(opsGroup, 1)
+
+	e.clock.advance(401 * time.Second)
+	var reminder telegramtest.Message
+	e.eventually(5*time.Second, "a reminder", func() bool {
+		msgs := e.fake.BotMessages(opsGroup)
+		if len(msgs) < 2 {
+			return false
+		}
+		reminder = msgs[1]
+		return true
+	})
+	if reminder.ReplyTo != p.ID || !strings.HasPrefix(reminder.Text, "Still waiting for your answer") || len(reminder.Keyboard) != 0 {
+		t.Errorf("reminder %+v, want a reply to the prompt %d", reminder, p.ID)
+	}
+
+	// The step, before the second reminder.
+	e.clock.advance(200 * time.Second)
+	lead := e.prompt(leadChat, 1)
+	if want := "\n\nNo answer after 10 min, so this is asked here too."; !strings.HasSuffix(lead.Text, want) {
+		t.Errorf("the escalated prompt does not end with %q:\n%s", want, lead.Text)
+	}
+	if got := buttonTexts(lead); !slices.Equal(got, buttonTexts(p)) {
+		t.Errorf("the escalated prompt's buttons %q, want the first prompt's %q", got, buttonTexts(p))
+	}
+	if a := e.tap(leadChat, lead.ID, carol, "Production"); a.Text != en(askbridge.NoticeRecorded) {
+		t.Errorf("notice %+v", a)
+	}
+	r := e.result(id, 5*time.Second)
+	rec, found, err := e.check.Get(context.Background(), id)
+	if err != nil || !found {
+		t.Fatalf("read the question: %v (found %v)", err, found)
+	}
+	status := askbridge.StatusLine(rec.Request, r)
+	if !strings.Contains(status, "Carol") || !strings.Contains(status, "telegram:-100600") {
+		t.Errorf("status line %q does not say who answered where", status)
+	}
+	e.finished(opsGroup, p.ID, status)
+	if m := e.finished(leadChat, lead.ID, status); !strings.Contains(m.Text, "\n\nNo answer after 10 min, so this is asked here too.\n\n"+status) {
+		t.Errorf("the ended escalated prompt lost why it was asked there:\n%s", m.Text)
+	}
+	e.eventually(5*time.Second, "the reminder deleted", func() bool {
+		return len(e.fake.BotMessages(opsGroup)) == 1 && e.fake.Stats().Deleted == 1
+	})
+	if n := len(e.fake.BotMessages(leadChat)); n != 1 {
+		t.Errorf("%d messages in the leads' chat, want the prompt alone", n)
+	}
+	e.noMoreResults(id)
 }

@@ -69,10 +69,11 @@ func description(err error) string {
 	return msg
 }
 
-// Descriptions of Telegram's harmless edit refusals.
+// Descriptions of Telegram's harmless edit and delete refusals.
 const (
 	notModified     = "message is not modified"
 	editNotFound    = "message to edit not found"
+	deleteNotFound  = "message to delete not found"
 	cannotBeEdited  = "message can't be edited"
 	queryTooOld     = "query is too old"
 	webhookIsActive = "can't use getUpdates method while webhook is active"

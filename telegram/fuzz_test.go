@@ -121,7 +121,7 @@ func FuzzCallbackPayload(f *testing.F) {
 			f.Add(btn.Data)
 		}
 	}
-	for _, seed := range []string{"", "q1::0", "q1:AAAAAAAAAAAAAAAA:9", "q2:abcdefghijklmnop:o", "\x00\xff", string(make([]byte, 300))} {
+	for _, seed := range []string{"", "q1::0", "q1:AAAAAAAAAAAAAAAA:9", "q1:AAAAAAAAAAAAAAAA:a", "q2:abcdefghijklmnop:o", "\x00\xff", string(make([]byte, 300))} {
 		f.Add(seed)
 	}
 	var n int

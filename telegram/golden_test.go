@@ -278,7 +278,8 @@ func checkQuiet(t *testing.T, when string, msgs []telegramtest.Message) {
 }
 
 // checkEnded checks that each ended message is the message it was, the
-// instructions left out, with the status line under it and no buttons.
+// instructions left out (with the blank line they leave, when another
+// follows: the notes), with the status line under it and no buttons.
 func checkEnded(t *testing.T, plan askbridge.Plan, status string, sent, ended []telegramtest.Message) {
 	t.Helper()
 	if len(ended) != len(sent) {
@@ -288,7 +289,8 @@ func checkEnded(t *testing.T, plan askbridge.Plan, status string, sent, ended []
 	for i := range sent {
 		var kept []string
 		for _, l := range strings.Split(sent[i].Text, "\n") {
-			if !slices.Contains(instructions, l) {
+			blankAgain := l == "" && len(kept) > 0 && kept[len(kept)-1] == ""
+			if !slices.Contains(instructions, l) && !blankAgain {
 				kept = append(kept, l)
 			}
 		}
@@ -357,6 +359,87 @@ func TestGoldenEndStates(t *testing.T) {
 				golden.Check(t, lang+"/end-"+tt.name+".golden", []byte(sendAndFinish(t, "golden-end", request, end)))
 			})
 		}
+	}
+}
+
+// TestGoldenSeen: a prompt that offers Seen, as an escalation step posts it
+// (with the line saying why it is asked there); the same prompt once Alice
+// pressed Seen (the line saying so, the Seen button gone, the others kept);
+// and the ended question, which keeps both lines above the status line.
+func TestGoldenSeen(t *testing.T) {
+	t.Parallel()
+	for _, lang := range goldenLangs {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			request, res := goldenShapes[1].in(lang)
+			rec := escalatedRecord(t, "golden-seen", request)
+			fake, ch := newReachRig(t, telegramtest.Options{})
+			ctx := context.Background()
+			open := rec.PlanFor(1, ch.Capabilities())
+			refs, err := sendAll(ctx, ch, fmt.Sprint(leadChat), open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := fake.BotMessages(leadChat)
+			checkQuiet(t, "sent", sent)
+			w := locale.For(lang)
+			if got := buttonTexts(sent[0]); len(got) == 0 || got[len(got)-1] != w.Get("ButtonSeen") {
+				t.Errorf("buttons %q: no Seen at the end", got)
+			}
+			if len(open.Notes) != 1 || !strings.HasSuffix(sent[0].Text, w.Get("ClosingButtons")+"\n\n"+open.Notes[0]) {
+				t.Errorf("the prompt does not end with the instructions, then why it is asked here:\n%s", sent[0].Text)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "# %d message(s) as sent in %s by escalation step 1\n\n", len(refs), rec.Places[1].Name)
+			renderChat(&b, sent)
+
+			seenBy := personOf(alice)
+			rec.Acknowledged = &seenBy
+			seen := rec.PlanFor(1, ch.Capabilities())
+			for _, ref := range refs {
+				if err := ch.Update(ctx, ref, seen); err != nil {
+					t.Fatal(err)
+				}
+			}
+			updated := fake.BotMessages(leadChat)
+			checkQuiet(t, "updated", updated)
+			if got, want := buttonTexts(updated[0]), withoutSeen(sent[0], lang); !slices.Equal(got, want) {
+				t.Errorf("buttons after Seen %q, want %q", got, want)
+			}
+			if want := "\n\n" + open.Notes[0] + "\n" + w.Format("SeenBy", map[string]any{"Who": "Alice"}); !strings.HasSuffix(updated[0].Text, want) {
+				t.Errorf("the prompt after Seen does not end with %q:\n%s", want, updated[0].Text)
+			}
+			// Updating again changes nothing.
+			edited := fake.Stats().Edited
+			for _, ref := range refs {
+				if err := ch.Update(ctx, ref, seen); err != nil {
+					t.Errorf("update again: %v", err)
+				}
+			}
+			if fake.Stats().Edited != edited {
+				t.Error("updating again edited a message")
+			}
+			fmt.Fprintf(&b, "# after %s pressed Seen\n\n", seenBy.Name)
+			renderChat(&b, updated)
+
+			// Answered in the leads' chat, by Bob: the status line says
+			// who and where, as for every question shown in several
+			// places.
+			answeredBy := personOf(bob)
+			res.AnsweredBy, res.Place = &answeredBy, rec.Places[1].Name
+			end := ending(seen, rec.Request, res)
+			for _, ref := range refs {
+				if err := ch.Finish(ctx, ref, end); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ended := fake.BotMessages(leadChat)
+			checkQuiet(t, "ended", ended)
+			checkEnded(t, seen, end.Status, updated, ended)
+			fmt.Fprintf(&b, "# after the end: %q\n\n", end.Status)
+			renderChat(&b, ended)
+			golden.Check(t, lang+"/prompt-seen.golden", []byte(b.String()))
+		})
 	}
 }
 

@@ -415,6 +415,7 @@ func noticeOf(text, tag string) askbridge.Notice {
 		askbridge.NoticeRecorded, askbridge.NoticeSkipped, askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped,
 		askbridge.NoticeExpired, askbridge.NoticeCancelled, askbridge.NoticeUndeliverable, askbridge.NoticeNotForYou,
 		askbridge.NoticeUnknown, askbridge.NoticeOther, askbridge.NoticeDuplicate, askbridge.NoticeTryAgain,
+		askbridge.NoticeSeen, askbridge.NoticeAlreadySeen,
 	} {
 		if n.Text(tag) == text {
 			return n

@@ -3,6 +3,7 @@ package telegram
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -23,6 +24,8 @@ const (
 	// statusReserve is kept free in every part of a prompt so the status
 	// line fits when the message is edited at the end: "Answered: " and up
 	// to 3 × 4 labels of 64 characters (ask-user.md §1) come to about 800.
+	// The notes of the last part (ask-user.md §5: two short lines, why an
+	// escalation step asks and who has seen it) take theirs from it too.
 	statusReserve = 1000
 	// partLimit is the longest part of a prompt, as Telegram counts it.
 	partLimit = messageChars - statusReserve
@@ -101,7 +104,8 @@ func endedParts(p askbridge.Plan) []string {
 
 // packPrompt renders the lines of p — the intro, the context, each
 // question with its options, then the instructions, with a blank line
-// between them — and packs them into parts of at most partLimit.
+// between them — and packs them into parts of at most partLimit; then it
+// adds the notes to the last part (see addNotes).
 func packPrompt(p askbridge.Plan) [][]promptLine {
 	var lines []promptLine
 	blank := func() { lines = append(lines, promptLine{}) }
@@ -146,7 +150,29 @@ func packPrompt(p askbridge.Plan) [][]promptLine {
 	for _, line := range strings.Split(p.Closing, "\n") {
 		add("", line, "", true)
 	}
-	return packLines(lines, partLimit)
+	return addNotes(packLines(lines, partLimit), p.Notes)
+}
+
+// addNotes puts notes, escaped, at the end of the last part (the one with
+// the buttons), after a blank line. They are left out of the packing, so a
+// note that comes later ("Seen by Alice") moves no line to another part:
+// part k of the plan with the note is the message posted as part k
+// without it, and an edit (Update, Finish) of that message fits. Their
+// room comes out of statusReserve.
+func addNotes(parts [][]promptLine, notes []string) [][]promptLine {
+	if len(notes) == 0 {
+		return parts
+	}
+	if len(parts) == 0 {
+		parts = append(parts, nil)
+	}
+	last := slices.Clip(parts[len(parts)-1])
+	last = append(last, promptLine{})
+	for _, n := range notes {
+		last = append(last, promptLine{html: esc(n)})
+	}
+	parts[len(parts)-1] = last
+	return parts
 }
 
 // packLines packs lines into parts of at most limit characters (as

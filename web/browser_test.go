@@ -359,6 +359,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("dns-rebinding", browserRebinding)
 	t.Run("thai", browserThai)
 	t.Run("thai-question-english-page", browserThaiOnEnglishPage)
+	t.Run("reach", browserReach)
 }
 
 func browserClick(t *testing.T) {
@@ -778,8 +779,9 @@ func browserThai(t *testing.T) {
 	}
 	wantContext(t, tb, promptSel(first))
 
-	// The second stays open for the picture.
-	second := b.ask(t, `{"id":"b-thai-2","to":"web","agent":"deploy-bot","locale":"th",`+
+	// The second stays open for the picture: shown on Slack too, with
+	// reminders, so its card has the other place and Seen.
+	second := b.ask(t, `{"id":"b-thai-2","to":["web","slack:C0123"],"remindEverySeconds":600,"agent":"deploy-bot","locale":"th",`+
 		`"context":"รอบนี้มี **12** คอมมิต ดู[รายการเปลี่ยนแปลง](https://ci.example.com/4812/changes)\n\n- แก้ `+"`TestPay`"+`\n- เพิ่มการทดสอบโหลด","questions":[`+
 		`{"id":"window","header":"ช่วงเวลา","question":"จะปล่อยเมื่อไร?","options":[{"label":"ตอนนี้"},{"label":"คืนนี้"}]},`+
 		`{"id":"checks","header":"การทดสอบ","question":"ต้องรันชุดทดสอบใดก่อน?","multiSelect":true,"options":[{"label":"ยูนิต"},{"label":"โหลด"}]}]}`)
@@ -787,6 +789,11 @@ func browserThai(t *testing.T) {
 	if got := tb.text(promptSel(second) + ` [data-testid=next]`); got != th.Get("WebNext") {
 		t.Errorf("next = %q", got)
 	}
+	if got := tb.text(promptSel(second) + ` [data-testid=seen]`); got != "รับทราบ" {
+		t.Errorf("Seen = %q; want the Thai button", got)
+	}
+	tb.waitJS("the other place, in Thai", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === %s`,
+		jsq(promptSel(second)+` [data-testid=places]`), jsq("ถามไว้ที่อื่นด้วย: slack:C0123")), 10*time.Second)
 
 	// A Thai digit in the Other box picks the second option.
 	tb.do(chromedp.SendKeys(chromedp.CSS(promptSel(first)+` [data-testid=other-input]`), "๒"))
@@ -959,4 +966,119 @@ func (tb *tab) shotTo(path string) {
 		tb.t.Fatal(err)
 	}
 	tb.t.Logf("screenshot: %s", path)
+}
+
+// activity is the kinds and texts of what a card or timeline entry at sel
+// shows happened to its question while it was open.
+func (tb *tab) activity(sel string) [][2]string {
+	tb.t.Helper()
+	got := eval[[][]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(li => [li.dataset.kind, li.firstChild.textContent])`,
+		jsq(sel+` [data-testid=activity-item]`)))
+	out := make([][2]string, len(got))
+	for i, g := range got {
+		out[i] = [2]string{g[0], g[1]}
+	}
+	return out
+}
+
+// browserReach: a question shown in several places, with reminders (ask-
+// user.md §5). Its card says where else it is open and which place could
+// not be reached, counts the page's reminders, and has a Seen button;
+// pressing it shows the notice and "Seen by web page", and the card keeps
+// its answers. Another question comes to the page by an escalation step
+// (its note says why), and is seen on Slack, by Alice: the page shows it
+// without a reload. The timeline keeps what happened.
+func browserReach(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	b := startBridge(t, bridgeOptions{clock: clk})
+	tb := openTab(t, b, 1100, 900, "", false)
+	id := b.ask(t, `{"id":"b-reach","to":["slack:C0123","telegram:42","discord:7","web"],"agent":"deploy-bot","remindEverySeconds":600,`+
+		`"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]}]}`)
+	card := promptSel(id)
+	tb.waitJS("the other places", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Also open in: slack:C0123, telegram:42"`,
+		jsq(card+` [data-testid=places]`)), 10*time.Second)
+	tb.waitJS("the unreachable place", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(card+` [data-testid=activity-item][data-kind=unreachable]`)), 10*time.Second)
+	if got := tb.activity(card); !slices.Equal(got, [][2]string{{"unreachable", "Could not reach discord:7"}}) {
+		t.Errorf("activity = %q", got)
+	}
+	if got := tb.text(card + ` [data-testid=seen]`); got != "Seen" {
+		t.Errorf("Seen button = %q", got)
+	}
+	if n := eval[int](tb, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsq(card+` [data-testid=reminders]:not([hidden])`))); n != 0 {
+		t.Errorf("a reminder badge before any reminder")
+	}
+
+	// Escalated to the page after a minute: a card with its reason.
+	up := b.ask(t, `{"id":"b-escalated","to":"slack:C0123","agent":"nightly-job","escalate":[{"afterSeconds":60,"to":"web"}],`+
+		`"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
+	b.waitOpen(t, id)
+	clk.advance(61 * time.Second)
+	upCard := promptSel(up)
+	tb.waitJS("the escalated question", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(upCard+` [data-testid=activity-item][data-kind=escalated]`)), 10*time.Second)
+	if got := tb.text(upCard + ` [data-testid=note]`); got != "No answer after 1 min, so this is asked here too." {
+		t.Errorf("escalated note = %q", got)
+	}
+	if got := tb.text(upCard + ` [data-testid=places]`); got != "Also open in: slack:C0123" {
+		t.Errorf("escalated places = %q", got)
+	}
+	if got := tb.activity(upCard); !slices.Equal(got, [][2]string{{"escalated", "Escalated to web"}}) {
+		t.Errorf("escalated activity = %q", got)
+	}
+
+	// Ten minutes on, the first reminder: a badge on the card.
+	clk.advance(540 * time.Second)
+	tb.waitJS("the reminder badge", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Reminder sent"`,
+		jsq(card+` [data-testid=reminders][data-count="1"]:not([hidden])`)), 10*time.Second)
+	tb.waitJS("the reminder in the activity", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(card+` [data-testid=activity-item][data-kind=reminded]`)), 10*time.Second)
+	if got := tb.activity(card)[1]; got != [2]string{"reminded", "Reminder sent in slack:C0123, telegram:42, web"} {
+		t.Errorf("reminder activity = %q", got)
+	}
+
+	// Alice sees the escalated one on Slack.
+	alice := askbridge.Person{Platform: "slack", ID: "U1", Name: "Alice"}
+	if n, err := b.engine.Acknowledge(t.Context(), up, alice, 0); err != nil || n != askbridge.NoticeSeen {
+		t.Fatalf("Acknowledge = %v, %v", n, err)
+	}
+	tb.waitJS("Seen by Alice", fmt.Sprintf(`(document.querySelector(%s) || {}).dataset?.seen === "Alice"`, jsq(upCard)), 10*time.Second)
+	if got := eval[[]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(n => n.textContent)`, jsq(upCard+` [data-testid=note]`))); !slices.Equal(got, []string{"No answer after 1 min, so this is asked here too.", "Seen by Alice"}) {
+		t.Errorf("notes after Alice's Seen = %q", got)
+	}
+
+	// Seen on the page, with an answer begun: the answer stays.
+	tb.do(chromedp.SendKeys(chromedp.CSS(card+` [data-testid=other-input]`), "the canary pool"))
+	tb.shot("23-reach-pending")
+	tb.click(card + ` [data-testid=seen]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-notice=Seen]`, id))))
+	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q]`, id)); got != "Marked as seen. The question stays open. — “Where should this deploy?”" {
+		t.Errorf("notice = %q", got)
+	}
+	tb.waitJS("Seen by web page", fmt.Sprintf(`(document.querySelector(%s) || {}).dataset?.seen === "web page"`, jsq(card)), 10*time.Second)
+	tb.waitJS("the Seen button gone", fmt.Sprintf(`!document.querySelector(%s)`, jsq(card+` [data-testid=seen]`)), 10*time.Second)
+	if got := tb.text(card + ` [data-testid=note]`); got != "Seen by web page" {
+		t.Errorf("note = %q", got)
+	}
+	if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).value`, jsq(card+` [data-testid=other-input]`))); got != "the canary pool" {
+		t.Errorf("the answer begun = %q after Seen", got)
+	}
+	tb.waitJS("the Seen in the activity", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(card+` [data-testid=activity-item][data-kind=acknowledged]`)), 10*time.Second)
+	if got := tb.activity(card)[2]; got != [2]string{"acknowledged", "Seen by web page"} {
+		t.Errorf("Seen activity = %q", got)
+	}
+	if n, _ := b.open(t).listed(id); n.SeenBy != "web page" {
+		t.Errorf("listed %+v; want it seen by the web page", n)
+	}
+	tb.shot("24-reach-seen")
+
+	// The answer ends it; the timeline keeps what happened.
+	tb.click(card + ` [data-testid=other-submit]`)
+	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
+	tb.waitEnded(id, "answered", 10*time.Second)
+	if got := tb.activity(entrySel(id)); len(got) != 3 || got[0][0] != "unreachable" || got[1][0] != "reminded" || got[2][0] != "acknowledged" {
+		t.Errorf("timeline activity = %q", got)
+	}
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Answered by web page in web" {
+		t.Errorf("status = %q", got)
+	}
+	tb.shot("25-reach-answered")
 }

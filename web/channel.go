@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge"
@@ -80,7 +82,20 @@ type Channel struct {
 	now     func() time.Time
 }
 
-var _ askbridge.Channel = (*Channel)(nil)
+var (
+	_ askbridge.Channel  = (*Channel)(nil)
+	_ askbridge.Updater  = (*Channel)(nil)
+	_ askbridge.Reminder = (*Channel)(nil)
+)
+
+// pageCapabilities are what the page can show: buttons for everything, no
+// limit on rows or text. PayloadBytes only has to admit the planner's
+// payloads; the page answers through the API, not with payloads.
+var pageCapabilities = askbridge.Capabilities{Buttons: true, PayloadBytes: 64}
+
+// reminderMark joins a question id and a reminder's own part in the
+// message of a reminder on the page: "<question id>/reminder/<unique>".
+const reminderMark = "/reminder/"
 
 // NewChannel returns the web channel. Finish writes the timeline to history
 // (*store.Store). now is the clock that dates a timeline entry whose result
@@ -96,12 +111,8 @@ func NewChannel(history History, now func() time.Time) *Channel {
 // Platform returns "web".
 func (c *Channel) Platform() string { return Platform }
 
-// Capabilities of the page: buttons for everything, no limit on rows or
-// text. PayloadBytes only has to admit the planner's payloads; the page
-// answers through the API, not with payloads.
-func (c *Channel) Capabilities() askbridge.Capabilities {
-	return askbridge.Capabilities{Buttons: true, PayloadBytes: 64}
-}
+// Capabilities of the page (pageCapabilities).
+func (c *Channel) Capabilities() askbridge.Capabilities { return pageCapabilities }
 
 // Send "shows" a question on the page: the page lists the open questions of
 // the web chat, so the one message the prompt takes (part 0: platform "web",
@@ -192,6 +203,42 @@ func declared(q askbridge.Question, v string) bool {
 		}
 	}
 	return false
+}
+
+// Update has nothing to edit, and succeeds at once: the page draws an open
+// question from its record each time it lists it (GET api/questions: the
+// notes, "Seen by …", the Seen button only while nobody has seen it), and
+// lists the questions again on every acknowledged event, the change the
+// engine updates prompts for, which it publishes before it calls Update.
+func (c *Channel) Update(context.Context, askbridge.MessageRef, askbridge.Plan) error { return nil }
+
+// Remind "posts" a reminder under a prompt of the page and returns its
+// reference: platform "web", chat "web", message "<question id>/reminder/
+// <random, unique to the call>". It posts nothing anywhere: the engine
+// records the reference as a reminder of the question in the page's place
+// and publishes a reminded event, on which the page lists the question
+// again, and the card shows the reminders recorded for it (a badge, in
+// the question's language; the countdown already says the time left, so
+// text is not kept). A prompt that is not the page's is refused for good.
+func (c *Channel) Remind(_ context.Context, prompt askbridge.MessageRef, _ string) (askbridge.MessageRef, error) {
+	if prompt.Platform != Platform || !askbridge.ValidRequestID(prompt.Message) {
+		return askbridge.MessageRef{}, &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a prompt of the page", prompt.Platform, prompt.Message)}
+	}
+	return askbridge.MessageRef{Platform: Platform, Chat: chat, Message: prompt.Message + reminderMark + rand.Text()}, nil
+}
+
+// Delete takes a reminder off the page, which has nothing to remove: a
+// reminder shows only in the count on its question's card, and the engine
+// deletes reminders when the question ends, which takes the card, count and
+// all, off the page. It succeeds for a reminder of the page, however
+// often; any other message is refused for good, since the page deletes
+// nothing else.
+func (c *Channel) Delete(_ context.Context, ref askbridge.MessageRef) error {
+	id, _, ok := strings.Cut(ref.Message, reminderMark)
+	if ref.Platform != Platform || !ok || !askbridge.ValidRequestID(id) {
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a reminder of the page", ref.Platform, ref.Message)}
+	}
+	return nil
 }
 
 // Run has nothing to receive, the page answers through the Handler; it

@@ -17,6 +17,44 @@
 // to the timeline kept in Redis (see [History]); GET api/history reads it
 // back, newest first.
 //
+// Several places (ask-user.md §5): the page is a place like any other. A
+// question is the page's when one of its places (Record.Places) has the
+// target "web", whichever place that is: the first (the request's `to`) or
+// one an escalation step adds later, which the engine shows by the same
+// Send. GET api/questions lists it once its prompt is recorded; who may
+// answer on the page is decided for that place (Record.MayAnswerIn), and
+// an answer says it was given there. Each listed question also carries
+// whether it offers Seen (a request with reminders or escalation), who has
+// seen it, the notes of its prompt on the page (Record.PlanFor: why an
+// escalation step brought it here, who has seen it), the other places it
+// is open in (those with a prompt posted: name and platform, never who may
+// answer there) and how many reminders the page has shown. The last two
+// are read from the question's recorded messages, one more read per
+// question, made only for a question in several places or with reminders.
+// The events stream carries the events of every question with a place on
+// the page, found by reading the question (once per question and process),
+// since the end of a question shown first elsewhere, a Seen given on
+// another platform, a reminder and an escalation step do not name the
+// page. The page shows reminded, escalated, acknowledged, and undeliverable
+// with `to` (one place could not be reached; the question stays open) as
+// what happened to the question, on its card and, for as long as the page
+// stays open, on its timeline entry.
+//
+// Seen: POST api/questions/{id}/seen with the body {} is the page's Seen,
+// by the same rules as an answer (the token; JSON from one of the page's
+// origins; a question the page shows, whose place on the page the page
+// may answer in). It goes to the engine's Acknowledge: reminders and
+// escalation stop and the question stays open. The reply is JSON like an
+// answer's: the notice as a code (notice) and its text in the question's
+// language (message, locale); 200 when this Seen marked it, 409 when
+// someone had (AlreadySeen) or the question has ended (then outcome and
+// status say how), 400 for a question that offers no Seen (Unknown), 403
+// (NotForYou) and 404 as for an answer. The engine then publishes an
+// acknowledged event, on which every page lists the questions again: the
+// card shows "Seen by …" and no Seen button, so [Channel.Update] has
+// nothing to do. A reminder on the page ([Channel.Remind]) is a message
+// reference the engine records as the question's; the card counts them.
+//
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.
 //
@@ -42,9 +80,9 @@
 // stream may take it as a token query parameter, since EventSource cannot set
 // headers). Without a token the handler answers only to loopback host names
 // (localhost, 127.0.0.0/8, [::1]), so a site whose name resolves to this
-// machine (DNS rebinding) gets 421. Answers are POSTs with a JSON body from
-// one of the origins the page is served at (Config.Origins, never the
-// request's own Host); nothing changes state on GET. At most
+// machine (DNS rebinding) gets 421. Answers and Seens are POSTs with a JSON
+// body from one of the origins the page is served at (Config.Origins, never
+// the request's own Host); nothing changes state on GET. At most
 // Config.MaxStreams event streams are open at once. Responses carry a strict
 // Content-Security-Policy and agent text is only ever inserted into the page
 // as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/metrics,

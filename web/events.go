@@ -35,20 +35,19 @@ const (
 	// streamRetryAfter is the Retry-After of a stream refused because
 	// MaxStreams are open.
 	streamRetryAfter = 10 * time.Second
+	// maxPlaced bounds the questions the hub remembers the places of.
+	maxPlaced = 4096
 )
 
-// pageEvents are the events the page reacts to.
+// pageEvents are the events the page reacts to: a question's lifecycle,
+// and what reaching people adds (ask-user.md §5): a Seen, a reminder, an
+// escalation step, a place that cannot be reached.
 var pageEvents = map[askbridge.EventKind]bool{
 	askbridge.EventRequested: true, askbridge.EventDelivered: true,
 	askbridge.EventAnswered: true, askbridge.EventSkipped: true,
 	askbridge.EventExpired: true, askbridge.EventCancelled: true,
-	askbridge.EventUndeliverable: true,
-}
-
-// relevant reports whether the page shows ev: a lifecycle event of a
-// question on the web page.
-func relevant(ev askbridge.Event) bool {
-	return ev.Platform == Platform && pageEvents[ev.Kind]
+	askbridge.EventUndeliverable: true, askbridge.EventAcknowledged: true,
+	askbridge.EventReminded: true, askbridge.EventEscalated: true,
 }
 
 // eventView is the data of one event sent to the page.
@@ -58,6 +57,11 @@ type eventView struct {
 	At    int64  `json:"at,omitempty"`
 	By    string `json:"by,omitempty"`
 	Error string `json:"error,omitempty"`
+	// To names the places of a per-place event (reminded, escalated, an
+	// undeliverable place), comma-separated, as the request or route
+	// named them. An undeliverable event without it is the question's
+	// end.
+	To string `json:"to,omitempty"`
 }
 
 // streamEvents: GET api/events, Server-Sent Events, one per lifecycle event
@@ -117,7 +121,7 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			for _, ev := range evs {
-				if relevant(ev) && !send(formatEvent(ev)) {
+				if h.hub.relevant(ctx, ev) && !send(formatEvent(ev)) {
 					return
 				}
 			}
@@ -156,7 +160,7 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func formatEvent(ev askbridge.Event) string {
-	v := eventView{Event: string(ev.Kind), ID: ev.ID, By: ev.By, Error: ev.Error}
+	v := eventView{Event: string(ev.Kind), ID: ev.ID, By: ev.By, Error: ev.Error, To: ev.To}
 	if !ev.At.IsZero() {
 		v.At = ev.At.UnixMilli()
 	}
@@ -194,8 +198,9 @@ var errClosed = errors.New("web: handler closed")
 // a hundred open pages cost one blocking read, not a hundred Redis
 // connections. The tail runs only while at least one page is connected.
 type hub struct {
-	events askbridge.EventLog
-	log    *slog.Logger
+	events    askbridge.EventLog
+	questions Questions
+	log       *slog.Logger
 
 	mu     sync.Mutex
 	subs   map[*subscriber]struct{}
@@ -203,6 +208,11 @@ type hub struct {
 	closed bool
 	done   chan struct{} // closed by close
 	tails  sync.WaitGroup
+
+	// placed remembers, by question id, whether a question has a place
+	// on the page (at most maxPlaced; forgotten all at once when full).
+	placedMu sync.Mutex
+	placed   map[string]bool
 }
 
 // subscriber is one connected page.
@@ -212,8 +222,55 @@ type subscriber struct {
 	gone chan struct{}
 }
 
-func newHub(events askbridge.EventLog, log *slog.Logger) *hub {
-	return &hub{events: events, log: log, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+func newHub(events askbridge.EventLog, questions Questions, log *slog.Logger) *hub {
+	return &hub{
+		events: events, questions: questions, log: log,
+		subs: map[*subscriber]struct{}{}, done: make(chan struct{}), placed: map[string]bool{},
+	}
+}
+
+// relevant reports whether the page shows ev: an event it reacts to, of a
+// question with a place on the page. An event on the page's platform is.
+// Any other (the end or a Seen of a question shown first elsewhere, a
+// reminder or an escalation step, which name no platform) is when its
+// question has a place on the page, whichever: the question is read once
+// and remembered, since its places never change. A question that cannot
+// be read is not the page's, for now (it is read again for its next
+// event); the page reads its lists again on every reconnect anyway.
+func (h *hub) relevant(ctx context.Context, ev askbridge.Event) bool {
+	if !pageEvents[ev.Kind] {
+		return false
+	}
+	if ev.Platform == Platform {
+		return true
+	}
+	if !askbridge.ValidRequestID(ev.ID) {
+		return false
+	}
+	h.placedMu.Lock()
+	on, known := h.placed[ev.ID]
+	h.placedMu.Unlock()
+	if known {
+		return on
+	}
+	rec, found, err := h.questions.Get(ctx, ev.ID)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("web: read the question of an event", "question", ev.ID, "event", ev.Kind, "err", err)
+		}
+		return false
+	}
+	if !found {
+		return false
+	}
+	on = rec.PlaceAt(pageTarget) >= 0
+	h.placedMu.Lock()
+	if len(h.placed) >= maxPlaced {
+		clear(h.placed)
+	}
+	h.placed[ev.ID] = on
+	h.placedMu.Unlock()
+	return on
 }
 
 // subscribe adds a page. The first page starts the tail at the newest
@@ -272,7 +329,7 @@ func (h *hub) tail(ctx context.Context, after string) {
 		wait.Reset()
 		after = next
 		for _, ev := range evs {
-			if relevant(ev) {
+			if h.relevant(ctx, ev) {
 				h.broadcast(ev)
 			}
 		}

@@ -34,18 +34,32 @@ type Questions interface {
 	// first. It blocks on Redis, may be called concurrently and is safe to
 	// repeat.
 	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
+	// Messages lists every message recorded for a question, in the order
+	// they were added: the list reads in which other places a question
+	// is open and how many reminders the page has had. It blocks on
+	// Redis, may be called concurrently and is safe to repeat.
+	Messages(ctx context.Context, id string) ([]askbridge.MessageRef, error)
 }
 
-// Submitter is the one path an answer takes. *askbridge.Engine implements
-// it: it decides whether the person may answer and whether the question is
-// still open, ends it with the answer (first writer wins) and says what
-// became of it; an answer that does not fit the question is a
-// *askbridge.ValidationError, any other error is trouble reaching the store.
-// It blocks on Redis and may be called concurrently; a repeat after the
-// question ended reports how it ended. It takes the question as the
-// handler has just read it, so the question is read once per answer.
+// Submitter is the engine as the page uses it: the one path an answer, and
+// a Seen, takes. *askbridge.Engine implements it. Both methods block on
+// Redis and may be called concurrently.
 type Submitter interface {
+	// SubmitRecord decides whether the person may answer and whether the
+	// question is still open, ends it with the answer (first writer wins)
+	// and says what became of it; an answer that does not fit the question
+	// is a *askbridge.ValidationError, any other error is trouble reaching
+	// the store. A repeat after the question ended reports how it ended.
+	// It takes the question as the handler has just read it, so the
+	// question is read once per answer.
 	SubmitRecord(ctx context.Context, rec askbridge.Record, a askbridge.Answer) (askbridge.Submitted, error)
+	// Acknowledge records that by, in place k of question id, has seen it
+	// (ask-user.md §5): reminders and escalation stop, and the question
+	// stays open. It returns the notice for by: Seen, AlreadySeen,
+	// NotForYou, Unknown (the question offers no Seen), or how the
+	// question ended; an error is trouble reaching the store. Safe to
+	// repeat: a repeat reports AlreadySeen.
+	Acknowledge(ctx context.Context, id string, by askbridge.Person, k int) (askbridge.Notice, error)
 }
 
 // Config wires a Handler. Questions, History, Events and Submitter are
@@ -106,12 +120,19 @@ type Handler struct {
 // holds the page (and its token) answers as the web page.
 var pagePerson = askbridge.Person{Platform: Platform, ID: "web", Name: "web page"}
 
+// pageTarget is the target of the page's place in a question
+// (Record.Places): the page is a place like any other, and a question is
+// the page's to list and answer when one of its places is this one.
+var pageTarget = askbridge.Target{Platform: Platform}
+
 // Limits of the API.
 const (
 	// maxAnswerBody bounds an answer: three questions of up to four
 	// labels (64 characters each) or free text (CheckAnswers allows
 	// 2,000 characters per value) fit many times over.
 	maxAnswerBody = 64 << 10
+	// maxSeenBody bounds a Seen, whose body is an empty object.
+	maxSeenBody = 1 << 10
 	// maxListed bounds the open questions one list returns.
 	maxListed = 200
 	// defaultHistory and maxHistory bound a timeline read; the store keeps
@@ -177,7 +198,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		questions: cfg.Questions, history: cfg.History, events: cfg.Events,
 		submitter: cfg.Submitter, base: base, origins: origins,
 		log: cfg.Logger, heartbeat: cfg.Heartbeat, mux: http.NewServeMux(),
-		hub: newHub(cfg.Events, cfg.Logger), maxStreams: int64(cfg.MaxStreams),
+		hub: newHub(cfg.Events, cfg.Questions, cfg.Logger), maxStreams: int64(cfg.MaxStreams),
 	}
 	if cfg.Token != "" {
 		sum := sha256.Sum256([]byte(cfg.Token))
@@ -199,6 +220,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	h.mux.Handle("GET "+base+"api/history", h.api(h.listHistory, false))
 	h.mux.Handle("GET "+base+"api/events", h.api(h.streamEvents, true))
 	h.mux.Handle("POST "+base+"api/questions/{id}/answer", h.api(h.answer, false))
+	h.mux.Handle("POST "+base+"api/questions/{id}/seen", h.api(h.seen, false))
 	return h, nil
 }
 
@@ -338,13 +360,41 @@ type questionView struct {
 	// Created and Deadline are unix milliseconds.
 	Created  int64 `json:"created"`
 	Deadline int64 `json:"deadline"`
-	// MayAnswer is false when the question names answerers and the page
-	// is not one of them: the page shows it without controls.
+	// MayAnswer is false when the page's place names answerers and the
+	// page is not one of them: the page shows it without controls.
 	MayAnswer bool `json:"mayAnswer"`
+	// Places are the other places the question is open in (a prompt of
+	// it is posted there), in the order of the request's places: each as
+	// the request or route named it, and its platform. Who may answer
+	// there is not the page's to know.
+	Places []placeView `json:"places,omitempty"`
+	// OffersSeen is true when the request has reminders or escalation
+	// steps (askbridge.Request.Pings): its card has a Seen button until
+	// someone has seen it.
+	OffersSeen bool `json:"offersSeen"`
+	// SeenBy names who has seen it (askbridge.Person.Display), once
+	// someone has, on any platform.
+	SeenBy string `json:"seenBy,omitempty"`
+	// Notes are the lines the question's state adds to its prompt on the
+	// page (askbridge.Record.PlanFor), in Locale: why an escalation step
+	// brought it here, who has seen it.
+	Notes []string `json:"notes,omitempty"`
+	// Reminders is how many reminders the page has shown for it (the
+	// reminders recorded in its place on the page).
+	Reminders int `json:"reminders,omitempty"`
+}
+
+// placeView is another place a question is open in, as the page names it.
+type placeView struct {
+	// Name is the place as the request or route named it: "slack:C0123",
+	// "oncall-lead".
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
 }
 
 // listQuestions: GET api/questions, the open questions shown on the page,
-// oldest first, with the server's clock for the countdowns.
+// oldest first, with the server's clock for the countdowns. A question is
+// listed when one of its places is the page, whichever.
 func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ids, err := h.questions.OpenInChat(ctx, Platform, chat)
@@ -362,18 +412,69 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, "read question", err)
 			return
 		}
-		if !found || rec.Status != askbridge.StatusPending || rec.Target.Platform != Platform {
+		k := rec.PlaceAt(pageTarget)
+		if !found || rec.Status != askbridge.StatusPending || k < 0 {
 			continue
 		}
-		plan := askbridge.BuildPlan(rec.ID, rec.Request, askbridge.Capabilities{})
-		views = append(views, questionView{
-			ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
-			ContextHTML: contextHTML(plan.Context), Questions: rec.Request.Questions,
-			Created: rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
-			MayAnswer: rec.MayAnswer(pagePerson),
-		})
+		v, err := h.view(ctx, rec, k)
+		if err != nil {
+			h.fail(w, r, "read question messages", err)
+			return
+		}
+		views = append(views, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"now": time.Now().UnixMilli(), "questions": views})
+}
+
+// view is the open question rec as the page lists it; k is the page's
+// place in it. Only a question shown in several places, or reminded, has
+// its messages read (one more round trip): they say where else it is open
+// and how many reminders the page has had.
+func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questionView, error) {
+	plan := rec.PlanFor(k, pageCapabilities)
+	v := questionView{
+		ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
+		ContextHTML: contextHTML(plan.Context), Questions: rec.Request.Questions,
+		Created: rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
+		MayAnswer: rec.MayAnswerIn(pagePerson, k), OffersSeen: rec.Request.Pings(), Notes: plan.Notes,
+	}
+	if rec.Acknowledged != nil {
+		v.SeenBy = rec.Acknowledged.Display()
+	}
+	if len(rec.Places) < 2 && rec.Request.RemindEverySeconds == 0 {
+		return v, nil
+	}
+	refs, err := h.questions.Messages(ctx, rec.ID)
+	if err != nil {
+		return questionView{}, err
+	}
+	v.Places, v.Reminders = reach(rec, k, refs)
+	return v, nil
+}
+
+// reach reads the messages recorded for rec: the places other than k with
+// a prompt posted (a place not reached yet has none, nor one the platform
+// refused before any part of the prompt was out), and how many reminders
+// were posted in place k.
+func reach(rec askbridge.Record, k int, refs []askbridge.MessageRef) ([]placeView, int) {
+	open := make([]bool, len(rec.Places))
+	reminders := 0
+	for _, ref := range refs {
+		switch {
+		case ref.Place < 0 || ref.Place >= len(rec.Places):
+		case ref.IsPrompt():
+			open[ref.Place] = true
+		case ref.IsReminder() && ref.Place == k:
+			reminders++
+		}
+	}
+	var places []placeView
+	for i, p := range rec.Places {
+		if open[i] && i != k {
+			places = append(places, placeView{Name: p.Name, Platform: p.Target.Platform})
+		}
+	}
+	return places, reminders
 }
 
 // listHistory: GET api/history?limit=N, the timeline, newest first, each
@@ -442,26 +543,11 @@ type answerReply struct {
 // {"skip":true}. The engine decides (Submitter); the reply carries its
 // notice. 200 when this answer ended the question, 409 when it had already
 // ended (the reply says how), 400 for an answer that does not fit, 403 for
-// a question that names answerers other than the page, 404 for a question
-// the page does not show.
+// a question whose place on the page names answerers other than the page,
+// 404 for a question the page does not show.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
-	if msg := h.crossSite(r); msg != "" {
-		writeError(w, http.StatusForbidden, msg)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "send the answer as application/json")
-		return
-	}
 	var req answerRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAnswerBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "the body must be a JSON object with answers or skip: "+err.Error())
-		return
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		writeError(w, http.StatusBadRequest, "the body must hold one JSON object")
+	if !h.readPost(w, r, &req, maxAnswerBody, "the body must be a JSON object with answers or skip") {
 		return
 	}
 	switch {
@@ -472,31 +558,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "answers is required (or skip: true)")
 		return
 	}
-
-	id := r.PathValue("id")
-	if !askbridge.ValidRequestID(id) {
-		writeError(w, http.StatusNotFound, "no such question")
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), submitTimeout)
 	defer cancel()
-	// The engine knows nothing of pages: only a question shown on the web
-	// page is the page's to answer, whoever knows another's id.
-	rec, found, err := h.questions.Get(ctx, id)
-	if err != nil {
-		h.fail(w, r, "read question", err)
+	rec, k, ok := h.pageQuestion(ctx, w, r)
+	if !ok {
 		return
 	}
-	if !found || rec.Target.Platform != Platform {
-		writeError(w, http.StatusNotFound, "no such question")
-		return
-	}
-	// A question not for the page is refused as such, open or ended.
-	if !rec.MayAnswer(pagePerson) {
-		writeNotice(w, http.StatusForbidden, askbridge.NoticeNotForYou, rec.Request.Locale)
-		return
-	}
-	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers}
+	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers, Place: k}
 	sub, err := h.submitter.SubmitRecord(ctx, rec, a)
 	var invalid *askbridge.ValidationError
 	switch {
@@ -514,8 +582,64 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	case sub.End.Result.Status != askbridge.StatusPending:
 		writeJSON(w, http.StatusConflict, reply(sub))
 	default:
-		h.fail(w, r, "submit answer", fmt.Errorf("question %s is still open and the answer did not end it (%s)", id, sub.Notice))
+		h.fail(w, r, "submit answer", fmt.Errorf("question %s is still open and the answer did not end it (%s)", rec.ID, sub.Notice))
 	}
+}
+
+// readPost reads the body of a state-changing request into v, or refuses
+// the request: from another site (403), not JSON (415), or not one JSON
+// object of v's fields within limit bytes (400, what the body must be
+// first). It reports whether v was read.
+func (h *Handler) readPost(w http.ResponseWriter, r *http.Request, v any, limit int64, what string) bool {
+	if msg := h.crossSite(r); msg != "" {
+		writeError(w, http.StatusForbidden, msg)
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "send the body as application/json")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, what+": "+err.Error())
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, "the body must hold one JSON object")
+		return false
+	}
+	return true
+}
+
+// pageQuestion reads the question of the request's {id} and the page's
+// place in it, or refuses the request: 404 for a question the page does
+// not show (unknown, or without a place on the page: the engine knows
+// nothing of pages, and whoever knows another's id must not act on it
+// here), 403 with the notice NotForYou when the page's place names
+// answerers other than the page, open or ended. ok is false when it has
+// answered.
+func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *http.Request) (rec askbridge.Record, k int, ok bool) {
+	id := r.PathValue("id")
+	if !askbridge.ValidRequestID(id) {
+		writeError(w, http.StatusNotFound, "no such question")
+		return rec, -1, false
+	}
+	rec, found, err := h.questions.Get(ctx, id)
+	if err != nil {
+		h.fail(w, r, "read question", err)
+		return rec, -1, false
+	}
+	k = rec.PlaceAt(pageTarget)
+	if !found || k < 0 {
+		writeError(w, http.StatusNotFound, "no such question")
+		return rec, -1, false
+	}
+	if !rec.MayAnswerIn(pagePerson, k) {
+		writeNotice(w, http.StatusForbidden, askbridge.NoticeNotForYou, rec.Request.Locale)
+		return rec, -1, false
+	}
+	return rec, k, true
 }
 
 // reply tells the page what became of its answer: the notice the engine
@@ -527,6 +651,81 @@ func reply(sub askbridge.Submitted) answerReply {
 		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
 		Notice: string(sub.Notice), Message: sub.Notice.Text(tag), Locale: tag, Result: res,
 	}
+}
+
+// seenReply tells the page what became of its Seen. Notice is the
+// engine's code, for decisions; Message its text for the person, in the
+// question's language (Locale). Outcome and Status are set when the
+// question has ended, as in an answer's reply.
+type seenReply struct {
+	ID      string `json:"id"`
+	Notice  string `json:"notice"`
+	Message string `json:"message"`
+	Locale  string `json:"locale"`
+	Outcome string `json:"outcome,omitempty"`
+	Status  string `json:"status,omitempty"`
+}
+
+// seen: POST api/questions/{id}/seen with {}, the page's Seen (ask-user.md
+// §5): the question is marked as seen by the page in its place on the
+// page, and stays open. The engine decides (Submitter.Acknowledge); the
+// reply carries its notice. 200 when this Seen marked it, 409 when someone
+// had already (notice AlreadySeen) or the question has ended (the reply
+// says how, with outcome and status), 400 for a question that offers no
+// Seen (notice Unknown: it has neither reminders nor escalation), 403 and
+// 404 as for an answer.
+func (h *Handler) seen(w http.ResponseWriter, r *http.Request) {
+	if !h.readPost(w, r, &struct{}{}, maxSeenBody, "the body must be an empty JSON object, {}") {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), submitTimeout)
+	defer cancel()
+	rec, k, ok := h.pageQuestion(ctx, w, r)
+	if !ok {
+		return
+	}
+	n, err := h.submitter.Acknowledge(ctx, rec.ID, pagePerson, k)
+	if err != nil {
+		h.fail(w, r, "acknowledge", err)
+		return
+	}
+	tag := locale.For(rec.Request.Locale).Tag()
+	out := seenReply{ID: rec.ID, Notice: string(n), Message: n.Text(tag), Locale: tag}
+	switch n {
+	case askbridge.NoticeSeen:
+		writeJSON(w, http.StatusOK, out)
+	case askbridge.NoticeAlreadySeen:
+		writeJSON(w, http.StatusConflict, out)
+	case askbridge.NoticeUnknown:
+		writeJSON(w, http.StatusBadRequest, out)
+	case askbridge.NoticeNotForYou:
+		writeNotice(w, http.StatusForbidden, n, tag)
+	default:
+		h.seenEnded(ctx, w, r, rec, out)
+	}
+}
+
+// seenEnded answers a Seen that came after its question ended: 409 with
+// how it ended, read again unless rec, as read before, had ended already;
+// 404 when it has left the store since.
+func (h *Handler) seenEnded(ctx context.Context, w http.ResponseWriter, r *http.Request, rec askbridge.Record, out seenReply) {
+	if rec.Result == nil {
+		now, found, err := h.questions.Get(ctx, rec.ID)
+		switch {
+		case err != nil:
+			h.fail(w, r, "read question", err)
+			return
+		case !found:
+			writeError(w, http.StatusNotFound, "no such question")
+			return
+		case now.Result == nil:
+			h.fail(w, r, "acknowledge", fmt.Errorf("question %s is still open and the engine said %s", rec.ID, out.Notice))
+			return
+		}
+		rec = now
+	}
+	out.Outcome, out.Status = string(rec.Result.Outcome()), askbridge.StatusLine(rec.Request, *rec.Result)
+	writeJSON(w, http.StatusConflict, out)
 }
 
 // contextHTML is a request's Markdown context as sanitised HTML.

@@ -110,7 +110,7 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store:      st,
 		Resolve:    resolve,
-		Channels:   []askbridge.Channel{ch},
+		Channels:   []askbridge.Channel{ch, fakeChannel{platform: "slack"}, fakeChannel{platform: "telegram"}, fakeChannel{platform: "discord", refuse: true}},
 		Replica:    replica,
 		Clock:      o.clock,
 		SweepEvery: 50 * time.Millisecond,
@@ -151,13 +151,59 @@ func (b *bridge) config() web.Config {
 	return web.Config{Questions: b.store, History: b.store, Events: b.store, Submitter: b.engine}
 }
 
-// resolve routes "" and "web" to the page; anything else is refused.
+// resolve routes "" and "web" to the page, a "slack:<chat>",
+// "telegram:<chat>" or "discord:<chat>" target to that chat (fakeChannel:
+// Slack and Telegram show questions, Discord cannot be reached), and the
+// route "oncall-lead" to slack:C0999; anything else is refused.
 func resolve(to string) (askbridge.Route, error) {
-	if to == "" || to == "web" {
+	switch to {
+	case "", "web":
 		return askbridge.Route{Target: askbridge.Target{Platform: "web"}}, nil
+	case "oncall-lead":
+		return askbridge.Route{Target: askbridge.Target{Platform: "slack", Chat: "C0999"}}, nil
+	}
+	if platform, chat, ok := strings.Cut(to, ":"); ok && chat != "" && (platform == "slack" || platform == "telegram" || platform == "discord") {
+		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}}, nil
 	}
 	return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 }
+
+// fakeChannel is a chat platform beside the page, for questions shown in
+// several places: Send "posts" each prompt as one message, referenced
+// "<question id>@<platform>", or, with refuse, is refused for good (the
+// bot is not in the chat). It receives nothing, and the rest succeeds
+// doing nothing.
+type fakeChannel struct {
+	platform string
+	refuse   bool
+}
+
+func (f fakeChannel) Platform() string { return f.platform }
+
+func (f fakeChannel) Capabilities() askbridge.Capabilities {
+	return askbridge.Capabilities{Buttons: true, PayloadBytes: 64}
+}
+
+func (f fakeChannel) Send(_ context.Context, d askbridge.Delivery) error {
+	if f.refuse {
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: "chat not found"}
+	}
+	if d.From > 0 {
+		return nil
+	}
+	return d.Sent(askbridge.MessageRef{Platform: f.platform, Chat: d.Chat, Message: d.Plan.ID + "@" + f.platform})
+}
+
+func (f fakeChannel) Finish(context.Context, askbridge.MessageRef, askbridge.Ending) error {
+	return nil
+}
+
+func (f fakeChannel) Run(ctx context.Context, _ askbridge.Inbox) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (f fakeChannel) State() askbridge.ChannelState { return askbridge.StateConnected }
 
 // testLogger writes to the test log when -v is set and the test is running.
 func testLogger(t testing.TB) *slog.Logger {
@@ -262,18 +308,42 @@ func (b *bridge) answer(t testing.TB, id string, body any) (int, map[string]any)
 }
 
 type openList struct {
-	Now       int64 `json:"now"`
-	Questions []struct {
-		ID          string               `json:"id"`
-		Agent       string               `json:"agent"`
-		Locale      string               `json:"locale"`
-		Intro       string               `json:"intro"`
-		ContextHTML string               `json:"contextHTML"`
-		Questions   []askbridge.Question `json:"questions"`
-		Created     int64                `json:"created"`
-		Deadline    int64                `json:"deadline"`
-		MayAnswer   bool                 `json:"mayAnswer"`
-	} `json:"questions"`
+	Now       int64            `json:"now"`
+	Questions []listedQuestion `json:"questions"`
+}
+
+// listedQuestion is one question of GET /api/questions.
+type listedQuestion struct {
+	ID          string               `json:"id"`
+	Agent       string               `json:"agent"`
+	Locale      string               `json:"locale"`
+	Intro       string               `json:"intro"`
+	ContextHTML string               `json:"contextHTML"`
+	Questions   []askbridge.Question `json:"questions"`
+	Created     int64                `json:"created"`
+	Deadline    int64                `json:"deadline"`
+	MayAnswer   bool                 `json:"mayAnswer"`
+	Places      []listedPlace        `json:"places"`
+	OffersSeen  bool                 `json:"offersSeen"`
+	SeenBy      string               `json:"seenBy"`
+	Notes       []string             `json:"notes"`
+	Reminders   int                  `json:"reminders"`
+}
+
+// listedPlace is another place a listed question is open in.
+type listedPlace struct {
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+}
+
+// listed finds question id in the list; ok is false when it is not there.
+func (l openList) listed(id string) (listedQuestion, bool) {
+	for _, q := range l.Questions {
+		if q.ID == id {
+			return q, true
+		}
+	}
+	return listedQuestion{}, false
 }
 
 // open lists the open questions through the API.

@@ -18,6 +18,7 @@ type metrics struct {
 	retryAfter *prometheus.CounterVec
 	panics     *prometheus.CounterVec
 	waited     *prometheus.CounterVec
+	reached    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
@@ -51,8 +52,12 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Name: "askbridge_retry_after_seconds_total",
 			Help: "Seconds waited because a platform asked to retry later, by platform.",
 		}, []string{"platform"}),
+		reached: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askbridge_reach_total",
+			Help: "Reminders posted, escalation steps shown, Seen pressed, and places that could not be reached while the question stayed open elsewhere, per place, by event (reminded, escalated, acknowledged, undeliverable) and platform.",
+		}, []string{"event", "platform"}),
 	}
-	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, pendingCollector{store: pending})
+	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, m.reached, pendingCollector{store: pending})
 	return m
 }
 
@@ -79,6 +84,10 @@ func (m *metrics) PlatformError(platform string, kind askbridge.ErrorKind) {
 }
 
 func (m *metrics) Panicked(op string) { m.panics.WithLabelValues(op).Inc() }
+
+func (m *metrics) Reached(kind askbridge.EventKind, platform string) {
+	m.reached.WithLabelValues(string(kind), platform).Inc()
+}
 
 func (m *metrics) RetryAfter(platform string, wait time.Duration) {
 	m.retryAfter.WithLabelValues(platform).Inc()

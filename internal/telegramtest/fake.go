@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,9 @@ const (
 	// been started before the client saw the 429, so it is not counted as
 	// ignoring retry_after.
 	earlyGrace = 250 * time.Millisecond
+	// DeleteWindow: deleteMessage deletes a message only if it was sent
+	// less than 48 hours ago.
+	DeleteWindow = 48 * time.Hour
 )
 
 // Telegram's error descriptions.
@@ -48,6 +52,9 @@ const (
 	ErrEmpty          = "Bad Request: message text is empty"
 	ErrNotModified    = "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message"
 	ErrEditNotFound   = "Bad Request: message to edit not found"
+	ErrDeleteNotFound = "Bad Request: message to delete not found"
+	ErrCantDelete     = "Bad Request: message can't be deleted"
+	ErrNoMessageID    = "Bad Request: message identifier is not specified"
 	ErrReplyNotFound  = "Bad Request: message to be replied not found"
 	ErrButtonData     = "Bad Request: BUTTON_DATA_INVALID"
 	ErrQueryInvalid   = "Bad Request: query is too old and response timeout expired or query ID is invalid"
@@ -71,8 +78,9 @@ type Options struct {
 	Token string
 	// BotUsername is the bot's @username (default "askbridge_test_bot").
 	BotUsername string
-	// ChatRate is how many messages (sends and edits) a chat takes per
-	// second, with bursts up to ChatBurst (default: one second's worth).
+	// ChatRate is how many messages (sends, edits and deletes) a chat
+	// takes per second, with bursts up to ChatBurst (default: one second's
+	// worth).
 	ChatRate  float64
 	ChatBurst int
 	// GlobalRate and GlobalBurst are the same for the whole bot.
@@ -122,6 +130,12 @@ type Message struct {
 	Placeholder string
 	// ReplyTo is the message this one replies to, 0 for none.
 	ReplyTo int
+	// ReplyAsked is the message_id the send's reply_parameters named (0
+	// for none), there or not; ReplyOptional is set when they allowed
+	// sending without the reply (allow_sending_without_reply), which is
+	// how a message whose ReplyAsked was gone got posted with ReplyTo 0.
+	ReplyAsked    int
+	ReplyOptional bool
 	// Edits counts the edits that changed the message; EditCalls counts
 	// every edit request naming it, refused ones ("message is not
 	// modified", 429, a blocked chat) included.
@@ -151,6 +165,8 @@ type Answer struct {
 // Stats count what the fake saw.
 type Stats struct {
 	Sent, Edited, Answered int
+	// Deleted counts the messages the bot deleted (deleteMessage).
+	Deleted int
 	// AnswerRefused counts answers to unknown or already answered
 	// callback queries (a tap handled twice answers twice).
 	AnswerRefused int
@@ -297,6 +313,16 @@ func (s *Server) FailNext(method string, after, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext[strings.ToLower(method)] = failure{after: after, n: n}
+}
+
+// Age makes a message d older, as if it had been sent d earlier: one aged
+// DeleteWindow or more can no longer be deleted by the bot.
+func (s *Server) Age(chatID int64, id int, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.findLocked(chatID, id); m != nil {
+		m.Date -= int64(d / time.Second)
+	}
 }
 
 // DeleteMessage removes a message, as a person or admin deleting it does.
@@ -570,6 +596,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.editMessage(w, p, client, true)
 	case "editmessagereplymarkup":
 		s.editMessage(w, p, client, false)
+	case "deletemessage":
+		s.deleteMessage(w, p, client)
 	case "answercallbackquery":
 		s.answerCallbackQuery(w, p)
 	case "setwebhook":
@@ -943,34 +971,39 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client 
 		fail(w, http.StatusBadRequest, bad, 0)
 		return
 	}
-	replyTo := 0
+	var rp replyParameters
 	if raw := p["reply_parameters"]; raw != "" {
-		var rp struct {
-			MessageID                int  `json:"message_id"`
-			AllowSendingWithoutReply bool `json:"allow_sending_without_reply"`
-		}
 		if err := json.Unmarshal([]byte(raw), &rp); err != nil {
 			fail(w, http.StatusBadRequest, "Bad Request: can't parse reply parameters JSON object", 0)
 			return
 		}
-		switch {
-		case s.findLocked(c.id, rp.MessageID) != nil:
-			replyTo = rp.MessageID
-		case !rp.AllowSendingWithoutReply:
-			fail(w, http.StatusBadRequest, ErrReplyNotFound, 0)
-			return
-		}
+	}
+	replyTo := 0
+	switch {
+	case rp.MessageID == 0:
+	case s.findLocked(c.id, rp.MessageID) != nil:
+		replyTo = rp.MessageID
+	case !rp.AllowSendingWithoutReply:
+		fail(w, http.StatusBadRequest, ErrReplyNotFound, 0)
+		return
 	}
 	c.nextID++
 	m := &Message{
 		ID: c.nextID, ChatID: c.id, From: s.Bot, Date: time.Now().Unix(), Text: plain, HTML: p["text"],
-		Keyboard: kb, ForceReply: mk.ForceReply, Selective: mk.Selective, Placeholder: mk.InputFieldPlaceholder, ReplyTo: replyTo,
+		Keyboard: kb, ForceReply: mk.ForceReply, Selective: mk.Selective, Placeholder: mk.InputFieldPlaceholder,
+		ReplyTo: replyTo, ReplyAsked: rp.MessageID, ReplyOptional: rp.AllowSendingWithoutReply,
 	}
 	m.Mentions, m.TextMentions = mentions(plain, p["text"])
 	m.LinkPreview = linkPreview(p, plain, p["text"])
 	c.messages = append(c.messages, m)
 	s.stats.Sent++
 	ok200(w, s.messageJSON(c, m))
+}
+
+// replyParameters is the part of a send's reply_parameters the fake reads.
+type replyParameters struct {
+	MessageID                int  `json:"message_id"`
+	AllowSendingWithoutReply bool `json:"allow_sending_without_reply"`
 }
 
 func (s *Server) editMessage(w http.ResponseWriter, p map[string]string, client clientOf, withText bool) {
@@ -1051,6 +1084,47 @@ func sameKeyboard(a, b [][]Button) bool {
 		}
 	}
 	return true
+}
+
+// deleteMessage deletes a message as Telegram does for a bot that is no
+// admin of the chat: its own messages anywhere and the people's in private
+// chats, sent less than DeleteWindow ago. A deletion counts against the
+// chat's rate like a send.
+func (s *Server) deleteMessage(w http.ResponseWriter, p map[string]string, client clientOf) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chatLocked(p["chat_id"])
+	if c == nil {
+		fail(w, http.StatusBadRequest, ErrChatNotFound, 0)
+		return
+	}
+	if p["message_id"] == "" {
+		fail(w, http.StatusBadRequest, ErrNoMessageID, 0)
+		return
+	}
+	if after := s.limitLocked(c.id, client); after > 0 {
+		fail(w, http.StatusTooManyRequests, fmt.Sprintf(errTooManyRequest, after), after)
+		return
+	}
+	switch c.refusal {
+	case ErrBlocked, ErrKicked:
+		fail(w, http.StatusForbidden, c.refusal, 0)
+		return
+	}
+	id, _ := strconv.Atoi(p["message_id"])
+	i := slices.IndexFunc(c.messages, func(m *Message) bool { return m.ID == id })
+	if i < 0 {
+		fail(w, http.StatusBadRequest, ErrDeleteNotFound, 0)
+		return
+	}
+	m := c.messages[i]
+	if time.Since(time.Unix(m.Date, 0)) >= DeleteWindow || m.From.ID != s.Bot.ID && c.kind != "private" {
+		fail(w, http.StatusBadRequest, ErrCantDelete, 0)
+		return
+	}
+	c.messages = slices.Delete(c.messages, i, i+1)
+	s.stats.Deleted++
+	ok200(w, true)
 }
 
 func (s *Server) answerCallbackQuery(w http.ResponseWriter, p map[string]string) {

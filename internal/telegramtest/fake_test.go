@@ -274,3 +274,136 @@ func last(s *telegramtest.Server) telegramtest.Message {
 	msgs := s.BotMessages(chat)
 	return msgs[len(msgs)-1]
 }
+
+// TestDeleteLikeTelegram: a bot deletes its own messages, and the
+// people's only in private chats, within 48 hours; a message that is gone
+// or too old is refused with Telegram's words, and deletions count against
+// the chat's rate like sends.
+func TestDeleteLikeTelegram(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{})
+	ctx := context.Background()
+	person := telegramtest.User{ID: 7, FirstName: "P"}
+	s.AddChat(person.ID, "private", "P")
+	send := func(chatID int64) int {
+		t.Helper()
+		m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chatID, Text: "reminder"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	del := func(chatID int64, id int) error {
+		_, err := b.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: chatID, MessageID: id})
+		return err
+	}
+	refused := func(err error, want string) bool {
+		return errors.Is(err, bot.ErrorBadRequest) && strings.HasSuffix(err.Error(), ", "+want)
+	}
+
+	own := send(chat)
+	if err := del(chat, own); err != nil {
+		t.Fatalf("delete its own message: %v", err)
+	}
+	if len(s.Messages(chat)) != 0 || s.Stats().Deleted != 1 {
+		t.Errorf("after the delete: %d messages, %d deleted", len(s.Messages(chat)), s.Stats().Deleted)
+	}
+	if err := del(chat, own); !refused(err, telegramtest.ErrDeleteNotFound) {
+		t.Errorf("delete again: %v", err)
+	}
+	if err := del(42, own); !refused(err, telegramtest.ErrChatNotFound) {
+		t.Errorf("unknown chat: %v", err)
+	}
+	if code, body := raw(t, s, "deleteMessage", url.Values{"chat_id": {"-100777"}}); code != http.StatusBadRequest || body["description"] != telegramtest.ErrNoMessageID {
+		t.Errorf("no message id: %d %v", code, body)
+	}
+
+	old := send(chat)
+	s.Age(chat, old, telegramtest.DeleteWindow-time.Minute)
+	young := send(chat)
+	s.Age(chat, young, time.Hour)
+	s.Age(chat, old, time.Minute)
+	if err := del(chat, old); !refused(err, telegramtest.ErrCantDelete) {
+		t.Errorf("a message 48 hours old: %v", err)
+	}
+	if err := del(chat, young); err != nil {
+		t.Errorf("a message an hour old: %v", err)
+	}
+
+	theirs, err := s.SendText(chat, person, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := del(chat, theirs); !refused(err, telegramtest.ErrCantDelete) {
+		t.Errorf("a person's message in a group: %v", err)
+	}
+	private, err := s.SendText(person.ID, person, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := del(person.ID, private); err != nil {
+		t.Errorf("a person's message in a private chat: %v", err)
+	}
+	mine := send(person.ID)
+	s.Block(person.ID, telegramtest.ErrBlocked)
+	if err := del(person.ID, mine); !errors.Is(err, bot.ErrorForbidden) {
+		t.Errorf("a chat that blocked the bot: %v", err)
+	}
+	if st := s.Stats(); st.Deleted != 3 {
+		t.Errorf("%d deleted, want 3", st.Deleted)
+	}
+}
+
+func TestDeleteIsRateLimited(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{ChatRate: 1, ChatBurst: 1})
+	m, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.DeleteMessage(context.Background(), &bot.DeleteMessageParams{ChatID: chat, MessageID: m.ID})
+	var tooMany *bot.TooManyRequestsError
+	if !errors.As(err, &tooMany) || tooMany.RetryAfter != 1 {
+		t.Fatalf("error %v, want a 429 with retry_after 1", err)
+	}
+	if len(s.Messages(chat)) != 1 || s.Stats().Deleted != 0 {
+		t.Error("a rate-limited delete deleted")
+	}
+}
+
+// TestReplyParameters: a send records the reply it asked for; a reply to
+// a message that is gone is refused unless it allows sending without the
+// reply, and then it is posted as no reply.
+func TestReplyParameters(t *testing.T) {
+	s, b := setup(t, telegramtest.Options{})
+	ctx := context.Background()
+	prompt, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "prompt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := func(allow bool) (telegramtest.Message, error) {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "reminder",
+			ReplyParameters: &models.ReplyParameters{MessageID: prompt.ID, AllowSendingWithoutReply: allow}})
+		if err != nil {
+			return telegramtest.Message{}, err
+		}
+		return last(s), nil
+	}
+	m, err := reply(true)
+	if err != nil || m.ReplyTo != prompt.ID || m.ReplyAsked != prompt.ID || !m.ReplyOptional {
+		t.Errorf("a reply to the prompt: %+v, %v", m, err)
+	}
+	m, err = reply(false)
+	if err != nil || m.ReplyTo != prompt.ID || m.ReplyOptional {
+		t.Errorf("a reply that must be one: %+v, %v", m, err)
+	}
+	s.DeleteMessage(chat, prompt.ID)
+	if _, err := reply(false); err == nil || !strings.HasSuffix(err.Error(), telegramtest.ErrReplyNotFound) {
+		t.Errorf("a reply to a gone message: %v", err)
+	}
+	m, err = reply(true)
+	if err != nil || m.ReplyTo != 0 || m.ReplyAsked != prompt.ID || !m.ReplyOptional {
+		t.Errorf("a reply to a gone message, allowed without: %+v, %v", m, err)
+	}
+	if m, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "plain"}); err != nil || last(s).ReplyAsked != 0 || m.ID == 0 {
+		t.Errorf("no reply asked: %+v, %v", last(s), err)
+	}
+}

@@ -139,10 +139,7 @@ func (f *front) holding(w http.ResponseWriter, r *http.Request) bool {
 	case <-release:
 	case <-r.Context().Done():
 	}
-	if r.Context().Err() != nil {
-		return true
-	}
-	return false
+	return r.Context().Err() != nil
 }
 
 // Close stops the front.

@@ -15,7 +15,8 @@
 //
 // Data: GET api/questions (open questions), GET api/history (timeline),
 // GET api/events (Server-Sent Events; the page reloads what changed on each
-// one), POST api/questions/{id}/answer. With a token, the page reads it from
+// one), POST api/questions/{id}/answer, POST api/questions/{id}/seen. With a
+// token, the page reads it from
 // the URL fragment (#token=…, never sent to the server in the URL), keeps it
 // in sessionStorage and sends it as "Authorization: Bearer"; the event
 // stream takes it as ?token= because EventSource cannot set headers.
@@ -39,6 +40,15 @@
 //     [data-testid=other-submit]           sends the Other text (one single-select question)
 //     [data-testid=back|next|submit|skip]  stepper and prompt controls
 //     [data-testid=prompt-error]           why an answer was refused
+//     [data-testid=reminders][data-count]  how many reminders the page has shown
+//     [data-testid=places]                 "Also open in: slack:C0123, telegram:42"
+//     [data-testid=notes] [data-testid=note]  lines the question's state adds ("Seen by Alice")
+//     [data-testid=seen]                   the Seen button (reminders or escalation, until seen)
+//   [data-testid=prompt][data-seen]        who has seen it, once someone has
+//   [data-testid=activity] [data-testid=activity-item][data-kind]
+//                                          on a card and its timeline entry: what happened while it
+//                                          was open; kind is reminded | escalated | acknowledged |
+//                                          unreachable (a place that could not be reached)
 //   [data-testid=open-empty]               shown when nothing is open
 //   [data-testid=open-count]               number of open prompts
 //   #timeline [data-testid=history-entry][data-id][data-outcome]
@@ -47,7 +57,8 @@
 //                                          when it ended elsewhere while this page showed it
 //     [data-testid=entry-status]           the status line ("Answered: Production", "Skipped", "ข้ามแล้ว")
 //     [data-testid=entry-answer]           the answer to one question
-//   #notices [data-testid=notice][data-id][data-outcome]  what just happened
+//   #notices [data-testid=notice][data-id][data-outcome]  what just happened; data-notice is
+//                                          the notice's code for a Seen ("Seen", "AlreadySeen")
 //   #announcer                             aria-live region announcing new questions and ends
 //   #auth                                  shown when the token is missing or wrong
 'use strict';
@@ -73,6 +84,12 @@
     undeliverable: 'WebNotDelivered',
   };
   const ENDS = new Set(Object.keys(STATUS_WORD));
+  // The events of reaching people (ask-user.md §5) the page keeps as a
+  // question's activity; an undeliverable event that names a place (to)
+  // is kept as "unreachable", the question staying open elsewhere.
+  const ACTIVITY = new Set(['reminded', 'escalated', 'acknowledged']);
+  // How many questions' activity the page keeps at most.
+  const MAX_ACTIVITY = 200;
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -99,6 +116,8 @@
     mine: new Set(), // ids this page answered or skipped
     shown: new Set(), // ids this page has shown as open
     history: [], // entries from the server, newest first
+    activity: new Map(), // id -> [{sid, kind, to, by, at}], from the event stream
+    seenBy: new Map(), // id -> who has seen it, as the list names them
     provisional: new Map(), // id -> entry shown until the server's arrives
     needToken: false,
     loaded: { questions: false, history: false },
@@ -206,9 +225,13 @@
     setTimeout(() => { ui.announcer.textContent = text; }, 50);
   }
 
-  // notice shows what just happened to a question, in its language (tag).
-  function notice(text, outcome, id, tag) {
-    const n = el('p', { class: 'notice ' + (outcome || ''), 'data-testid': 'notice', 'data-outcome': outcome || null, 'data-id': id || null, lang: tag || null }, text);
+  // notice shows what just happened to a question, in its language (tag);
+  // code is the notice's code when no outcome says it (a Seen).
+  function notice(text, outcome, id, tag, code) {
+    const n = el('p', {
+      class: 'notice ' + (outcome || ''), 'data-testid': 'notice', 'data-outcome': outcome || null,
+      'data-notice': code || null, 'data-id': id || null, lang: tag || null,
+    }, text);
     ui.notices.prepend(n);
     while (ui.notices.children.length > 4) ui.notices.lastElementChild.remove();
     setTimeout(() => n.remove(), 12000);
@@ -318,6 +341,7 @@
       } catch {
         return;
       }
+      if (ev) ev.sid = m.lastEventId;
       onEvent(ev);
     };
     es.onerror = () => {
@@ -343,6 +367,14 @@
       refreshQuestions();
       return;
     }
+    // A place that cannot be reached, a reminder, an escalation step or a
+    // Seen: noted, and the list read again (where else it is open, how
+    // many reminders, who has seen it).
+    if (ACTIVITY.has(ev.event) || (ev.event === 'undeliverable' && ev.to)) {
+      noteActivity(ev, ev.event === 'undeliverable' ? 'unreachable' : ev.event);
+      refreshQuestions();
+      return;
+    }
     if (ENDS.has(ev.event)) {
       const p = state.prompts.get(ev.id);
       // While this page's own answer is on its way, its reply says how
@@ -354,6 +386,52 @@
       }
       awaitHistory(ev.id);
     }
+  }
+
+  // noteActivity keeps what ev says happened to its question as kind, once
+  // per event, and draws it where the question is shown.
+  function noteActivity(ev, kind) {
+    const list = state.activity.get(ev.id) || [];
+    if (ev.sid && list.some((a) => a.sid === ev.sid)) return;
+    list.push({ sid: ev.sid || '', kind, to: ev.to || '', by: ev.by || '', at: ev.at || 0 });
+    state.activity.delete(ev.id);
+    state.activity.set(ev.id, list);
+    while (state.activity.size > MAX_ACTIVITY) state.activity.delete(state.activity.keys().next().value);
+    const p = state.prompts.get(ev.id);
+    if (p) p.drawReach();
+    if (rendered.has(ev.id)) renderTimeline();
+  }
+
+  // activityLine words one thing that happened to question id while it was
+  // open, in catalog tag.
+  function activityLine(id, a, tag) {
+    const to = a.to.split(',').filter((s) => s).join(say(tag, 'ListSeparator'));
+    switch (a.kind) {
+      case 'reminded': return say(tag, 'WebActivityReminded', { to });
+      case 'escalated': return say(tag, 'WebActivityEscalated', { to });
+      case 'unreachable': return say(tag, 'WebActivityUnreachable', { to });
+      default: return say(tag, 'WebActivitySeen', { who: state.seenBy.get(id) || a.by });
+    }
+  }
+
+  // activityList is what happened to question id while it was open, as far
+  // as this page saw it, in catalog tag; null when nothing did.
+  function activityList(id, tag) {
+    const items = state.activity.get(id) || [];
+    if (!items.length) return null;
+    return el('ul', { class: 'activity', 'data-testid': 'activity', 'aria-label': say(tag, 'WebActivityTitle') },
+      ...items.map((a) => el('li', { 'data-testid': 'activity-item', 'data-kind': a.kind },
+        el('span', {}, activityLine(id, a, tag)),
+        a.at ? el('time', { datetime: new Date(a.at).toISOString() }, formatTime(a.at)) : null)));
+  }
+
+  // placeName names another place of a question, in catalog tag: as the
+  // request or route named it, with its platform when the name does not
+  // say it (a route).
+  function placeName(p, tag) {
+    const name = p.name || '';
+    if (!p.platform || name === p.platform || name.startsWith(p.platform + ':')) return name;
+    return say(tag, 'WebPlaceOn', { name, platform: p.platform });
   }
 
   // summary names a prompt in a notice, in its language: its first
@@ -407,6 +485,7 @@
     let before = null;
     for (const q of list.slice().reverse()) {
       if (state.closed.has(q.id)) continue;
+      if (q.seenBy) state.seenBy.set(q.id, q.seenBy);
       let p = state.prompts.get(q.id);
       if (!p) {
         p = new Prompt(q);
@@ -417,8 +496,9 @@
           const fields = { agent: q.agent, question: q.questions[0].question };
           announce(say(localeOf(q), q.agent ? 'WebNewQuestionFrom' : 'WebNewQuestion', fields));
         }
-      } else if (p.root.nextSibling !== before) {
-        ui.prompts.insertBefore(p.root, before);
+      } else {
+        p.update(q);
+        if (p.root.nextSibling !== before) ui.prompts.insertBefore(p.root, before);
       }
       before = p.root;
     }
@@ -466,10 +546,14 @@
         'aria-label': stripColon(q.intro), lang: this.lang,
       });
       this.remaining = el('span', { class: 'remaining', 'data-testid': 'remaining' });
+      this.reminders = el('span', { class: 'reminders', 'data-testid': 'reminders', hidden: true });
       this.root.append(el('header', { class: 'prompt-head' },
         el('span', { class: 'intro', 'data-testid': 'prompt-intro' }, stripColon(q.intro)),
-        this.remaining));
+        el('span', { class: 'head-side' }, this.reminders, this.remaining)));
       if (q.contextHTML) this.root.append(contextBlock(q.contextHTML));
+      this.reach = el('div', { class: 'reach', 'data-testid': 'reach' });
+      this.root.append(this.reach);
+      this.seeing = false;
       this.stepper = el('div', { class: 'stepper', 'data-testid': 'stepper' });
       this.body = el('div', { class: 'prompt-body' });
       this.error = el('p', { class: 'error', role: 'alert', 'data-testid': 'prompt-error', hidden: true });
@@ -477,7 +561,44 @@
       if (this.several) this.root.append(this.stepper);
       this.root.append(this.body, this.error, this.foot);
       this.tick();
+      this.drawReach();
       this.draw();
+    }
+
+    // update takes the question as listed again: what reaching people
+    // changes (other places, notes, Seen, reminders) is drawn again, and
+    // the answers in progress stay.
+    update(q) {
+      const before = reachKey(this.q);
+      this.q = q;
+      if (reachKey(q) !== before) this.drawReach();
+    }
+
+    // drawReach draws what reaching people adds to the card (ask-user.md
+    // §5): the reminders badge, the other places it is open in, the notes
+    // (why an escalation step brought it here, who has seen it), what
+    // happened while it was open, and the Seen button while the question
+    // offers Seen and nobody has seen it.
+    drawReach() {
+      const q = this.q;
+      const n = q.reminders || 0;
+      this.reminders.hidden = n === 0;
+      this.reminders.dataset.count = String(n);
+      this.reminders.textContent = n === 1 ? this.say('WebRemindedOnce') : this.say('WebRemindedTimes', { n });
+      if (q.seenBy) this.root.dataset.seen = q.seenBy;
+      else delete this.root.dataset.seen;
+      const places = (q.places || []).map((p) => placeName(p, this.lang));
+      const parts = [];
+      if (places.length) parts.push(el('p', { class: 'places', 'data-testid': 'places' }, this.say('WebAlsoOpenIn', { places: places.join(this.say('ListSeparator')) })));
+      if (q.notes && q.notes.length) parts.push(el('ul', { class: 'notes', 'data-testid': 'notes' }, ...q.notes.map((t) => el('li', { 'data-testid': 'note' }, t))));
+      parts.push(activityList(q.id, this.lang));
+      if (q.offersSeen && !q.seenBy && q.mayAnswer !== false) {
+        parts.push(el('button', {
+          type: 'button', class: 'secondary seen', 'data-testid': 'seen', title: this.say('WebSeenHint'),
+          disabled: this.seeing || this.sending, onclick: (e) => this.seen(e.currentTarget),
+        }, this.say('ButtonSeen')));
+      }
+      this.reach.replaceChildren(...parts.filter((c) => c));
     }
 
     get several() {
@@ -731,6 +852,49 @@
       else this.showError(this.say('WebTryAgain'));
     }
 
+    // seen marks the question as seen by the page (POST …/seen): it stays
+    // open; the card shows who has seen it once the list is read again.
+    // The server words its notice in the question's language.
+    async seen(button) {
+      if (this.seeing || this.sending) return;
+      this.seeing = true;
+      button.disabled = true;
+      this.showError('');
+      const id = this.q.id;
+      let res;
+      let data;
+      try {
+        res = await api('api/questions/' + encodeURIComponent(id) + '/seen', { method: 'POST', body: '{}' });
+        data = await readJSON(res);
+      } catch (e) {
+        this.seeing = false;
+        button.disabled = false;
+        if (!(e instanceof Unauthorized)) this.showError(this.say('WebSendFailed'));
+        return;
+      }
+      this.seeing = false;
+      if (res.status === 409 && data.outcome) {
+        closePrompt(this, data.outcome, data.status, true);
+        notice(data.message || this.say('WebNoLongerOpen'), data.outcome, id, this.lang);
+        awaitHistory(id);
+        return;
+      }
+      if (res.status === 404) {
+        closePrompt(this, null, null, true);
+        notice(this.say('WebNoLongerOpen'), 'expired', id, this.lang);
+        awaitHistory(id);
+        return;
+      }
+      if (res.ok || res.status === 409) {
+        notice(this.say('WebNoticeAbout', { notice: data.message || '', question: summary(this.q) }), null, id, this.lang, data.notice);
+        refreshQuestions();
+        return;
+      }
+      button.disabled = false;
+      if (res.status === 403 && data.notice && data.error) this.showError(data.error);
+      else this.showError(this.say('WebTryAgain'));
+    }
+
     setSending(on) {
       this.sending = on;
       this.root.dataset.state = on ? 'sending' : 'pending';
@@ -829,7 +993,7 @@
     const keep = new Set();
     entries.forEach((e, i) => {
       const elsewhere = !!(e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (e.outcome === 'answered' || e.outcome === 'skipped')));
-      const key = JSON.stringify([e, elsewhere]);
+      const key = JSON.stringify([e, elsewhere, state.activity.get(e.id) || [], state.seenBy.get(e.id) || '']);
       let r = rendered.get(e.id);
       if (!r || r.key !== key) {
         const node = renderEntry(e, elsewhere);
@@ -895,6 +1059,8 @@
           answer)));
     }
     li.append(qa);
+    const activity = activityList(e.id, tag);
+    if (activity) li.append(activity);
     return li;
   }
 
@@ -910,6 +1076,12 @@
       a.rel = 'noopener noreferrer nofollow';
     }
     return box;
+  }
+
+  // reachKey is what a card's reach part is drawn from (Prompt.drawReach),
+  // to draw it again only when that changed.
+  function reachKey(q) {
+    return JSON.stringify([q.places, q.notes, q.seenBy, q.offersSeen, q.reminders, q.mayAnswer]);
   }
 
   // ---- startup ---------------------------------------------------------------

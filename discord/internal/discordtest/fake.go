@@ -76,6 +76,7 @@ type Server struct {
 	requests     []Request
 	closed       map[string]bool // users whose DMs are closed
 	nonces       map[string]*Message
+	deleted      map[string]Message // deleted messages, as they were
 	loseReplies  int
 	gw           gatewayState
 }
@@ -183,6 +184,8 @@ type Sent struct {
 	Content         *string
 	AllowedMentions *AllowedMentions
 	Flags           *int
+	// Reference is the message_reference of a created message (a reply).
+	Reference *Reference
 }
 
 // Quiet reports whether a message so sent can ping no one: its
@@ -209,6 +212,7 @@ func New(opts Options) *Server {
 		messages: map[string]*Message{}, interactions: map[string]*Interaction{},
 		byToken: map[string]*Interaction{}, buckets: map[string]*window{},
 		closed: map[string]bool{}, nonces: map[string]*Message{},
+		deleted: map[string]Message{},
 	}
 	s.gw.init()
 	s.BotID = s.id()
@@ -314,6 +318,14 @@ func (s *Server) Message(id string) (Message, bool) {
 		return Message{}, false
 	}
 	return copyMessage(m), true
+}
+
+// Deleted returns a copy of a message as it was when the bot deleted it.
+func (s *Server) Deleted(id string) (Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.deleted[id]
+	return m, ok
 }
 
 // Interaction returns a copy of one interaction, marking it failed when
@@ -456,6 +468,8 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, body []byte) 
 		s.getMessage(w, segs[1], segs[3])
 	case route == "PATCH /channels/{id}/messages/{id}":
 		s.editMessage(w, segs[1], segs[3], body)
+	case route == "DELETE /channels/{id}/messages/{id}":
+		s.deleteMessage(w, segs[1], segs[3])
 	case route == "POST /interactions/{id}/{token}/callback":
 		s.callback(w, segs[1], segs[2], body)
 	case route == "POST /webhooks/{id}/{token}":

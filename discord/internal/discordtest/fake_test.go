@@ -134,3 +134,96 @@ func TestFlagsAndWhatWasSent(t *testing.T) {
 		t.Errorf("the flags edit was recorded as %+v", sent[2])
 	}
 }
+
+// formErrorCode is the first error code Invalid Form Body gives a field.
+func formErrorCode(body map[string]any, field string) string {
+	errs, _ := body["errors"].(map[string]any)
+	f, _ := errs[field].(map[string]any)
+	list, _ := f["_errors"].([]any)
+	if len(list) == 0 {
+		return ""
+	}
+	e, _ := list[0].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// TestReplies: like Discord, a reply to a message in the channel is
+// posted as a reply and recorded with its message_reference; one to a
+// message that is not there is refused, unless fail_if_not_exists is
+// false, which posts a plain message; one naming another channel is
+// refused.
+func TestReplies(t *testing.T) {
+	t.Parallel()
+	s := discordtest.New(discordtest.Options{})
+	defer s.Close()
+	room, other := s.AddChannel(), s.AddChannel()
+	_, prompt := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"prompt"}`)
+	pid := prompt["id"].(string)
+
+	status, body := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"r","message_reference":{"message_id":"`+pid+`","fail_if_not_exists":false}}`)
+	if status != 200 || body["type"].(float64) != 19 {
+		t.Fatalf("reply: %d %v", status, body)
+	}
+	if m, _ := s.Message(body["id"].(string)); m.ReplyTo != pid {
+		t.Errorf("the reply replies to %q, want %s", m.ReplyTo, pid)
+	}
+	reqs := s.Requests()
+	ref := reqs[len(reqs)-1].Message.Reference
+	if ref == nil || ref.MessageID != pid || ref.FailIfNotExists == nil || *ref.FailIfNotExists {
+		t.Errorf("recorded reference %+v", ref)
+	}
+
+	unknown := "1999999999999999999"
+	status, body = call(t, s, "POST", "channels/"+room+"/messages", `{"content":"r","message_reference":{"message_id":"`+unknown+`"}}`)
+	if status != 400 || body["code"].(float64) != 50035 || formErrorCode(body, "message_reference") != "REPLIES_UNKNOWN_MESSAGE" {
+		t.Errorf("reply to an unknown message: %d %v", status, body)
+	}
+	status, body = call(t, s, "POST", "channels/"+room+"/messages", `{"content":"r","message_reference":{"message_id":"`+unknown+`","fail_if_not_exists":false}}`)
+	if m, _ := s.Message(body["id"].(string)); status != 200 || m.ReplyTo != "" || body["message_reference"] != nil {
+		t.Errorf("reply to an unknown message, not failing: %d %v", status, body)
+	}
+	status, body = call(t, s, "POST", "channels/"+other+"/messages", `{"content":"r","message_reference":{"message_id":"`+pid+`","channel_id":"`+room+`"}}`)
+	if status != 400 || formErrorCode(body, "message_reference") != "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL" {
+		t.Errorf("reply to another channel's message: %d %v", status, body)
+	}
+}
+
+// TestDeletes: like Discord, the bot deletes its own message (204), a
+// message already gone is 404 Unknown Message (10008), another user's is
+// 403 Missing Permissions (50013), and the route has its own rate limit.
+func TestDeletes(t *testing.T) {
+	t.Parallel()
+	s := discordtest.New(discordtest.Options{Limits: map[string]discordtest.Limit{"DELETE /channels/{id}/messages/{id}": {Count: 2, Window: time.Second}}})
+	defer s.Close()
+	room, user := s.AddChannel(), s.AddUser("p")
+	_, msg := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"reminder"}`)
+	id := msg["id"].(string)
+	if status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+id, ""); status != 204 {
+		t.Fatalf("delete: %d %v", status, body)
+	}
+	if _, ok := s.Message(id); ok {
+		t.Error("a deleted message is still there")
+	}
+	if m, ok := s.Deleted(id); !ok || m.Content != "reminder" {
+		t.Errorf("Deleted: %+v %v", m, ok)
+	}
+	if len(s.Messages(room)) != 0 {
+		t.Errorf("the channel still lists %d messages", len(s.Messages(room)))
+	}
+	if status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+id, ""); status != 404 || body["code"].(float64) != 10008 {
+		t.Errorf("delete again: %d %v", status, body)
+	}
+	theirs, err := s.Post(user, room, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+theirs, "")
+	if status != 429 || body["retry_after"].(float64) <= 0 {
+		t.Errorf("a third delete within the window: %d %v", status, body)
+	}
+	time.Sleep(time.Second)
+	if status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+theirs, ""); status != 403 || body["code"].(float64) != 50013 {
+		t.Errorf("delete another user's message: %d %v", status, body)
+	}
+}

@@ -251,11 +251,11 @@ func (s *Server) dispatch(t string, d map[string]any, dm bool) {
 			continue
 		}
 		ev := d
-		if t == "MESSAGE_CREATE" {
+		if t == "MESSAGE_CREATE" || t == "MESSAGE_DELETE" {
 			if dm && sess.intents&IntentDirectMessages == 0 || !dm && sess.intents&IntentGuildMessages == 0 {
 				continue
 			}
-			if !dm && sess.intents&IntentMessageContent == 0 {
+			if t == "MESSAGE_CREATE" && !dm && sess.intents&IntentMessageContent == 0 {
 				ev = map[string]any{}
 				for k, v := range d {
 					ev[k] = v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,12 +16,24 @@ type messageBody struct {
 	Components      *[]Row           `json:"components"`
 	AllowedMentions *AllowedMentions `json:"allowed_mentions"`
 	Flags           *int             `json:"flags"`
-	Reference       *struct {
-		MessageID string `json:"message_id"`
-	} `json:"message_reference"`
-	Nonce        json.RawMessage `json:"nonce"`
-	EnforceNonce bool            `json:"enforce_nonce"`
+	Reference       *Reference       `json:"message_reference"`
+	Nonce           json.RawMessage  `json:"nonce"`
+	EnforceNonce    bool             `json:"enforce_nonce"`
 }
+
+// Reference is a message_reference as a create call sent it (a reply).
+// FailIfNotExists is nil when the field was absent, which Discord reads
+// as true.
+type Reference struct {
+	MessageID       string `json:"message_id"`
+	ChannelID       string `json:"channel_id,omitempty"`
+	FailIfNotExists *bool  `json:"fail_if_not_exists,omitempty"`
+}
+
+// fails reports whether a reply to a message that does not exist is
+// refused (fail_if_not_exists, true by default) rather than posted as a
+// plain message.
+func (r Reference) fails() bool { return r.FailIfNotExists == nil || *r.FailIfNotExists }
 
 // flags is the body's flags, 0 when absent.
 func (b messageBody) flags() int {
@@ -56,7 +69,7 @@ func sentOf(method, path string, body []byte) *Sent {
 	default:
 		return nil
 	}
-	return &Sent{Content: b.Content, AllowedMentions: b.AllowedMentions, Flags: b.Flags}
+	return &Sent{Content: b.Content, AllowedMentions: b.AllowedMentions, Flags: b.Flags, Reference: b.Reference}
 }
 
 // nonce is the body's nonce as a string: Discord takes an integer or a
@@ -216,6 +229,12 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 		errEmptyMessage.write(w)
 		return
 	}
+	replyTo, refErr := s.replyTarget(channelID, b.Reference)
+	if refErr != nil {
+		s.mu.Unlock()
+		refErr.write(w)
+		return
+	}
 	nonce, _ := b.nonce()
 	if b.EnforceNonce && nonce != "" {
 		// The same author and nonce within the window: the message
@@ -237,9 +256,7 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 	if b.Components != nil {
 		m.Components = *b.Components
 	}
-	if b.Reference != nil {
-		m.ReplyTo = b.Reference.MessageID
-	}
+	m.ReplyTo = replyTo
 	s.messages[m.ID] = m
 	s.order = append(s.order, m.ID)
 	out := s.messageJSON(m)
@@ -256,6 +273,33 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 	}
 	// Discord sends the bot its own messages too.
 	s.dispatch("MESSAGE_CREATE", withGuild(out, guild), guild == "")
+}
+
+// replyTarget checks a create call's message_reference as Discord does and
+// returns the message the new one replies to: none without a reference,
+// 400 Invalid Form Body for a reference to another channel, and for a
+// message that is not in the channel (never was, or deleted) 400 as well,
+// unless fail_if_not_exists is false, which posts a plain message.
+// Callers hold s.mu.
+func (s *Server) replyTarget(channelID string, ref *Reference) (string, *apiError) {
+	if ref == nil {
+		return "", nil
+	}
+	if ref.ChannelID != "" && ref.ChannelID != channelID {
+		return "", formError("message_reference", "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", "Cannot reply to a message in a different channel")
+	}
+	if m, ok := s.messages[ref.MessageID]; ok && m.ChannelID == channelID {
+		return m.ID, nil
+	}
+	if ref.fails() {
+		return "", formError("message_reference", "REPLIES_UNKNOWN_MESSAGE", "Unknown message")
+	}
+	return "", nil
+}
+
+// formError is 400 Invalid Form Body (50035) naming one field's error.
+func formError(field, code, msg string) *apiError {
+	return &apiError{status: 400, Code: 50035, Message: "Invalid Form Body", Errors: map[string]any{field: fieldError(code, msg)}}
 }
 
 func withGuild(m map[string]any, guild string) map[string]any {
@@ -326,6 +370,47 @@ func (s *Server) editMessage(w http.ResponseWriter, channelID, id string, body [
 	}
 	applyEdit(m, b)
 	writeJSON(w, 200, s.messageJSON(m))
+}
+
+// deleteMessage is DELETE /channels/{id}/messages/{id}: 204 and
+// MESSAGE_DELETE for a message there, 404 Unknown Message (10008) for one
+// that is not (never was, or already deleted), and 403 Missing
+// Permissions (50013) for another user's message, since the bot has no
+// Manage Messages; a bot may always delete its own.
+func (s *Server) deleteMessage(w http.ResponseWriter, channelID, id string) {
+	s.mu.Lock()
+	ch := s.channelFor(w, channelID)
+	if ch == nil {
+		s.mu.Unlock()
+		return
+	}
+	m, ok := s.messages[id]
+	if !ok || m.ChannelID != channelID {
+		s.mu.Unlock()
+		errUnknownMessage.write(w)
+		return
+	}
+	if m.Author.ID != s.BotID {
+		s.mu.Unlock()
+		(&apiError{status: 403, Code: 50013, Message: "Missing Permissions"}).write(w)
+		return
+	}
+	s.remove(m)
+	guild := ch.GuildID
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+	s.dispatch("MESSAGE_DELETE", withGuild(map[string]any{"id": id, "channel_id": channelID}, guild), guild == "")
+}
+
+// remove forgets a deleted message, keeping a copy for Deleted. Callers
+// hold s.mu.
+func (s *Server) remove(m *Message) {
+	delete(s.messages, m.ID)
+	s.order = slices.DeleteFunc(s.order, func(id string) bool { return id == m.ID })
+	if s.nonces[m.Nonce] == m {
+		delete(s.nonces, m.Nonce)
+	}
+	s.deleted[m.ID] = copyMessage(m)
 }
 
 func applyEdit(m *Message, b messageBody) {

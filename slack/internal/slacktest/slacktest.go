@@ -131,6 +131,7 @@ type Server struct {
 	cond       *sync.Cond
 	tsSeq      int64
 	channels   map[string][]*Message
+	deleted    []Message
 	chanErrors map[string]string
 	ephemerals []Ephemeral
 	calls      []Call
@@ -198,6 +199,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("/api/apps.connections.open", s.connectionsOpen)
 	mux.HandleFunc("/api/chat.postMessage", s.web(true, s.postMessage))
 	mux.HandleFunc("/api/chat.update", s.web(true, s.update))
+	mux.HandleFunc("/api/chat.delete", s.web(true, s.deleteMessage))
 	mux.HandleFunc("/api/chat.postEphemeral", s.web(true, s.postEphemeral))
 	mux.HandleFunc("/api/conversations.open", s.web(false, s.conversationsOpen))
 	mux.HandleFunc("/api/conversations.history", s.web(false, s.conversationsHistory))
@@ -239,7 +241,7 @@ func (s *Server) AddChannel(id string) {
 	}
 }
 
-// SetChannelError makes every post and update in channel fail with code
+// SetChannelError makes every post, update and delete in channel fail with code
 // (channel_not_found, not_in_channel, is_archived…); "" clears it.
 func (s *Server) SetChannelError(channel, code string) {
 	s.mu.Lock()
@@ -295,6 +297,20 @@ func (s *Server) Message(channel, ts string) (Message, bool) {
 		return m.copy(), true
 	}
 	return Message{}, false
+}
+
+// Deleted lists the messages chat.delete removed from channel, as they
+// stood when deleted, in the order they were deleted.
+func (s *Server) Deleted(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.deleted {
+		if m.Channel == channel {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Ephemerals lists the ephemeral messages shown to user.

@@ -117,6 +117,73 @@ func TestWebAPILimitsAndErrors(t *testing.T) {
 	}
 }
 
+// A reply records its thread; chat.delete removes the bot's own messages
+// only, as Slack does, and what is gone can be neither deleted, edited nor
+// replied to again. A 429 holds chat.delete like every chat.* method.
+func TestThreadsAndDelete(t *testing.T) {
+	f, api := newFake(t)
+	_, parent, err := api.PostMessage("C1", slack.MsgOptionText("parent", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reply, err := api.PostMessage("C1", slack.MsgOptionText("reply", false), slack.MsgOptionTS(parent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := f.Message("C1", reply); m.ThreadTS != parent || m.BotID != slacktest.BotID {
+		t.Errorf("reply %+v, want it in the thread %s", m, parent)
+	}
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionText("x", false), slack.MsgOptionTS("1.000001")); code(err) != "thread_not_found" {
+		t.Errorf("reply to no message: %v", err)
+	}
+	person, _, err := f.Say(slacktest.Person{ID: "U1"}, "C1", "", "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.DeleteMessage("C1", person); code(err) != "cant_delete_message" {
+		t.Errorf("delete of a person's message: %v", err)
+	}
+	if ch, ts, err := api.DeleteMessage("C1", reply); err != nil || ch != "C1" || ts != reply {
+		t.Fatalf("delete: %q %q %v", ch, ts, err)
+	}
+	if _, ok := f.Message("C1", reply); ok {
+		t.Error("the deleted reply is still there")
+	}
+	if d := f.Deleted("C1"); len(d) != 1 || d[0].TS != reply || d[0].Text != "reply" {
+		t.Errorf("deleted %+v", d)
+	}
+	if _, _, err := api.DeleteMessage("C1", reply); code(err) != "message_not_found" {
+		t.Errorf("second delete: %v", err)
+	}
+	if _, _, _, err := api.UpdateMessage("C1", reply, slack.MsgOptionText("t", false)); code(err) != "message_not_found" {
+		t.Errorf("update of a deleted message: %v", err)
+	}
+	if _, _, err := api.DeleteMessage("C404", parent); code(err) != "channel_not_found" {
+		t.Errorf("delete in no channel: %v", err)
+	}
+	if _, _, err := api.DeleteMessage("C1", parent); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionText("x", false), slack.MsgOptionTS(parent)); code(err) != "thread_not_found" {
+		t.Errorf("reply to a deleted message: %v", err)
+	}
+	_, last, err := api.PostMessage("C1", slack.MsgOptionText("last", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetRateLimit(1, time.Minute, 4)
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionText("t", false)); err != nil {
+		t.Fatal(err)
+	}
+	var rl *slack.RateLimitedError
+	if _, _, err := api.DeleteMessage("C1", last); !errors.As(err, &rl) || rl.RetryAfter != 4*time.Second {
+		t.Errorf("delete past the rate limit: %v", err)
+	}
+	if _, ok := f.Message("C1", last); !ok {
+		t.Error("a delete refused with 429 deleted the message")
+	}
+}
+
 // Every post, edit and ephemeral records how it asked Slack to show it:
 // unfurling is off only when asked off, names are linked when asked.
 func TestDisplayRecorded(t *testing.T) {

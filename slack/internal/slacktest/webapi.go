@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,9 +13,9 @@ import (
 )
 
 // Web API: the methods the bridge calls (auth.test, apps.connections.open,
-// chat.postMessage, chat.update, chat.postEphemeral, conversations.open,
-// conversations.history),
-// with Slack's limits and error bodies.
+// chat.postMessage, chat.update, chat.delete, chat.postEphemeral,
+// conversations.open, conversations.history), with Slack's limits and error
+// bodies.
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -165,6 +166,30 @@ func (s *Server) update(form url.Values) map[string]any {
 	m.Updates++
 	m.Displays = append(m.Displays, DisplayOf(form))
 	return map[string]any{"ok": true, "channel": channel, "ts": ts, "text": m.Text}
+}
+
+// deleteMessage answers chat.delete: a bot token deletes only the bot's own
+// messages (cant_delete_message for anyone else's); a message that is not
+// there is message_not_found. The message is gone afterwards: reading,
+// updating, deleting or replying to it fails as it would on Slack.
+func (s *Server) deleteMessage(form url.Values) map[string]any {
+	channel, ts := form.Get("channel"), form.Get("ts")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if code := s.channelError(channel); code != "" {
+		return fail(code)
+	}
+	m := s.find(channel, ts)
+	if m == nil {
+		return fail("message_not_found")
+	}
+	if m.BotID != BotID {
+		return fail("cant_delete_message")
+	}
+	s.channels[channel] = slices.DeleteFunc(s.channels[channel], func(o *Message) bool { return o == m })
+	s.deleted = append(s.deleted, m.copy())
+	s.cond.Broadcast()
+	return map[string]any{"ok": true, "channel": channel, "ts": ts}
 }
 
 func (s *Server) postEphemeral(form url.Values) map[string]any {
