@@ -279,11 +279,12 @@ func TestEngineEscalation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(askIn("esc-1", `"ops"`, `"escalate":[{"afterSeconds":120,"to":"telegram:lead"},{"afterSeconds":300,"to":["telegram:boss","telegram:cto"]}]`))
-	sent := h.waitSent(1)
+	if first := h.waitSent(1)[0]; first.chat != "ops-room" || len(first.plan.Notes) != 0 {
+		t.Fatalf("first shown in %s with notes %v", first.chat, first.plan.Notes)
+	}
 	h.waitHandled()
 	h.advance(2 * time.Minute)
-	sent = h.waitSent(2)
-	lead := sent[1]
+	lead := h.waitSent(2)[1]
 	if lead.chat != "lead" || !slices.Contains(lead.plan.Notes, "No answer after 2 min, so this is asked here too.") {
 		t.Fatalf("step 1 shown in %s with notes %v", lead.chat, lead.plan.Notes)
 	}
