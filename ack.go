@@ -115,25 +115,18 @@ func (e *Engine) acknowledge(ctx context.Context, rec Record, by Person, k int) 
 	return NoticeSeen, nil
 }
 
-// refresh edits the open prompts of rec to show what its state adds (who
-// has seen it): in each place, the part with the buttons (its last). A
-// channel that cannot edit in place is left as it is. Rate limits are
-// waited out within the finisher's timeout; other failures are tried a
-// few times, then left (the end edits every message anyway).
+// refresh edits the open prompts of question rec to show what its state
+// adds (who has seen it, the tally of a quorum question): in each place,
+// the part with the buttons (its last). It reads the question afresh, so
+// the newest state is shown, and goes on until what it showed is still
+// the state after the edits (votes that came meanwhile, on any replica,
+// are shown too), a few rounds at most. A channel that cannot edit in
+// place is left as it is. Rate limits are waited out within the
+// finisher's timeout; other failures are tried a few times, then left
+// (the end edits every message anyway).
 func (c *core) refresh(rec Record) {
 	ctx, cancel := context.WithTimeout(c.halt, c.finisher.timeout)
 	defer cancel()
-	refs, err := c.store.Messages(ctx, rec.ID)
-	if err != nil {
-		c.log.Warn("list messages to refresh", "question", rec.ID, "err", err)
-		return
-	}
-	last := map[int]MessageRef{}
-	for _, ref := range numberLegacyParts(refs) {
-		if ref.IsPrompt() && ref.Part >= last[ref.Place].Part {
-			last[ref.Place] = ref
-		}
-	}
 	var updated []MessageRef
 	defer func() {
 		// An answer may have come meanwhile, and its edits with it: an
@@ -152,39 +145,83 @@ func (c *core) refresh(rec Record) {
 			c.finisher.edit(ctx, now, *now.Result, updated)
 		}
 	}()
-	for k, ref := range last {
-		ch, ok := c.channels[ref.Platform]
-		if !ok {
-			continue
+	shown := ""
+	for range 5 {
+		now, found, err := c.store.Get(ctx, rec.ID)
+		if err != nil {
+			c.log.Warn("read a question to update its prompts", "question", rec.ID, "err", err)
+			return
 		}
-		u, ok := ch.(Updater)
-		if !ok {
-			continue
+		if !found || now.Status != StatusPending {
+			return
 		}
-		plan := rec.PlanFor(k, ch.Capabilities())
-		backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
-		for failures := 0; ; {
-			err := u.Update(ctx, ref, plan)
-			if err == nil {
+		state := shownState(now)
+		if state == shown {
+			return
+		}
+		shown = state
+		refs, err := c.store.Messages(ctx, rec.ID)
+		if err != nil {
+			c.log.Warn("list messages to refresh", "question", rec.ID, "err", err)
+			return
+		}
+		last := map[int]MessageRef{}
+		for _, ref := range numberLegacyParts(refs) {
+			if ref.IsPrompt() && ref.Part >= last[ref.Place].Part {
+				last[ref.Place] = ref
+			}
+		}
+		for k, ref := range last {
+			if c.update(ctx, now, k, ref) {
 				updated = append(updated, ref)
-				break
 			}
-			kind, wait, reason := Classify(err)
-			c.metrics.PlatformError(ref.Platform, kind)
-			if kind == Permanent {
-				c.log.Warn("could not update a prompt", "question", rec.ID, "platform", ref.Platform, "reason", reason)
-				break
+		}
+	}
+}
+
+// shownState is what refresh shows of rec's state: who has seen it and
+// how many have voted.
+func shownState(rec Record) string {
+	seen := ""
+	if rec.Acknowledged != nil {
+		seen = rec.Acknowledged.Platform + ":" + rec.Acknowledged.ID
+	}
+	return fmt.Sprintf("%s/%d", seen, len(rec.Votes))
+}
+
+// update edits one prompt message, part ref of place k, to rec's plan; it
+// reports whether the edit landed.
+func (c *core) update(ctx context.Context, rec Record, k int, ref MessageRef) bool {
+	ch, ok := c.channels[ref.Platform]
+	if !ok {
+		return false
+	}
+	u, ok := ch.(Updater)
+	if !ok {
+		return false
+	}
+	plan := rec.PlanFor(k, ch.Capabilities())
+	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
+	for failures := 0; ; {
+		err := u.Update(ctx, ref, plan)
+		if err == nil {
+			return true
+		}
+		kind, wait, reason := Classify(err)
+		c.metrics.PlatformError(ref.Platform, kind)
+		if kind == Permanent {
+			c.log.Warn("could not update a prompt", "question", rec.ID, "platform", ref.Platform, "reason", reason)
+			return false
+		}
+		if kind != RateLimited {
+			if failures++; failures >= c.finisher.editAttempts {
+				c.log.Warn("could not update a prompt; its end will", "question", rec.ID, "platform", ref.Platform, "reason", reason)
+				return false
 			}
-			if kind != RateLimited {
-				if failures++; failures >= c.finisher.editAttempts {
-					c.log.Warn("could not update a prompt; its end will", "question", rec.ID, "platform", ref.Platform, "reason", reason)
-					break
-				}
-				wait = backoff.Next()
-			}
-			if !retry.SleepOn(ctx, c.clock, wait) {
-				return
-			}
+			wait = backoff.Next()
+		}
+		if !retry.SleepOn(ctx, c.clock, wait) {
+			return false
 		}
 	}
 }

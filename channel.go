@@ -192,6 +192,13 @@ const (
 	// ask-user.md §5: Seen pressed (or "seen" replied), and pressed again.
 	NoticeSeen        Notice = "Seen"
 	NoticeAlreadySeen Notice = "AlreadySeen"
+	// ask-user.md §6: a vote counted (shown with its count and the
+	// quorum), an abstention, a second vote of one person, and a quorum
+	// question that ended without agreement.
+	NoticeVoted        Notice = "Voted"
+	NoticeAbstained    Notice = "Abstained"
+	NoticeAlreadyVoted Notice = "AlreadyVoted"
+	NoticeNoQuorum     Notice = "NoQuorum"
 )
 
 // Text is the notice in the words of catalog tag (locale.For): "Answer
@@ -241,10 +248,23 @@ type TapReply struct {
 	// be reached): nothing was done and the engine forgot the event, so a
 	// later delivery of it is handled. The notice asks to try again.
 	Retry bool
+	// Count and Need go with NoticeVoted: how many votes agree with the
+	// tapper's, and how many must.
+	Count, Need int
 }
 
 // Text is the notice as the tapper reads it.
-func (r TapReply) Text() string { return r.Notice.Text(r.Locale) }
+func (r TapReply) Text() string { return r.Notice.TextCount(r.Locale, r.Count, r.Need) }
+
+// TextCount is the notice in the words of catalog tag, with a vote's
+// count and the quorum for NoticeVoted ("Vote recorded (1 of 2
+// needed).").
+func (n Notice) TextCount(tag string, count, need int) string {
+	if n == NoticeVoted {
+		return locale.For(tag).Format("NoticeVoted", map[string]any{"Count": count, "Need": need})
+	}
+	return n.Text(tag)
+}
 
 // TextReply is a text message from a person.
 type TextReply struct {

@@ -271,7 +271,7 @@ func (h *harness) advanceWhileRetrying(step time.Duration, done func() bool) {
 func (h *harness) waitHandled() {
 	h.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		groups, err := h.agent.XInfoGroups(ctx, h.prefix+"requests").Result()
 		if err != nil {
@@ -419,7 +419,8 @@ func (h *harness) agentOf() agenttest.Agent {
 // waitSent waits until the channel has posted n prompts.
 func (h *harness) waitSent(n int) []sentPrompt {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// Generous for the burst tests under -race; a passing wait ends early.
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if s := h.ch.sends(); len(s) >= n {
 			return s

@@ -115,7 +115,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		return reply
 	}
 	// Won: the finisher edits every message, the tapped one included.
-	return TapReply{Notice: sub.Notice, QuestionID: id}
+	return TapReply{Notice: sub.Notice, QuestionID: id, Count: sub.Count, Need: sub.Need}
 }
 
 // adopt finds the question of a tapped prompt message that was never
@@ -208,6 +208,8 @@ func endedNotice(res Result) Notice {
 		return NoticeCancelled
 	case OutcomeUndeliverable:
 		return NoticeUndeliverable
+	case OutcomeNoQuorum:
+		return NoticeNoQuorum
 	}
 	return NoticeExpired
 }
@@ -289,7 +291,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 		return ReplyOutcome{Claimed: true, Respond: NoticeTryAgain.Text(lang), Retry: true}
 	}
 	if !sub.Won {
-		return ReplyOutcome{Claimed: true, Respond: sub.Notice.Text(lang)}
+		return ReplyOutcome{Claimed: true, Respond: sub.Notice.TextCount(lang, sub.Count, sub.Need)}
 	}
 	return ReplyOutcome{Claimed: true}
 }
@@ -447,6 +449,9 @@ type Submitted struct {
 	// End is the question as it stands after the call; End.Found is false
 	// for an unknown id.
 	End EndResult
+	// Count and Need go with NoticeVoted (a quorum question): how many
+	// votes agree with this one, and how many must.
+	Count, Need int
 }
 
 // Submit is the one path every answer takes (taps and text replies come
@@ -483,6 +488,9 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 	}
 	if !rec.MayAnswerIn(a.By, a.Place) {
 		return Submitted{Notice: NoticeNotForYou, End: EndResult{Found: true, Result: Result{ID: rec.ID, Status: rec.Status}, Record: rec}}, nil
+	}
+	if rec.Request.Quorum > 0 {
+		return e.vote(ctx, rec, a)
 	}
 	res := NoAnswer(rec.ID, ReasonSkipped, "")
 	if !a.Skip {

@@ -259,6 +259,9 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		id = entry.StreamID
 	}
 	places, routeLocale, err := in.places(&req)
+	if err == nil {
+		err = checkQuorum(req, places)
+	}
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}

@@ -223,7 +223,12 @@ func (p Plan) Text() string {
 // escalation step asks there, who has seen it) and, once someone has seen
 // it, without the Seen button.
 func (r Record) PlanFor(k int, caps Capabilities) Plan {
-	return placePlan(r.ID, r.Request, r.Places, k, r.Acknowledged, caps)
+	p := placePlan(r.ID, r.Request, r.Places, k, r.Acknowledged, caps)
+	if r.Request.Quorum > 0 {
+		// The tally, in every place, open or ended (ask-user.md §6).
+		p.Notes = append(p.Notes, tallyLine(locale.For(r.Request.Locale), r.Request, r))
+	}
+	return p
 }
 
 func placePlan(id string, req Request, places []Place, k int, seen *Person, caps Capabilities) Plan {
@@ -351,6 +356,8 @@ func StatusLine(req Request, res Result) string {
 		return w.Get("StatusUndeliverable")
 	case OutcomeRejected:
 		return w.Get("StatusRefused")
+	case OutcomeNoQuorum:
+		return w.Get("StatusNoQuorum")
 	}
 	return w.Get("StatusExpired")
 }

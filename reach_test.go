@@ -53,7 +53,13 @@ func kinds(evs []askbridge.Event) []string {
 // waitFor polls cond for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	waitWithin(t, 5*time.Second, what, cond)
+}
+
+// waitWithin polls cond for up to d.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)
@@ -413,7 +419,9 @@ func TestEngineTimersOnceAcrossReplicas(t *testing.T) {
 		}
 		clock.Advance(time.Minute)
 		// Let both replicas fire what is due before the clock moves on.
-		waitFor(t, "timers fired", settled)
+		// Generous: a pass over 1,000 questions under -race on a shared
+		// machine takes seconds.
+		waitWithin(t, time.Minute, "timers fired", settled)
 	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
@@ -445,7 +453,7 @@ func TestEngineTimersOnceAcrossReplicas(t *testing.T) {
 	if count["reminded"] != questions*3 || count["escalated"] != questions*2 {
 		t.Errorf("events %v: want %d reminded and %d escalated", count, questions*3, questions*2)
 	}
-	waitFor(t, "every prompt finished and every reminder deleted", func() bool {
+	waitWithin(t, time.Minute, "every prompt finished and every reminder deleted", func() bool {
 		_, del, _ := ch.snapshot()
 		ch.mu.Lock()
 		defer ch.mu.Unlock()

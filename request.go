@@ -63,6 +63,9 @@ type Request struct {
 	// Escalate lists the escalation steps, AfterSeconds increasing; the
 	// engine fills in a route's default ladder when the request has none.
 	Escalate []Step `json:"escalate,omitempty"`
+	// Quorum is how many people must give the same answer (ask-user.md
+	// §6); 0 when one answer ends the question.
+	Quorum int `json:"quorum,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -198,7 +201,7 @@ func (v *validator) request(raw any) Request {
 		return req
 	}
 	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale",
-		"remindEverySeconds", "escalate")
+		"remindEverySeconds", "escalate", "quorum")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -247,6 +250,20 @@ func (v *validator) request(raw any) Request {
 	req.Questions = v.questions(obj)
 	req.TimeoutSeconds = v.timeout(obj)
 	v.reach(obj, &req)
+	if raw, ok := obj["quorum"]; ok {
+		num, isNum := raw.(json.Number)
+		n, err := strconv.Atoi(num.String())
+		switch {
+		case !isNum || err != nil:
+			v.addf("quorum must be an integer: how many people must give the same answer")
+		case n < 2:
+			v.addf("quorum must be at least 2 (got %d): one answer is the default", n)
+		case n > MaxAnswerers:
+			v.addf("quorum must be at most %d (got %d)", MaxAnswerers, n)
+		default:
+			req.Quorum = n
+		}
+	}
 	return req
 }
 

@@ -21,6 +21,9 @@ const (
 	ReasonSkipped       Reason = "skipped"
 	ReasonCancelled     Reason = "cancelled"
 	ReasonUndeliverable Reason = "undeliverable"
+	// ReasonNoQuorum: agreement among the voters became impossible
+	// (ask-user.md §6).
+	ReasonNoQuorum Reason = "no_quorum"
 )
 
 // Via says how an answer arrived.
@@ -62,6 +65,9 @@ type Result struct {
 	// AcknowledgedBy is who pressed Seen, when someone did; the store
 	// adds it as the question ends.
 	AcknowledgedBy *Person `json:"acknowledgedBy,omitempty"`
+	// Votes lists every vote of a quorum question, in order (ask-user.md
+	// §6); the store adds them as the question ends.
+	Votes []Vote `json:"votes,omitempty"`
 	// CreatedAt and EndedAt are unix milliseconds.
 	CreatedAt int64 `json:"createdAt,omitempty"`
 	EndedAt   int64 `json:"endedAt,omitempty"`
@@ -93,7 +99,18 @@ const (
 	OutcomeCancelled     Outcome = "cancelled"
 	OutcomeUndeliverable Outcome = "undeliverable"
 	OutcomeRejected      Outcome = "rejected"
+	OutcomeNoQuorum      Outcome = "no_quorum"
 )
+
+// Vote is one person's answer to a quorum question (ask-user.md §6), or
+// their abstention (Skipped).
+type Vote struct {
+	By      Person              `json:"by"`
+	Answers map[string][]string `json:"answers,omitempty"`
+	Skipped bool                `json:"skipped,omitempty"`
+	// At is unix milliseconds.
+	At int64 `json:"at"`
+}
 
 // Outcome reports how the result ended its question.
 func (r Result) Outcome() Outcome {
@@ -110,6 +127,8 @@ func (r Result) Outcome() Outcome {
 		return OutcomeCancelled
 	case ReasonUndeliverable:
 		return OutcomeUndeliverable
+	case ReasonNoQuorum:
+		return OutcomeNoQuorum
 	}
 	return OutcomeExpired
 }

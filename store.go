@@ -73,6 +73,8 @@ type Record struct {
 	Acknowledged *Person
 	// Fired names the timers whose work is done and announced (FireOnce).
 	Fired []string
+	// Votes are the votes of a quorum question so far, in order.
+	Votes []Vote
 	// Result is set once the question has ended.
 	Result *Result
 }
@@ -196,6 +198,8 @@ const (
 	EventAcknowledged EventKind = "acknowledged"
 	EventReminded     EventKind = "reminded"
 	EventEscalated    EventKind = "escalated"
+	// ask-user.md §6: one person's vote on a quorum question.
+	EventVoted EventKind = "voted"
 )
 
 // EventOf is the event kind that announces an outcome.
@@ -382,6 +386,36 @@ type Store interface {
 	// whether this call did: each timer's event is published once however
 	// often it is fired. Safe to call concurrently.
 	FireOnce(ctx context.Context, id, name string) (bool, error)
+	// Vote records v on a quorum question and, in the same step, ends it
+	// when v decides it (ask-user.md §6): answered with the agreed answer
+	// once quorum people gave answers of one key (AnswerKey), no_quorum
+	// once agreement has become impossible among voters people. A vote
+	// at or after the deadline ends the question as a timeout instead.
+	// A person votes once; their first vote stands. Safe to call
+	// concurrently: two votes never both decide, and none is lost.
+	Vote(ctx context.Context, id string, v Vote, quorum, voters int, now time.Time) (VoteResult, error)
+}
+
+// VoteOutcome is what became of a vote.
+type VoteOutcome int
+
+const (
+	// VoteRecorded: counted; the question stays open.
+	VoteRecorded VoteOutcome = iota + 1
+	// VoteDecided: counted, and it ended the question (End holds the
+	// ending, as Store.End reports a won end).
+	VoteDecided
+	// VoteAgain: this person had voted; their first vote stands.
+	VoteAgain
+	// VoteClosed: the question had ended (or is unknown: End.Found).
+	VoteClosed
+)
+
+// VoteResult reports a vote: its outcome and the question as it stands
+// after it.
+type VoteResult struct {
+	Outcome VoteOutcome
+	End     EndResult
 }
 
 // EventLog is the events stream as readers see it (the web page, the

@@ -39,7 +39,7 @@ What comes back (structured content; the first text line summarizes it):
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
-var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate"}
+var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate", "quorum"}
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
@@ -120,6 +120,10 @@ func tool() *sdk.Tool {
 				"type": "integer", "minimum": askbridge.MinRemindEvery,
 				"description": fmt.Sprintf("Optional: remind the person this often (seconds, at least %d, below timeoutSeconds) while the question is open and nobody pressed Seen; at most %d reminders.", askbridge.MinRemindEvery, askbridge.MaxReminders),
 			},
+			"quorum": object{
+				"type": "integer", "minimum": 2, "maximum": askbridge.MaxAnswerers,
+				"description": "Optional: how many of the answerers must give the same answer before you get it (each answers once; a skip abstains). Needs answerers. The result then lists every vote in votes, and ends no_answer with reason no_quorum when agreement became impossible. Set it only when told several people must agree.",
+			},
 			"escalate": object{
 				"type": "array", "minItems": 1, "maxItems": askbridge.MaxSteps,
 				"items": object{
@@ -162,6 +166,7 @@ func tool() *sdk.Tool {
 			"endedAt":        object{"type": "integer"},
 			"place":          object{"type": "string"},
 			"acknowledgedBy": object{"type": "object"},
+			"votes":          object{"type": "array", "items": object{"type": "object"}},
 		},
 	}
 	no, yes := false, true

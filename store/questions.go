@@ -303,14 +303,21 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
-		pipe := s.rdb.Pipeline()
-		pipe.ZRem(ctx, s.k.deadlines(), id)
-		s.unindex(ctx, pipe, er.Record, refs)
-		if _, err := pipe.Exec(ctx); err != nil {
-			s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
-		}
+		s.afterEnd(ctx, id, er, refs)
 	}
 	return er, nil
+}
+
+// afterEnd takes a question that was just ended out of the deadlines and
+// of the chat indexes (separate keys: a failure is logged; the indexes drop
+// ended questions as they are read, the sweep finds it ended).
+func (s *Store) afterEnd(ctx context.Context, id string, er askbridge.EndResult, refs []askbridge.MessageRef) {
+	pipe := s.rdb.Pipeline()
+	pipe.ZRem(ctx, s.k.deadlines(), id)
+	s.unindex(ctx, pipe, er.Record, refs)
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
+	}
 }
 
 func (s *Store) endKeys(id string) []string {

@@ -183,6 +183,11 @@ func decodeReach(id string, m map[string]string, r *askbridge.Record) error {
 		}
 	}
 	slices.Sort(r.Fired)
+	if v := m["votes"]; v != "" {
+		if err := json.Unmarshal([]byte(v), &r.Votes); err != nil {
+			return fmt.Errorf("question %s: decode votes: %w", id, err)
+		}
+	}
 	if v := m[fieldAcked]; v != "" {
 		var p askbridge.Person
 		if err := json.Unmarshal([]byte(v), &p); err != nil {
@@ -191,4 +196,69 @@ func decodeReach(id string, m map[string]string, r *askbridge.Record) error {
 		r.Acknowledged = &p
 	}
 	return nil
+}
+
+// Vote records a vote on a quorum question and ends it when the vote
+// decides it, in one step (see askbridge.Store).
+func (s *Store) Vote(ctx context.Context, id string, v askbridge.Vote, quorum, voters int, now time.Time) (askbridge.VoteResult, error) {
+	if err := checkID(id); err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	entry, err := json.Marshal(v)
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	key, answers := "", []byte("{}")
+	if !v.Skipped {
+		key = askbridge.AnswerKey(v.Answers)
+		if answers, err = json.Marshal(v.Answers); err != nil {
+			return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+		}
+	}
+	agreed, err := resultBody(id, askbridge.Result{Status: askbridge.StatusAnswered})
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	none, err := resultBody(id, askbridge.NoAnswer(id, askbridge.ReasonNoQuorum, ""))
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	late, err := resultBody(id, timeoutResult(id))
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	voter := v.By.Platform + ":" + v.By.ID
+	raw, err := voteScript.run(ctx, s.rdb, s.endKeys(id), voter, string(entry), key, string(answers),
+		quorum, voters, now.UnixMilli(), ms(s.opts.Retention), agreed, none, late)
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	items, ok := raw.([]any)
+	if !ok || len(items) == 0 {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: unexpected reply %v", raw)
+	}
+	switch code, _ := items[0].(int64); code {
+	case 2, 3:
+		if len(items) != 2 {
+			return askbridge.VoteResult{}, fmt.Errorf("store: vote: unexpected reply %v", raw)
+		}
+		rec, err := decodeRecord(id, items[1])
+		if err != nil {
+			return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+		}
+		out := askbridge.VoteRecorded
+		if code == 3 {
+			out = askbridge.VoteAgain
+		}
+		return askbridge.VoteResult{Outcome: out, End: askbridge.EndResult{Found: true, Record: rec, Result: askbridge.Result{ID: id, Status: rec.Status}}}, nil
+	}
+	er, refs, err := endReply(id, raw)
+	if err != nil {
+		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
+	}
+	if !er.Won {
+		return askbridge.VoteResult{Outcome: askbridge.VoteClosed, End: er}, nil
+	}
+	s.afterEnd(ctx, id, er, refs)
+	return askbridge.VoteResult{Outcome: askbridge.VoteDecided, End: er}, nil
 }

@@ -45,6 +45,8 @@ var (
 	timersDueSrc string
 	//go:embed lua/fire_once.lua
 	fireOnceSrc string
+	//go:embed lua/vote.lua
+	voteSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endSrc)
@@ -61,6 +63,7 @@ var (
 	placeFailedScript  = newScript(placeFailedSrc)
 	timersDueScript    = newScript(timersDueSrc)
 	fireOnceScript     = newScript(fireOnceSrc)
+	voteScript         = newScript(voteSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

@@ -7,7 +7,8 @@
 -- ARGV[1]  final status: answered, no_answer or error
 -- ARGV[2]  result JSON without createdAt/endedAt; it ends in '}' and the
 --          script appends both stamps (created from the hash, ended = now)
---          and, when someone acknowledged the question, acknowledgedBy
+--          and, when someone acknowledged the question, acknowledgedBy,
+--          and the votes of a quorum question
 -- ARGV[3]  now, unix ms
 -- ARGV[4]  retention in ms
 -- ARGV[5]  status of the timeout result, or '' when ARGV[2] is itself a
@@ -40,6 +41,10 @@ end
 -- Whoever pressed Seen is part of every ending (ask-user.md §5).
 if fields['acked'] then
   body = string.sub(body, 1, -2) .. ',"acknowledgedBy":' .. fields['acked'] .. '}'
+end
+-- So are the votes of a quorum question (ask-user.md §6).
+if fields['votes'] then
+  body = string.sub(body, 1, -2) .. ',"votes":' .. fields['votes'] .. '}'
 end
 local result = string.sub(body, 1, -2) .. ',"createdAt":' .. created .. ',"endedAt":' .. ARGV[3] .. '}'
 redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[3])

@@ -1,0 +1,230 @@
+package askbridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/askbridge/askbridge/locale"
+)
+
+// AnswerKey names an answer for agreement (ask-user.md §6): two answers
+// agree when they give the same values for every question, declared labels
+// exactly, free text trimmed and compared ignoring case, the values of a
+// multi-select question in any order. Answers that agree have equal keys.
+func AnswerKey(answers map[string][]string) string {
+	ids := make([]string, 0, len(answers))
+	for id := range answers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	norm := make([][]string, len(ids))
+	for i, id := range ids {
+		vals := make([]string, 0, len(answers[id]))
+		for _, v := range answers[id] {
+			vals = append(vals, foldAnswer(v))
+		}
+		slices.Sort(vals)
+		norm[i] = append([]string{id}, slices.Compact(vals)...)
+	}
+	b, _ := json.Marshal(norm) // strings only: never fails
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// foldAnswer is a value as agreement compares it: NFC, trimmed, blanks
+// collapsed, lower case.
+func foldAnswer(v string) string {
+	return strings.ToLower(strings.Join(strings.Fields(norm.NFC.String(v)), " "))
+}
+
+// voters counts who may vote on rec: everyone named in any of its places.
+// ok is false when a place lets anyone there answer (no one can be
+// counted).
+func voters(places []Place) (n int, ok bool) {
+	seen := map[string]bool{}
+	for _, p := range places {
+		if len(p.Answerers) == 0 {
+			return 0, false
+		}
+		for _, a := range p.Answerers {
+			seen[a] = true
+		}
+	}
+	return len(seen), true
+}
+
+// checkQuorum refuses a quorum that the places' answerers cannot reach.
+func checkQuorum(req Request, places []Place) error {
+	if req.Quorum == 0 {
+		return nil
+	}
+	n, ok := voters(places)
+	if !ok {
+		return fmt.Errorf("quorum needs the people who may answer: give answerers, or use routes that name them (a place where anyone may answer cannot be counted)")
+	}
+	if req.Quorum > n {
+		return fmt.Errorf("quorum (%d) is more than the %d people allowed to answer", req.Quorum, n)
+	}
+	return nil
+}
+
+// vote records a's vote on quorum question rec (ask-user.md §6) and ends it
+// when the vote decides it; a skip is an abstention. The question is marked
+// finishing first, so a replica that dies right after the deciding vote
+// leaves its edits to another; a mark this call added is taken back when the
+// vote did not end it.
+func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, error) {
+	v := Vote{By: a.By, Skipped: a.Skip, At: e.clock.Now().UnixMilli()}
+	if !a.Skip {
+		clean, err := CheckAnswers(rec.Request, a.Values)
+		if err != nil {
+			return Submitted{}, err
+		}
+		v.Answers = clean
+	}
+	n, _ := voters(rec.Places)
+	now := e.clock.Now()
+	added, err := e.store.MarkFinishing(ctx, rec.ID, now)
+	if err != nil {
+		return Submitted{}, fmt.Errorf("vote: mark finishing: %w", err)
+	}
+	r, err := e.store.Vote(ctx, rec.ID, v, rec.Request.Quorum, n, now)
+	if err != nil {
+		return Submitted{}, fmt.Errorf("vote: %w", err)
+	}
+	if r.Outcome != VoteDecided && added {
+		if err := e.store.Finished(ctx, rec.ID); err != nil {
+			e.log.Warn("take back a finishing mark", "question", rec.ID, "err", err)
+		}
+	}
+	switch r.Outcome {
+	case VoteClosed:
+		if !r.End.Found {
+			return Submitted{Notice: NoticeExpired, End: r.End}, nil
+		}
+		return Submitted{Notice: endedNotice(r.End.Result), End: r.End}, nil
+	case VoteAgain:
+		return Submitted{Notice: NoticeAlreadyVoted, End: r.End}, nil
+	}
+	by := a.By.Platform + ":" + a.By.ID
+	if err := e.publish(ctx, Event{Kind: EventVoted, ID: rec.ID, By: by, Platform: a.By.Platform}); err != nil {
+		e.log.Warn("publish voted event", "question", rec.ID, "err", err)
+	}
+	tally := TallyOf(r.End.Record)
+	sub := Submitted{Notice: NoticeVoted, End: r.End, Count: tally.Count(v), Need: rec.Request.Quorum}
+	if v.Skipped {
+		sub.Notice = NoticeAbstained
+	}
+	if r.Outcome == VoteDecided {
+		sub.Won = true
+		if r.End.Result.Reason == ReasonTimeout {
+			sub.Won, sub.Notice = false, NoticeExpired
+		}
+		e.finisher.ended(ctx, r.End, true)
+		return sub, nil
+	}
+	if !e.finisher.launch(func() { e.refresh(r.End.Record) }, rec.ID) {
+		e.log.Warn("too many edits under way; the tally is shown at the end", "question", rec.ID)
+	}
+	return sub, nil
+}
+
+// Tally is the count of a quorum question's votes by answer.
+type Tally struct {
+	// Keys lists the distinct answers given, in the order first given;
+	// Counts and Answers are by key.
+	Keys      []string
+	Counts    map[string]int
+	Answers   map[string]map[string][]string
+	Abstained int
+}
+
+// TallyOf counts rec's votes.
+func TallyOf(rec Record) Tally {
+	t := Tally{Counts: map[string]int{}, Answers: map[string]map[string][]string{}}
+	for _, v := range rec.Votes {
+		if v.Skipped {
+			t.Abstained++
+			continue
+		}
+		k := AnswerKey(v.Answers)
+		if _, ok := t.Counts[k]; !ok {
+			t.Keys = append(t.Keys, k)
+			t.Answers[k] = v.Answers
+		}
+		t.Counts[k]++
+	}
+	return t
+}
+
+// Count is how many votes agree with v (v among them once recorded).
+func (t Tally) Count(v Vote) int {
+	if v.Skipped {
+		return 0
+	}
+	return t.Counts[AnswerKey(v.Answers)]
+}
+
+// Lead is the most votes any one answer has.
+func (t Tally) Lead() int {
+	most := 0
+	for _, n := range t.Counts {
+		most = max(most, n)
+	}
+	return most
+}
+
+// tallyLine is the line a quorum question's messages show while it is open
+// and after (ask-user.md §6), in w's words: "Votes: 1 of 2 needed —
+// Approve 1, Reject 0". A one-question prompt lists every option, and
+// "Other" for free text; several questions list the answers given.
+func tallyLine(w *locale.Words, req Request, rec Record) string {
+	t := TallyOf(rec)
+	var parts []string
+	if len(req.Questions) == 1 {
+		q := req.Questions[0]
+		counts := map[string]int{}
+		other := 0
+		for _, k := range t.Keys {
+			vals := t.Answers[k][q.ID]
+			if len(vals) == 1 && slices.ContainsFunc(q.Options, func(o Option) bool { return o.Label == vals[0] }) {
+				counts[vals[0]] += t.Counts[k]
+				continue
+			}
+			if q.MultiSelect && len(vals) > 1 {
+				parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " + "), t.Counts[k]))
+				continue
+			}
+			other += t.Counts[k]
+		}
+		var opts []string
+		for _, o := range q.Options {
+			opts = append(opts, fmt.Sprintf("%s %d", o.Label, counts[o.Label]))
+		}
+		parts = append(opts, parts...)
+		if other > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", w.Get("TallyOther"), other))
+		}
+	} else {
+		for _, k := range t.Keys {
+			var vals []string
+			for _, q := range req.Questions {
+				vals = append(vals, strings.Join(t.Answers[k][q.ID], " + "))
+			}
+			parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " / "), t.Counts[k]))
+		}
+	}
+	if t.Abstained > 0 {
+		parts = append(parts, w.Count("TallyAbstained", t.Abstained, nil))
+	}
+	return w.Format("TallyLine", map[string]any{
+		"Lead": t.Lead(), "Need": req.Quorum, "Counts": strings.Join(parts, w.Get("ListSeparator")),
+	})
+}
