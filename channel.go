@@ -261,7 +261,7 @@ func (r TapReply) Text() string { return r.Notice.TextCount(r.Locale, r.Count, r
 // needed).").
 func (n Notice) TextCount(tag string, count, need int) string {
 	if n == NoticeVoted {
-		return locale.For(tag).Format("NoticeVoted", map[string]any{"Count": count, "Need": need})
+		return locale.For(tag).Format("NoticeVoted", map[string]any{"Votes": count, "Need": need})
 	}
 	return n.Text(tag)
 }

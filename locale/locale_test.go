@@ -14,6 +14,7 @@ import (
 var sample = map[string]any{
 	"Agent": "deploy-bot", "Labels": "Staging", "Questions": "2 (Budget)", "Example": "2: Small",
 	"Who": "Alice", "Where": "slack:C01", "After": "15 min", "Left": "12 min",
+	"Lead": 1, "Need": 2, "Votes": 1, "Counts": "Approve 1, Reject 0",
 }
 
 func TestCatalogsLoad(t *testing.T) {

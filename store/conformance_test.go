@@ -130,6 +130,8 @@ func conformance(t *testing.T, b backend) {
 		{"race/answer-timeout-cancel", testRaceAnswerTimeoutCancel},
 		{"race/2000-sweeps", testRaceSweeps},
 		{"race/dead-consumer", testRaceDeadConsumer},
+		{"vote", testVote},
+		{"reach", testReach},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
