@@ -308,7 +308,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 			return err
 		}
 	}
-	return in.deliverAll(ctx, id, req, places, 0, lease)
+	return in.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
 }
 
 // timersOf lists the reminders and escalation steps of a request accepted
@@ -327,11 +327,13 @@ func timersOf(id string, req Request, now time.Time) []Timer {
 	return ts
 }
 
-// deliverAll shows a question in every place of step at once (the places
-// of `to` for step 0), each under its own delivery lease; created is the
-// lease Create took for place 0, if any. It returns the first
-// infrastructure error, after every place has had its try.
-func (in *intake) deliverAll(ctx context.Context, id string, req Request, places []Place, step int, created Lease) error {
+// deliverAll shows question rec in every place of step at once (the
+// places of `to` for step 0), each under its own delivery lease, with what
+// its state adds (rec's votes, who has seen it); created is the lease
+// Create took for place 0, if any. It returns the first infrastructure
+// error, after every place has had its try.
+func (in *intake) deliverAll(ctx context.Context, rec Record, step int, created Lease) error {
+	id, places := rec.ID, rec.Places
 	var ks []int
 	for k, p := range places {
 		if p.Step == step {
@@ -339,7 +341,7 @@ func (in *intake) deliverAll(ctx context.Context, id string, req Request, places
 		}
 	}
 	if len(ks) == 1 {
-		return in.deliver(ctx, id, req, places, ks[0], created)
+		return in.deliver(ctx, rec, ks[0], created)
 	}
 	errs := make([]error, len(ks))
 	var wg sync.WaitGroup
@@ -350,7 +352,7 @@ func (in *intake) deliverAll(ctx context.Context, id string, req Request, places
 			if k == 0 {
 				l = created
 			}
-			errs[i] = in.deliver(ctx, id, req, places, k, l)
+			errs[i] = in.deliver(ctx, rec, k, l)
 		})
 	}
 	wg.Wait()
@@ -509,7 +511,8 @@ func narrow(req, allowed []string, target Target) ([]string, error) {
 // question (Token 0 when it existed): then no message can exist yet, and a
 // question that ends before or while it is posted is caught by the status
 // AddMessage returns, so nothing is read first.
-func (in *intake) deliver(ctx context.Context, id string, req Request, places []Place, k int, created Lease) error {
+func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease) error {
+	id, places := rec.ID, rec.Places
 	target := places[k].Target
 	fresh := created.Token != 0
 	lease := created
@@ -531,7 +534,7 @@ func (in *intake) deliver(ctx context.Context, id string, req Request, places []
 	// Released when done, so a repeat of the request is handled at once.
 	defer end(true)
 	ch := in.channels[target.Platform]
-	plan := placePlan(id, req, places, k, nil, ch.Capabilities())
+	plan := rec.PlanFor(k, ch.Capabilities())
 	log := in.log.With("question", id, "platform", target.Platform)
 	deadline := in.clock.Now().Add(in.sendBudget)
 	from := 0

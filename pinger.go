@@ -212,7 +212,7 @@ func (p *pinger) escalate(ctx context.Context, rec Record, k int, name string) e
 	if len(places) == 0 {
 		return nil
 	}
-	if err := p.in.deliverAll(ctx, rec.ID, rec.Request, rec.Places, k, Lease{}); err != nil {
+	if err := p.in.deliverAll(ctx, rec, k, Lease{}); err != nil {
 		return err
 	}
 	return p.announce(ctx, rec, name, EventEscalated, places)

@@ -124,8 +124,12 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 	}
 	if r.Outcome == VoteDecided {
 		sub.Won = true
-		if r.End.Result.Reason == ReasonTimeout {
+		switch r.End.Result.Reason {
+		case ReasonTimeout:
 			sub.Won, sub.Notice = false, NoticeExpired
+		case ReasonNoQuorum:
+			// This vote made agreement impossible.
+			sub.Notice = NoticeNoQuorum
 		}
 		e.finisher.ended(ctx, r.End, true)
 		return sub, nil

@@ -72,6 +72,9 @@ func TestQuorumAgreement(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(quorumAsk("q-agree", 2, trio, ""))
 	p := h.waitSent(1)[0]
+	if !slices.Contains(p.plan.Notes, "Votes: 0 of 2 needed — Approve 0, Reject 0") {
+		t.Fatalf("first post without the tally: %v", p.plan.Notes)
+	}
 	if r := tap(h, p, 1, person("alice"), "a1"); r.Notice != askbridge.NoticeVoted || r.Text() != "Vote recorded (1 of 2 needed)." {
 		t.Fatalf("alice's vote told %s %q", r.Notice, r.Text())
 	}
@@ -115,8 +118,8 @@ func TestQuorumImpossible(t *testing.T) {
 	p := h.waitSent(1)[0]
 	tap(h, p, 0, person("alice"), "a")
 	tap(h, p, 1, person("bob"), "b")
-	if r := tap(h, p, 2, person("carol"), "c"); r.Notice != askbridge.NoticeVoted {
-		t.Fatalf("carol's vote told %s", r.Notice)
+	if r := tap(h, p, 2, person("carol"), "c"); r.Notice != askbridge.NoticeNoQuorum {
+		t.Fatalf("carol's vote, which made agreement impossible, told %s", r.Notice)
 	}
 	res := h.result(id, 2*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonNoQuorum || len(res.Votes) != 3 {
