@@ -360,6 +360,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("thai", browserThai)
 	t.Run("thai-question-english-page", browserThaiOnEnglishPage)
 	t.Run("reach", browserReach)
+	t.Run("quorum", browserQuorum)
 }
 
 func browserClick(t *testing.T) {
@@ -1081,4 +1082,111 @@ func browserReach(t *testing.T) {
 		t.Errorf("status = %q", got)
 	}
 	tb.shot("25-reach-answered")
+}
+
+// browserQuorum: a 2-of-3 question (ask-user.md §6). Alice has voted
+// Reject; the page votes Approve: its notice counts the vote, the tally
+// and who has voted change without a reload, and the card takes no second
+// vote. Bob then agrees with the page: the card leaves the open list and
+// the timeline shows the answer with every vote.
+func browserQuorum(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, bridgeOptions{})
+	tb := openTab(t, b, 1100, 900, "", false)
+	id := b.ask(t, quorumQuestion("b-quorum", ""))
+	card := promptSel(id)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Approve"))))
+	b.vote(t, id, alice, change("Reject"))
+	// Alice's vote comes as an event: the tally and who has voted follow.
+	tb.waitJS("Alice's vote", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Voted: Alice"`, jsq(card+` [data-testid=voters]`)), 10*time.Second)
+	if got := tb.text(card + ` [data-testid=tally]`); got != "Votes: 1 of 2 needed — Approve 0, Reject 1" {
+		t.Errorf("tally = %q", got)
+	}
+	if n := eval[int](tb, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsq(card+` [data-testid=my-vote], `+card+` [data-testid=note]`))); n != 0 {
+		t.Errorf("before the page's vote: %d my-vote or note elements", n)
+	}
+	tb.shot("26-quorum-pending")
+
+	tb.click(optionSel(id, "Approve"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-notice=Voted]`, id))))
+	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q]`, id)); got != "Vote recorded (1 of 2 needed). — “Approve the change to the payment service?”" {
+		t.Errorf("notice = %q", got)
+	}
+	tb.waitJS("the tally after the page's vote", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Votes: 1 of 2 needed — Approve 1, Reject 1"`,
+		jsq(card+` [data-testid=tally]`)), 10*time.Second)
+	tb.waitJS("the page among the voters", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Voted: Alice, web page"`,
+		jsq(card+` [data-testid=voters]`)), 10*time.Second)
+	if got := tb.text(card + ` [data-testid=my-vote]`); got != "You voted: Approve" {
+		t.Errorf("my vote = %q", got)
+	}
+	locked := eval[map[string]any](tb, fmt.Sprintf(`(() => {
+		const c = document.querySelector(%s);
+		const controls = [...c.querySelectorAll('[data-testid=option], [data-testid=other-input], [data-testid=other-submit], [data-testid=skip]')];
+		return {voted: c.dataset.voted, state: c.dataset.state, controls: controls.length,
+			disabled: controls.filter(e => e.getAttribute('aria-disabled') === 'true').length,
+			readOnly: c.querySelector('[data-testid=other-input]').readOnly};
+	})()`, jsq(card)))
+	if locked["voted"] != "true" || locked["state"] != "pending" || locked["controls"] != float64(5) || locked["disabled"] != float64(5) || locked["readOnly"] != true {
+		t.Errorf("card after the page's vote = %v; want it open, every answer control disabled", locked)
+	}
+	// Another attempt says why nothing happens, and sends nothing.
+	tb.click(optionSel(id, "Reject"))
+	tb.waitJS("the refusal", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "You already answered; your first answer stands."`,
+		jsq(card+` [data-testid=prompt-error]:not([hidden])`)), 5*time.Second)
+	tb.click(card + ` [data-testid=skip]`)
+	if q, _ := b.open(t).listed(id); q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" || q.Abstained != 0 || len(q.Voters) != 2 {
+		t.Errorf("after the attempts the question is listed as %+v", q)
+	}
+	tb.shot("27-quorum-voted")
+
+	// Bob agrees with the page: answered.
+	if sub := b.vote(t, id, bob, change("Approve")); !sub.Won {
+		t.Fatalf("Bob's vote = %+v; want the deciding one", sub)
+	}
+	if res := b.result(t, id, 10*time.Second); res.Status != askbridge.StatusAnswered || !sameAnswers(res.Answers.Answers, change("Approve")) {
+		t.Fatalf("result = %+v", res)
+	}
+	tb.waitEnded(id, "answered", 10*time.Second)
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Answered: Approve" {
+		t.Errorf("status = %q", got)
+	}
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "Approve" {
+		t.Errorf("timeline answer = %q", got)
+	}
+	votes := eval[[][]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(v => [v.dataset.by, v.querySelector('[data-testid=entry-vote-answer]').textContent])`,
+		jsq(entrySel(id)+` [data-testid=entry-vote]`)))
+	if want := [][]string{{"Alice", "Reject"}, {"web page", "Approve"}, {"Bob", "Approve"}}; !slices.EqualFunc(votes, want, slices.Equal) {
+		t.Errorf("timeline votes = %q; want %q", votes, want)
+	}
+	if got := eval[bool](tb, fmt.Sprintf(`!!document.querySelector(%s)`, jsq(entrySel(id)+`:not([data-elsewhere])`))); !got {
+		t.Error("a question the page voted on is shown as ended elsewhere")
+	}
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id))))
+	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id)); got != "Answered: “Approve the change to the payment service?”" {
+		t.Errorf("end notice = %q", got)
+	}
+	tb.shot("28-quorum-answered")
+
+	// Another: the page abstains, Alice and Bob disagree: no agreement.
+	apart := b.ask(t, quorumQuestion("b-quorum-apart", ""))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(apart) + ` [data-testid=skip]`)))
+	tb.click(promptSel(apart) + ` [data-testid=skip]`)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-notice=Abstained]`, apart))))
+	tb.waitJS("the abstention on the card", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "You abstained."`,
+		jsq(promptSel(apart)+` [data-testid=my-vote]`)), 10*time.Second)
+	b.vote(t, apart, alice, change("Approve"))
+	b.vote(t, apart, bob, change("Reject"))
+	tb.waitEnded(apart, "no_quorum", 10*time.Second)
+	if got := tb.text(entrySel(apart) + ` [data-testid=entry-status]`); got != "No agreement" {
+		t.Errorf("status = %q", got)
+	}
+	votes = eval[[][]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(v => [v.dataset.by, v.querySelector('[data-testid=entry-vote-answer]').textContent])`,
+		jsq(entrySel(apart)+` [data-testid=entry-vote]`)))
+	if want := [][]string{{"web page", "abstained"}, {"Alice", "Approve"}, {"Bob", "Reject"}}; !slices.EqualFunc(votes, want, slices.Equal) {
+		t.Errorf("timeline votes = %q; want %q", votes, want)
+	}
+	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=no_quorum]`, apart)); got != "No agreement: “Approve the change to the payment service?”" {
+		t.Errorf("end notice = %q", got)
+	}
+	tb.shot("29-quorum-no-agreement")
 }

@@ -54,10 +54,15 @@ type HistoryEntry struct {
 	// "Skipped", "ตอบแล้ว: โปรดักชัน"), for display only.
 	Status string `json:"status"`
 	// Outcome is how it ended, as a code: answered, skipped, expired,
-	// cancelled or undeliverable.
+	// cancelled, undeliverable or no_quorum.
 	Outcome string `json:"outcome"`
 	// By names who answered ("web page"), when someone did.
 	By string `json:"by,omitempty"`
+	// Quorum is how many people had to give the same answer (ask-user.md
+	// §6), for a quorum question; Votes are then the votes given, in
+	// order: who, and what (labels only, as in Sections).
+	Quorum int           `json:"quorum,omitempty"`
+	Votes  []HistoryVote `json:"votes,omitempty"`
 	// Created and At (when it ended) are unix milliseconds.
 	Created int64 `json:"created,omitempty"`
 	At      int64 `json:"at"`
@@ -72,6 +77,58 @@ type HistorySection struct {
 	// was some.
 	Answer   []string `json:"answer,omitempty"`
 	OwnWords bool     `json:"ownWords,omitempty"`
+}
+
+// HistoryAnswer is one person's answer to one question of a prompt, as the
+// page shows it: the declared labels chosen; free text is not echoed
+// back, OwnWords says there was some.
+type HistoryAnswer struct {
+	Answer   []string `json:"answer,omitempty"`
+	OwnWords bool     `json:"ownWords,omitempty"`
+}
+
+// HistoryVote is one vote on a quorum question: who (a name), and their
+// answer to each question of the prompt, in order, or an abstention
+// (Skipped). At is unix milliseconds.
+type HistoryVote struct {
+	By      string          `json:"by"`
+	Skipped bool            `json:"skipped,omitempty"`
+	Answers []HistoryAnswer `json:"answers,omitempty"`
+	At      int64           `json:"at,omitempty"`
+}
+
+// historyAnswers is an answer (by question id) as the page shows it, one
+// per question of qs, in order.
+func historyAnswers(qs []askbridge.Question, answers map[string][]string) []HistoryAnswer {
+	out := make([]HistoryAnswer, len(qs))
+	for i, q := range qs {
+		for _, v := range answers[q.ID] {
+			if declared(q, v) {
+				out[i].Answer = append(out[i].Answer, v)
+			} else {
+				out[i].OwnWords = true
+			}
+		}
+	}
+	return out
+}
+
+// historyVote is a vote as the page shows it.
+func historyVote(qs []askbridge.Question, v askbridge.Vote) HistoryVote {
+	h := HistoryVote{By: personName(v.By), Skipped: v.Skipped, At: v.At}
+	if !v.Skipped {
+		h.Answers = historyAnswers(qs, v.Answers)
+	}
+	return h
+}
+
+// personName names a person on the page: their name, else
+// "<platform>:<id>".
+func personName(p askbridge.Person) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Platform + ":" + p.ID
 }
 
 // Channel is the web page as an askbridge.Channel. Nothing is pushed to the
@@ -173,25 +230,28 @@ func (c *Channel) entry(end askbridge.Ending) HistoryEntry {
 		e.At = c.now().UnixMilli()
 	}
 	if res.AnsweredBy != nil {
-		e.By = res.AnsweredBy.Name
-		if e.By == "" {
-			e.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+		e.By = personName(*res.AnsweredBy)
+	}
+	if rec.Request.Quorum > 0 {
+		e.Quorum = rec.Request.Quorum
+		// The store adds the votes to the result as the question ends;
+		// the record holds them too.
+		votes := res.Votes
+		if len(votes) == 0 {
+			votes = rec.Votes
+		}
+		for _, v := range votes {
+			e.Votes = append(e.Votes, historyVote(rec.Request.Questions, v))
 		}
 	}
 	if res.Answers == nil {
 		return e
 	}
-	for i, q := range rec.Request.Questions {
+	for i, a := range historyAnswers(rec.Request.Questions, res.Answers.Answers) {
 		if i >= len(e.Sections) {
 			break
 		}
-		for _, v := range res.Answers.Answers[q.ID] {
-			if declared(q, v) {
-				e.Sections[i].Answer = append(e.Sections[i].Answer, v)
-			} else {
-				e.Sections[i].OwnWords = true
-			}
-		}
+		e.Sections[i].Answer, e.Sections[i].OwnWords = a.Answer, a.OwnWords
 	}
 	return e
 }

@@ -55,6 +55,22 @@
 // nothing to do. A reminder on the page ([Channel.Remind]) is a message
 // reference the engine records as the question's; the card counts them.
 //
+// Quorum (ask-user.md §6): on a question that needs several people to
+// agree, the page is one voter, "web:web", when the answerers name it. Its
+// answer is a vote: 200 with the notice Voted (and its count, "Vote
+// recorded (1 of 2 needed).") or Abstained (a skip) and open: true while
+// the question stays open; 409 with AlreadyVoted and open: true for a
+// second vote, since a person's first vote stands; 200 with the outcome,
+// as for any answer, when its vote decides it (answered, or no_quorum
+// when agreement has become impossible). GET api/questions gives each
+// quorum question its quorum, its tally line (taken out of the notes),
+// the tally by answer (labels only; free text is "own words"), the
+// abstentions, who has voted (names, never their answers), and whether
+// the page has voted and how: the card then shows the page's vote and
+// takes no other. The events stream carries each vote (voted, with by)
+// and the end without agreement (no_quorum), on which the page lists the
+// questions again; the timeline entry keeps every vote, who and what.
+//
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.
 //

@@ -40,14 +40,16 @@ const (
 )
 
 // pageEvents are the events the page reacts to: a question's lifecycle,
-// and what reaching people adds (ask-user.md §5): a Seen, a reminder, an
-// escalation step, a place that cannot be reached.
+// what reaching people adds (ask-user.md §5): a Seen, a reminder, an
+// escalation step, a place that cannot be reached; and a quorum
+// question's votes and its end without agreement (§6).
 var pageEvents = map[askbridge.EventKind]bool{
 	askbridge.EventRequested: true, askbridge.EventDelivered: true,
 	askbridge.EventAnswered: true, askbridge.EventSkipped: true,
 	askbridge.EventExpired: true, askbridge.EventCancelled: true,
 	askbridge.EventUndeliverable: true, askbridge.EventAcknowledged: true,
 	askbridge.EventReminded: true, askbridge.EventEscalated: true,
+	askbridge.EventVoted: true, askbridge.EventOf(askbridge.OutcomeNoQuorum): true,
 }
 
 // eventView is the data of one event sent to the page.
@@ -55,6 +57,7 @@ type eventView struct {
 	Event string `json:"event"`
 	ID    string `json:"id"`
 	At    int64  `json:"at,omitempty"`
+	// By is who answered, saw or voted, as "<platform>:<id>".
 	By    string `json:"by,omitempty"`
 	Error string `json:"error,omitempty"`
 	// To names the places of a per-place event (reminded, escalated, an

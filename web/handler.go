@@ -382,6 +382,33 @@ type questionView struct {
 	// Reminders is how many reminders the page has shown for it (the
 	// reminders recorded in its place on the page).
 	Reminders int `json:"reminders,omitempty"`
+	// Quorum is how many people must give the same answer (ask-user.md
+	// §6); 0 for an ordinary question. The fields below are set only
+	// with it.
+	Quorum int `json:"quorum,omitempty"`
+	// TallyLine is the tally the question's prompts show, in Locale
+	// ("Votes: 1 of 2 needed — Approve 0, Reject 1"): the note the quorum
+	// adds to the plan's, so it is not among Notes.
+	TallyLine string `json:"tallyLine,omitempty"`
+	// Tally counts the votes by answer, each distinct answer once, in the
+	// order first given; Abstained counts the skips.
+	Tally     []tallyView `json:"tally,omitempty"`
+	Abstained int         `json:"abstained,omitempty"`
+	// Voters names who has voted (an abstention is a vote), in order:
+	// names, never their answers.
+	Voters []string `json:"voters,omitempty"`
+	// Voted is true once the page has voted; MyVote is then its vote. A
+	// person's first vote stands, so the card takes no other.
+	Voted  bool         `json:"voted,omitempty"`
+	MyVote *HistoryVote `json:"myVote,omitempty"`
+}
+
+// tallyView is one answer of a quorum question's tally: per question, the
+// declared labels chosen (free text is not repeated: OwnWords says there
+// was some), and how many people gave it.
+type tallyView struct {
+	Answers []HistoryAnswer `json:"answers"`
+	Count   int             `json:"count"`
 }
 
 // placeView is another place a question is open in, as the page names it.
@@ -441,6 +468,9 @@ func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questi
 	if rec.Acknowledged != nil {
 		v.SeenBy = rec.Acknowledged.Display()
 	}
+	if rec.Request.Quorum > 0 {
+		quorumView(&v, rec, k)
+	}
 	if len(rec.Places) < 2 && rec.Request.RemindEverySeconds == 0 {
 		return v, nil
 	}
@@ -450,6 +480,54 @@ func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questi
 	}
 	v.Places, v.Reminders = reach(rec, k, refs)
 	return v, nil
+}
+
+// quorumView adds what a quorum question's card shows (ask-user.md §6) to
+// v: the tally line, taken out of the notes; the tally; who has voted; and
+// the page's own vote, once it has voted.
+func quorumView(v *questionView, rec askbridge.Record, k int) {
+	v.Quorum = rec.Request.Quorum
+	// The tally line is what the quorum adds to the notes: the notes of
+	// the same question without it are the others.
+	plain := rec
+	plain.Request.Quorum = 0
+	notes, extra := splitNotes(v.Notes, plain.PlanFor(k, pageCapabilities).Notes)
+	if len(extra) > 0 {
+		v.TallyLine = extra[0]
+		notes = append(notes, extra[1:]...)
+	}
+	v.Notes = notes
+	t := askbridge.TallyOf(rec)
+	for _, key := range t.Keys {
+		v.Tally = append(v.Tally, tallyView{Answers: historyAnswers(rec.Request.Questions, t.Answers[key]), Count: t.Counts[key]})
+	}
+	v.Abstained = t.Abstained
+	for _, vote := range rec.Votes {
+		v.Voters = append(v.Voters, personName(vote.By))
+		if vote.By.Platform == pagePerson.Platform && vote.By.ID == pagePerson.ID && !v.Voted {
+			v.Voted = true
+			mine := historyVote(rec.Request.Questions, vote)
+			v.MyVote = &mine
+		}
+	}
+}
+
+// splitNotes divides notes into those among base (kept, in order) and the
+// others (extra).
+func splitNotes(notes, base []string) (kept, extra []string) {
+	left := map[string]int{}
+	for _, n := range base {
+		left[n]++
+	}
+	for _, n := range notes {
+		if left[n] > 0 {
+			left[n]--
+			kept = append(kept, n)
+		} else {
+			extra = append(extra, n)
+		}
+	}
+	return kept, extra
 }
 
 // reach reads the messages recorded for rec: the places other than k with
@@ -526,25 +604,37 @@ type answerRequest struct {
 type answerReply struct {
 	ID string `json:"id"`
 	// Outcome is how the question ended: answered, skipped, expired,
-	// cancelled or undeliverable.
-	Outcome string `json:"outcome"`
+	// cancelled, undeliverable or no_quorum. Empty (left out) while it is
+	// open: Open is then true.
+	Outcome string `json:"outcome,omitempty"`
 	// Status is the status line every channel shows ("Answered:
-	// Production", "ตอบแล้ว: โปรดักชัน").
-	Status string `json:"status"`
+	// Production", "ตอบแล้ว: โปรดักชัน"); empty while the question is open.
+	Status string `json:"status,omitempty"`
+	// Open is true when the question is still open after this answer: a
+	// quorum question's vote that did not decide it (Voted, Abstained),
+	// or a second vote of the page (AlreadyVoted).
+	Open bool `json:"open,omitempty"`
 	// Notice is what became of this answer, as a code (askbridge.Notice:
-	// "Recorded", "AlreadyAnswered"…); Message is its text.
-	Notice  string           `json:"notice"`
-	Message string           `json:"message"`
-	Locale  string           `json:"locale"`
-	Result  askbridge.Result `json:"result"`
+	// "Recorded", "AlreadyAnswered", "Voted"…); Message is its text.
+	Notice  string `json:"notice"`
+	Message string `json:"message"`
+	// Count and Need go with the notice Voted: how many votes agree with
+	// the page's, and how many must (the quorum).
+	Count  int              `json:"count,omitempty"`
+	Need   int              `json:"need,omitempty"`
+	Locale string           `json:"locale"`
+	Result askbridge.Result `json:"result"`
 }
 
 // answer: POST api/questions/{id}/answer with {"answers":{...}} or
 // {"skip":true}. The engine decides (Submitter); the reply carries its
-// notice. 200 when this answer ended the question, 409 when it had already
-// ended (the reply says how), 400 for an answer that does not fit, 403 for
-// a question whose place on the page names answerers other than the page,
-// 404 for a question the page does not show.
+// notice. 200 when this answer ended the question, or was counted as a
+// vote on a quorum question that stays open (ask-user.md §6: notice Voted
+// or Abstained, open true); 409 when it had already ended (the reply says
+// how) or the page had already voted on it (notice AlreadyVoted, open
+// true: the first vote stands); 400 for an answer that does not fit, 403
+// for a question whose place on the page names answerers other than the
+// page, 404 for a question the page does not show.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	var req answerRequest
 	if !h.readPost(w, r, &req, maxAnswerBody, "the body must be a JSON object with answers or skip") {
@@ -580,6 +670,12 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	case sub.Notice == askbridge.NoticeNotForYou:
 		writeNotice(w, http.StatusForbidden, sub.Notice, rec.Request.Locale)
 	case sub.End.Result.Status != askbridge.StatusPending:
+		writeJSON(w, http.StatusConflict, reply(sub))
+	case sub.Notice == askbridge.NoticeVoted || sub.Notice == askbridge.NoticeAbstained:
+		// A vote that did not decide it: counted, and the question stays
+		// open.
+		writeJSON(w, http.StatusOK, reply(sub))
+	case sub.Notice == askbridge.NoticeAlreadyVoted:
 		writeJSON(w, http.StatusConflict, reply(sub))
 	default:
 		h.fail(w, r, "submit answer", fmt.Errorf("question %s is still open and the answer did not end it (%s)", rec.ID, sub.Notice))
@@ -643,14 +739,24 @@ func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *ht
 }
 
 // reply tells the page what became of its answer: the notice the engine
-// gave and the question's result, this answer's or the one that won before.
+// gave (with a vote's count) and the question's result, this answer's or
+// the one that won before; of a question still open, only that it is.
 func reply(sub askbridge.Submitted) answerReply {
 	rec, res := sub.End.Record, sub.End.Result
 	tag := locale.For(rec.Request.Locale).Tag()
-	return answerReply{
-		ID: rec.ID, Outcome: string(res.Outcome()), Status: askbridge.StatusLine(rec.Request, res),
-		Notice: string(sub.Notice), Message: sub.Notice.Text(tag), Locale: tag, Result: res,
+	out := answerReply{
+		ID: rec.ID, Notice: string(sub.Notice), Message: sub.Notice.TextCount(tag, sub.Count, sub.Need),
+		Locale: tag, Result: res,
 	}
+	if sub.Notice == askbridge.NoticeVoted {
+		out.Count, out.Need = sub.Count, sub.Need
+	}
+	if res.Status == askbridge.StatusPending {
+		out.Open = true
+		return out
+	}
+	out.Outcome, out.Status = string(res.Outcome()), askbridge.StatusLine(rec.Request, res)
+	return out
 }
 
 // seenReply tells the page what became of its Seen. Notice is the

@@ -328,6 +328,20 @@ type listedQuestion struct {
 	SeenBy      string               `json:"seenBy"`
 	Notes       []string             `json:"notes"`
 	Reminders   int                  `json:"reminders"`
+	// A quorum question's vote (ask-user.md §6).
+	Quorum    int              `json:"quorum"`
+	TallyLine string           `json:"tallyLine"`
+	Tally     []listedTally    `json:"tally"`
+	Abstained int              `json:"abstained"`
+	Voters    []string         `json:"voters"`
+	Voted     bool             `json:"voted"`
+	MyVote    *web.HistoryVote `json:"myVote"`
+}
+
+// listedTally is one answer of a listed quorum question's tally.
+type listedTally struct {
+	Answers []web.HistoryAnswer `json:"answers"`
+	Count   int                 `json:"count"`
 }
 
 // listedPlace is another place a listed question is open in.

@@ -13,13 +13,14 @@ import (
 // wordPrefixes are the catalog messages the page shows (ask-user.md §7):
 // its own words (Web…), and the bridge's words it shares with every
 // platform, the buttons (ButtonSkip) and the status words of an ended
-// question (StatusSkipped…). Only messages without fields are served; the
+// question (StatusSkipped…, StatusNoQuorum). Only messages without fields are served; the
 // page fills a Web message's {name} placeholders itself.
 var wordPrefixes = []string{"Web", "Button", "Status"}
 
 // wordIDs are the other shared messages the page uses: how a list of
-// labels is joined.
-var wordIDs = []string{"ListSeparator"}
+// labels is joined, and what a card says when the page tries to vote
+// again on a quorum question (the notice the bridge gives then).
+var wordIDs = []string{"ListSeparator", "NoticeAlreadyVoted"}
 
 // Bounds of the languages a page names.
 const (

@@ -44,7 +44,13 @@
 //     [data-testid=places]                 "Also open in: slack:C0123, telegram:42"
 //     [data-testid=notes] [data-testid=note]  lines the question's state adds ("Seen by Alice")
 //     [data-testid=seen]                   the Seen button (reminders or escalation, until seen)
+//     [data-testid=quorum]                 a quorum question's vote (ask-user.md §6), holding:
+//     [data-testid=tally]                  its tally ("Votes: 1 of 2 needed — Approve 1, Reject 1")
+//     [data-testid=voters]                 who has voted on it ("Voted: Alice, web page")
+//     [data-testid=my-vote]                the page's own vote, once it has voted ("You voted: Approve");
+//                                          its answer controls are then aria-disabled
 //   [data-testid=prompt][data-seen]        who has seen it, once someone has
+//   [data-testid=prompt][data-voted]       "true" once the page has voted on a quorum question
 //   [data-testid=activity] [data-testid=activity-item][data-kind]
 //                                          on a card and its timeline entry: what happened while it
 //                                          was open; kind is reminded | escalated | acknowledged |
@@ -53,12 +59,18 @@
 //   [data-testid=open-count]               number of open prompts
 //   #timeline [data-testid=history-entry][data-id][data-outcome]
 //                                          an ended question; outcome is answered | skipped |
-//                                          expired | cancelled | undeliverable; data-elsewhere
-//                                          when it ended elsewhere while this page showed it
+//                                          expired | cancelled | undeliverable | no_quorum;
+//                                          data-elsewhere when it ended elsewhere while this
+//                                          page showed it
 //     [data-testid=entry-status]           the status line ("Answered: Production", "Skipped", "ข้ามแล้ว")
 //     [data-testid=entry-answer]           the answer to one question
+//     [data-testid=entry-votes] [data-testid=entry-vote][data-by]
+//                                          a quorum question's votes: who, and what
+//                                          ([data-testid=entry-vote-answer])
 //   #notices [data-testid=notice][data-id][data-outcome]  what just happened; data-notice is
 //                                          the notice's code for a Seen ("Seen", "AlreadySeen")
+//                                          and a vote that left the question open ("Voted",
+//                                          "Abstained")
 //   #announcer                             aria-live region announcing new questions and ends
 //   #auth                                  shown when the token is missing or wrong
 'use strict';
@@ -74,6 +86,7 @@
     expired: 'StatusExpired',
     cancelled: 'StatusCancelled',
     undeliverable: 'StatusUndeliverable',
+    no_quorum: 'StatusNoQuorum',
   };
   // What a notice says when a question shown here ended elsewhere.
   const ENDED_ELSEWHERE = {
@@ -82,6 +95,7 @@
     expired: 'WebExpiredUnanswered',
     cancelled: 'WebCancelledByAgent',
     undeliverable: 'WebNotDelivered',
+    no_quorum: 'WebNoAgreement',
   };
   const ENDS = new Set(Object.keys(STATUS_WORD));
   // The events of reaching people (ask-user.md §5) the page keeps as a
@@ -113,7 +127,7 @@
     offset: 0, // server clock minus this browser's clock, in ms
     prompts: new Map(), // id -> Prompt, in the order shown
     closed: new Set(), // ids this page has taken off the panel
-    mine: new Set(), // ids this page answered or skipped
+    mine: new Set(), // ids this page answered, skipped or voted on
     shown: new Set(), // ids this page has shown as open
     history: [], // entries from the server, newest first
     activity: new Map(), // id -> [{sid, kind, to, by, at}], from the event stream
@@ -363,7 +377,9 @@
 
   function onEvent(ev) {
     if (!ev || !ev.id) return;
-    if (ev.event === 'requested' || ev.event === 'delivered') {
+    // A vote on a quorum question (ask-user.md §6), here or elsewhere:
+    // the list says the tally and who has voted.
+    if (ev.event === 'requested' || ev.event === 'delivered' || ev.event === 'voted') {
       refreshQuestions();
       return;
     }
@@ -381,8 +397,11 @@
       // the question ended (the event may arrive first).
       if (p && !p.sending) {
         const elsewhere = !state.mine.has(ev.id);
+        const tag = localeOf(p.q);
         closePrompt(p, ev.event, null, elsewhere);
-        if (elsewhere) notice(say(localeOf(p.q), ENDED_ELSEWHERE[ev.event], { question: summary(p.q) }), ev.event, ev.id, localeOf(p.q));
+        if (elsewhere) notice(say(tag, ENDED_ELSEWHERE[ev.event], { question: summary(p.q) }), ev.event, ev.id, tag);
+        // A quorum question the page voted on, decided by another's vote.
+        else if (p.q.quorum) notice(say(tag, 'WebEndedAnnounce', { status: say(tag, STATUS_WORD[ev.event]), question: summary(p.q) }), ev.event, ev.id, tag);
       }
       awaitHistory(ev.id);
     }
@@ -440,6 +459,24 @@
     const question = q.questions[0].question;
     const more = q.questions.length - 1;
     return more > 0 ? say(localeOf(q), 'WebSummaryMore', { question, n: more }) : say(localeOf(q), 'WebSummaryOne', { question });
+  }
+
+  // answerText words one person's answer to a prompt (HistoryAnswer per
+  // question: declared labels, ownWords for free text, which is never
+  // repeated) into el, in catalog tag: each question's labels joined with
+  // the list separator, questions with " / ".
+  function answerText(into, answers, tag) {
+    const sep = say(tag, 'ListSeparator');
+    (answers || []).forEach((a, i) => {
+      if (i > 0) into.append(' / ');
+      const labels = a.answer || [];
+      if (labels.length) into.append(labels.join(sep));
+      if (a.ownWords) {
+        if (labels.length) into.append(sep);
+        into.append(el('span', { class: 'own', title: say(tag, 'WebOwnAnswerHint') }, say(tag, 'WebOwnAnswer')));
+      }
+    });
+    return into;
   }
 
   // ---- open questions --------------------------------------------------------
@@ -570,8 +607,25 @@
     // the answers in progress stay.
     update(q) {
       const before = reachKey(this.q);
+      const wasLocked = this.locked;
       this.q = q;
       if (reachKey(q) !== before) this.drawReach();
+      if (this.locked !== wasLocked && !this.sending) this.draw();
+    }
+
+    // locked is true once the page has voted on this quorum question
+    // (ask-user.md §6): its first vote stands, so the answer controls are
+    // disabled, and an attempt says so.
+    get locked() {
+      return !!(this.q.quorum && (this.q.voted || this.votedHere));
+    }
+
+    // refuseLocked shows why a locked card takes no answer; it reports
+    // whether the card is locked.
+    refuseLocked() {
+      if (!this.locked) return false;
+      this.showError(this.say('NoticeAlreadyVoted'));
+      return true;
     }
 
     // drawReach draws what reaching people adds to the card (ask-user.md
@@ -591,6 +645,7 @@
       const parts = [];
       if (places.length) parts.push(el('p', { class: 'places', 'data-testid': 'places' }, this.say('WebAlsoOpenIn', { places: places.join(this.say('ListSeparator')) })));
       if (q.notes && q.notes.length) parts.push(el('ul', { class: 'notes', 'data-testid': 'notes' }, ...q.notes.map((t) => el('li', { 'data-testid': 'note' }, t))));
+      if (q.quorum) parts.push(this.quorumBlock());
       parts.push(activityList(q.id, this.lang));
       if (q.offersSeen && !q.seenBy && q.mayAnswer !== false) {
         parts.push(el('button', {
@@ -599,6 +654,34 @@
         }, this.say('ButtonSeen')));
       }
       this.reach.replaceChildren(...parts.filter((c) => c));
+    }
+
+    // quorumBlock is what a quorum question's card shows of its vote
+    // (ask-user.md §6): the tally line, who has voted (names only), and
+    // the page's own vote once it has voted.
+    quorumBlock() {
+      const q = this.q;
+      if (this.locked) this.root.dataset.voted = 'true';
+      else delete this.root.dataset.voted;
+      const voters = q.voters || [];
+      let mine = null;
+      if (q.myVote) {
+        mine = q.myVote.skipped
+          ? el('p', { class: 'my-vote', 'data-testid': 'my-vote' }, this.say('WebYouAbstained'))
+          : el('p', { class: 'my-vote', 'data-testid': 'my-vote' }, ...this.splitField('WebYouVoted', 'answer', answerText(el('span', { class: 'vote-answer' }), q.myVote.answers, this.lang)));
+      }
+      return el('div', { class: 'quorum', 'data-testid': 'quorum' },
+        q.tallyLine ? el('p', { class: 'tally', 'data-testid': 'tally' }, q.tallyLine) : null,
+        voters.length ? el('p', { class: 'voters', 'data-testid': 'voters' }, this.say('WebVotedBy', { names: voters.join(this.say('ListSeparator')) })) : null,
+        mine);
+    }
+
+    // splitField is message id of this card's language with its {field}
+    // replaced by node: the text around it, and the node, as children.
+    splitField(id, field, node) {
+      const mark = '\u0000';
+      const [before, after] = this.say(id, { [field]: mark }).split(mark);
+      return [before, node, after || ''];
     }
 
     get several() {
@@ -657,6 +740,9 @@
           box.checked = a.picked.includes(o.label);
           const wrap = el('label', { class: 'option check' + (box.checked ? ' checked' : ''), 'data-testid': 'option', 'data-label': o.label },
             box, el('span', { class: 'text' }, label, desc));
+          box.addEventListener('click', (e) => {
+            if (this.refuseLocked()) e.preventDefault();
+          });
           box.addEventListener('change', () => {
             this.toggle(o.label, box.checked);
             wrap.classList.toggle('checked', box.checked);
@@ -726,9 +812,24 @@
       }
       this.foot.replaceChildren(...foot);
       this.setSending(this.sending);
+      this.lock();
       if (hadFocus) {
         const first = this.body.querySelector('.option, input');
         if (first) first.focus();
+      }
+    }
+
+    // lock marks the answer controls disabled while the card is locked:
+    // aria-disabled, not disabled, so an attempt still reaches the card,
+    // which says why nothing happens (refuseLocked).
+    lock() {
+      const on = this.locked;
+      this.root.classList.toggle('locked', on);
+      for (const c of [...this.body.querySelectorAll('button, input, label.option'), ...this.foot.querySelectorAll('button')]) {
+        if (c.dataset.testid === 'back' || c.dataset.testid === 'next') continue;
+        if (on) c.setAttribute('aria-disabled', 'true');
+        else c.removeAttribute('aria-disabled');
+        if (c.tagName === 'INPUT' && c.type === 'text') c.readOnly = on;
       }
     }
 
@@ -744,7 +845,7 @@
     }
 
     next() {
-      if (!this.values(this.step).length) {
+      if (!this.values(this.step).length && !this.locked) {
         this.showError(this.say('WebNeedAnswer'));
         return;
       }
@@ -752,7 +853,7 @@
     }
 
     pick(label) {
-      if (this.sending) return;
+      if (this.sending || this.refuseLocked()) return;
       const a = this.answers[this.step];
       a.picked = [label];
       a.other = '';
@@ -784,6 +885,7 @@
     }
 
     sendOther() {
+      if (this.refuseLocked()) return;
       if (!this.answers[this.step].other.trim()) {
         this.showError(this.say('WebNeedText'));
         return;
@@ -792,6 +894,7 @@
     }
 
     submit() {
+      if (this.refuseLocked()) return;
       const missing = this.q.questions.findIndex((_, i) => this.values(i).length === 0);
       if (missing >= 0) {
         if (this.several) this.go(missing);
@@ -806,6 +909,7 @@
     }
 
     skip() {
+      if (this.refuseLocked()) return;
       this.send({ skip: true });
     }
 
@@ -825,10 +929,27 @@
         return;
       }
       // The server words its notice and status line in the question's
-      // language; the page decides by status code and outcome alone.
+      // language; the page decides by status code, outcome and notice
+      // codes alone.
+      if ((res.ok || res.status === 409) && data.open) {
+        // A quorum question (ask-user.md §6) stays open: this vote was
+        // counted (Voted, Abstained), or the page had voted before
+        // (AlreadyVoted). Either way the page's first vote stands: the
+        // card locks, and the list says the tally and the vote.
+        state.mine.add(id);
+        this.votedHere = true;
+        this.setSending(false);
+        this.draw();
+        this.drawReach();
+        if (res.ok) notice(this.say('WebNoticeAbout', { notice: data.message || '', question: summary(this.q) }), null, id, this.lang, data.notice);
+        else this.showError(data.message || this.say('NoticeAlreadyVoted'));
+        refreshQuestions();
+        return;
+      }
       if (res.ok) {
         state.mine.add(id);
         this.sent = body;
+        if (data.result && data.result.answers) this.final = data.result.answers.answers;
         closePrompt(this, data.outcome, data.status, false);
         notice(this.say('WebNoticeAbout', { notice: data.message || this.say(STATUS_WORD[data.outcome] || 'StatusAnswered'), question: summary(this.q) }), data.outcome, id, this.lang);
         awaitHistory(id);
@@ -909,8 +1030,11 @@
 
     // entry is the timeline entry shown until the server's arrives. Like
     // every channel, it names declared labels and never echoes free text.
+    // A quorum question's answer is the one agreed, which the page's
+    // reply carries when its vote decided it (final); else the server's
+    // entry says it.
     entry(outcome, status, elsewhere) {
-      const mine = !elsewhere && this.sent && this.sent.answers;
+      const mine = !elsewhere && outcome === 'answered' && (this.q.quorum ? this.final : this.sent && this.sent.answers);
       return {
         id: this.q.id,
         agent: this.q.agent,
@@ -923,7 +1047,7 @@
         elsewhere,
         provisional: true,
         sections: this.q.questions.map((q, i) => {
-          const vals = mine ? this.values(i) : [];
+          const vals = !mine ? [] : (this.q.quorum ? this.final[q.id] || [] : this.values(i));
           const labels = q.options.map((o) => o.label);
           return {
             header: q.header,
@@ -1059,6 +1183,16 @@
           answer)));
     }
     li.append(qa);
+    if (e.votes && e.votes.length) {
+      li.append(el('div', { class: 'entry-votes', 'data-testid': 'entry-votes' },
+        el('span', { class: 'votes-title' }, w('WebVotesTitle')),
+        el('ul', { class: 'votes' }, ...e.votes.map((v) => el('li', { 'data-testid': 'entry-vote', 'data-by': v.by },
+          el('span', { class: 'vote-by' }, v.by),
+          el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, ' → '),
+          v.skipped
+            ? el('span', { class: 'vote-answer none', 'data-testid': 'entry-vote-answer' }, w('WebVoteAbstained'))
+            : answerText(el('span', { class: 'vote-answer', 'data-testid': 'entry-vote-answer' }), v.answers, tag))))));
+    }
     const activity = activityList(e.id, tag);
     if (activity) li.append(activity);
     return li;
@@ -1081,7 +1215,7 @@
   // reachKey is what a card's reach part is drawn from (Prompt.drawReach),
   // to draw it again only when that changed.
   function reachKey(q) {
-    return JSON.stringify([q.places, q.notes, q.seenBy, q.offersSeen, q.reminders, q.mayAnswer]);
+    return JSON.stringify([q.places, q.notes, q.seenBy, q.offersSeen, q.reminders, q.mayAnswer, q.tallyLine, q.voters, q.voted, q.myVote]);
   }
 
   // ---- startup ---------------------------------------------------------------
