@@ -1,4 +1,5 @@
-# The test command of the README is `make test`.
+# The test command of the README is `make test`; `make help` lists the
+# targets, each described by the "## " comment on its line.
 GO        ?= go
 # The toolchain go.mod asks for, also where the go command would not fetch
 # it by itself (GOTOOLCHAIN=local): its standard library has the security
@@ -6,38 +7,46 @@ GO        ?= go
 export GOTOOLCHAIN ?= go1.27.3
 FUZZTIME  ?= 20000x
 STATICCHECK_VERSION ?= v0.8.2
+# The binary `make build` writes. Its version comes from the build
+# information (the module version, the commit) unless VERSION stamps one.
+BIN       ?= bin/askbridge
+VERSION   ?=
 
-.PHONY: test lint vulncheck fuzz bench bench-e2e build run
+.PHONY: help test lint vulncheck fuzz bench bench-e2e build run
 
-test:
+help: ## List the targets (the default)
+	@echo "Targets:"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+test: ## Run every test, with the race detector (the README's test command)
 	$(GO) test -race -count=1 ./...
 
-lint:
+lint: ## Run gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # Known vulnerabilities in the code paths the bridge calls (govulncheck;
 # scripts/govulncheck.sh says where its database comes from).
-vulncheck:
+vulncheck: ## Check for known vulnerabilities in the code the bridge calls
 	./scripts/govulncheck.sh
 
 # Runs every fuzz target FUZZTIME: a number of runs ("20000x") or a duration
 # ("1m").
-fuzz:
+fuzz: ## Run every fuzz target FUZZTIME (20000x, or a duration such as 1m)
 	./scripts/fuzz.sh $(FUZZTIME)
 
-bench:
+bench: ## Run the Go benchmarks
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 # The end-to-end benchmark (cmd/bench, docs/performance.md): its own
 # redis-server, the bridge binary and the fake Telegram; a few minutes.
 # BENCHFLAGS=-short for the quick run CI makes.
-bench-e2e:
+bench-e2e: ## Run the end-to-end benchmark (BENCHFLAGS=-short for a quick run)
 	$(GO) run ./cmd/bench $(BENCHFLAGS)
 
-build:
-	$(GO) build -o bin/bridge ./cmd/bridge
+build: ## Build the askbridge binary into bin/askbridge (VERSION=v1.2.3 stamps a version)
+	$(GO) build $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") -o $(BIN) ./cmd/bridge
 
-run:
+run: ## Run the bridge from source (go run ./cmd/bridge)
 	$(GO) run ./cmd/bridge

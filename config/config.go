@@ -40,6 +40,10 @@ const (
 	MinStopGrace        = time.Second
 	MaxStopGrace        = 10 * time.Minute
 	DefaultLogLevel     = "info"
+	// LogFormatJSON and LogFormatText are the values of Config.LogFormat;
+	// "" chooses by where the log goes (see Config.LogFormat).
+	LogFormatJSON = "json"
+	LogFormatText = "text"
 	// TargetsAny and TargetsRoutesOnly are the values of Config.Targets.
 	TargetsAny        = "any"
 	TargetsRoutesOnly = "routes-only"
@@ -102,6 +106,11 @@ type Config struct {
 	Slack    *slack.Config
 	// LogLevel is debug, info, warn or error (default info).
 	LogLevel string
+	// LogFormat is how log records are written: LogFormatJSON, one JSON
+	// object a line, or LogFormatText, key=value pairs. Empty, the default:
+	// text when stderr is a terminal, JSON otherwise (a file, a pipe, a
+	// container's log collector).
+	LogFormat string
 	// Locale is the language of the bridge's own words when neither the
 	// request nor its route names one (a BCP 47 tag; default "en"). A tag
 	// without a shipped catalog falls back to the same language's, then
@@ -332,6 +341,14 @@ func (c *Config) Level() slog.Level {
 	return slog.LevelInfo
 }
 
+// ValidLogFormat reports whether format is a value of Config.LogFormat:
+// LogFormatJSON, LogFormatText or "" (chosen by where the log goes). For
+// commands that read ASKUSER_LOG_FORMAT without loading the whole
+// configuration.
+func ValidLogFormat(format string) bool {
+	return format == "" || format == LogFormatJSON || format == LogFormatText
+}
+
 // Enabled reports whether targets on platform can be used: "web" always,
 // the others when their section is present.
 func (c *Config) Enabled(platform string) bool {
@@ -420,6 +437,9 @@ func (c *Config) check(p *settings.Problems) {
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		p.Addf("%s: %q is not one of debug, info, warn, error", p.Name("log.level"), c.LogLevel)
+	}
+	if !ValidLogFormat(c.LogFormat) {
+		p.Addf("%s: %q is not one of %s, %s", p.Name("log.format"), c.LogFormat, LogFormatJSON, LogFormatText)
 	}
 	if c.MaxPendingPerAgent < 0 || c.MaxPendingPerAgent > MaxPendingPerAgentLimit {
 		p.Addf("%s: %d is out of range: from 0 (no cap) to %d", p.Name("maxPendingPerAgent"), c.MaxPendingPerAgent, MaxPendingPerAgentLimit)

@@ -112,6 +112,9 @@
 //	                                 Replies are understood in every shipped language whatever
 //	                                 this is. Default: en. YAML locale.
 //	ASKUSER_LOG_LEVEL                debug, info, warn or error. Default: info. YAML log.level.
+//	ASKUSER_LOG_FORMAT               How log lines are written: json, one JSON object a line,
+//	                                 or text, key=value pairs. Default: text when stderr is a
+//	                                 terminal, json otherwise. YAML log.format.
 //	ASKUSER_CALLBACK_SECRET*         Secret that signs result callbacks (Standard Webhooks;
 //	                                 [docs/callbacks.md](docs/callbacks.md)): at least 16
 //	                                 characters, or whsec_ and the base64 of at least 16 bytes,

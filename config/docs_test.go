@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,21 +139,21 @@ func docList() string {
 }
 
 // Every setting with a YAML key appears in the example under its section,
-// next to its variable: set, or for a secret commented out. (Load, in
-// TestExampleFile, refuses a key that is set but is no setting.)
+// next to its variable: set, or for a secret commented out; a platform's
+// section counts with its commented-out lines turned on (uncommented).
+// Every key the example shows, set or commented out, is a row of the
+// table, so the README's table documents it. (Load, in TestExampleFile,
+// also refuses a key that is set but is no setting.)
 func TestExampleShowsEveryKey(t *testing.T) {
-	data, err := os.ReadFile(examplePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := uncommented(t)
 	set, commented := map[string]bool{}, map[string]bool{}
 	section := ""
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(data, "\n") {
 		text := strings.TrimLeft(line, " ")
 		indent := len(line) - len(text)
 		text, isComment := strings.CutPrefix(text, "# ")
-		key, _, ok := strings.Cut(text, ":")
-		if !ok || key == "" || strings.ContainsAny(key, " #\"") {
+		key, rest, ok := strings.Cut(text, ":")
+		if !ok || !yamlKey.MatchString(key) || rest != "" && rest[0] != ' ' {
 			continue
 		}
 		path := key
@@ -171,7 +172,7 @@ func TestExampleShowsEveryKey(t *testing.T) {
 		}
 	}
 	for _, s := range table {
-		if !strings.Contains(string(data), s.env) {
+		if !strings.Contains(data, s.env) {
 			t.Errorf("config.example.yaml does not name %s", s.env)
 		}
 		switch {
@@ -182,4 +183,28 @@ func TestExampleShowsEveryKey(t *testing.T) {
 			t.Errorf("config.example.yaml does not set %s", s.yaml)
 		}
 	}
+	for _, keys := range []map[string]bool{set, commented} {
+		for path := range keys {
+			if settingAt(path) == nil && !isSection(path) && !strings.HasPrefix(path, "routes.") {
+				t.Errorf("config.example.yaml shows %s, which is no setting of the table", path)
+			}
+		}
+	}
+}
+
+// yamlKey is a key of the file as the example writes them: camelCase.
+var yamlKey = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+
+// isSection reports whether path is a section of the YAML file: the routes,
+// or the first part of a setting's key.
+func isSection(path string) bool {
+	if path == "routes" {
+		return true
+	}
+	for _, s := range table {
+		if strings.HasPrefix(s.yaml, path+".") {
+			return true
+		}
+	}
+	return false
 }

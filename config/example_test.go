@@ -3,14 +3,72 @@ package config
 import (
 	"os"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
 
 const examplePath = "../config.example.yaml"
 
-// The documented example loads with the tokens it names, and says what it
-// documents.
+// A copy of the example starts as it is: with an empty environment (only
+// ASKUSER_CONFIG naming it) it loads, every platform is off, and a
+// request without `to` goes to the web page.
+func TestExampleFileLoadsAsIs(t *testing.T) {
+	c, err := Load(env(map[string]string{"ASKUSER_CONFIG": examplePath}), os.ReadFile)
+	if err != nil {
+		t.Fatalf("config.example.yaml does not load as it is: %v", err)
+	}
+	if c.Telegram != nil || c.Discord != nil || c.Slack != nil {
+		t.Errorf("a platform is on: telegram %v, discord %v, slack %v", c.Telegram != nil, c.Discord != nil, c.Slack != nil)
+	}
+	if r, err := c.Resolve(""); err != nil || r.To != "web" {
+		t.Errorf("Resolve(\"\") = %+v, %v; want the web page", r, err)
+	}
+}
+
+// exampleBlock is the first line of a commented-out part of the example:
+// "# ", then a mapping key alone on its line, indented as it would be.
+var exampleBlock = regexp.MustCompile(`^# ( *[A-Za-z][A-Za-z0-9_.-]*:)\s*$`)
+
+// uncommented is the example with its commented-out parts (the platform
+// sections and the routes to them) turned on, as the example tells an
+// operator to: "# " removed from a block's first line (exampleBlock) and
+// from every following line that starts with "#  ", up to the first that
+// does not. Comments inside a block stay comments.
+func uncommented(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	in, blocks := false, 0
+	for i, l := range lines {
+		switch {
+		case exampleBlock.MatchString(l):
+			in = true
+			blocks++
+		case in && strings.HasPrefix(l, "#  "):
+		default:
+			in = false
+			continue
+		}
+		lines[i] = strings.TrimPrefix(l, "# ")
+	}
+	if blocks == 0 {
+		t.Fatal("config.example.yaml has no commented-out section")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// exampleOn reads the example with its commented-out parts turned on.
+func exampleOn(t *testing.T) func(string) ([]byte, error) {
+	return files(map[string]string{examplePath: uncommented(t)})
+}
+
+// With its platform sections turned on and the tokens it names, the
+// example loads, and says what it documents.
 func TestExampleFile(t *testing.T) {
 	vars := map[string]string{
 		"ASKUSER_CONFIG":          examplePath,
@@ -19,7 +77,7 @@ func TestExampleFile(t *testing.T) {
 		"ASKUSER_SLACK_BOT_TOKEN": slackBot,
 		"ASKUSER_SLACK_APP_TOKEN": slackApp,
 	}
-	c, err := Load(env(vars), os.ReadFile)
+	c, err := Load(env(vars), exampleOn(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +94,7 @@ func TestExampleFile(t *testing.T) {
 		{"http.maxEventStreams", c.HTTP.MaxEventStreams, 100},
 		{"http.metricsAddr", c.HTTP.MetricsAddr, ""},
 		{"redis.dataDir", c.Redis.DataDir, ""},
-		{"defaultRoute", c.DefaultRoute, "ops"},
+		{"defaultRoute", c.DefaultRoute, "desk"},
 		{"targets", c.Targets, TargetsRoutesOnly},
 		{"telegram.chats", c.Chats.Telegram, ""},
 		{"discord.channels", c.Chats.Discord, ""},
@@ -57,6 +115,7 @@ func TestExampleFile(t *testing.T) {
 		{"slack.apiURL", c.Slack.APIURL, "https://slack.com/api/"},
 		{"slack socket mode", c.Slack.AppToken != "", true},
 		{"log.level", c.LogLevel, "info"},
+		{"log.format", c.LogFormat, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,18 +124,19 @@ func TestExampleFile(t *testing.T) {
 			}
 		})
 	}
-	t.Run("default route resolves", func(t *testing.T) {
-		r, err := c.Resolve("")
+	t.Run("route resolves", func(t *testing.T) {
+		r, err := c.Resolve("ops")
 		if err != nil || r.To != "telegram:-1001234567890" {
-			t.Errorf("Resolve(\"\") = %+v, %v", r, err)
+			t.Errorf("Resolve(\"ops\") = %+v, %v", r, err)
 		}
 	})
 }
 
-// Without the tokens, the example's platform settings and routes are
-// reported, each by its YAML key.
+// With its platform sections turned on but without the tokens, the
+// example's platform settings and routes are reported, each by its YAML
+// key.
 func TestExampleFileNeedsTokens(t *testing.T) {
-	_, err := Load(env(map[string]string{"ASKUSER_CONFIG": examplePath}), os.ReadFile)
+	_, err := Load(env(map[string]string{"ASKUSER_CONFIG": examplePath}), exampleOn(t))
 	want := []string{
 		"telegram.apiURL is set but Telegram is off: set ASKUSER_TELEGRAM_TOKEN (or ASKUSER_TELEGRAM_TOKEN_FILE) to turn it on, or remove this setting",
 		"discord.apiURL is set but Discord is off: set ASKUSER_DISCORD_TOKEN (or ASKUSER_DISCORD_TOKEN_FILE) to turn it on, or remove this setting",
@@ -84,7 +144,6 @@ func TestExampleFileNeedsTokens(t *testing.T) {
 		`routes.oncall.to: Discord is off (no ASKUSER_DISCORD_TOKEN), so "discord:@112233445566778899" cannot be used`,
 		`routes.ops.to: Telegram is off (no ASKUSER_TELEGRAM_TOKEN), so "telegram:-1001234567890" cannot be used`,
 		`routes.releases.to: Slack is off (no ASKUSER_SLACK_BOT_TOKEN), so "slack:C0123456789" cannot be used`,
-		`defaultRoute: Telegram is off (no ASKUSER_TELEGRAM_TOKEN), so "telegram:-1001234567890" cannot be used`,
 	}
 	got := problemsOf(t, err)
 	if !reflect.DeepEqual(got, want) {

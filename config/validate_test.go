@@ -129,6 +129,12 @@ func TestLoadValidation(t *testing.T) {
 			want: []string{`ASKUSER_CLAIM_IDLE: "30" is not a duration such as "24h", "90m" or "30s"`}},
 		{name: "log level", vars: map[string]string{"ASKUSER_LOG_LEVEL": "verbose"},
 			want: []string{`ASKUSER_LOG_LEVEL: "verbose" is not one of debug, info, warn, error`}},
+		{name: "log format json", vars: map[string]string{"ASKUSER_LOG_FORMAT": "json"}},
+		{name: "log format text", vars: map[string]string{"ASKUSER_LOG_FORMAT": "text"}},
+		{name: "log format unknown", vars: map[string]string{"ASKUSER_LOG_FORMAT": "logfmt"},
+			want: []string{`ASKUSER_LOG_FORMAT: "logfmt" is not one of json, text`}},
+		{name: "log format unknown in the file", yaml: "log:\n  format: xml\n",
+			want: []string{`log.format: "xml" is not one of json, text`}},
 
 		// Default route
 		{name: "default route unknown", vars: map[string]string{"ASKUSER_DEFAULT_TO": "ops"},
@@ -388,5 +394,42 @@ func TestDefaultIsValid(t *testing.T) {
 	}
 	if c.Retention != 24*time.Hour || c.Routes == nil {
 		t.Errorf("Default() = %v", c)
+	}
+}
+
+// The log format is json, text, or unset (chosen by where the log goes),
+// in any case, from the environment or the file; the environment wins.
+func TestLogFormat(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		yaml string
+		want string
+	}{
+		{name: "unset", want: ""},
+		{name: "json", vars: map[string]string{"ASKUSER_LOG_FORMAT": "json"}, want: LogFormatJSON},
+		{name: "upper case", vars: map[string]string{"ASKUSER_LOG_FORMAT": " TEXT "}, want: LogFormatText},
+		{name: "file", yaml: "log:\n  format: text\n", want: LogFormatText},
+		{name: "environment over file", vars: map[string]string{"ASKUSER_LOG_FORMAT": "json"}, yaml: "log:\n  format: text\n", want: LogFormatJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			fsys := map[string]string{}
+			if tc.yaml != "" {
+				vars["ASKUSER_CONFIG"] = "/c.yaml"
+				fsys["/c.yaml"] = tc.yaml
+			}
+			c, err := Load(env(vars), files(fsys))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.LogFormat != tc.want {
+				t.Errorf("LogFormat = %q, want %q", c.LogFormat, tc.want)
+			}
+		})
 	}
 }

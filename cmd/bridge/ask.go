@@ -17,7 +17,7 @@ import (
 	"github.com/askbridge/askbridge/store"
 )
 
-// Exit statuses of bridge ask.
+// Exit statuses of askbridge ask.
 const (
 	exitAnswered = 0
 	exitNoAnswer = 1
@@ -32,7 +32,7 @@ func (o *optionFlags) Set(v string) error { *o = append(*o, v); return nil }
 // ask pushes one request through the protocol, waits for its result and
 // prints it. Ctrl-C cancels the question.
 func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("bridge ask", flag.ContinueOnError)
+	fs := flag.NewFlagSet("askbridge ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		to       = fs.String("to", "", "where to ask: a route name, web, telegram:<chat>, discord:<channel>, slack:<channel> (default: the bridge's default route)")
@@ -48,7 +48,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	fs.Var(&options, "option", `an option, "label" or "label: description" (repeat 2 to 4 times)`)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bridge ask --question TEXT --option A --option B [flags]\n       bridge ask --json FILE|-\n\nExit status: 0 answered, 1 no answer, 2 refused or error.\n\n")
+		fmt.Fprintf(stderr, "usage: askbridge ask --question TEXT --option A --option B [flags]\n       askbridge ask --json FILE|-\n\nExit status: 0 answered, 1 no answer, 2 refused or error.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -58,7 +58,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge ask: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge ask: unexpected argument %q\n", fs.Arg(0))
 		return exitError
 	}
 
@@ -67,12 +67,12 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		var err error
 		body, err = readRequestFile(*jsonFile, stdin)
 		if err != nil {
-			fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+			fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 			return exitError
 		}
 	} else {
 		if *question == "" || len(options) == 0 {
-			fmt.Fprintf(stderr, "bridge ask: --question and at least two --option are required (or --json)\n")
+			fmt.Fprintf(stderr, "askbridge ask: --question and at least two --option are required (or --json)\n")
 			return exitError
 		}
 		body = buildRequest(*to, *question, *header, *multi, *timeout, *id, *agent, options)
@@ -81,32 +81,32 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	url, prefix, err := redisTarget(*redisURL, getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
 	rdb, err := store.Connect(ctx, url)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
 	defer rdb.Close()
 	c := client.New(rdb, client.Options{
 		Prefix: prefix,
 		NotTaken: func(string) {
-			fmt.Fprintf(stderr, "bridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
+			fmt.Fprintf(stderr, "askbridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
 		},
 	})
 
 	reqID, err := c.PushJSON(ctx, body)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "bridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", reqID)
+	fmt.Fprintf(stderr, "askbridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", reqID)
 	result, err := waitResult(ctx, c, reqID, wait, stderr)
 	var refused *client.RefusedError
 	if err != nil && !errors.As(err, &refused) {
-		fmt.Fprintf(stderr, "bridge ask: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
 	fmt.Fprintln(stdout, string(result.Raw))
@@ -208,7 +208,7 @@ func waitResult(ctx context.Context, c *client.Client, id string, wait time.Dura
 	}
 	timedOut := ctx.Err() == nil
 	if !timedOut {
-		fmt.Fprintf(stderr, "bridge ask: cancelling %s\n", id)
+		fmt.Fprintf(stderr, "askbridge ask: cancelling %s\n", id)
 	}
 	res, err = c.CancelAndWait(context.WithoutCancel(ctx), id)
 	if err != nil && timedOut {

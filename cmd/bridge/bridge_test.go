@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -421,12 +423,80 @@ func TestGracefulShutdownReleasesWork(t *testing.T) {
 	}
 }
 
+// The program names itself askbridge in its usage, its errors and its
+// version.
 func TestVersionAndUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"version"}, nil, &out, &errb, mapEnv(nil)); code != 0 || out.String() != fmt.Sprintf("bridge %s\n", version) {
-		t.Errorf("version: %d %q", code, out.String())
+	if code := run([]string{"help"}, nil, &out, &errb, mapEnv(nil)); code != 0 || !strings.HasPrefix(out.String(), "usage:\n  askbridge ") {
+		t.Errorf("help: %d %q", code, out.String())
 	}
-	if code := run([]string{"frobnicate"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.Contains(errb.String(), "unknown command") {
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		if fields := strings.Fields(line); fields[0] != "askbridge" && !strings.HasPrefix(line, "                         ") {
+			t.Errorf("usage line does not name askbridge: %q", line)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"frobnicate"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.HasPrefix(errb.String(), `askbridge: unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"serve", "now"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.HasPrefix(errb.String(), "askbridge: serve takes no arguments") {
+		t.Errorf("serve with an argument: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := ask(context.Background(), []string{"extra"}, nil, &out, &errb, mapEnv(nil)); code != exitError || !strings.HasPrefix(errb.String(), `askbridge ask: unexpected argument "extra"`) {
+		t.Errorf("ask with an argument: %d %q", code, errb.String())
+	}
+}
+
+// Not stamped with -ldflags, `askbridge version` says what the build
+// information says: a test binary has some (the main module's version,
+// the Go release), though no commit.
+func TestVersionFromBuildInfo(t *testing.T) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Fatal("the test binary has no build information")
+	}
+	if version != "dev" {
+		t.Fatalf("version is stamped (%q): this test wants the fallback", version)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, nil, &out, &errb, mapEnv(nil)); code != 0 {
+		t.Fatalf("version: exit %d %s", code, errb.String())
+	}
+	want := fmt.Sprintf("askbridge %s (%s", info.Main.Version, info.GoVersion)
+	if info.Main.Version == "" || !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), ")\n") {
+		t.Errorf("version printed %q, want it to start with %q", out.String(), want)
+	}
+}
+
+// A stamped version wins over the module's; the commit comes from the
+// build information either way.
+func TestBuildFrom(t *testing.T) {
+	vcs := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Path: "github.com/askbridge/askbridge", Version: "v1.2.1-0.20260102030405-0123456789ab+dirty"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"},
+		}}
+	plain := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Path: "github.com/askbridge/askbridge", Version: "(devel)"}}
+	tests := []struct {
+		name    string
+		stamped string
+		info    *debug.BuildInfo
+		want    string
+	}{
+		{"stamped", "v1.3.0", vcs, "askbridge v1.3.0 (go1.27.3, revision 0123456789abcdef0123456789abcdef01234567, committed 2026-01-02T03:04:05Z, modified)"},
+		{"build information", "dev", vcs, "askbridge v1.2.1-0.20260102030405-0123456789ab+dirty (go1.27.3, revision 0123456789abcdef0123456789abcdef01234567, committed 2026-01-02T03:04:05Z, modified)"},
+		{"no commit", "dev", plain, "askbridge (devel) (go1.27.3)"},
+		{"no build information", "dev", nil, "askbridge dev (" + runtime.Version() + ")"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := buildFrom(tc.stamped, tc.info).String(); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ func healthcheck(ctx context.Context, getenv func(string) string, stderr io.Writ
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge healthcheck: ASKUSER_HTTP_ADDR %q: %v\n", addr, err)
+		fmt.Fprintf(stderr, "askbridge healthcheck: ASKUSER_HTTP_ADDR %q: %v\n", addr, err)
 		return 1
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
@@ -31,12 +31,12 @@ func healthcheck(ctx context.Context, getenv func(string) string, stderr io.Writ
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge healthcheck: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge healthcheck: %v\n", err)
 		return 1
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "bridge healthcheck: /healthz answered %s\n", resp.Status)
+		fmt.Fprintf(stderr, "askbridge healthcheck: /healthz answered %s\n", resp.Status)
 		return 1
 	}
 	return 0

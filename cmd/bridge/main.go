@@ -1,11 +1,12 @@
-// Command bridge runs askbridge: it shows agents' questions to people on
+// Command askbridge runs askbridge: it shows agents' questions to people on
 // Telegram, Discord, Slack or its own web page, and hands the answers back
-// through Redis.
+// through Redis. It is built from cmd/bridge into a binary named askbridge
+// (make build writes bin/askbridge).
 //
-//	bridge            run the bridge (configured by ASKUSER_* variables)
-//	bridge ask ...    ask a question through Redis and print the result
-//	bridge mcp ...    serve the ask_user tool to an MCP client over stdio
-//	bridge version    print the version
+//	askbridge            run the bridge (configured by ASKUSER_* variables)
+//	askbridge ask ...    ask a question through Redis and print the result
+//	askbridge mcp ...    serve the ask_user tool to an MCP client over stdio
+//	askbridge version    print the version
 package main
 
 import (
@@ -17,7 +18,12 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// name is the program's name in everything it prints about itself.
+const name = "askbridge"
+
+// version is set at build time with -ldflags "-X main.version=...". Left
+// "dev", the version comes from the module's build information
+// (buildVersion).
 var version = "dev"
 
 func main() {
@@ -35,7 +41,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	switch cmd {
 	case "", "serve":
 		if len(args) > 1 {
-			fmt.Fprintf(stderr, "bridge: serve takes no arguments; it is configured by ASKUSER_* variables (see the README)\n")
+			fmt.Fprintf(stderr, "%s: serve takes no arguments; it is configured by ASKUSER_* variables (see the README)\n", name)
 			return 2
 		}
 		return serve(ctx, getenv, stdout, stderr)
@@ -46,22 +52,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	case "healthcheck":
 		return healthcheck(ctx, getenv, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "bridge %s\n", version)
+		fmt.Fprintln(stdout, currentBuild().String())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "bridge: unknown command %q\n\n%s", cmd, usage)
+	fmt.Fprintf(stderr, "%s: unknown command %q\n\n%s", name, cmd, usage)
 	return 2
 }
 
 const usage = `usage:
-  bridge              run the bridge (configured by ASKUSER_* variables)
-  bridge ask [flags]  ask a question and print the result JSON
-                      (bridge ask -h for its flags)
-  bridge mcp [flags]  serve the ask_user tool to an MCP client (Claude Code,
-                      Claude Desktop, Cursor) over stdio (bridge mcp -h)
-  bridge version      print the version
-  bridge healthcheck  exit 0 when the bridge on ASKUSER_HTTP_ADDR is healthy
+  askbridge              run the bridge (configured by ASKUSER_* variables)
+  askbridge ask [flags]  ask a question and print the result JSON
+                         (askbridge ask -h for its flags)
+  askbridge mcp [flags]  serve the ask_user tool to an MCP client (Claude Code,
+                         Claude Desktop, Cursor) over stdio (askbridge mcp -h)
+  askbridge version      print the version and what it was built from
+  askbridge healthcheck  exit 0 when the bridge on ASKUSER_HTTP_ADDR is healthy
 `

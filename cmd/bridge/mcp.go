@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/internal/redislog"
 	"github.com/askbridge/askbridge/mcp"
 	"github.com/askbridge/askbridge/store"
@@ -23,13 +25,13 @@ import (
 // the tool's error instead of waiting on a Redis that is not there.
 const mcpConnectTimeout = 5 * time.Second
 
-// serveMCP runs `bridge mcp`: the ask_user tool of package mcp over stdin
+// serveMCP runs `askbridge mcp`: the ask_user tool of package mcp over stdin
 // and stdout, asking through the Redis of a bridge. It needs no platform
 // credentials: it is an agent of that bridge. Logs go to stderr (stdout is
 // the protocol). It returns when the client closes stdin or ctx ends, after
 // cancelling the questions of the calls still waiting.
 func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("bridge mcp", flag.ContinueOnError)
+	fs := flag.NewFlagSet("askbridge mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		to       = fs.String("to", "", "where a call without `to` asks: a route name or a target such as web or slack:<channel> (default: the bridge's default route, ASKUSER_DEFAULT_TO)")
@@ -38,7 +40,7 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		progress = fs.Duration("progress", mcp.DefaultProgressEvery, "longest time between two progress notifications of a waiting call")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bridge mcp [flags]\n\nServes the ask_user tool to an MCP client (Claude Code, Claude Desktop, Cursor) over stdin and stdout.\nIt asks through the Redis of a running bridge: ASKUSER_REDIS_URL and ASKUSER_REDIS_PREFIX, as the bridge has them.\nSee docs/mcp.md.\n\n")
+		fmt.Fprintf(stderr, "usage: askbridge mcp [flags]\n\nServes the ask_user tool to an MCP client (Claude Code, Claude Desktop, Cursor) over stdin and stdout.\nIt asks through the Redis of a running bridge: ASKUSER_REDIS_URL and ASKUSER_REDIS_PREFIX, as the bridge has them.\nSee docs/mcp.md.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,17 +50,22 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bridge mcp: unexpected argument %q (bridge mcp -h lists the flags)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "askbridge mcp: unexpected argument %q (askbridge mcp -h lists the flags)\n", fs.Arg(0))
 		return 2
 	}
-	base := newLogger(stderr, getenv("ASKUSER_LOG_LEVEL"))
+	format := strings.ToLower(strings.TrimSpace(getenv("ASKUSER_LOG_FORMAT")))
+	if !config.ValidLogFormat(format) {
+		fmt.Fprintf(stderr, "askbridge mcp: ASKUSER_LOG_FORMAT: %q is not one of %s, %s\n", format, config.LogFormatJSON, config.LogFormatText)
+		return 2
+	}
+	base := newLogger(stderr, getenv("ASKUSER_LOG_LEVEL"), format)
 	log := base.With("part", "mcp")
 	// go-redis's own messages too, passwords hidden.
 	redislog.Use(base.With("part", "redis"))
 
 	rawURL, prefix, err := redisTarget(*redisURL, getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge mcp: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge mcp: %v\n", err)
 		return 2
 	}
 	conn := &mcpRedis{url: rawURL, prefix: prefix, named: *redisURL != "" || getenv("ASKUSER_REDIS_URL") != "" || getenv("ASKUSER_REDIS_URL_FILE") != ""}
@@ -66,10 +73,10 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv, err := mcp.New(mcp.Options{
 		Client: conn.client, Redis: conn.name(),
 		DefaultTo: *to, DefaultAgent: *agent, ProgressEvery: *progress,
-		Logger: log, Version: version,
+		Logger: log, Version: currentBuild().Version,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge mcp: --to or --agent: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge mcp: --to or --agent: %v\n", err)
 		return 2
 	}
 	// Reach Redis now, beside serving, so a wrong address is in the
@@ -79,13 +86,13 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer probe.Wait()
 	probe.Go(func() {
 		if _, err := conn.client(ctx); err != nil {
-			log.Warn("bridge mcp: ask_user fails until Redis answers: " + err.Error())
+			log.Warn("askbridge mcp: ask_user fails until Redis answers: " + err.Error())
 			return
 		}
-		log.Info("bridge mcp: serving ask_user over stdio", "redis", conn.name())
+		log.Info("askbridge mcp: serving ask_user over stdio", "redis", conn.name())
 	})
 	if err := srv.ServeStdio(ctx, io.NopCloser(stdin), nopWriteCloser{stdout}); err != nil {
-		log.Error("bridge mcp: " + err.Error())
+		log.Error("askbridge mcp: " + err.Error())
 		return 1
 	}
 	return 0
@@ -110,7 +117,7 @@ type mcpRedis struct {
 }
 
 // client returns the protocol client, connecting first if need be. Its
-// error says how to point bridge mcp at the bridge's Redis.
+// error says how to point askbridge mcp at the bridge's Redis.
 func (m *mcpRedis) client(ctx context.Context) (*client.Client, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,7 +131,7 @@ func (m *mcpRedis) client(ctx context.Context) (*client.Client, error) {
 		if m.named {
 			return nil, fmt.Errorf("cannot reach the bridge's Redis at %s (%v). Check ASKUSER_REDIS_URL (or --redis) in this MCP server's configuration: it must be the Redis your bridge uses, with the bridge's ASKUSER_REDIS_PREFIX", m.name(), err)
 		}
-		return nil, fmt.Errorf("cannot reach Redis at %s (%v). ASKUSER_REDIS_URL is not set, so bridge mcp uses the embedded Redis of a bridge running on this machine (redis://127.0.0.1:6380 unless ASKUSER_EMBEDDED_REDIS_ADDR moves it): start one with `bridge`, or set ASKUSER_REDIS_URL in this MCP server's env to the Redis your bridge uses (and ASKUSER_REDIS_PREFIX if the bridge sets one)", m.name(), err)
+		return nil, fmt.Errorf("cannot reach Redis at %s (%v). ASKUSER_REDIS_URL is not set, so askbridge mcp uses the embedded Redis of a bridge running on this machine (redis://127.0.0.1:6380 unless ASKUSER_EMBEDDED_REDIS_ADDR moves it): start one with `askbridge`, or set ASKUSER_REDIS_URL in this MCP server's env to the Redis your bridge uses (and ASKUSER_REDIS_PREFIX if the bridge sets one)", m.name(), err)
 	}
 	m.rdb = rdb
 	m.c = client.New(rdb, client.Options{Prefix: m.prefix, PollTimeout: time.Second})
@@ -155,6 +162,6 @@ func mcpHandler(rdb redis.UniversalClient, prefix string, log *slog.Logger) (*mc
 	return mcp.New(mcp.Options{
 		Client: func(context.Context) (*client.Client, error) { return c, nil },
 		Redis:  "this bridge's Redis, prefix " + prefix,
-		Logger: log, Version: version,
+		Logger: log, Version: currentBuild().Version,
 	})
 }

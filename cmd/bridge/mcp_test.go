@@ -232,7 +232,7 @@ func TestMCPCommandWithoutRedis(t *testing.T) {
 		want []string
 	}{
 		{"embedded default", map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": dead},
-			[]string{"cannot reach Redis at redis://" + dead, "ASKUSER_REDIS_URL is not set", "redis://127.0.0.1:6380", "start one with `bridge`"}},
+			[]string{"cannot reach Redis at redis://" + dead, "ASKUSER_REDIS_URL is not set", "redis://127.0.0.1:6380", "start one with `askbridge`"}},
 		{"ASKUSER_REDIS_URL", map[string]string{"ASKUSER_REDIS_URL": "redis://:hunter2hunter2@" + dead, "ASKUSER_REDIS_PREFIX": "team:"},
 			[]string{"cannot reach the bridge's Redis at redis://:xxxxx@" + dead + ", prefix team:", "Check ASKUSER_REDIS_URL"}},
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
@@ -20,17 +21,35 @@ type platform struct {
 	routes  map[string]http.Handler // mux pattern -> handler
 }
 
+// The time limits of the platforms' API clients are the ones each package
+// gives the client it makes when none is passed (their Config's
+// withDefaults); the clients here are those, with a transport that times
+// every call.
+const (
+	// telegramTimeoutOverPoll is added to the long poll's timeout:
+	// getUpdates holds the call that long.
+	telegramTimeoutOverPoll = 15 * time.Second
+	discordTimeout          = 20 * time.Second
+	slackTimeout            = 30 * time.Second
+)
+
 // platformChannels makes the channel of every platform that has a token. A
 // nil config section means the platform is off; a section is the platform's
 // own Config, loaded and checked by config, to which only the wiring is
-// added here (the replica name). The constructors make no network call: a
-// platform that cannot connect retries in its Run loop and reports its
-// state on /readyz, never stopping the process.
-func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, panicked func(op string)) ([]platform, error) {
+// added here (the replica name, the panic counter, and an HTTP client whose
+// calls m times). The constructors make no network call: a platform that
+// cannot connect retries in its Run loop and reports its state on /readyz,
+// never stopping the process.
+func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, m *metrics) ([]platform, error) {
 	var out []platform
 	if cfg.Telegram != nil {
 		tg := *cfg.Telegram
-		tg.Replica, tg.Panicked = cfg.Replica, panicked
+		tg.Replica, tg.Panicked = cfg.Replica, m.Panicked
+		poll := tg.PollTimeout
+		if poll == 0 {
+			poll = telegram.DefaultPollTimeout
+		}
+		tg.HTTPClient = m.timedClient(tg.HTTPClient, poll+telegramTimeoutOverPoll, telegram.Platform, telegramMethod)
 		ch, err := telegram.New(tg, st, log.With("part", "telegram"))
 		if err != nil {
 			return nil, fmt.Errorf("telegram: %w", err)
@@ -43,7 +62,8 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, pan
 	}
 	if cfg.Discord != nil {
 		dc := *cfg.Discord
-		dc.Replica, dc.Panicked = cfg.Replica, panicked
+		dc.Replica, dc.Panicked = cfg.Replica, m.Panicked
+		dc.HTTPClient = m.timedClient(dc.HTTPClient, discordTimeout, discord.Platform, discordMethod)
 		ch, err := discord.New(dc, st, log.With("part", "discord"))
 		if err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
@@ -52,7 +72,8 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, pan
 	}
 	if cfg.Slack != nil {
 		sl := *cfg.Slack
-		sl.Panicked = panicked
+		sl.Panicked = m.Panicked
+		sl.HTTPClient = m.timedClient(sl.HTTPClient, slackTimeout, slack.Platform, slackMethod)
 		ch, err := slack.New(sl, st, log.With("part", "slack"))
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -65,4 +86,20 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, pan
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// timedClient is client (nil: a new one with the time limit timeout) with
+// its transport wrapped by platformTransport, so that every call of
+// platform is timed by the API method method derives from it.
+func (m *metrics) timedClient(client *http.Client, timeout time.Duration, platform string, method func(*http.Request) string) *http.Client {
+	c := http.Client{Timeout: timeout}
+	if client != nil {
+		c = *client
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = m.platformTransport(platform, method, next)
+	return &c
 }

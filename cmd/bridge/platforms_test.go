@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,24 @@ func TestFailingPlatformsDoNotStopTheBridge(t *testing.T) {
 	}
 	if !ready.Ready || ready.Channels["web"] != "connected" {
 		t.Errorf("the bridge is not ready: %+v", ready)
+	}
+	// The metrics show each platform's failing calls and its state, and
+	// never a token.
+	_, metrics := b.get(t, "/metrics")
+	for _, p := range []string{"telegram", "discord", "slack"} {
+		if !regexp.MustCompile(`askbridge_platform_call_duration_seconds_count\{method="[^"]+",platform="` + p + `"\} [1-9]`).MatchString(metrics) {
+			t.Errorf("no %s call timed:\n%s", p, grepLines(metrics, "askbridge_platform_call_duration_seconds_count"))
+		}
+		// It may have moved on since /readyz (retrying, connecting again).
+		in := regexp.MustCompile(`askbridge_channel_state\{platform="`+p+`",state="[a-z_]+"\} 1`).FindAllString(metrics, -1)
+		if len(in) != 1 || !strings.Contains(metrics, `askbridge_channel_state{platform="`+p+`",state="connected"} 0`) {
+			t.Errorf("%s is not in one state, or is connected:\n%s", p, grepLines(metrics, "askbridge_channel_state"))
+		}
+	}
+	for _, token := range []string{"test-token", "xoxb-test", "xapp-test"} {
+		if strings.Contains(metrics, token) {
+			t.Errorf("the metrics hold a token (%s)", token)
+		}
 	}
 	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
 	res := askAsync(context.Background(), env, "--question", "Still there?", "--option", "Yes", "--option", "No", "--id", "alive-1", "--to", "web")

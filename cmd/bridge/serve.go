@@ -62,10 +62,10 @@ func defaultLimits() limits {
 func serveWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, lim limits) int {
 	cfg, err := config.Load(getenv, os.ReadFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "bridge: configuration: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge: configuration: %v\n", err)
 		return 2
 	}
-	log := newLogger(stderr, cfg.LogLevel).With("replica", cfg.Replica)
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat).With("replica", cfg.Replica)
 	// go-redis's own messages (dial failures, pool trouble) go to the same
 	// log, passwords hidden, instead of straight to stderr.
 	redislog.Use(log.With("part", "redis"))
@@ -81,12 +81,31 @@ func serveWith(ctx context.Context, getenv func(string) string, stdout, stderr i
 	return 0
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger logs to w at level (info when it is no level) in format:
+// config.LogFormatJSON, config.LogFormatText, or "" for text when w is a
+// terminal and JSON otherwise.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == config.LogFormatText || format == "" && isTerminal(w) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// isTerminal reports whether w is a file that is a character device, as a
+// terminal is. golang.org/x/term would ask the device itself; this also
+// takes /dev/null for one, where the format does not matter.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // bridge is a running bridge process.
@@ -139,8 +158,9 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg, st)
+	rdb.AddHook(m.redisHook())
 
-	platforms, err := platformChannels(cfg, st, log, m.Panicked)
+	platforms, err := platformChannels(cfg, st, log, m)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -149,6 +169,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	for _, p := range platforms {
 		channels = append(channels, p.channel)
 	}
+	reg.MustRegister(channelStates{channels: channels})
 
 	engine := askbridge.NewEngine(askbridge.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels, Locale: cfg.Locale,
