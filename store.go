@@ -55,7 +55,11 @@ func (r MessageRef) Same(o MessageRef) bool {
 
 // Record is the stored state of one question.
 type Record struct {
-	ID      string
+	ID string
+	// Entry is the requests stream entry of the ask that created the
+	// question ("<ms>-<seq>", NewQuestion.Entry): when the agent asked.
+	// Empty when there was none.
+	Entry   string
 	Status  Status
 	Request Request // normalised
 	// Target and Answerers are those of the first place (Places[0]).

@@ -661,7 +661,7 @@ func decodeRecord(id string, v any) (askbridge.Record, error) {
 
 // recordFromMap decodes the fields of a question hash.
 func recordFromMap(id string, m map[string]string) (askbridge.Record, error) {
-	r := askbridge.Record{ID: id, Status: askbridge.Status(m[fieldStatus])}
+	r := askbridge.Record{ID: id, Entry: m[fieldEntry], Status: askbridge.Status(m[fieldStatus])}
 	if v := m[fieldRequest]; v != "" {
 		if err := json.Unmarshal([]byte(v), &r.Request); err != nil {
 			return r, fmt.Errorf("question %s: decode request: %w", id, err)

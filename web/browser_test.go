@@ -136,6 +136,7 @@ func artifactDir(t *testing.T) string {
 type tab struct {
 	t   *testing.T
 	ctx context.Context
+	o   tabOptions
 	mu  sync.Mutex
 	bad []string // exceptions and security errors seen in the page
 }
@@ -163,6 +164,10 @@ type tabOptions struct {
 	// reads in navigator.languages, sends as Accept-Language and formats
 	// dates with. Empty keeps the browser's own (English).
 	lang string
+	// init is a script run in the page before its own, on every load
+	// (DevTools protocol: Page.addScriptToEvaluateOnNewDocument): a stub
+	// of a browser API.
+	init string
 }
 
 // openTabWith opens a tab in its own browser context, as o says, and loads
@@ -184,7 +189,15 @@ func openTabWith(t *testing.T, base, fragment string, o tabOptions) *tab {
 			t.Fatal(err)
 		}
 	}
-	tb := &tab{t: t, ctx: ctx}
+	if o.init != "" {
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			return tg.Call(ctx, "Page.addScriptToEvaluateOnNewDocument", map[string]string{"source": o.init}, nil)
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb := &tab{t: t, ctx: ctx, o: o}
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
@@ -307,6 +320,34 @@ func (tb *tab) shot(name string) {
 	tb.t.Logf("screenshot: %s", path)
 }
 
+// shots writes two full-page screenshots of the page as it is now: on a
+// phone, name-390x844.png (a mobile, touch viewport), and on a desktop,
+// name-1280x800.png; then the tab gets its own viewport back.
+func (tb *tab) shots(name string) {
+	tb.t.Helper()
+	for _, v := range []struct {
+		w, h   int64
+		mobile bool
+		layout string
+	}{{390, 844, true, "cards"}, {1280, 800, false, "panel"}} {
+		tb.viewport(v.w, v.h, v.mobile)
+		tb.waitJS("the "+v.layout+" layout", fmt.Sprintf(`document.body.dataset.layout === %q`, v.layout), 5*time.Second)
+		tb.shot(fmt.Sprintf("%s-%dx%d", name, v.w, v.h))
+	}
+	tb.viewport(tb.o.width, tb.o.height, tb.o.mobile)
+}
+
+// viewport emulates a viewport of width x height, a phone's (mobile, touch)
+// or not.
+func (tb *tab) viewport(width, height int64, mobile bool) {
+	tb.t.Helper()
+	opts := []chromedp.EmulateViewportOption{}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	tb.do(chromedp.EmulateViewport(width, height, opts...))
+}
+
 // Selectors of the page (see the hooks documented at the top of app.js).
 func promptSel(id string) string { return fmt.Sprintf(`[data-testid=prompt][data-id=%q]`, id) }
 func optionSel(id, label string) string {
@@ -361,6 +402,14 @@ func TestBrowser(t *testing.T) {
 	t.Run("thai-question-english-page", browserThaiOnEnglishPage)
 	t.Run("reach", browserReach)
 	t.Run("quorum", browserQuorum)
+	t.Run("order", browserOrder)
+	t.Run("touch-hover", browserTouchHover)
+	t.Run("error-hint", browserErrorHint)
+	t.Run("unreachable", browserUnreachable)
+	t.Run("recommended", browserRecommended)
+	t.Run("own-words", browserOwnWords)
+	t.Run("notify", browserNotify)
+	t.Run("review", browserReview)
 }
 
 func browserClick(t *testing.T) {
@@ -446,10 +495,14 @@ func browserStepper(t *testing.T) {
 	if got := tb.stepCount(id); got != "3 / 3" {
 		t.Fatalf("step count = %q; want 3 / 3", got)
 	}
-	// On the last question a click selects; Submit sends everything.
-	tb.click(optionSel(id, "Tonight"))
-	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=option][aria-pressed="true"]`)))
+	// On the last question a click selects and opens the review; Submit
+	// there sends everything.
+	if n := eval[int](tb, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsq(promptSel(id)+` [data-testid=submit]`))); n != 0 {
+		t.Errorf("a Submit button on the last question, before the review")
+	}
 	tb.shot("06-stepper-question-3")
+	tb.click(optionSel(id, "Tonight"))
+	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=review]`)))
 	tb.click(promptSel(id) + ` [data-testid=submit]`)
 	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
@@ -492,9 +545,13 @@ func browserOther(t *testing.T) {
 	tb.click(promptSel(id) + ` [data-testid=other-submit]`)
 	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
-	// Free text is not echoed back in the timeline.
-	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "own answer" {
-		t.Errorf("timeline answer = %q; want own answer", got)
+	// The bridge's timeline does not echo free text; this page shows its
+	// own words, kept in this browser (see browserOwnWords).
+	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer] [data-testid=own-words]`); got != "the canary pool" {
+		t.Errorf("timeline answer = %q; want the page's own words", got)
+	}
+	if e := b.waitHistory(t, id); len(e.Sections[0].Answer) != 0 || !e.Sections[0].OwnWords {
+		t.Errorf("the bridge's timeline entry = %+v; want own words and no text", e.Sections[0])
 	}
 	tb.shot("10-other-answered")
 }
@@ -580,7 +637,10 @@ func browserNarrow(t *testing.T) {
 		const a = document.querySelector(%s), b = document.querySelector(%s);
 		const os = a.querySelectorAll('[data-testid=option]');
 		const o1 = os[0].getBoundingClientRect(), o2 = os[1].getBoundingClientRect();
-		const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+		// The cards are in the order the agents asked, which this test
+		// does not pin down (browserOrder does): measure the gap between
+		// the upper and the lower one.
+		const [ra, rb] = [a.getBoundingClientRect(), b.getBoundingClientRect()].sort((x, y) => x.top - y.top);
 		const skip = a.querySelector('[data-testid=skip]').getBoundingClientRect();
 		return {
 			layout: document.body.dataset.layout,
@@ -1185,6 +1245,7 @@ func browserQuorum(t *testing.T) {
 	if want := [][]string{{"web page", "abstained"}, {"Alice", "Approve"}, {"Bob", "Reject"}}; !slices.EqualFunc(votes, want, slices.Equal) {
 		t.Errorf("timeline votes = %q; want %q", votes, want)
 	}
+	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=no_quorum]`, apart))))
 	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=no_quorum]`, apart)); got != "No agreement: “Approve the change to the payment service?”" {
 		t.Errorf("end notice = %q", got)
 	}

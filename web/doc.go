@@ -71,14 +71,29 @@
 // and the end without agreement (no_quorum), on which the page lists the
 // questions again; the timeline entry keeps every vote, who and what.
 //
+// Order: GET api/questions lists the open questions in the order the
+// agents asked them (each with its asked time), not the order replicas
+// took them up in, which concurrent handling can swap. The time of an ask
+// is its requests stream entry; askbridge.Record does not carry the entry
+// the store keeps with the question, so the page reads it only from the
+// id of a question asked without one (named after its entry), and places
+// any other by when it was taken up (Record.Created).
+//
+// What stays in the browser: the page keeps its own free-text answers in
+// the browser's localStorage, by question id, and shows them on those
+// questions' timeline entries there; the timeline the bridge keeps says
+// only "own words". It also keeps whether the person opted in to
+// notifications of new questions while the tab is in the background.
+//
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.
 //
 // Words (ask-user.md §7): every word the page shows comes from the locale
 // catalogs. GET words?lang=<the browser's languages> returns the page's
-// messages (Web…, and the shared Button… and Status… ones) of every shipped
-// catalog, and the catalog the page's own text follows, matched to the
-// browser's languages in their order (English when none has a catalog).
+// messages (Web…, the shared Button… and Status… ones, and the words that
+// mark a recommended option, WordsRecommended) of every shipped catalog,
+// and the catalog the page's own text follows, matched to the browser's
+// languages in their order (English when none has a catalog).
 // Each question's card is worded in the question's own catalog (the API's
 // locale field), whatever the page's: a Thai question reads in Thai on an
 // English page. The API gives codes for decisions (outcome, notice) beside

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -357,9 +360,15 @@ type questionView struct {
 	// when the request has no context.
 	ContextHTML string               `json:"contextHTML,omitempty"`
 	Questions   []askbridge.Question `json:"questions"`
-	// Created and Deadline are unix milliseconds.
+	// Created and Deadline are unix milliseconds. Created is when a
+	// replica took the question up, which may come after a question asked
+	// later (replicas handle asks concurrently).
 	Created  int64 `json:"created"`
 	Deadline int64 `json:"deadline"`
+	// Asked is when the agent asked (unix milliseconds): the time of the
+	// requests stream entry of its ask where the page can read it (see
+	// askedAt), else Created. The list is in this order.
+	Asked int64 `json:"asked"`
 	// MayAnswer is false when the page's place names answerers and the
 	// page is not one of them: the page shows it without controls.
 	MayAnswer bool `json:"mayAnswer"`
@@ -420,8 +429,9 @@ type placeView struct {
 }
 
 // listQuestions: GET api/questions, the open questions shown on the page,
-// oldest first, with the server's clock for the countdowns. A question is
-// listed when one of its places is the page, whichever.
+// in the order the agents asked them (askedAt), with the server's clock
+// for the countdowns. A question is listed when one of its places is the
+// page, whichever.
 func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ids, err := h.questions.OpenInChat(ctx, Platform, chat)
@@ -430,6 +440,7 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	views := []questionView{}
+	keys := map[string]askedKey{}
 	for _, id := range ids {
 		if len(views) == maxListed {
 			break
@@ -448,9 +459,43 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, "read question messages", err)
 			return
 		}
+		keys[rec.ID] = askedAt(rec)
 		views = append(views, v)
 	}
+	slices.SortStableFunc(views, func(a, b questionView) int { return keys[a.ID].compare(keys[b.ID]) })
 	writeJSON(w, http.StatusOK, map[string]any{"now": time.Now().UnixMilli(), "questions": views})
+}
+
+// askedKey orders questions by when the agent asked: the requests stream
+// entry of the ask ("<ms>-<seq>"), then when a replica took it up, then
+// the id.
+type askedKey struct {
+	ms, seq int64
+	created int64
+	id      string
+}
+
+func (a askedKey) compare(b askedKey) int {
+	return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.seq, b.seq), cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
+}
+
+// askedAt is when the agent asked rec: the time of its requests stream
+// entry (Record.Entry), whichever replica took it up and when. A question
+// without one (created before the store kept it) is placed by its id when
+// that is the entry's id (an ask without an id of its own), else by
+// Created, when a replica took it up.
+func askedAt(rec askbridge.Record) askedKey {
+	k := askedKey{created: rec.Created.UnixMilli(), id: rec.ID}
+	e, ok := parseStreamID(rec.Entry)
+	if !ok {
+		e, ok = parseStreamID(rec.ID)
+	}
+	if ok && e[0] <= math.MaxInt64 && e[1] <= math.MaxInt64 {
+		k.ms, k.seq = int64(e[0]), int64(e[1])
+	} else {
+		k.ms = k.created
+	}
+	return k
 }
 
 // view is the open question rec as the page lists it; k is the page's
@@ -462,7 +507,7 @@ func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questi
 	v := questionView{
 		ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
 		ContextHTML: contextHTML(plan.Context), Questions: rec.Request.Questions,
-		Created: rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(),
+		Created: rec.Created.UnixMilli(), Deadline: rec.Deadline.UnixMilli(), Asked: askedAt(rec).ms,
 		MayAnswer: rec.MayAnswerIn(pagePerson, k), OffersSeen: rec.Request.Pings(), Notes: plan.Notes,
 	}
 	if rec.Acknowledged != nil {

@@ -77,6 +77,36 @@ type bridge struct {
 	srv     *httptest.Server
 	clock   *clock
 	token   string
+	// gate stands between the server and the handler (cutOff).
+	gate *gate
+}
+
+// gate cuts a page off from its bridge, as a network failure would: while
+// down, every API request's connection is closed without an answer.
+type gate struct{ down atomic.Bool }
+
+func (g *gate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.down.Load() && strings.Contains(r.URL.Path, "/api/") {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+				return
+			}
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cutOff makes the bridge unreachable for its pages (down: open event
+// streams are cut, and every API request fails as if the network had), or
+// reachable again.
+func (b *bridge) cutOff(down bool) {
+	b.gate.down.Store(down)
+	if down {
+		b.srv.CloseClientConnections()
+	}
 }
 
 type bridgeOptions struct {
@@ -128,7 +158,8 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		srv.Close()
 		t.Fatal(err)
 	}
-	srv.Config.Handler = h
+	g := &gate{}
+	srv.Config.Handler = g.wrap(h)
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = o.serverTimeout, o.serverTimeout
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -143,7 +174,7 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		cancel()
 		<-done
 	})
-	return &bridge{prefix: o.prefix, rdb: newClient(t), store: st, engine: eng, channel: ch, handler: h, srv: srv, clock: o.clock, token: o.token}
+	return &bridge{prefix: o.prefix, rdb: newClient(t), store: st, engine: eng, channel: ch, handler: h, srv: srv, clock: o.clock, token: o.token, gate: g}
 }
 
 // config is a handler config on the bridge's store and engine.
@@ -322,6 +353,7 @@ type listedQuestion struct {
 	Questions   []askbridge.Question `json:"questions"`
 	Created     int64                `json:"created"`
 	Deadline    int64                `json:"deadline"`
+	Asked       int64                `json:"asked"`
 	MayAnswer   bool                 `json:"mayAnswer"`
 	Places      []listedPlace        `json:"places"`
 	OffersSeen  bool                 `json:"offersSeen"`

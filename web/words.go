@@ -18,9 +18,12 @@ import (
 var wordPrefixes = []string{"Web", "Button", "Status"}
 
 // wordIDs are the other shared messages the page uses: how a list of
-// labels is joined, and what a card says when the page tries to vote
-// again on a quorum question (the notice the bridge gives then).
-var wordIDs = []string{"ListSeparator", "NoticeAlreadyVoted"}
+// labels is joined, what a card says when the page tries to vote again on
+// a quorum question (the notice the bridge gives then), and the words
+// agents put in parentheses after a recommended option (comma-separated,
+// "Recommended", "แนะนำ"): every catalog's are recognised on every card,
+// as in a chat reply.
+var wordIDs = []string{"ListSeparator", "NoticeAlreadyVoted", "WordsRecommended"}
 
 // Bounds of the languages a page names.
 const (

@@ -21,12 +21,37 @@
 // in sessionStorage and sends it as "Authorization: Bearer"; the event
 // stream takes it as ?token= because EventSource cannot set headers.
 //
+// Order: the open questions are listed in the order the agents asked them
+// (the API's order, by its asked field), not the order replicas took them
+// up in.
+//
+// Reachability: while the event stream is down, or the API's last answer
+// was a network error or a 502/503/504, a banner (#offline) says the bridge
+// cannot be reached and every button that answers is disabled; both go
+// once the stream is open again or the API answers (it is tried again
+// every few seconds).
+//
+// Own words: the bridge's timeline keeps only that an answer was in the
+// person's own words. This page keeps its own free text in this browser
+// (localStorage, by question id, the newest 200 for 30 days), never sends
+// it anywhere but with the answer, and shows it on that question's
+// timeline entry here.
+//
+// Background tab: a question that arrives while the tab is hidden prefixes
+// the title with "(n) " until the tab is visible again, and, once this
+// browser opted in with "Notify me" (#notify, Notification.requestPermission),
+// shows a browser notification.
+//
 // Stable hooks for browser tests:
 //   body[data-layout]                      "panel" (wider than 600px) or "cards"
 //   body[data-ready]                       "1" once the first lists have loaded
+//   body[data-reach]                       "up" | "down" (the bridge cannot be reached)
 //   #connection[data-state]                "connecting" | "live" | "reconnecting"
+//   #offline [data-testid=offline]         the banner shown while the bridge cannot be reached
+//   #notify [data-testid=notify]           "Notify me"; data-state "off" | "on" | "blocked"
 //   [data-testid=prompt][data-id]          one open prompt; data-state "pending" | "sending";
-//                                          data-step is the question shown (0-based)
+//                                          data-step is the question shown (0-based), or the
+//                                          number of questions on the review (data-review)
 //     [lang]                               the question's language
 //     [data-testid=context]                the question's context (sanitised HTML)
 //     [data-testid=remaining]              time left ("14:52 left")
@@ -34,12 +59,22 @@
 //     [data-testid=step]                   one button per question (jump to it)
 //     [data-testid=question][data-qid]     the question shown
 //     [data-testid=question-text]          its sentence
-//     [data-testid=option][data-label]     a single-select option (button, aria-pressed)
+//     [data-testid=option][data-label]     a single-select option (button, aria-pressed); data-label
+//                                          is the label as declared, data-recommended "true" on the
+//                                          option the agent recommends, which shows its text without
+//                                          the suffix and a [data-testid=recommended] badge
 //     [data-testid=option-check][value]    a multi-select checkbox
 //     [data-testid=other-input]            the free-text "Other" answer
 //     [data-testid=other-submit]           sends the Other text (one single-select question)
-//     [data-testid=back|next|submit|skip]  stepper and prompt controls
-//     [data-testid=prompt-error]           why an answer was refused
+//     [data-testid=back|next|submit|skip]  stepper and prompt controls; a prompt with several
+//                                          questions submits only from its review:
+//     [data-testid=to-review]              opens the review (after the last question)
+//     [data-testid=step-review]            the review's step button
+//     [data-testid=review] [data-testid=review-item][data-qid][data-answered]
+//                                          each question with [data-testid=review-answer] and a
+//                                          [data-testid=review-edit] button back to it
+//     [data-testid=prompt-error]           why an answer was refused, or that the question
+//                                          shown needs one (gone once it has one)
 //     [data-testid=reminders][data-count]  how many reminders the page has shown
 //     [data-testid=places]                 "Also open in: slack:C0123, telegram:42"
 //     [data-testid=notes] [data-testid=note]  lines the question's state adds ("Seen by Alice")
@@ -63,7 +98,8 @@
 //                                          data-elsewhere when it ended elsewhere while this
 //                                          page showed it
 //     [data-testid=entry-status]           the status line ("Answered: Production", "Skipped", "ข้ามแล้ว")
-//     [data-testid=entry-answer]           the answer to one question
+//     [data-testid=entry-answer]           the answer to one question; the page's own free text,
+//                                          as this browser kept it, is [data-testid=own-words]
 //     [data-testid=entry-votes] [data-testid=entry-vote][data-by]
 //                                          a quorum question's votes: who, and what
 //                                          ([data-testid=entry-vote-answer])
@@ -98,12 +134,26 @@
     no_quorum: 'WebNoAgreement',
   };
   const ENDS = new Set(Object.keys(STATUS_WORD));
+  // The controls of a card that move between its questions and its
+  // review: never locked, and usable while the bridge cannot be reached.
+  const NAVIGATION = new Set(['back', 'next', 'to-review', 'step', 'step-review', 'review-edit']);
   // The events of reaching people (ask-user.md §5) the page keeps as a
   // question's activity; an undeliverable event that names a place (to)
   // is kept as "unreachable", the question staying open elsewhere.
   const ACTIVITY = new Set(['reminded', 'escalated', 'acknowledged']);
   // How many questions' activity the page keeps at most.
   const MAX_ACTIVITY = 200;
+  // The page's own free-text answers, kept in this browser only (never
+  // sent anywhere but with the answer itself): localStorage key, how many
+  // questions' words it keeps and for how long.
+  const OWN_KEY = 'askbridge.own:' + window.location.pathname;
+  const MAX_OWN = 200;
+  const OWN_DAYS = 30;
+  // Whether this browser opted in to notifications (localStorage key).
+  const NOTIFY_KEY = 'askbridge.notify:' + window.location.pathname;
+  // How long the page waits before it tries the API again after it could
+  // not reach the bridge (the event stream retries on its own).
+  const PROBE_MS = 3000;
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -120,6 +170,8 @@
     authToken: $('auth-token'),
     authError: $('auth-error'),
     announcer: $('announcer'),
+    offline: $('offline'),
+    notify: $('notify'),
   };
 
   const state = {
@@ -135,6 +187,13 @@
     provisional: new Map(), // id -> entry shown until the server's arrives
     needToken: false,
     loaded: { questions: false, history: false },
+    // The bridge cannot be reached while the event stream is down or the
+    // API's last answer was a network error or 502/503/504: the banner
+    // shows and answering is disabled (down).
+    streamDown: false,
+    apiDown: false,
+    down: false,
+    unseen: new Set(), // ids of questions that arrived while the tab was hidden
   };
 
   // ---- helpers -------------------------------------------------------------
@@ -180,6 +239,33 @@
   // localeOf is the catalog a question (or timeline entry) is worded in.
   const localeOf = (q) => (q && q.locale && words.catalogs[q.locale] ? q.locale : 'en');
 
+  // recommended holds the words agents put in parentheses after the
+  // option they recommend, from every shipped catalog (WordsRecommended,
+  // comma-separated), folded: any of them marks an option on any card,
+  // whatever the card's language, as in a chat reply.
+  let recommended = new Set();
+  const fold = (s) => s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+
+  function learnRecommended() {
+    recommended = new Set();
+    for (const cat of Object.values(words.catalogs)) {
+      for (const w of (cat.WordsRecommended || '').split(',')) {
+        const k = fold(w).replace(/^[(（]\s*/u, '').replace(/\s*[)）]$/u, '');
+        if (k) recommended.add(k);
+      }
+    }
+  }
+
+  // optionText is how a card shows an option's label: without a
+  // recommended suffix ("Staging (Recommended)", "สเตจจิ้ง (แนะนำ)"), which
+  // becomes a badge instead. A label that is nothing but the suffix stays
+  // as it is. The label itself is still what the answer sends.
+  function optionText(label) {
+    const m = /^(.*?\S)\s*[(（]\s*([^()（）]*?)\s*[)）]\s*$/u.exec(label || '');
+    if (m && recommended.has(fold(m[2]))) return { text: m[1], recommended: true };
+    return { text: label, recommended: false };
+  }
+
   // loadWords fetches the words, trying again until it gets them: the page
   // has nothing to say without them.
   async function loadWords() {
@@ -209,6 +295,7 @@
     for (const e of document.querySelectorAll('[data-w]')) e.textContent = page(e.dataset.w);
     setConnection(ui.conn.dataset.state, connWord);
     updateOpenCount();
+    drawNotify();
   }
 
   function stripColon(s) {
@@ -255,6 +342,10 @@
 
   class Unauthorized extends Error {}
 
+  // api calls the bridge. A network error, or a 502, 503 or 504 (the
+  // bridge, or a proxy before it, cannot do its work), marks the bridge
+  // unreachable until a later call gets through; any other answer marks
+  // it reachable.
   async function api(path, options) {
     const opts = Object.assign({ headers: {} }, options || {});
     opts.headers = Object.assign({ Accept: 'application/json' }, opts.headers);
@@ -262,7 +353,14 @@
     if (opts.body) opts.headers['Content-Type'] = 'application/json';
     opts.cache = 'no-store';
     opts.credentials = 'same-origin';
-    const res = await fetch(path, opts);
+    let res;
+    try {
+      res = await fetch(path, opts);
+    } catch (e) {
+      setApiDown(true);
+      throw e;
+    }
+    setApiDown(res.status === 502 || res.status === 503 || res.status === 504);
     if (res.status === 401) {
       askToken(state.token ? page('WebTokenRejected') : '');
       throw new Unauthorized('unauthorized');
@@ -294,6 +392,7 @@
 
   function askToken(message) {
     state.needToken = true;
+    updateDown();
     ui.auth.hidden = false;
     ui.authError.hidden = !message;
     ui.authError.textContent = message || '';
@@ -312,6 +411,7 @@
     sessionStorage.setItem(TOKEN_KEY, t);
     state.token = t;
     state.needToken = false;
+    updateDown();
     ui.auth.hidden = true;
     ui.authToken.value = '';
     refreshQuestions();
@@ -334,6 +434,40 @@
     ui.conn.textContent = page(id);
   }
 
+  // ---- reachability ----------------------------------------------------------
+
+  let probeTimer = null;
+
+  // setStreamDown notes whether the event stream is down (between an error
+  // and the next open).
+  function setStreamDown(on) {
+    state.streamDown = on;
+    updateDown();
+  }
+
+  // setApiDown notes whether the API's last answer says the bridge cannot
+  // be reached. While it does, the open questions are read again every
+  // PROBE_MS, so the page finds out when it is back even when its event
+  // stream never went down.
+  function setApiDown(on) {
+    state.apiDown = on;
+    clearTimeout(probeTimer);
+    if (on) probeTimer = setTimeout(refreshQuestions, PROBE_MS);
+    updateDown();
+  }
+
+  // updateDown shows the banner and disables answering while the bridge
+  // cannot be reached, and takes both back once it can. A page waiting
+  // for its token is not cut off: it asks for the token.
+  function updateDown() {
+    const down = !state.needToken && (state.streamDown || state.apiDown);
+    document.body.dataset.reach = down ? 'down' : 'up';
+    if (down === state.down) return;
+    state.down = down;
+    ui.offline.hidden = !down;
+    for (const p of state.prompts.values()) p.applyDisabled();
+  }
+
   function connect() {
     if (state.needToken) return;
     clearTimeout(retryTimer);
@@ -344,6 +478,7 @@
     es.onopen = () => {
       retryMs = 1000;
       setConnection('live', 'WebLive');
+      setStreamDown(false);
       // Catch up on anything that happened while disconnected.
       refreshQuestions();
       refreshHistory();
@@ -361,6 +496,7 @@
     es.onerror = () => {
       if (events !== es) return;
       setConnection('reconnecting', 'WebReconnecting');
+      setStreamDown(true);
       if (es.readyState === EventSource.CLOSED) {
         // The browser gave up (an error status): retry ourselves, and
         // find out whether the token is the problem.
@@ -532,6 +668,7 @@
         if (state.loaded.questions) {
           const fields = { agent: q.agent, question: q.questions[0].question };
           announce(say(localeOf(q), q.agent ? 'WebNewQuestionFrom' : 'WebNewQuestion', fields));
+          arrivedUnseen(q);
         }
       } else {
         p.update(q);
@@ -547,14 +684,119 @@
     ui.openCount.textContent = String(n);
     ui.openEmpty.hidden = n > 0;
     ui.open.classList.toggle('has-open', n > 0);
+    updateTitle();
+  }
+
+  // ---- background tab: title badge and notifications --------------------------
+
+  // updateTitle prefixes the title with "(n) " while n questions that
+  // arrived with the tab in the background are open and unseen; once the
+  // tab is visible again the title is plain.
+  function updateTitle() {
+    const n = state.unseen.size;
     document.title = (n > 0 ? `(${n}) ` : '') + page('WebTitle');
   }
+
+  // arrivedUnseen counts a new question that arrived while the tab is in
+  // the background, and shows a browser notification of it when this
+  // browser opted in and allows them.
+  function arrivedUnseen(q) {
+    if (!document.hidden) return;
+    state.unseen.add(q.id);
+    updateTitle();
+    const N = window.Notification;
+    if (!N || N.permission !== 'granted' || !notifyWanted()) return;
+    const tag = localeOf(q);
+    try {
+      const n = new N(stripColon(q.intro) || page('WebTitle'), { body: summary(q), tag: 'askbridge:' + q.id, lang: tag });
+      n.onclick = () => {
+        window.focus();
+        n.close();
+      };
+    } catch {
+      // Some browsers (Chrome on Android) show notifications only from a
+      // service worker: the title badge still says it.
+    }
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) return;
+    state.unseen.clear();
+    updateTitle();
+  });
+
+  // notifyOverride is an opt-in kept in memory where storage is off.
+  let notifyOverride = false;
+
+  function notifyWanted() {
+    if (notifyOverride) return true;
+    try {
+      return localStorage.getItem(NOTIFY_KEY) === '1';
+    } catch {
+      return false;
+    }
+  }
+
+  // drawNotify words the "Notify me" button as the browser's permission
+  // and this browser's choice stand: Notify me (not asked yet, or turned
+  // off here), Notifications on (pressed: a click turns them off here),
+  // Notifications blocked (the browser refuses: nothing to click). Without
+  // notifications in the browser there is no button.
+  function drawNotify() {
+    const N = window.Notification;
+    ui.notify.hidden = !N;
+    if (!N) return;
+    const on = N.permission === 'granted' && notifyWanted();
+    const blocked = N.permission === 'denied';
+    ui.notify.dataset.state = blocked ? 'blocked' : (on ? 'on' : 'off');
+    ui.notify.setAttribute('aria-pressed', on ? 'true' : 'false');
+    ui.notify.disabled = blocked;
+    ui.notify.textContent = page(blocked ? 'WebNotifyBlocked' : (on ? 'WebNotifyOn' : 'WebNotifyMe'));
+    ui.notify.title = page(blocked ? 'WebNotifyBlockedHint' : 'WebNotifyHint');
+  }
+
+  ui.notify.addEventListener('click', async () => {
+    const N = window.Notification;
+    if (!N) return;
+    if (N.permission === 'granted' && notifyWanted()) {
+      notifyOverride = false;
+      try {
+        localStorage.removeItem(NOTIFY_KEY);
+      } catch {
+        // Storage is off: nothing was kept.
+      }
+      drawNotify();
+      return;
+    }
+    let answer = N.permission;
+    if (answer !== 'granted') {
+      try {
+        // Older browsers take a callback and return nothing.
+        answer = await new Promise((resolve) => {
+          const p = N.requestPermission(resolve);
+          if (p && p.then) p.then(resolve, () => resolve(N.permission));
+        });
+      } catch {
+        answer = N.permission;
+      }
+    }
+    if (answer === 'granted') {
+      try {
+        localStorage.setItem(NOTIFY_KEY, '1');
+      } catch {
+        // Storage is off: notifications last as long as the page.
+        notifyOverride = true;
+      }
+    }
+    drawNotify();
+  });
 
   // closePrompt takes a prompt off the panel. With an outcome it leaves a
   // provisional timeline entry until the server's entry arrives.
   function closePrompt(p, outcome, status, elsewhere) {
     state.closed.add(p.q.id);
     state.prompts.delete(p.q.id);
+    state.unseen.delete(p.q.id);
     p.root.remove();
     updateOpenCount();
     if (outcome) {
@@ -650,7 +892,7 @@
       if (q.offersSeen && !q.seenBy && q.mayAnswer !== false) {
         parts.push(el('button', {
           type: 'button', class: 'secondary seen', 'data-testid': 'seen', title: this.say('WebSeenHint'),
-          disabled: this.seeing || this.sending, onclick: (e) => this.seen(e.currentTarget),
+          disabled: this.seeing || this.sending || state.down, onclick: (e) => this.seen(e.currentTarget),
         }, this.say('ButtonSeen')));
       }
       this.reach.replaceChildren(...parts.filter((c) => c));
@@ -708,38 +950,108 @@
       return other ? [other] : a.picked.slice(0, 1);
     }
 
-    // draw renders the current step: stepper, question, controls.
+    // last is the last step: the review of a prompt with several
+    // questions (one past its last question), else its one question.
+    get last() {
+      return this.several ? this.q.questions.length : 0;
+    }
+
+    // reviewing is true on the review step.
+    get reviewing() {
+      return this.several && this.step === this.q.questions.length;
+    }
+
+    // label is how this card shows an option's label: the text without a
+    // recommended suffix, and a badge when it had one.
+    label(text) {
+      const o = optionText(text);
+      return el('span', { class: 'label' }, o.text,
+        o.recommended ? el('span', { class: 'rec', 'data-testid': 'recommended' }, this.say('WebRecommended')) : null);
+    }
+
+    // draw renders the current step: stepper, then the question and its
+    // controls, or the review of every answer.
     draw() {
+      const n = this.q.questions.length;
+      this.root.dataset.step = String(this.step);
+      if (this.reviewing) this.root.dataset.review = 'true';
+      else delete this.root.dataset.review;
+      const hadFocus = this.root.contains(document.activeElement);
+      if (this.several) this.drawStepper();
+      if (this.reviewing) this.drawReview();
+      else this.drawQuestion();
+
+      const foot = [];
+      if (this.q.mayAnswer !== false) {
+        const q = this.q.questions[Math.min(this.step, n - 1)];
+        foot.push(el('button', { type: 'button', class: 'quiet', 'data-testid': 'skip', onclick: () => this.skip(), title: this.say('WebSkipHint') }, this.say('ButtonSkip')));
+        foot.push(el('span', { class: 'spacer' }));
+        if (this.several) {
+          foot.push(el('button', { type: 'button', class: 'secondary', 'data-testid': 'back', disabled: this.step === 0, onclick: () => this.go(this.step - 1) }, this.say('WebBack')));
+          if (this.reviewing) {
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
+          } else if (this.step < n - 1 && !this.editing) {
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'next', onclick: () => this.next() }, this.say('WebNext')));
+          } else {
+            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'to-review', onclick: () => this.next() }, this.say('WebReview')));
+          }
+        } else if (q.multiSelect) {
+          foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
+        }
+      }
+      this.foot.replaceChildren(...foot);
+      this.setSending(this.sending);
+      this.lock();
+      if (hadFocus) {
+        const first = this.reviewing ? this.foot.querySelector('[data-testid=submit]') : this.body.querySelector('.option, input');
+        if (first && !first.disabled) first.focus();
+      }
+    }
+
+    // drawStepper draws the steps of a prompt with several questions: one
+    // button per question, and the review.
+    drawStepper() {
+      const n = this.q.questions.length;
+      const steps = this.q.questions.map((sq, i) => el('li', {},
+        el('button', {
+          type: 'button', class: 'step' + (this.values(i).length ? ' done' : ''), 'data-testid': 'step',
+          'aria-current': i === this.step ? 'step' : null,
+          'aria-label': this.say('WebStepLabel', { n: i + 1, header: sq.header }) + (this.values(i).length ? ' ' + this.say('WebStepDone') : ''),
+          onclick: () => this.go(i),
+        }, sq.header)));
+      if (this.q.mayAnswer !== false) {
+        steps.push(el('li', {}, el('button', {
+          type: 'button', class: 'step review-step', 'data-testid': 'step-review',
+          'aria-current': this.reviewing ? 'step' : null, onclick: () => this.go(n),
+        }, this.say('WebReview'))));
+      }
+      this.stepper.replaceChildren(
+        el('span', { class: 'step-count', 'data-testid': 'step-count' }, `${Math.min(this.step + 1, n)} / ${n}`),
+        el('ol', { class: 'steps' }, ...steps));
+    }
+
+    // drawQuestion draws the question of the current step and its
+    // controls.
+    drawQuestion() {
       const q = this.q.questions[this.step];
       const a = this.answers[this.step];
       const n = this.q.questions.length;
       const one = !this.several;
       const uid = this.uid + '-' + this.step;
-      this.root.dataset.step = String(this.step);
-      const hadFocus = this.root.contains(document.activeElement);
-
-      if (this.several) {
-        this.stepper.replaceChildren(
-          el('span', { class: 'step-count', 'data-testid': 'step-count' }, `${this.step + 1} / ${n}`),
-          el('ol', { class: 'steps' }, ...this.q.questions.map((sq, i) => el('li', {},
-            el('button', {
-              type: 'button', class: 'step' + (this.values(i).length ? ' done' : ''), 'data-testid': 'step',
-              'aria-current': i === this.step ? 'step' : null,
-              'aria-label': this.say('WebStepLabel', { n: i + 1, header: sq.header }) + (this.values(i).length ? ' ' + this.say('WebStepDone') : ''),
-              onclick: () => this.go(i),
-            }, sq.header)))));
-      }
 
       const textId = uid + '-q';
       const options = el('div', { class: 'options', role: 'group', 'aria-labelledby': textId });
       q.options.forEach((o) => {
-        const label = el('span', { class: 'label' }, o.label);
+        const label = this.label(o.label);
         const desc = o.description ? el('span', { class: 'desc' }, o.description) : null;
+        const rec = optionText(o.label).recommended;
         if (q.multiSelect) {
           const box = el('input', { type: 'checkbox', value: o.label, 'data-testid': 'option-check' });
           box.checked = a.picked.includes(o.label);
-          const wrap = el('label', { class: 'option check' + (box.checked ? ' checked' : ''), 'data-testid': 'option', 'data-label': o.label },
-            box, el('span', { class: 'text' }, label, desc));
+          const wrap = el('label', {
+            class: 'option check' + (box.checked ? ' checked' : '') + (rec ? ' recommended' : ''),
+            'data-testid': 'option', 'data-label': o.label, 'data-recommended': rec ? 'true' : null,
+          }, box, el('span', { class: 'text' }, label, desc));
           box.addEventListener('click', (e) => {
             if (this.refuseLocked()) e.preventDefault();
           });
@@ -750,7 +1062,8 @@
           options.append(wrap);
         } else {
           options.append(el('button', {
-            type: 'button', class: 'option', 'data-testid': 'option', 'data-label': o.label,
+            type: 'button', class: 'option' + (rec ? ' recommended' : ''), 'data-testid': 'option', 'data-label': o.label,
+            'data-recommended': rec ? 'true' : null,
             'aria-pressed': a.picked.includes(o.label) && !a.other.trim() ? 'true' : 'false',
             onclick: () => this.pick(o.label),
           }, label, desc));
@@ -769,12 +1082,13 @@
           for (const b of options.querySelectorAll('[aria-pressed="true"]')) b.setAttribute('aria-pressed', 'false');
         }
         this.markSteps();
+        this.filled();
       });
       input.addEventListener('keydown', (e) => {
         if (e.key !== 'Enter' || e.isComposing) return;
         e.preventDefault();
         if (one && !q.multiSelect) this.sendOther();
-        else if (this.step < n - 1) this.next();
+        else if (this.several) this.next();
         else this.submit();
       });
       const otherRow = el('div', { class: 'other-row' }, input);
@@ -782,7 +1096,7 @@
         otherRow.append(el('button', { type: 'button', class: 'secondary', 'data-testid': 'other-submit', onclick: () => this.sendOther() }, this.say('WebSend')));
       }
 
-      const hint = q.multiSelect ? this.say('WebChooseMany') : (this.several ? this.say('WebChooseOne') : null);
+      const hint = q.multiSelect ? this.say('WebChooseMany') : (n > 1 ? this.say('WebChooseOne') : null);
       this.body.replaceChildren(el('div', { class: 'question', 'data-testid': 'question', 'data-qid': q.id },
         el('div', { class: 'q-head' },
           el('span', { class: 'chip', 'data-testid': 'question-header' }, q.header),
@@ -794,29 +1108,35 @@
         this.q.mayAnswer === false ? null : el('div', { class: 'other' },
           el('label', { for: otherId }, this.say('WebOtherLabel')),
           otherRow)));
+    }
 
-      const foot = [];
-      if (this.q.mayAnswer !== false) {
-        foot.push(el('button', { type: 'button', class: 'quiet', 'data-testid': 'skip', onclick: () => this.skip(), title: this.say('WebSkipHint') }, this.say('ButtonSkip')));
-        foot.push(el('span', { class: 'spacer' }));
-        if (this.several) {
-          foot.push(el('button', { type: 'button', class: 'secondary', 'data-testid': 'back', disabled: this.step === 0, onclick: () => this.go(this.step - 1) }, this.say('WebBack')));
-          if (this.step < n - 1) {
-            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'next', onclick: () => this.next() }, this.say('WebNext')));
-          } else {
-            foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
-          }
-        } else if (q.multiSelect) {
-          foot.push(el('button', { type: 'button', class: 'primary', 'data-testid': 'submit', onclick: () => this.submit() }, this.say('WebSubmit')));
-        }
-      }
-      this.foot.replaceChildren(...foot);
-      this.setSending(this.sending);
-      this.lock();
-      if (hadFocus) {
-        const first = this.body.querySelector('.option, input');
-        if (first) first.focus();
-      }
+    // drawReview lists every question of the prompt with the answer
+    // chosen, each with a button back to it; Submit sends them all.
+    drawReview() {
+      const sep = this.say('ListSeparator');
+      const items = this.q.questions.map((sq, i) => {
+        const vals = this.values(i);
+        const labels = sq.options.map((o) => o.label);
+        const answer = el('span', { class: 'review-a' + (vals.length ? '' : ' none'), 'data-testid': 'review-answer' });
+        if (!vals.length) answer.append(this.say('WebNoAnswerYet'));
+        vals.forEach((v, k) => {
+          if (k > 0) answer.append(sep);
+          answer.append(labels.includes(v) ? optionText(v).text : el('span', { class: 'own mine' }, v));
+        });
+        return el('li', { class: 'review-item', 'data-testid': 'review-item', 'data-qid': sq.id, 'data-answered': vals.length ? 'true' : 'false' },
+          el('span', { class: 'chip' }, sq.header),
+          el('span', { class: 'review-main' },
+            el('span', { class: 'review-q' }, sq.question),
+            answer),
+          el('button', {
+            type: 'button', class: 'secondary review-edit', 'data-testid': 'review-edit',
+            'aria-label': this.say('WebChangeLabel', { header: sq.header }), onclick: () => this.edit(i),
+          }, this.say('WebChange')));
+      });
+      this.body.replaceChildren(el('div', { class: 'review', 'data-testid': 'review' },
+        el('p', { class: 'q-text', 'data-testid': 'review-title' }, this.say('WebReviewTitle')),
+        el('p', { class: 'hint review-hint' }, this.say('WebReviewHint')),
+        el('ol', { class: 'review-list' }, ...items)));
     }
 
     // lock marks the answer controls disabled while the card is locked:
@@ -826,7 +1146,7 @@
       const on = this.locked;
       this.root.classList.toggle('locked', on);
       for (const c of [...this.body.querySelectorAll('button, input, label.option'), ...this.foot.querySelectorAll('button')]) {
-        if (c.dataset.testid === 'back' || c.dataset.testid === 'next') continue;
+        if (NAVIGATION.has(c.dataset.testid)) continue;
         if (on) c.setAttribute('aria-disabled', 'true');
         else c.removeAttribute('aria-disabled');
         if (c.tagName === 'INPUT' && c.type === 'text') c.readOnly = on;
@@ -837,19 +1157,32 @@
       this.stepper.querySelectorAll('[data-testid=step]').forEach((b, i) => b.classList.toggle('done', this.values(i).length > 0));
     }
 
+    // go shows step i: a question, or (i = the number of questions) the
+    // review.
     go(i) {
-      if (i < 0 || i >= this.q.questions.length || this.sending) return;
+      if (i < 0 || i > this.last || this.sending) return;
       this.step = i;
+      if (this.reviewing) this.editing = false;
       this.showError('');
       this.draw();
     }
 
+    // edit goes back from the review to question i: once it is answered
+    // again, the card returns to the review.
+    edit(i) {
+      this.editing = true;
+      this.go(i);
+    }
+
+    // next moves on from an answered question: to the next one, or to the
+    // review after the last one (or after one changed from the review).
     next() {
+      if (this.reviewing) return;
       if (!this.values(this.step).length && !this.locked) {
-        this.showError(this.say('WebNeedAnswer'));
+        this.showError(this.say('WebNeedAnswer'), true);
         return;
       }
-      this.go(this.step + 1);
+      this.go(this.editing || this.step === this.q.questions.length - 1 ? this.last : this.step + 1);
     }
 
     pick(label) {
@@ -862,13 +1195,7 @@
         this.submit();
         return;
       }
-      if (this.step < this.q.questions.length - 1) {
-        this.go(this.step + 1);
-        return;
-      }
-      this.draw();
-      const submit = this.foot.querySelector('[data-testid=submit]');
-      if (submit) submit.focus();
+      this.next();
     }
 
     toggle(label, on) {
@@ -880,27 +1207,39 @@
         a.picked.push(label);
         a.picked.sort((x, y) => order.indexOf(x) - order.indexOf(y));
       }
-      this.showError('');
       this.markSteps();
+      this.filled();
+    }
+
+    // filled takes back a hint that the question shown needs an answer
+    // once it has one (an option chosen, or text typed).
+    filled() {
+      if (this.needError && !this.reviewing && this.values(this.step).length) this.showError('');
     }
 
     sendOther() {
       if (this.refuseLocked()) return;
       if (!this.answers[this.step].other.trim()) {
-        this.showError(this.say('WebNeedText'));
+        this.showError(this.say('WebNeedText'), true);
         return;
       }
       this.submit();
     }
 
+    // submit sends the answers: of a prompt with several questions, only
+    // from its review (anywhere else it moves on towards it).
     submit() {
       if (this.refuseLocked()) return;
+      if (this.several && !this.reviewing) {
+        this.next();
+        return;
+      }
       const missing = this.q.questions.findIndex((_, i) => this.values(i).length === 0);
       if (missing >= 0) {
-        if (this.several) this.go(missing);
+        if (this.several) this.edit(missing);
         this.showError(this.several
           ? this.say('WebNeedAnswerTo', { header: this.q.questions[missing].header })
-          : this.say('WebNeedAnswer'));
+          : this.say('WebNeedAnswer'), true);
         return;
       }
       const answers = {};
@@ -915,6 +1254,10 @@
 
     async send(body) {
       if (this.sending) return;
+      if (state.down) {
+        this.showError(this.say('WebSendFailed'));
+        return;
+      }
       this.setSending(true);
       this.showError('');
       const id = this.q.id;
@@ -949,6 +1292,9 @@
       if (res.ok) {
         state.mine.add(id);
         this.sent = body;
+        // This answer ended the question: its free text is the answer,
+        // which this browser keeps to show on the timeline entry.
+        if (body.answers && data.outcome === 'answered') keepOwnWords(id, this.q, body.answers);
         if (data.result && data.result.answers) this.final = data.result.answers.answers;
         closePrompt(this, data.outcome, data.status, false);
         notice(this.say('WebNoticeAbout', { notice: data.message || this.say(STATUS_WORD[data.outcome] || 'StatusAnswered'), question: summary(this.q) }), data.outcome, id, this.lang);
@@ -977,7 +1323,7 @@
     // open; the card shows who has seen it once the list is read again.
     // The server words its notice in the question's language.
     async seen(button) {
-      if (this.seeing || this.sending) return;
+      if (this.seeing || this.sending || state.down) return;
       this.seeing = true;
       button.disabled = true;
       this.showError('');
@@ -989,7 +1335,7 @@
         data = await readJSON(res);
       } catch (e) {
         this.seeing = false;
-        button.disabled = false;
+        this.applyDisabled();
         if (!(e instanceof Unauthorized)) this.showError(this.say('WebSendFailed'));
         return;
       }
@@ -1011,7 +1357,7 @@
         refreshQuestions();
         return;
       }
-      button.disabled = false;
+      this.applyDisabled();
       if (res.status === 403 && data.notice && data.error) this.showError(data.error);
       else this.showError(this.say('WebTryAgain'));
     }
@@ -1020,12 +1366,34 @@
       this.sending = on;
       this.root.dataset.state = on ? 'sending' : 'pending';
       this.root.setAttribute('aria-busy', on ? 'true' : 'false');
-      for (const c of this.root.querySelectorAll('button, input')) c.disabled = on || (c.dataset.testid === 'back' && this.step === 0);
+      this.applyDisabled();
     }
 
-    showError(msg) {
+    // applyDisabled disables the card's controls: all of them while its
+    // answer is on its way; every button and checkbox that answers (not
+    // the text box, nor moving between questions) while the bridge cannot
+    // be reached; Back on the first question; Seen while it is sent.
+    applyDisabled() {
+      for (const c of this.root.querySelectorAll('button, input')) {
+        const t = c.dataset.testid;
+        const text = c.tagName === 'INPUT' && c.type === 'text';
+        c.disabled = this.sending || (state.down && !text && !NAVIGATION.has(t)) ||
+          (t === 'back' && this.step === 0) || (t === 'seen' && this.seeing);
+      }
+    }
+
+    // showError shows why nothing was sent, or hides it (msg empty). need
+    // marks a hint that the question shown needs an answer: it goes as
+    // soon as the question has one.
+    showError(msg, need) {
       this.error.textContent = msg;
       this.error.hidden = !msg;
+      this.needError = !!(msg && need);
+      const input = this.body.querySelector('[data-testid=other-input]');
+      if (input) {
+        if (this.needError) input.setAttribute('aria-invalid', 'true');
+        else input.removeAttribute('aria-invalid');
+      }
     }
 
     // entry is the timeline entry shown until the server's arrives. Like
@@ -1059,6 +1427,63 @@
       };
     }
   }
+
+  // ---- the page's own words ----------------------------------------------------
+
+  // The bridge keeps no free text in its timeline (ask-user.md §3, "After
+  // the end": "own words" only). The words this page answered with are
+  // kept in this browser alone, by question id, and shown on that
+  // question's timeline entry here; nothing sends them anywhere. own is
+  // id -> {at, words: [[text…] per question of the prompt]}, read once and
+  // again when another tab changes it.
+  let own = null;
+
+  function ownAll() {
+    if (own) return own;
+    own = {};
+    try {
+      const m = JSON.parse(localStorage.getItem(OWN_KEY) || '{}');
+      if (m && typeof m === 'object' && !Array.isArray(m)) own = m;
+    } catch {
+      // Storage is off or holds something else: nothing kept.
+    }
+    return own;
+  }
+
+  // ownWordsOf is the free text this browser answered question id with,
+  // per question of the prompt, or null.
+  function ownWordsOf(id) {
+    const o = ownAll()[id];
+    return o && Array.isArray(o.words) ? o.words : null;
+  }
+
+  // keepOwnWords keeps the free text of the page's answer to q (answers by
+  // question id), when it has any: the newest MAX_OWN questions' words,
+  // for OWN_DAYS.
+  function keepOwnWords(id, q, answers) {
+    const words = q.questions.map((sq) => (answers[sq.id] || []).filter((v) => !sq.options.some((o) => o.label === v)));
+    if (!words.some((w) => w.length)) return;
+    const all = ownAll();
+    const now = Date.now();
+    all[id] = { at: now, words };
+    const keep = Object.keys(all)
+      .filter((k) => all[k] && all[k].at > now - OWN_DAYS * 86400000)
+      .sort((a, b) => all[b].at - all[a].at)
+      .slice(0, MAX_OWN);
+    own = {};
+    for (const k of keep) own[k] = all[k];
+    try {
+      localStorage.setItem(OWN_KEY, JSON.stringify(own));
+    } catch {
+      // Storage is off or full: the words last as long as the page.
+    }
+  }
+
+  window.addEventListener('storage', (e) => {
+    if (e.key !== OWN_KEY) return;
+    own = null;
+    renderTimeline();
+  });
 
   // ---- timeline --------------------------------------------------------------
 
@@ -1117,7 +1542,7 @@
     const keep = new Set();
     entries.forEach((e, i) => {
       const elsewhere = !!(e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (e.outcome === 'answered' || e.outcome === 'skipped')));
-      const key = JSON.stringify([e, elsewhere, state.activity.get(e.id) || [], state.seenBy.get(e.id) || '']);
+      const key = JSON.stringify([e, elsewhere, state.activity.get(e.id) || [], state.seenBy.get(e.id) || '', ownWordsOf(e.id)]);
       let r = rendered.get(e.id);
       if (!r || r.key !== key) {
         const node = renderEntry(e, elsewhere);
@@ -1162,13 +1587,19 @@
     }
     const sep = w('ListSeparator');
     const qa = el('ul', { class: 'qa' });
-    for (const s of e.sections || []) {
+    const mine = ownWordsOf(e.id);
+    (e.sections || []).forEach((s, i) => {
       const answer = el('span', { class: 'qa-a', 'data-testid': 'entry-answer' });
       const labels = s.answer || [];
       if (labels.length) answer.append(labels.join(sep));
       if (s.ownWords) {
         if (labels.length) answer.append(sep);
-        answer.append(el('span', { class: 'own', title: w('WebOwnAnswerHint') }, w('WebOwnAnswer')));
+        // The page's own words, as this browser kept them; "own words"
+        // for anyone else's, or where this browser kept none.
+        const texts = mine && Array.isArray(mine[i]) ? mine[i].filter((t) => typeof t === 'string' && t) : [];
+        answer.append(texts.length
+          ? el('span', { class: 'own mine', 'data-testid': 'own-words', title: w('WebOwnAnswerLocal') }, texts.join(sep))
+          : el('span', { class: 'own', title: w('WebOwnAnswerHint') }, w('WebOwnAnswer')));
       }
       if (!labels.length && !s.ownWords) {
         answer.classList.add('none');
@@ -1181,7 +1612,7 @@
           el('span', { class: 'qa-arrow', 'aria-hidden': 'true' }, ' → '),
           el('span', { class: 'visually-hidden' }, w('WebAnswerPrefix')),
           answer)));
-    }
+    });
     li.append(qa);
     if (e.votes && e.votes.length) {
       li.append(el('div', { class: 'entry-votes', 'data-testid': 'entry-votes' },
@@ -1233,7 +1664,9 @@
   takeTokenFromFragment();
   // Nothing is drawn before the words are here: every word comes from them.
   loadWords().then(() => {
+    learnRecommended();
     applyPageWords();
+    updateDown();
     renderTimeline();
     setInterval(() => {
       for (const p of state.prompts.values()) p.tick();
