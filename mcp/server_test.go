@@ -149,6 +149,7 @@ func TestAnswered(t *testing.T) {
 			args := deployArgs()
 			args["context"] = "Build **#4812** failed on `main`"
 			args["locale"] = "th-TH"
+			args["remindEverySeconds"] = 600
 			call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args})
 			id := br.waitShown(t)
 			br.answer(t, id, `{"answers":{"deploy_target":["Production"]}}`)
@@ -181,6 +182,9 @@ func TestAnswered(t *testing.T) {
 			// resolved to the catalog that shows it.
 			if q.Request.Context != args["context"] || q.Request.Locale != "th" {
 				t.Errorf("context %q, locale %q; want the call's, in th", q.Request.Context, q.Request.Locale)
+			}
+			if q.Request.RemindEverySeconds != 600 {
+				t.Errorf("remindEverySeconds %d; want the call's 600", q.Request.RemindEverySeconds)
 			}
 			if n := len(p.list()); n != 0 {
 				t.Errorf("%d progress notifications without a progress token", n)
