@@ -166,7 +166,7 @@ func (c *core) refresh(rec Record) {
 			return
 		}
 		last := map[int]MessageRef{}
-		for _, ref := range numberLegacyParts(refs) {
+		for _, ref := range numberLegacyParts(refs, c.partsOf(now)) {
 			if ref.IsPrompt() && ref.Part >= last[ref.Place].Part {
 				last[ref.Place] = ref
 			}

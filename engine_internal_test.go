@@ -28,9 +28,27 @@ func TestNumberLegacyParts(t *testing.T) {
 		{"one part per platform",
 			[]MessageRef{ref("web", "q", 0), ref("telegram", "1", 0)},
 			[]MessageRef{ref("web", "q", 0), ref("telegram", "1", 0)}},
+		// A one-part prompt posted twice (the first copy adopted when
+		// tapped): both copies are part 0.
+		{"a one-part prompt posted twice",
+			[]MessageRef{ref("discord", "1", 0), ref("discord", "2", 0)},
+			[]MessageRef{ref("discord", "1", 0), ref("discord", "2", 0)}},
+		// A two-part prompt without parts recorded, posted twice.
+		{"a two-part prompt posted twice",
+			[]MessageRef{ref("discord", "1", 0), ref("discord", "2", 0), ref("discord", "3", 0), ref("discord", "4", 0)},
+			[]MessageRef{ref("discord", "1", 0), ref("discord", "2", 1), ref("discord", "3", 0), ref("discord", "4", 1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := numberLegacyParts(tc.in); !slices.Equal(got, tc.want) {
+			parts := func(platform string, _ int) int {
+				switch {
+				case platform == "discord" && strings.HasPrefix(tc.name, "a one-part"):
+					return 1
+				case platform == "discord":
+					return 2
+				}
+				return 0
+			}
+			if got := numberLegacyParts(tc.in, parts); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})

@@ -170,6 +170,10 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 		f.finishFailures = f.finishFailures[1:]
 		return err
 	}
+	if ref.Part >= max(f.parts, 1) {
+		// As the real channels do: a part the plan does not have.
+		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan does not have", ref.Message, ref.Part)}
+	}
 	f.finished[ref.Message] = end.Status
 	return nil
 }

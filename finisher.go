@@ -241,7 +241,7 @@ func (f *finisher) finish(ctx context.Context, rec Record, res Result) bool {
 // edit finishes every message in refs; it reports whether all are done.
 func (f *finisher) edit(ctx context.Context, rec Record, res Result, refs []MessageRef) bool {
 	done := true
-	for _, ref := range numberLegacyParts(refs) {
+	for _, ref := range numberLegacyParts(refs, f.partsOf(rec)) {
 		ch, ok := f.channels[ref.Platform]
 		if !ok {
 			continue
@@ -298,10 +298,14 @@ func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end 
 
 // numberLegacyParts numbers the parts of messages recorded by a version
 // that did not record them (every ref then reads part 0): the parts of a
-// prompt were recorded in order, so a platform's later part-0 refs are its
-// later parts. Refs recorded with parts pass unchanged: a platform shows at
-// most one part 0 per question.
-func numberLegacyParts(refs []MessageRef) []MessageRef {
+// prompt were recorded in order, so a place's later part-0 refs are its
+// later parts. Refs recorded with parts pass unchanged. A prompt posted
+// twice (a replica died between posting it and recording it, and the copy
+// was adopted when tapped) also gives a place two refs of part 0: where
+// parts says how many parts the place's prompt has (0: unknown), the
+// numbering wraps at that count, so a copy of a one-part prompt stays part
+// 0 rather than becoming a part the prompt does not have.
+func numberLegacyParts(refs []MessageRef, parts func(platform string, place int) int) []MessageRef {
 	next := map[[2]any]int{}
 	out := make([]MessageRef, len(refs))
 	for i, ref := range refs {
@@ -309,8 +313,32 @@ func numberLegacyParts(refs []MessageRef) []MessageRef {
 			key := [2]any{ref.Platform, ref.Place}
 			ref.Part = next[key]
 			next[key]++
+			if n := parts(ref.Platform, ref.Place); n > 0 {
+				ref.Part %= n
+			}
 		}
 		out[i] = ref
 	}
 	return out
+}
+
+// partsOf counts the parts of rec's prompt in each place on channels that
+// say (PartCounter), for numberLegacyParts; 0 where unknown. It builds a
+// plan only when asked, once per place.
+func (c *core) partsOf(rec Record) func(platform string, place int) int {
+	seen := map[[2]any]int{}
+	return func(platform string, place int) int {
+		key := [2]any{platform, place}
+		if n, ok := seen[key]; ok {
+			return n
+		}
+		n := 0
+		if ch, ok := c.channels[platform]; ok {
+			if pc, ok := ch.(PartCounter); ok && len(rec.Request.Questions) > 0 {
+				n = pc.Parts(rec.PlanFor(place, ch.Capabilities()))
+			}
+		}
+		seen[key] = n
+		return n
+	}
 }

@@ -227,7 +227,7 @@ func (p *pinger) remind(ctx context.Context, rec Record, n int, name string) err
 	}
 	prompt := map[int]MessageRef{}
 	done := map[int]bool{}
-	for _, ref := range numberLegacyParts(refs) {
+	for _, ref := range numberLegacyParts(refs, p.partsOf(rec)) {
 		switch {
 		case ref.IsPrompt() && ref.Part >= prompt[ref.Place].Part:
 			prompt[ref.Place] = ref
