@@ -164,6 +164,7 @@ func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *mod
 		return c.handleUpdate(ctx, in, upd)
 	}
 	done := make(chan error, 1)
+	start := time.Now()
 	go func() { done <- c.handleUpdate(ctx, in, upd) }()
 	t := time.NewTimer(c.tapPatience)
 	defer t.Stop()
@@ -171,6 +172,14 @@ func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *mod
 	case err := <-done:
 		return err
 	case <-t.C:
+		// A timer that fires well after its time means this process was
+		// stopped (SIGSTOP, a frozen VM) with the tap in hand: its claim
+		// may have lapsed meanwhile and another replica answered the
+		// tap, so a late "try again" would be a second answer, refused.
+		if late := time.Since(start) - c.tapPatience; late > lateTimer {
+			c.log.Warn("tap timer fired late (the process was paused); not answering try again", "update", upd.ID, "late", late)
+			return <-done
+		}
 		c.log.Warn("tap not handled in time; answered try again", "update", upd.ID)
 		c.tryAgain(ctx, in, upd)
 		return <-done
@@ -181,6 +190,10 @@ func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *mod
 // again": Telegram clients give up on the spinner after a few seconds, and
 // Telegram refuses an answer that comes much later.
 const tapPatience = 5 * time.Second
+
+// lateTimer is how late the tap timer may fire before handleTimely takes
+// it for a process that was paused rather than a slow store.
+const lateTimer = 2 * time.Second
 
 // markState is where an update's first-seen mark stands in this replica.
 type markState int
