@@ -311,11 +311,16 @@ func numberLegacyParts(refs []MessageRef, parts func(platform string, place int)
 	for i, ref := range refs {
 		if ref.Part == 0 {
 			key := [2]any{ref.Platform, ref.Place}
-			ref.Part = next[key]
+			part := next[key]
 			next[key]++
-			if n := parts(ref.Platform, ref.Place); n > 0 {
-				ref.Part %= n
+			// Counted only for a place with a second part-0 ref: the
+			// count takes a plan, and the first is part 0 whatever it is.
+			if part > 0 {
+				if n := parts(ref.Platform, ref.Place); n > 0 {
+					part %= n
+				}
 			}
+			ref.Part = part
 		}
 		out[i] = ref
 	}
