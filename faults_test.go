@@ -900,3 +900,30 @@ func TestEngineCreatesABurstInBatches(t *testing.T) {
 	}
 	t.Logf("%d requests created in %d batches", n, counter.batches.Load())
 }
+
+// TestEngineRepeatWhileShownIsDone: an ask repeated with the same id (a
+// retried XADD) while the first is still being shown is acknowledged at
+// once, not left to be claimed again: the entry that created the question
+// stays pending until the prompt is out, and guards it should its replica
+// die. The prompt is shown once.
+func TestEngineRepeatWhileShownIsDone(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	gate := make(chan struct{})
+	ch.gate = gate
+	h := newHarness(t, harnessOpts{ch: ch})
+	body := fmt.Sprintf(oneQuestion, "repeat-slow")
+	h.ask(body)
+	waitFor(t, "the first send under way", func() bool { return ch.entered.Load() == 1 })
+	h.ask(body)
+	ctx := context.Background()
+	waitFor(t, "the repeat acknowledged while the first is shown", func() bool {
+		groups, err := h.agent.XInfoGroups(ctx, h.prefix+"requests").Result()
+		return err == nil && len(groups) == 1 && groups[0].EntriesRead == 2 && groups[0].Pending == 1
+	})
+	close(gate)
+	h.waitHandled()
+	if n := len(ch.sends()); n != 1 {
+		t.Errorf("shown %d times", n)
+	}
+}

@@ -308,7 +308,16 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 			return err
 		}
 	}
-	return in.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
+	err = in.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
+	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
+		// A second ask with the id (a retried XADD) while the first is
+		// being shown: the entry that created the question stays pending
+		// until it is shown, and is taken over should its replica die, so
+		// this one is done.
+		in.log.Debug("question asked again while it is being shown", "question", id, "entry", entry.StreamID)
+		return nil
+	}
+	return err
 }
 
 // timersOf lists the reminders and escalation steps of a request accepted
