@@ -3,9 +3,6 @@ package askbridge
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/askbridge/askbridge/internal/retry"
 )
 
 // PlaceAt is the index of the place whose target is t, or -1.
@@ -201,27 +198,11 @@ func (c *core) update(ctx context.Context, rec Record, k int, ref MessageRef) bo
 		return false
 	}
 	plan := rec.PlanFor(k, ch.Capabilities())
-	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
-	for failures := 0; ; {
-		err := u.Update(ctx, ref, plan)
-		if err == nil {
-			return true
-		}
-		kind, wait, reason := Classify(err)
-		c.metrics.PlatformError(ref.Platform, kind)
-		if kind == Permanent {
-			c.log.Warn("could not update a prompt", "question", rec.ID, "platform", ref.Platform, "reason", reason)
-			return false
-		}
-		if kind != RateLimited {
-			if failures++; failures >= c.finisher.editAttempts {
-				c.log.Warn("could not update a prompt; its end will", "question", rec.ID, "platform", ref.Platform, "reason", reason)
-				return false
-			}
-			wait = backoff.Next()
-		}
-		if !retry.SleepOn(ctx, c.clock, wait) {
-			return false
-		}
+	err := c.finisher.editMessage(ctx, ref, func(ctx context.Context) error { return u.Update(ctx, ref, plan) })
+	if err != nil {
+		_, _, reason := Classify(err)
+		c.log.Warn("could not update a prompt; its end will", "question", rec.ID, "platform", ref.Platform, "reason", reason)
+		return false
 	}
+	return true
 }

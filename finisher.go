@@ -262,36 +262,53 @@ func (f *finisher) edit(ctx context.Context, rec Record, res Result, refs []Mess
 }
 
 // editOne finishes one message (with del instead of ch.Finish when set);
-// it reports whether the message is done.
+// it reports whether the message is done: edited, or refused for good.
 func (f *finisher) editOne(ctx context.Context, ch Channel, ref MessageRef, end Ending, del func(context.Context, MessageRef) error) bool {
+	err := f.editMessage(ctx, ref, func(ctx context.Context) error {
+		if del != nil {
+			return del(ctx, ref)
+		}
+		return ch.Finish(ctx, ref, end)
+	})
+	if err == nil {
+		return true
+	}
+	if kind, _, reason := Classify(err); kind == Permanent {
+		f.log.Warn("could not edit message", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
+		return true
+	}
+	f.log.Warn("could not edit message yet; left for the leftover pass", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "err", err)
+	return false
+}
+
+// editMessage runs call, one edit of message ref, until it lands, is
+// refused for good (Permanent), or has failed editAttempts times for
+// another reason: rate limits are waited out, other failures backed off,
+// all within ctx. It returns nil when the edit landed, else the last
+// error. The finisher's edits and the updates of open prompts (refresh)
+// both go through it.
+func (f *finisher) editMessage(ctx context.Context, ref MessageRef, call func(context.Context) error) error {
 	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 10 * time.Second}
 	for failures := 0; ; {
-		var err error
-		if del != nil {
-			err = del(ctx, ref)
-		} else {
-			err = ch.Finish(ctx, ref, end)
-		}
+		err := call(ctx)
 		if err == nil {
-			return true
+			return nil
 		}
-		kind, wait, reason := Classify(err)
+		kind, wait, _ := Classify(err)
 		f.metrics.PlatformError(ref.Platform, kind)
 		switch kind {
 		case Permanent:
-			f.log.Warn("could not edit message", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
-			return true
+			return err
 		case RateLimited:
 			f.metrics.RetryAfter(ref.Platform, wait)
 		default:
 			if failures++; failures >= f.editAttempts {
-				f.log.Warn("could not edit message yet; left for the leftover pass", "question", end.Question.ID, "platform", ref.Platform, "message", ref.Message, "reason", reason)
-				return false
+				return err
 			}
 			wait = backoff.Next()
 		}
 		if !retry.SleepOn(ctx, f.clock, wait) {
-			return false
+			return err
 		}
 	}
 }

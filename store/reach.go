@@ -140,9 +140,11 @@ func (s *Store) FireOnce(ctx context.Context, id, name string) (bool, error) {
 	return n == 1, nil
 }
 
-// queueTimers schedules the timers of a new question in pipe. ZADD NX:
-// a repeated create does not move a timer that was fired and removed…
-// it adds it again, which firing finds moot (FireOnce, the status).
+// queueTimers schedules the timers of a new question in pipe, beside its
+// deadline. The create of a question that already exists queues them too
+// (the pipeline does not know yet): ZADD NX leaves a timer still to fire
+// where it is, and one fired and removed before comes back only to be
+// found done (Record.Fired) and removed again.
 func (s *Store) queueTimers(ctx context.Context, pipe redis.Pipeliner, q askbridge.NewQuestion) {
 	if len(q.Timers) == 0 {
 		return
