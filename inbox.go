@@ -64,7 +64,8 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		log.Warn("tap with a payload that does not match its message")
 		return TapReply{Notice: NoticeUnknown}
 	}
-	rec, found, err := e.store.Get(ctx, id)
+	// End or Vote decides the tap, so a record a moment old will do.
+	rec, found, err := e.store.Lookup(ctx, id)
 	if err != nil {
 		log.Error("read question", "question", id, "err", err)
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}

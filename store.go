@@ -330,6 +330,14 @@ type Store interface {
 	End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
 	// Get reads a question. found is false for an unknown id.
 	Get(ctx context.Context, id string) (q Record, found bool, err error)
+	// Lookup is Get for taking an answer: it may serve the record from
+	// memory of a question this store created or read lately, without a
+	// round trip. The request, places, answerers, target and deadline are
+	// exact (they never change); the status, acknowledgement and votes may
+	// be a moment old. So it is for where End or Vote decides what
+	// happens, first writer wins, as a question that ended a moment ago
+	// does. The record is shared: the caller must not modify it.
+	Lookup(ctx context.Context, id string) (q Record, found bool, err error)
 	// Sweep ends up to max questions whose deadline is at or before now as
 	// expired, and returns those this call ended (each question is ended by
 	// exactly one caller across replicas). Its cost does not grow with the

@@ -15,7 +15,7 @@ import (
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
 
-// slowStore delays Get and End, like a Redis under load.
+// slowStore delays Get, Lookup and End, like a Redis under load.
 type slowStore struct {
 	askbridge.Store
 	delay atomic.Int64
@@ -31,6 +31,11 @@ func (s *slowStore) wait(ctx context.Context) {
 func (s *slowStore) Get(ctx context.Context, id string) (askbridge.Record, bool, error) {
 	s.wait(ctx)
 	return s.Store.Get(ctx, id)
+}
+
+func (s *slowStore) Lookup(ctx context.Context, id string) (askbridge.Record, bool, error) {
+	s.wait(ctx)
+	return s.Store.Lookup(ctx, id)
 }
 
 func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {

@@ -139,7 +139,7 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	// The scan saw the keys the question is known to make, so the check
 	// above was not vacuous.
 	for _, key := range []string{
-		s.k.question(id), s.k.result(id), s.k.messages(id),
+		s.k.question(id), s.k.result(id),
 		s.k.lease(QuestionLease(LeaseFinish, id)),
 	} {
 		if !slices.Contains(perQuestion, key) {

@@ -112,12 +112,14 @@ func conformance(t *testing.T, b backend) {
 		{"end/past-deadline", testEndPastDeadline},
 		{"reject", testReject},
 		{"get", testGet},
+		{"lookup", testLookup},
 		{"sweep", testSweep},
 		{"sweep/unknown-ids", testSweepUnknown},
 		{"pending", testPending},
 		{"messages", testMessages},
 		{"messages/same-message", testMessagesSameMessage},
 		{"messages/limit", testMessagesLimit},
+		{"messages/legacy-list", testMessagesLegacyList},
 		{"indexes/prune", testIndexPrune},
 		{"first-seen", testFirstSeen},
 		{"leases", testLeases},
@@ -849,7 +851,10 @@ func testEnd(t *testing.T, b backend) {
 	if n := s.rdb.LLen(ctx, s.k.result("end")).Val(); n != 1 {
 		t.Fatalf("result list holds %d results", n)
 	}
-	for _, k := range []string{s.k.question("end"), s.k.result("end"), s.k.messages("end")} {
+	if n := s.rdb.Exists(ctx, s.k.messages("end")).Val(); n != 0 {
+		t.Fatal("the messages are kept in the question hash, yet the legacy list exists")
+	}
+	for _, k := range []string{s.k.question("end"), s.k.result("end")} {
 		if ttl := s.rdb.PTTL(ctx, k).Val(); ttl <= 0 || ttl > time.Hour {
 			t.Fatalf("%s ttl %v, want the retention", k, ttl)
 		}
@@ -1005,6 +1010,66 @@ func testGet(t *testing.T, b backend) {
 	}
 }
 
+// testLookup: Lookup serves what Get reads, for every shape of question
+// Create stores, from memory on the replica that created it and from Redis
+// on another; once the question ended, it reads the end.
+func testLookup(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	other := New(s.rdb, s.opts)
+	ctx := ctxT(t)
+	plain := newQ("lk-plain", t0, time.Hour)
+	web := newQ("lk-web", t0, time.Hour)
+	web.Target, web.Answerers = askbridge.Target{Platform: "web", Chat: "web"}, []string{}
+	named := newQ("lk-named", t0, time.Hour)
+	named.Places = []askbridge.Place{{Name: "oncall", Target: named.Target, Answerers: named.Answerers}}
+	several := newQ("lk-several", t0, time.Hour)
+	several.Entry = "1-1"
+	several.Places = []askbridge.Place{
+		{Name: "telegram:42", Target: several.Target, Answerers: several.Answerers},
+		{Name: "ops", Target: askbridge.Target{Platform: "slack", Chat: "C0OPS"}},
+		{Name: "discord:9", Target: askbridge.Target{Platform: "discord", Chat: "9"}, Answerers: []string{"discord:1"}, Step: 1},
+	}
+	for _, q := range []askbridge.NewQuestion{plain, web, named, several} {
+		mustCreate(t, s, q)
+		got, found, err := s.Lookup(ctx, q.ID)
+		if err != nil || !found {
+			t.Fatalf("Lookup(%s) = %v, %v", q.ID, found, err)
+		}
+		want, _, err := s.Get(ctx, q.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameJSON(got, want) {
+			t.Fatalf("Lookup(%s) from memory = %s\nGet reads %s", q.ID, mustJSON(t, got), mustJSON(t, want))
+		}
+		if got, found, err := other.Lookup(ctx, q.ID); err != nil || !found || !sameJSON(got, want) {
+			t.Fatalf("Lookup(%s) on another replica = %s, %v, %v; want %s", q.ID, mustJSON(t, got), found, err, mustJSON(t, want))
+		}
+	}
+	// Cached on the other replica too, now: a Get would say the same.
+	if _, err := s.End(ctx, "lk-plain", answered("lk-plain"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, found, err := s.Lookup(ctx, "lk-plain"); err != nil || !found || got.Status != askbridge.StatusAnswered || got.Result == nil {
+		t.Fatalf("Lookup after the end on the replica that ended it = %+v, %v, %v; want answered", got, found, err)
+	}
+	// The other replica's memory is a moment old: pending, which End then
+	// settles (first writer wins).
+	if got, _, _ := other.Lookup(ctx, "lk-plain"); got.Status != askbridge.StatusPending {
+		t.Fatalf("the other replica's Lookup = %s; want its remembered pending", got.Status)
+	}
+	r, err := other.End(ctx, "lk-plain", answered("lk-plain"), t0.Add(2*time.Minute))
+	if err != nil || r.Won || r.Result.Status != askbridge.StatusAnswered {
+		t.Fatalf("End on the other replica = %+v, %v; want lost to the first", r, err)
+	}
+	if got, _, _ := other.Lookup(ctx, "lk-plain"); got.Status != askbridge.StatusAnswered {
+		t.Fatalf("the other replica's Lookup after its End = %s; want answered", got.Status)
+	}
+	if _, found, err := s.Lookup(ctx, "lk-missing"); err != nil || found {
+		t.Fatalf("Lookup(missing) = %v, %v", found, err)
+	}
+}
+
 func testSweep(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
@@ -1120,6 +1185,63 @@ func testPending(t *testing.T, b backend) {
 		t.Fatalf("last sweep: %v, %v", ended, err)
 	}
 	pending(0)
+}
+
+// testMessagesLegacyList: a question stored before the messages moved into
+// its hash (no msgs field) keeps them in the legacy list through a rolling
+// upgrade: AddMessage appends there, Messages, End and Vote read it, and the
+// end sets its expiry.
+func testMessagesLegacyList(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	for _, id := range []string{"old", "old-vote"} {
+		mustCreate(t, s, newQ(id, t0, time.Hour))
+		// As an earlier version stored it: no msgs field, one message in
+		// the list.
+		if err := s.rdb.HDel(ctx, s.k.question(id), fieldMessages).Err(); err != nil {
+			t.Fatal(err)
+		}
+		old := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
+		raw, _ := json.Marshal(old)
+		if err := s.rdb.RPush(ctx, s.k.messages(id), raw).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
+	r2 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "501", Part: 1}
+	for _, ref := range []askbridge.MessageRef{r1, r2, r2} {
+		if _, err := s.AddMessage(ctx, "old", ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refs, err := s.Messages(ctx, "old"); err != nil || !slices.Equal(refs, []askbridge.MessageRef{r1, r2}) {
+		t.Fatalf("Messages(old) = %v, %v; want %v", refs, err, []askbridge.MessageRef{r1, r2})
+	}
+	if has, _ := s.rdb.HExists(ctx, s.k.question("old"), fieldMessages).Result(); has {
+		t.Fatal("a legacy question gained the msgs field")
+	}
+	r, err := s.End(ctx, "old", answered("old"), t0.Add(time.Minute))
+	if err != nil || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{r1, r2}) {
+		t.Fatalf("End(old) = %+v, %v; want won with %v", r, err, []askbridge.MessageRef{r1, r2})
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.messages("old")).Val(); ttl <= 0 || ttl > s.opts.Retention {
+		t.Fatalf("legacy list ttl %v after the end, want the retention", ttl)
+	}
+	lost, err := s.End(ctx, "old", askbridge.NoAnswer("old", askbridge.ReasonCancelled, ""), t0.Add(2*time.Minute))
+	if err != nil || lost.Won || !lost.Found {
+		t.Fatalf("second End(old) = %+v, %v", lost, err)
+	}
+	// A vote that decides a legacy question returns its messages too.
+	for _, voter := range []string{"7", "8"} {
+		vote := askbridge.Vote{By: askbridge.Person{Platform: "telegram", ID: voter}, Answers: map[string][]string{"deploy_target": {"Production"}}, At: t0.UnixMilli()}
+		v, err := s.Vote(ctx, "old-vote", vote, 2, 2, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if voter == "8" && (!v.End.Won || !slices.Equal(v.End.Messages, []askbridge.MessageRef{r1})) {
+			t.Fatalf("deciding vote = %+v; want won with %v", v, []askbridge.MessageRef{r1})
+		}
+	}
 }
 
 func testMessages(t *testing.T, b backend) {

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // historyMax caps the web page's timeline. The page shows a compact entry
@@ -12,20 +10,30 @@ import (
 // megabyte.
 const historyMax = 1000
 
-// AppendHistory adds one entry at the head of the web page's timeline and
-// trims it to the newest 1,000 entries: LPUSH then LTRIM in one MULTI, so
-// the list never grows past the cap. It never expires. Not idempotent (a
-// repeat adds the entry again; the web package drops repeats of an id when
-// it reads). Safe for concurrent use.
+// historySlack is how far the list may grow past historyMax before it is
+// trimmed back: trimming on every append would cost two more commands per
+// question (the LTRIM and the MULTI/EXEC around the pair); trimming once
+// every historySlack appends costs almost nothing, and History never reads
+// past historyMax.
+const historySlack = 100
+
+// AppendHistory adds one entry at the head of the web page's timeline: one
+// LPUSH, whose reply is the list's length; once that passes historyMax +
+// historySlack, an LTRIM cuts it back to the newest historyMax. So the list
+// holds at most historyMax + historySlack entries, and History the newest
+// historyMax. It never expires. Not idempotent (a repeat adds the entry
+// again; the web package drops repeats of an id when it reads). Safe for
+// concurrent use.
 func (s *Store) AppendHistory(ctx context.Context, entry []byte) error {
 	key := s.k.webHistory()
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, key, entry)
-		p.LTrim(ctx, key, 0, historyMax-1)
-		return nil
-	})
+	n, err := s.rdb.LPush(ctx, key, entry).Result()
 	if err != nil {
 		return fmt.Errorf("store: append history: %w", err)
+	}
+	if n > historyMax+historySlack {
+		if err := s.rdb.LTrim(ctx, key, 0, historyMax-1).Err(); err != nil {
+			return fmt.Errorf("store: append history: trim: %w", err)
+		}
 	}
 	return nil
 }

@@ -33,9 +33,12 @@ func (k keys) result(id string) string { return k.prefix + "result:{" + id + "}"
 // request, created, deadline; internal fields target, answerers, ended).
 func (k keys) question(id string) string { return k.prefix + "question:{" + id + "}" }
 
-// messages is the LIST of MessageRef JSON documents of every platform
-// message that showed the question, in the order they were added, without
-// duplicates (internal, same slot as the question).
+// messages is the legacy LIST of MessageRef JSON documents of every
+// platform message that showed the question, in the order they were added,
+// without duplicates (internal, same slot as the question). Questions
+// created now keep their messages in the question hash (fieldMessages);
+// the list is read and written only for a question stored before that, so
+// a rolling upgrade loses none.
 func (k keys) messages(id string) string { return k.prefix + "messages:{" + id + "}" }
 
 // deadlines is the ZSET of question ids scored by deadline (unix ms) that

@@ -14,13 +14,19 @@ import (
 	"github.com/askbridge/askbridge"
 )
 
+// unindexedPlatform is the platform whose messages get no message →
+// question key: the web page's "message" is the question itself, answered
+// by its id, never looked up by message (QuestionByMessage finds nothing for
+// it). Sparing the key saves a command and a key per web question.
+const unindexedPlatform = "web"
+
 // indexReadLimit bounds how many members OpenInChat reads from one chat
 // index: far more than the questions one chat can have open at once.
 const indexReadLimit = 1000
 
 // AddMessage records a message that showed a question, once, and indexes
 // it: the message → question key (for QuestionByMessage, living as long as
-// the question) and, while the question is pending, the chat index (for
+// the question; none for the web page's, see unindexedPlatform) and, while the question is pending, the chat index (for
 // OpenInChat). Two round trips: the add-message script on the question's
 // slot, then the index writes. An unknown id changes nothing. Safe to repeat
 // (a repeat also redoes the index writes a failed call may have missed) and
@@ -70,7 +76,9 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		life = time.Duration(ms) * time.Millisecond
 	}
 	pipe := s.rdb.Pipeline()
-	pipe.Set(ctx, s.k.message(ref), id, life)
+	if ref.Platform != unindexedPlatform {
+		pipe.Set(ctx, s.k.message(ref), id, life)
+	}
 	// Create indexed the question in its target's chat; a message in
 	// another chat (a DM opened for a user) indexes that one.
 	target, _ := rest[3].(string)
@@ -79,8 +87,10 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
 		pipe.PExpire(ctx, chat, s.indexTTL())
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return "", fmt.Errorf("store: add message: index: %w", err)
+	if pipe.Len() > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return "", fmt.Errorf("store: add message: index: %w", err)
+		}
 	}
 	return askbridge.Status(status), nil
 }
@@ -104,8 +114,17 @@ func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef
 	if err := checkID(id); err != nil {
 		return nil, fmt.Errorf("store: messages: %w", err)
 	}
-	items, err := s.rdb.LRange(ctx, s.k.messages(id), 0, -1).Result()
-	if err != nil {
+	var items []string
+	msgs, err := s.rdb.HGet(ctx, s.k.question(id), fieldMessages).Result()
+	switch {
+	case err == nil:
+		items = splitMessages(msgs)
+	case errors.Is(err, redis.Nil):
+		// Stored before the field existed, or unknown: the legacy list.
+		if items, err = s.rdb.LRange(ctx, s.k.messages(id), 0, -1).Result(); err != nil {
+			return nil, fmt.Errorf("store: messages: %w", err)
+		}
+	default:
 		return nil, fmt.Errorf("store: messages: %w", err)
 	}
 	refs := make([]askbridge.MessageRef, 0, len(items))
@@ -117,6 +136,15 @@ func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef
 		refs = append(refs, ref)
 	}
 	return refs, nil
+}
+
+// splitMessages splits the question hash's msgs field into the JSON of
+// each ref.
+func splitMessages(msgs string) []string {
+	if msgs == "" {
+		return nil
+	}
+	return strings.Split(msgs, "\n")
 }
 
 // QuestionByMessage finds the question a message showed. Safe for

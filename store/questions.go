@@ -27,6 +27,11 @@ const (
 	// fieldEntry is the requests stream entry of the ask that created the
 	// question (Replay tells a new ask from the same one handled again).
 	fieldEntry = "entry"
+	// fieldMessages holds the MessageRef JSON of every message that showed
+	// the question, in the order they were added, joined by newlines;
+	// written empty by Create. A question without it was stored before it
+	// existed and keeps its messages in the legacy list (keys.messages).
+	fieldMessages = "msgs"
 )
 
 const (
@@ -143,6 +148,7 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 		fieldCreated, q.Created.UnixMilli(),
 		fieldDeadline, q.Deadline.UnixMilli(),
 		fieldTarget, q.Target.String(),
+		fieldMessages, "",
 	}
 	if q.Entry != "" {
 		fields = append(fields, fieldEntry, q.Entry)
@@ -213,15 +219,9 @@ func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) 
 			}
 			lease = askbridge.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
 		}
-		return true, askbridge.Record{
-			ID:        q.ID,
-			Status:    askbridge.StatusPending,
-			Request:   q.Request,
-			Target:    q.Target,
-			Answerers: q.Answerers,
-			Created:   time.UnixMilli(q.Created.UnixMilli()),
-			Deadline:  time.UnixMilli(q.Deadline.UnixMilli()),
-		}, lease, nil
+		rec := createdRecord(q)
+		s.recent.put(rec)
+		return true, rec, lease, nil
 	}
 	if o != outKept || len(rest) != 1 {
 		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("unexpected reply %v", v)
@@ -234,6 +234,29 @@ func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) 
 		return false, existing, askbridge.Lease{}, err
 	}
 	return false, existing, askbridge.Lease{}, nil
+}
+
+// createdRecord is the record of question q as Create stored it: what Get
+// reads back, without reading it.
+func createdRecord(q askbridge.NewQuestion) askbridge.Record {
+	rec := askbridge.Record{
+		ID:       q.ID,
+		Entry:    q.Entry,
+		Status:   askbridge.StatusPending,
+		Request:  q.Request,
+		Target:   q.Target,
+		Created:  time.UnixMilli(q.Created.UnixMilli()),
+		Deadline: time.UnixMilli(q.Deadline.UnixMilli()),
+	}
+	if len(q.Answerers) > 0 {
+		rec.Answerers = q.Answerers
+	}
+	if storesPlaces(q) {
+		rec.Places = q.Places
+	} else {
+		rec.Places = []askbridge.Place{{Name: rec.Target.String(), Target: rec.Target, Answerers: rec.Answerers}}
+	}
+	return rec
 }
 
 // repairDeadline fixes what a repeated Create just added to the deadlines
@@ -298,6 +321,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
+	s.recent.drop(id)
 	er, refs, err := endReply(id, v)
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
@@ -499,6 +523,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 			firstErr = cmpErr(firstErr, errs[i])
 			continue
 		}
+		s.recent.drop(id)
 		er, refs, err := endReply(id, vals[i])
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)

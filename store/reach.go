@@ -158,7 +158,7 @@ func (s *Store) queueTimers(ctx context.Context, pipe redis.Pipeliner, q askbrid
 
 // placesFields adds the places field of q to fields, when it has one.
 func placesFields(q askbridge.NewQuestion, fields []any) ([]any, error) {
-	if len(q.Places) < 2 && (len(q.Places) == 0 || q.Places[0].Step == 0) {
+	if !storesPlaces(q) {
 		return fields, nil
 	}
 	b, err := json.Marshal(q.Places)
@@ -166,6 +166,13 @@ func placesFields(q askbridge.NewQuestion, fields []any) ([]any, error) {
 		return nil, fmt.Errorf("encode places: %w", err)
 	}
 	return append(fields, fieldPlaces, string(b)), nil
+}
+
+// storesPlaces reports whether Create stores q's places: a question shown
+// in one place from the start stores only its target and answerers, which
+// make that place again.
+func storesPlaces(q askbridge.NewQuestion) bool {
+	return len(q.Places) >= 2 || (len(q.Places) == 1 && q.Places[0].Step != 0)
 }
 
 // decodeReach decodes the §5 fields of a question hash into r, whose
@@ -254,6 +261,7 @@ func (s *Store) Vote(ctx context.Context, id string, v askbridge.Vote, quorum, v
 		}
 		return askbridge.VoteResult{Outcome: out, End: askbridge.EndResult{Found: true, Record: rec, Result: askbridge.Result{ID: id, Status: rec.Status}}}, nil
 	}
+	s.recent.drop(id)
 	er, refs, err := endReply(id, raw)
 	if err != nil {
 		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)

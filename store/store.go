@@ -31,6 +31,9 @@ type Store struct {
 	// originID names this Store in the cooldowns it shares.
 	originOnce sync.Once
 	originID   string
+
+	// recent holds the records Lookup serves from memory.
+	recent recentRecords
 }
 
 // Store plays every role of the root package: the engine's Store, the

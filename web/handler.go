@@ -33,6 +33,9 @@ type Questions interface {
 	// Get reads a question; found is false for an unknown id. It blocks on
 	// Redis, may be called concurrently and is safe to repeat.
 	Get(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
+	// Lookup is Get for taking an answer: the record may come from memory
+	// and its status be a moment old (see askbridge.Store).
+	Lookup(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
 	// OpenInChat lists the pending questions shown in a chat, oldest
 	// first. It blocks on Redis, may be called concurrently and is safe to
 	// repeat.
@@ -766,7 +769,9 @@ func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *ht
 		writeError(w, http.StatusNotFound, "no such question")
 		return rec, -1, false
 	}
-	rec, found, err := h.questions.Get(ctx, id)
+	// The engine's End or Vote decides the answer, so a record a moment
+	// old will do.
+	rec, found, err := h.questions.Lookup(ctx, id)
 	if err != nil {
 		h.fail(w, r, "read question", err)
 		return rec, -1, false

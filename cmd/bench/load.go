@@ -60,9 +60,9 @@ func (w *world) webLevels(ctx context.Context, m *measured) error {
 		}
 		m.web = append(m.web, l)
 		n := time.Duration(max(l.answered, 1))
-		w.logf("web, %d at once: %d answered in %s (%.0f/s), p50 %s; per question: %.1f Redis commands, %.1f round trips, CPU bridge %s, Redis %s, bench %s",
+		w.logf("web, %d at once: %d answered in %s (%.0f/s), p50 %s; per question: %.1f Redis commands, %.1f round trips, CPU bridge %s, Redis %s, bench %s (commands: %s)",
 			c, l.answered, l.elapsed.Round(time.Millisecond), l.qps(), pct(l.lat, 50).Round(10*time.Microsecond),
-			l.redis.cmds, l.redis.trips, l.cpuPer(), l.redisCPU/n, l.benchCPU/n)
+			l.redis.cmds, l.redis.trips, l.cpuPer(), l.redisCPU/n, l.benchCPU/n, l.redis.top)
 	}
 	m.counts.PageRefused = int(person.refused.Load())
 	if r := person.reconnects.Load(); r > 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,8 @@ type redisSnap struct {
 	usedMemory int64
 	// cpu is the CPU time redis-server used so far (INFO cpu).
 	cpu time.Duration
+	// byCommand counts the calls of each command (INFO excluded).
+	byCommand map[string]int64
 }
 
 // snapshot reads INFO commandstats, stats and memory in one round trip.
@@ -118,7 +121,7 @@ func snapshot(ctx context.Context, admin *redis.Client) (redisSnap, error) {
 	if err != nil {
 		return redisSnap{}, fmt.Errorf("bench: INFO: %w", err)
 	}
-	var s redisSnap
+	s := redisSnap{byCommand: map[string]int64{}}
 	for _, line := range strings.Split(info, "\n") {
 		name, val, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok {
@@ -131,6 +134,7 @@ func snapshot(ctx context.Context, admin *redis.Client) (redisSnap, error) {
 			}
 			calls := statField(val, "calls")
 			s.cmds += calls
+			s.byCommand[strings.ToUpper(strings.TrimPrefix(name, "cmdstat_"))] = calls
 			switch name {
 			case "cmdstat_eval", "cmdstat_evalsha", "cmdstat_eval_ro", "cmdstat_evalsha_ro", "cmdstat_fcall", "cmdstat_fcall_ro":
 				s.scripts += calls
@@ -164,6 +168,9 @@ func statField(val, key string) int64 {
 // perQuestion is Redis work per answered question between two snapshots.
 type perQuestion struct {
 	cmds, scripts, trips float64
+	// top names the commands run most per question, most first
+	// ("EVALSHA 4.1, XADD 3.0, …"), for the progress lines.
+	top string
 }
 
 func redisPer(a, b redisSnap, answered int) perQuestion {
@@ -176,7 +183,36 @@ func redisPer(a, b redisSnap, answered int) perQuestion {
 		cmds:    float64(b.cmds-a.cmds) / n,
 		scripts: float64(b.scripts-a.scripts) / n,
 		trips:   float64(b.reads-a.reads-1) / n,
+		top:     topCommands(a, b, n),
 	}
+}
+
+// topCommands lists the commands run between two snapshots, per question,
+// most first.
+func topCommands(a, b redisSnap, n float64) string {
+	type count struct {
+		name string
+		per  float64
+	}
+	var all []count
+	for name, calls := range b.byCommand {
+		if d := calls - a.byCommand[name]; d > 0 {
+			all = append(all, count{name, float64(d) / n})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].per != all[j].per {
+			return all[i].per > all[j].per
+		}
+		return all[i].name < all[j].name
+	})
+	parts := make([]string, 0, len(all))
+	for _, c := range all {
+		if c.per >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s %.1f", c.name, c.per))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // redisBenchmark runs redis-benchmark against addr (SET and GET, 50

@@ -308,8 +308,8 @@ func (w *world) telegramSaturated(ctx context.Context, m *measured) error {
 	r := satResult{workers: len(chats), answered: int(answered.Load()), elapsed: elapsed, cpu: cpu1 - cpu0}
 	r.redis = redisPer(s0, s1, r.answered)
 	m.tgSat = r
-	w.logf("telegram saturated: %d answered in %s (%.0f/s), CPU %s per question, %.1f Redis commands, %.1f round trips",
-		r.answered, elapsed.Round(time.Millisecond), r.qps(), r.cpuPer(), r.redis.cmds, r.redis.trips)
+	w.logf("telegram saturated: %d answered in %s (%.0f/s), CPU %s per question, %.1f Redis commands, %.1f round trips (commands: %s)",
+		r.answered, elapsed.Round(time.Millisecond), r.qps(), r.cpuPer(), r.redis.cmds, r.redis.trips, r.redis.top)
 	for _, err := range errs {
 		if err != nil {
 			return err

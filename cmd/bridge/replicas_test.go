@@ -82,8 +82,8 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	// Each question was shown once although both replicas read the stream.
 	for _, id := range []string{"rep-1", "rep-2", "rep-3"} {
-		n, err := rdb.LLen(ctx, "askuser:messages:{"+id+"}").Result()
-		if err != nil || n != 1 {
+		msgs, err := rdb.HGet(ctx, "askuser:question:{"+id+"}", "msgs").Result()
+		if n := len(strings.FieldsFunc(msgs, func(r rune) bool { return r == '\n' })); err != nil || n != 1 {
 			t.Errorf("%s recorded %d messages: %v", id, n, err)
 		}
 	}

@@ -1,7 +1,12 @@
 -- add_message.lua: record a message that showed a question, once.
 --
+-- The messages are the question hash's msgs field: the MessageRef JSON of
+-- each, in the order they were added, joined by newlines (JSON has none).
+-- A question created before that field (it has none) keeps them in the
+-- list of KEYS[2] instead, as it was stored then.
+--
 -- KEYS[1]  question hash        <prefix>question:{<id>}
--- KEYS[2]  messages list        <prefix>messages:{<id>}
+-- KEYS[2]  legacy messages list <prefix>messages:{<id>}
 -- ARGV[1]  MessageRef JSON
 -- ARGV[2]  most messages kept per question (bounds the loop below)
 -- ARGV[3]  the message's identity: the MessageRef JSON of its platform, chat
@@ -23,8 +28,8 @@
 --   {0, status, created, life, target}  already recorded: nothing changed
 --   {-1}                        missing: no such question
 --   {-2}                        full: the question already has ARGV[2] messages
-local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline', 'target')
-local status, created, target = q[1], q[2] or '0', q[4] or ''
+local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline', 'target', 'msgs')
+local status, created, target, msgs = q[1], q[2] or '0', q[4] or '', q[5]
 if not status then
   return {-1}
 end
@@ -32,7 +37,14 @@ local life = tonumber(ARGV[5])
 if status == 'pending' then
   life = math.max(tonumber(q[3] or '0') - tonumber(ARGV[4]), 0) + life
 end
-local refs = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+local refs = {}
+if msgs then
+  for ref in string.gmatch(msgs, '[^\n]+') do
+    refs[#refs + 1] = ref
+  end
+else
+  refs = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+end
 local whole, withPart = ARGV[3] .. '}', ARGV[3] .. ','
 for _, ref in ipairs(refs) do
   if ref == whole or string.sub(ref, 1, #withPart) == withPart then
@@ -42,6 +54,12 @@ end
 if #refs >= tonumber(ARGV[2]) then
   return {-2}
 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[2], life)
+if not msgs then
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], life)
+elseif msgs == '' then
+  redis.call('HSET', KEYS[1], 'msgs', ARGV[1])
+else
+  redis.call('HSET', KEYS[1], 'msgs', msgs .. '\n' .. ARGV[1])
+end
 return {1, status, created, life, target}

@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  result list          <prefix>result:{<id>}
--- KEYS[3]  messages list        <prefix>messages:{<id>}
+-- KEYS[3]  legacy messages list <prefix>messages:{<id>} (see add_message.lua)
 -- ARGV[1]  final status: answered, no_answer or error
 -- ARGV[2]  result JSON without createdAt/endedAt; it ends in '}' and the
 --          script appends both stamps (created from the hash, ended = now)
@@ -22,6 +22,18 @@
 --   {0, {HGETALL...}, {messages...}}  lost: the question had already ended;
 --                                     its fields hold the result that won
 --   {-1}                              missing: no such question
+-- The question's messages: its msgs field split at newlines or, for a
+-- question stored before that field, the legacy list of KEYS[3].
+local function messages(msgs)
+  if not msgs then
+    return redis.call('LRANGE', KEYS[3], 0, -1)
+  end
+  local refs = {}
+  for ref in string.gmatch(msgs, '[^\n]+') do
+    refs[#refs + 1] = ref
+  end
+  return refs
+end
 local all = redis.call('HGETALL', KEYS[1])
 if #all == 0 then
   return {-1}
@@ -32,7 +44,7 @@ for i = 1, #all, 2 do
 end
 local status, created, deadline = fields['status'], fields['created'] or '0', tonumber(fields['deadline'] or '')
 if status ~= 'pending' then
-  return {0, all, redis.call('LRANGE', KEYS[3], 0, -1)}
+  return {0, all, messages(fields['msgs'])}
 end
 local final, body = ARGV[1], ARGV[2]
 if ARGV[5] ~= '' and deadline and deadline <= tonumber(ARGV[3]) then
@@ -51,7 +63,9 @@ redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[3])
 redis.call('RPUSH', KEYS[2], result)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
+if not fields['msgs'] then
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+end
 -- The hash as it now stands, without reading it again.
 fields['status'], fields['result'], fields['ended'] = final, result, ARGV[3]
 local now = {}
@@ -59,4 +73,4 @@ for k, v in pairs(fields) do
   now[#now + 1] = k
   now[#now + 1] = v
 end
-return {1, now, redis.call('LRANGE', KEYS[3], 0, -1)}
+return {1, now, messages(fields['msgs'])}

@@ -6,7 +6,7 @@
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  result list          <prefix>result:{<id>}
--- KEYS[3]  messages list        <prefix>messages:{<id>}
+-- KEYS[3]  legacy messages list <prefix>messages:{<id>} (see add_message.lua)
 -- ARGV[1]  the voter ("<platform>:<user id>")
 -- ARGV[2]  the vote's JSON ({"by":…,"answers":…,"at":…})
 -- ARGV[3]  the answer's key (equal answers have equal keys), '' for an
@@ -32,6 +32,18 @@
 --   {2, {HGETALL...}}                 recorded; the question stays open
 --   {3, {HGETALL...}}                 this person had voted: nothing changed
 --   {-1}                              missing: no such question
+-- The question's messages: its msgs field split at newlines or, for a
+-- question stored before that field, the legacy list of KEYS[3].
+local function messages(msgs)
+  if not msgs then
+    return redis.call('LRANGE', KEYS[3], 0, -1)
+  end
+  local refs = {}
+  for ref in string.gmatch(msgs, '[^\n]+') do
+    refs[#refs + 1] = ref
+  end
+  return refs
+end
 local all = redis.call('HGETALL', KEYS[1])
 if #all == 0 then
   return {-1}
@@ -49,11 +61,13 @@ local function finish(final, body)
   redis.call('RPUSH', KEYS[2], result)
   redis.call('PEXPIRE', KEYS[1], ARGV[8])
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
-  redis.call('PEXPIRE', KEYS[3], ARGV[8])
-  return {1, redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[3], 0, -1)}
+  if not fields['msgs'] then
+    redis.call('PEXPIRE', KEYS[3], ARGV[8])
+  end
+  return {1, redis.call('HGETALL', KEYS[1]), messages(fields['msgs'])}
 end
 if fields['status'] ~= 'pending' then
-  return {0, all, redis.call('LRANGE', KEYS[3], 0, -1)}
+  return {0, all, messages(fields['msgs'])}
 end
 local deadline = tonumber(fields['deadline'] or '')
 if deadline and deadline <= tonumber(ARGV[7]) then
