@@ -351,7 +351,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close(); agent.Close() })
-	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0})
+	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0, AutoPipeline: true})
 	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
 	resolve := func(to string) (askbridge.Route, error) {
 		if to == "" {

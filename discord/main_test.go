@@ -166,7 +166,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	name := fmt.Sprintf("replica-%d", i)
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle})
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}

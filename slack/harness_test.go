@@ -235,7 +235,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	t := e.t
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle})
+	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(st)
 	}

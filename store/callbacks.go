@@ -71,7 +71,7 @@ func (s *Store) RegisterCallbacks(ctx context.Context, regs ...askbridge.Callbac
 	if len(regs) == 0 {
 		return nil
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	calls := make([]*queued, len(regs))
 	adds := make([]*redis.IntCmd, len(regs))
 	for i, r := range regs {
@@ -102,7 +102,7 @@ func (s *Store) NudgeCallbacks(ctx context.Context, at time.Time, ids ...string)
 	for i, id := range ids {
 		zs[i] = redis.Z{Score: float64(at.UnixMilli()), Member: id}
 	}
-	if err := s.rdb.ZAddArgs(ctx, s.k.callbacks(), redis.ZAddArgs{XX: true, LT: true, Members: zs}).Err(); err != nil {
+	if err := s.cl().ZAddArgs(ctx, s.k.callbacks(), redis.ZAddArgs{XX: true, LT: true, Members: zs}).Err(); err != nil {
 		return fmt.Errorf("store: nudge callbacks: %w", err)
 	}
 	return nil
@@ -116,7 +116,7 @@ func (s *Store) ClaimCallbacks(ctx context.Context, now time.Time, lease time.Du
 	if max < 1 {
 		return nil, nil
 	}
-	v, err := callbackClaimScript.run(ctx, s.rdb, []string{s.k.callbacks()}, now.UnixMilli(), now.Add(lease).UnixMilli(), max)
+	v, err := callbackClaimScript.run(ctx, s.cl(), []string{s.k.callbacks()}, now.UnixMilli(), now.Add(lease).UnixMilli(), max)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim callbacks: %w", err)
 	}
@@ -141,7 +141,7 @@ func (s *Store) BeginCallback(ctx context.Context, id string, now time.Time, giv
 	if err := checkID(id); err != nil {
 		return askbridge.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
-	v, err := callbackBeginScript.run(ctx, s.rdb, []string{s.k.callback(id), s.k.question(id)},
+	v, err := callbackBeginScript.run(ctx, s.cl(), []string{s.k.callback(id), s.k.question(id)},
 		now.UnixMilli(), ms(giveUpAfter), ms(s.opts.Retention), ms(callbackMissingGrace))
 	if err != nil {
 		return askbridge.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
@@ -200,7 +200,7 @@ func (s *Store) FinishCallback(ctx context.Context, f askbridge.CallbackFinish) 
 	default:
 		return false, fmt.Errorf("store: finish callback: unknown state %q", f.State)
 	}
-	v, err := callbackFinishScript.run(ctx, s.rdb, []string{s.k.callback(f.ID), s.k.question(f.ID)},
+	v, err := callbackFinishScript.run(ctx, s.cl(), []string{s.k.callback(f.ID), s.k.question(f.ID)},
 		strconv.Itoa(f.Attempt), string(f.State), f.Error, f.Now.UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
 		return false, fmt.Errorf("store: finish callback: %w", err)
@@ -219,7 +219,7 @@ func (s *Store) FinishCallback(ctx context.Context, f askbridge.CallbackFinish) 
 // ScheduleCallback makes callback id due at at, if it is in the due-set
 // (ZADD XX). Safe to repeat.
 func (s *Store) ScheduleCallback(ctx context.Context, id string, at time.Time) error {
-	if err := s.rdb.ZAddXX(ctx, s.k.callbacks(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
+	if err := s.cl().ZAddXX(ctx, s.k.callbacks(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
 		return fmt.Errorf("store: schedule callback: %w", err)
 	}
 	return nil
@@ -227,7 +227,7 @@ func (s *Store) ScheduleCallback(ctx context.Context, id string, at time.Time) e
 
 // DropCallback takes callback id out of the due-set. Safe to repeat.
 func (s *Store) DropCallback(ctx context.Context, id string) error {
-	if err := s.rdb.ZRem(ctx, s.k.callbacks(), id).Err(); err != nil {
+	if err := s.cl().ZRem(ctx, s.k.callbacks(), id).Err(); err != nil {
 		return fmt.Errorf("store: drop callback: %w", err)
 	}
 	return nil

@@ -81,7 +81,9 @@ func mustCreate(t testing.TB, s *Store, q askbridge.NewQuestion) {
 // TestConformance runs the whole suite against a real redis-server, a
 // three-master Redis Cluster and the embedded server.
 func TestConformance(t *testing.T) {
-	for _, b := range allBackends() {
+	// The bridge autopipelines the calls of a burst; the suite runs on
+	// real servers once more with every call autopipelined.
+	for _, b := range append(allBackends(), backendSingle.withAutoPipeline(), backendCluster.withAutoPipeline()) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			conformance(t, b)

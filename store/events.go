@@ -25,12 +25,12 @@ func (s *Store) Publish(ctx context.Context, evs ...askbridge.Event) error {
 	case 0:
 		return nil
 	case 1:
-		if err := s.rdb.XAdd(ctx, s.eventArgs(evs[0])).Err(); err != nil {
+		if err := s.cl().XAdd(ctx, s.eventArgs(evs[0])).Err(); err != nil {
 			return fmt.Errorf("store: publish: %w", err)
 		}
 		return nil
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	for _, ev := range evs {
 		pipe.XAdd(ctx, s.eventArgs(ev))
 	}

@@ -16,7 +16,7 @@ func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) (boo
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("store: mark finishing: %w", err)
 	}
-	n, err := s.rdb.ZAddNX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Result()
+	n, err := s.cl().ZAddNX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Result()
 	if err != nil {
 		return false, fmt.Errorf("store: mark finishing: %w", err)
 	}
@@ -31,7 +31,7 @@ func (s *Store) KeepFinishing(ctx context.Context, id string, at time.Time) erro
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("store: keep finishing: %w", err)
 	}
-	if err := s.rdb.ZAddXX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
+	if err := s.cl().ZAddXX(ctx, s.k.finishing(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err(); err != nil {
 		return fmt.Errorf("store: keep finishing: %w", err)
 	}
 	return nil
@@ -40,7 +40,7 @@ func (s *Store) KeepFinishing(ctx context.Context, id string, at time.Time) erro
 // Finished records that every message of question id has been edited.
 // Safe to repeat; an unknown id changes nothing.
 func (s *Store) Finished(ctx context.Context, id string) error {
-	if err := s.rdb.ZRem(ctx, s.k.finishing(), id).Err(); err != nil {
+	if err := s.cl().ZRem(ctx, s.k.finishing(), id).Err(); err != nil {
 		return fmt.Errorf("store: finished: %w", err)
 	}
 	return nil
@@ -53,7 +53,7 @@ func (s *Store) Unfinished(ctx context.Context, before time.Time, max int) ([]st
 	if max <= 0 {
 		return nil, nil
 	}
-	ids, err := s.rdb.ZRangeByScore(ctx, s.k.finishing(), &redis.ZRangeBy{
+	ids, err := s.cl().ZRangeByScore(ctx, s.k.finishing(), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(max),
 	}).Result()
 	if err != nil {

@@ -26,12 +26,12 @@ const historySlack = 100
 // concurrent use.
 func (s *Store) AppendHistory(ctx context.Context, entry []byte) error {
 	key := s.k.webHistory()
-	n, err := s.rdb.LPush(ctx, key, entry).Result()
+	n, err := s.cl().LPush(ctx, key, entry).Result()
 	if err != nil {
 		return fmt.Errorf("store: append history: %w", err)
 	}
 	if n > historyMax+historySlack {
-		if err := s.rdb.LTrim(ctx, key, 0, historyMax-1).Err(); err != nil {
+		if err := s.cl().LTrim(ctx, key, 0, historyMax-1).Err(); err != nil {
 			return fmt.Errorf("store: append history: trim: %w", err)
 		}
 	}
@@ -45,7 +45,7 @@ func (s *Store) History(ctx context.Context, max int) ([][]byte, error) {
 		max = 100
 	}
 	max = min(max, historyMax)
-	vals, err := s.rdb.LRange(ctx, s.k.webHistory(), 0, int64(max-1)).Result()
+	vals, err := s.cl().LRange(ctx, s.k.webHistory(), 0, int64(max-1)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
 	}

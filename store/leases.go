@@ -82,7 +82,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
 	}
 	fenceKey, fenceField := s.k.fenceOf(name)
-	v, err := leaseAcquireScript.run(ctx, s.rdb, []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
+	v, err := leaseAcquireScript.run(ctx, s.cl(), []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
 	if err != nil {
 		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
@@ -148,7 +148,7 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, bool, error) {
 	if !validTag(name) {
 		return 0, false, fmt.Errorf("store: cursor: invalid name %q", name)
 	}
-	v, err := s.rdb.Get(ctx, s.k.cursor(name)).Int64()
+	v, err := s.cl().Get(ctx, s.k.cursor(name)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, false, nil
 	}
@@ -179,7 +179,7 @@ func (s *Store) SetCursor(ctx context.Context, name string, value int64, lease a
 
 // leaseCall runs a lease script whose reply is 1 (done) or 0 (refused).
 func (s *Store) leaseCall(ctx context.Context, sc *script, keys []string, args ...any) (bool, error) {
-	v, err := sc.run(ctx, s.rdb, keys, args...)
+	v, err := sc.run(ctx, s.cl(), keys, args...)
 	if err != nil {
 		return false, err
 	}

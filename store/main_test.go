@@ -28,6 +28,16 @@ type backend struct {
 	// addrs are the server addresses (one, or the cluster's nodes).
 	addrs   []string
 	cluster bool
+	// autopipeline opens Stores with Options.AutoPipeline, every call sent
+	// through the autopipeliner (not only those of a burst).
+	autopipeline bool
+}
+
+// withAutoPipeline is b with every Store call autopipelined.
+func (b backend) withAutoPipeline() backend {
+	b.name += "/autopipeline"
+	b.autopipeline = true
+	return b
 }
 
 // client opens a new client to the backend, closed when the test ends.
@@ -146,7 +156,14 @@ func newStore(t testing.TB, b backend, opts Options) *Store {
 	if opts.Consumer == "" {
 		opts.Consumer = fmt.Sprintf("c%d", prefixSeq.Add(1))
 	}
-	return New(b.client(t), opts)
+	if b.autopipeline {
+		opts.AutoPipeline = true
+	}
+	s := New(b.client(t), opts)
+	if b.autopipeline {
+		s.apMin = 0
+	}
+	return s
 }
 
 // replicas opens n Stores sharing one prefix, each with its own client and

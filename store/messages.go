@@ -48,7 +48,7 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	if err != nil {
 		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
-	v, err := addMessageScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident,
+	v, err := addMessageScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident,
 		s.opts.Clock.Now().UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
 		return "", fmt.Errorf("store: add message: %w", err)
@@ -75,7 +75,7 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	if ms, _ := rest[2].(int64); ms > 0 {
 		life = time.Duration(ms) * time.Millisecond
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	if ref.Platform != unindexedPlatform {
 		pipe.Set(ctx, s.k.message(ref), id, life)
 	}
@@ -115,13 +115,13 @@ func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef
 		return nil, fmt.Errorf("store: messages: %w", err)
 	}
 	var items []string
-	msgs, err := s.rdb.HGet(ctx, s.k.question(id), fieldMessages).Result()
+	msgs, err := s.cl().HGet(ctx, s.k.question(id), fieldMessages).Result()
 	switch {
 	case err == nil:
 		items = splitMessages(msgs)
 	case errors.Is(err, redis.Nil):
 		// Stored before the field existed, or unknown: the legacy list.
-		if items, err = s.rdb.LRange(ctx, s.k.messages(id), 0, -1).Result(); err != nil {
+		if items, err = s.cl().LRange(ctx, s.k.messages(id), 0, -1).Result(); err != nil {
 			return nil, fmt.Errorf("store: messages: %w", err)
 		}
 	default:
@@ -150,7 +150,7 @@ func splitMessages(msgs string) []string {
 // QuestionByMessage finds the question a message showed. Safe for
 // concurrent use.
 func (s *Store) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
-	id, err := s.rdb.Get(ctx, s.k.message(ref)).Result()
+	id, err := s.cl().Get(ctx, s.k.message(ref)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
@@ -174,7 +174,7 @@ func (s *Store) OpenInChat(ctx context.Context, platform, chat string) ([]string
 // openIn reads an index, re-checks each member's status (one pipelined
 // round trip) and prunes the members that are not pending.
 func (s *Store) openIn(ctx context.Context, key string) ([]string, error) {
-	zs, err := s.rdb.ZRangeWithScores(ctx, key, 0, indexReadLimit-1).Result()
+	zs, err := s.cl().ZRangeWithScores(ctx, key, 0, indexReadLimit-1).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (s *Store) openIn(ctx context.Context, key string) ([]string, error) {
 		return nil, err
 	}
 	if len(gone) > 0 {
-		if err := s.rdb.ZRem(ctx, key, gone...).Err(); err != nil {
+		if err := s.cl().ZRem(ctx, key, gone...).Err(); err != nil {
 			return nil, err
 		}
 	}
@@ -205,14 +205,14 @@ func (s *Store) FirstSeen(ctx context.Context, platform, eventID string, ttl tim
 	}
 	key := s.k.seen(platform, eventID)
 	token := rand.Text()
-	ok, err := s.rdb.SetNX(ctx, key, token, time.Duration(ms(ttl))*time.Millisecond).Result()
+	ok, err := s.cl().SetNX(ctx, key, token, time.Duration(ms(ttl))*time.Millisecond).Result()
 	if err != nil {
 		return false, fmt.Errorf("store: first seen: %w", err)
 	}
 	if ok {
 		return true, nil
 	}
-	held, err := s.rdb.Get(ctx, key).Result()
+	held, err := s.cl().Get(ctx, key).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return false, nil // expired in between: it was seen
@@ -232,7 +232,7 @@ func (s *Store) Settle(ctx context.Context, platform, eventID string, ttl time.D
 	if ttl <= 0 {
 		ttl = s.opts.Retention
 	}
-	if err := s.rdb.Set(ctx, s.k.seen(platform, eventID), settledMark, time.Duration(ms(ttl))*time.Millisecond).Err(); err != nil {
+	if err := s.cl().Set(ctx, s.k.seen(platform, eventID), settledMark, time.Duration(ms(ttl))*time.Millisecond).Err(); err != nil {
 		return fmt.Errorf("store: settle: %w", err)
 	}
 	return nil
@@ -240,7 +240,7 @@ func (s *Store) Settle(ctx context.Context, platform, eventID string, ttl time.D
 
 // Settled reports whether an event's mark is settled.
 func (s *Store) Settled(ctx context.Context, platform, eventID string) (bool, error) {
-	v, err := s.rdb.Get(ctx, s.k.seen(platform, eventID)).Result()
+	v, err := s.cl().Get(ctx, s.k.seen(platform, eventID)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return false, nil
@@ -253,7 +253,7 @@ func (s *Store) Settled(ctx context.Context, platform, eventID string) (bool, er
 // ForgetSeen removes the mark FirstSeen set, for an event whose handling
 // failed: the platform's retry of it is then handled. Safe to repeat.
 func (s *Store) ForgetSeen(ctx context.Context, platform, eventID string) error {
-	if err := s.rdb.Del(ctx, s.k.seen(platform, eventID)).Err(); err != nil {
+	if err := s.cl().Del(ctx, s.k.seen(platform, eventID)).Err(); err != nil {
 		return fmt.Errorf("store: forget seen: %w", err)
 	}
 	return nil

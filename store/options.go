@@ -69,6 +69,16 @@ type Options struct {
 	// due. Every question transition takes its time from the caller (the
 	// now of End, Reject, Sweep). Default: the real clock.
 	Clock clockwork.Clock
+	// AutoPipeline lets the calls of a burst share round trips: while two
+	// or more calls are already on their way to Redis (blocking reads not
+	// counted), a further non-blocking call joins go-redis's
+	// autopipeliner, which sends the calls that come together as one
+	// pipeline; a call alone still takes its own round trip, with no
+	// hand-off. Each call still waits for its own reply, so a caller's calls
+	// stay in order. The bridge sets it: under load it halves the round
+	// trips per question and cuts the bridge's CPU per question by about a
+	// fifth (docs/performance.md).
+	AutoPipeline bool
 }
 
 func (o Options) withDefaults() Options {

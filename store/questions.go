@@ -76,7 +76,7 @@ func (s *Store) CreateHolding(ctx context.Context, q askbridge.NewQuestion, hold
 }
 
 func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	op := s.queueCreate(ctx, pipe, q, holder, leaseTTL)
 	if op.err != nil {
 		return false, askbridge.Record{}, askbridge.Lease{}, op.err
@@ -91,7 +91,7 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 // have returned them. A question that already existed costs a second
 // round trip of its own (its deadline is set right).
 func (s *Store) CreateHoldingBatch(ctx context.Context, calls []*askbridge.CreateCall) {
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	ops := make([]*createOp, len(calls))
 	var queuedCalls []*queued
 	for i, c := range calls {
@@ -266,9 +266,9 @@ func createdRecord(q askbridge.NewQuestion) askbridge.Record {
 func (s *Store) repairDeadline(ctx context.Context, q askbridge.NewQuestion, existing askbridge.Record, addedDeadline bool) error {
 	switch {
 	case existing.Status != askbridge.StatusPending:
-		return s.rdb.ZRem(ctx, s.k.deadlines(), q.ID).Err()
+		return s.cl().ZRem(ctx, s.k.deadlines(), q.ID).Err()
 	case addedDeadline && !existing.Deadline.Equal(q.Deadline):
-		return s.rdb.ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID}).Err()
+		return s.cl().ZAdd(ctx, s.k.deadlines(), redis.Z{Score: float64(existing.Deadline.UnixMilli()), Member: q.ID}).Err()
 	}
 	return nil
 }
@@ -285,7 +285,7 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
 	}
-	v, err := rejectScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)},
+	v, err := rejectScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.result(id)},
 		string(res.Status), body, now.UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
@@ -317,7 +317,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
-	v, err := endScript.run(ctx, s.rdb, s.endKeys(id), args...)
+	v, err := endScript.run(ctx, s.cl(), s.endKeys(id), args...)
 	if err != nil {
 		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
@@ -336,7 +336,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 // of the chat indexes (separate keys: a failure is logged; the indexes drop
 // ended questions as they are read, the sweep finds it ended).
 func (s *Store) afterEnd(ctx context.Context, id string, er askbridge.EndResult, refs []askbridge.MessageRef) {
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	pipe.ZRem(ctx, s.k.deadlines(), id)
 	s.unindex(ctx, pipe, er.Record, refs)
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -404,7 +404,7 @@ func (s *Store) Replay(ctx context.Context, id, entry string) (pushed bool, err 
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
-	v, err := replayScript.run(ctx, s.rdb, []string{s.k.question(id), s.k.result(id)}, entry)
+	v, err := replayScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.result(id)}, entry)
 	if err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
@@ -425,7 +425,7 @@ func (s *Store) Admit(ctx context.Context, agent, id string, deadline, now time.
 	if max < 1 {
 		return false, 0, fmt.Errorf("store: admit: cap %d is not positive", max)
 	}
-	v, err := admitScript.run(ctx, s.rdb, []string{s.k.agent(agent)},
+	v, err := admitScript.run(ctx, s.cl(), []string{s.k.agent(agent)},
 		id, deadline.UnixMilli(), now.UnixMilli(), max, ms(s.opts.MaxLifetime+time.Minute))
 	if err != nil {
 		return false, 0, fmt.Errorf("store: admit: %w", err)
@@ -442,7 +442,7 @@ func (s *Store) Admit(ctx context.Context, agent, id string, deadline, now time.
 // Unadmit takes question id out of its agent's count: for a request that
 // was admitted and then found its id already ended. Safe to repeat.
 func (s *Store) Unadmit(ctx context.Context, agent, id string) error {
-	if err := s.rdb.ZRem(ctx, s.k.agent(agent), id).Err(); err != nil {
+	if err := s.cl().ZRem(ctx, s.k.agent(agent), id).Err(); err != nil {
 		return fmt.Errorf("store: unadmit: %w", err)
 	}
 	return nil
@@ -454,7 +454,7 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 	if err := checkID(id); err != nil {
 		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
 	}
-	m, err := s.rdb.HGetAll(ctx, s.k.question(id)).Result()
+	m, err := s.cl().HGetAll(ctx, s.k.question(id)).Result()
 	if err != nil {
 		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
 	}
@@ -482,7 +482,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	if max < 1 {
 		max = defaultSweepCount
 	}
-	due, err := s.rdb.ZRangeByScoreWithScores(ctx, s.k.deadlines(), &redis.ZRangeBy{
+	due, err := s.cl().ZRangeByScoreWithScores(ctx, s.k.deadlines(), &redis.ZRangeBy{
 		Min:   "-inf",
 		Max:   strconv.FormatInt(now.UnixMilli(), 10),
 		Count: int64(max),
@@ -493,7 +493,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	if len(due) == 0 {
 		return nil, nil
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	calls := make([]*queued, len(due))
 	ids := make([]string, len(due))
 	marks := make([]redis.Z, len(due))
@@ -516,7 +516,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 
 	var won []askbridge.EndResult
 	var firstErr error
-	cleanup := s.rdb.Pipeline()
+	cleanup := s.cl().Pipeline()
 	var settled []any
 	for i, id := range ids {
 		if errs[i] != nil {
@@ -574,7 +574,7 @@ func cmpErr(first, err error) error {
 // whose removal from the zset was lost, until another End of the question
 // or the sweep at its deadline removes it (doc.go). Safe for concurrent use.
 func (s *Store) Pending(ctx context.Context) (int64, error) {
-	n, err := s.rdb.ZCard(ctx, s.k.deadlines()).Result()
+	n, err := s.cl().ZCard(ctx, s.k.deadlines()).Result()
 	if err != nil {
 		return 0, fmt.Errorf("store: pending: %w", err)
 	}
@@ -589,7 +589,7 @@ func (s *Store) pendingOf(ctx context.Context, zs []redis.Z) (pending []string, 
 	if len(zs) == 0 {
 		return nil, nil, nil
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := s.cl().Pipeline()
 	cmds := make([]*redis.StringCmd, len(zs))
 	for i, z := range zs {
 		id, _ := z.Member.(string)

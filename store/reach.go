@@ -38,7 +38,7 @@ func (s *Store) Acknowledge(ctx context.Context, id string, by askbridge.Person)
 	if err != nil {
 		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
 	}
-	v, err := acknowledgeScript.run(ctx, s.rdb, []string{s.k.question(id)}, string(who))
+	v, err := acknowledgeScript.run(ctx, s.cl(), []string{s.k.question(id)}, string(who))
 	if err != nil {
 		return false, askbridge.Record{}, false, fmt.Errorf("store: acknowledge: %w", err)
 	}
@@ -64,7 +64,7 @@ func (s *Store) PlaceFailed(ctx context.Context, id string, place int, reason st
 	if err := checkID(id); err != nil {
 		return nil, "", err
 	}
-	v, err := placeFailedScript.run(ctx, s.rdb, []string{s.k.question(id)}, place, reason, count)
+	v, err := placeFailedScript.run(ctx, s.cl(), []string{s.k.question(id)}, place, reason, count)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: place failed: %w", err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, hold time.Duration
 	if max < 1 {
 		max = defaultSweepCount
 	}
-	v, err := timersDueScript.run(ctx, s.rdb, []string{s.k.timers()}, now.UnixMilli(), ms(hold), max)
+	v, err := timersDueScript.run(ctx, s.cl(), []string{s.k.timers()}, now.UnixMilli(), ms(hold), max)
 	if err != nil {
 		return nil, fmt.Errorf("store: due timers: %w", err)
 	}
@@ -101,7 +101,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, hold time.Duration
 		if !ok || checkID(id) != nil || name == "" {
 			// Not a member this store wrote: dropped, so it is not
 			// handed out forever.
-			s.rdb.ZRem(ctx, s.k.timers(), m)
+			s.cl().ZRem(ctx, s.k.timers(), m)
 			continue
 		}
 		out = append(out, askbridge.Timer{ID: id, Name: name, At: now})
@@ -111,7 +111,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, hold time.Duration
 
 // TimerDone removes a timer (see askbridge.Store).
 func (s *Store) TimerDone(ctx context.Context, t askbridge.Timer) error {
-	if err := s.rdb.ZRem(ctx, s.k.timers(), timerMember(t)).Err(); err != nil {
+	if err := s.cl().ZRem(ctx, s.k.timers(), timerMember(t)).Err(); err != nil {
 		return fmt.Errorf("store: timer done: %w", err)
 	}
 	return nil
@@ -120,7 +120,7 @@ func (s *Store) TimerDone(ctx context.Context, t askbridge.Timer) error {
 // RetryTimer makes a handed-out timer due again at at (see
 // askbridge.Store).
 func (s *Store) RetryTimer(ctx context.Context, t askbridge.Timer, at time.Time) error {
-	err := s.rdb.ZAddXX(ctx, s.k.timers(), redis.Z{Score: float64(at.UnixMilli()), Member: timerMember(t)}).Err()
+	err := s.cl().ZAddXX(ctx, s.k.timers(), redis.Z{Score: float64(at.UnixMilli()), Member: timerMember(t)}).Err()
 	if err != nil {
 		return fmt.Errorf("store: retry timer: %w", err)
 	}
@@ -132,7 +132,7 @@ func (s *Store) FireOnce(ctx context.Context, id, name string) (bool, error) {
 	if err := checkID(id); err != nil {
 		return false, err
 	}
-	v, err := fireOnceScript.run(ctx, s.rdb, []string{s.k.question(id)}, name)
+	v, err := fireOnceScript.run(ctx, s.cl(), []string{s.k.question(id)}, name)
 	if err != nil {
 		return false, fmt.Errorf("store: fire once: %w", err)
 	}
@@ -237,7 +237,7 @@ func (s *Store) Vote(ctx context.Context, id string, v askbridge.Vote, quorum, v
 		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)
 	}
 	voter := v.By.Platform + ":" + v.By.ID
-	raw, err := voteScript.run(ctx, s.rdb, s.endKeys(id), voter, string(entry), key, string(answers),
+	raw, err := voteScript.run(ctx, s.cl(), s.endKeys(id), voter, string(entry), key, string(answers),
 		quorum, voters, now.UnixMilli(), ms(s.opts.Retention), agreed, none, late)
 	if err != nil {
 		return askbridge.VoteResult{}, fmt.Errorf("store: vote: %w", err)

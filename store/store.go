@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,13 @@ type Store struct {
 
 	// recent holds the records Lookup serves from memory.
 	recent recentRecords
+
+	// ap batches the calls of a burst (Options.AutoPipeline); inflight
+	// counts the round trips on their way.
+	ap       redis.UniversalClient
+	inflight atomic.Int64
+	// apMin is apThreshold (0 in tests that send every call through ap).
+	apMin int64
 }
 
 // Store plays every role of the root package: the engine's Store, the
@@ -49,7 +57,14 @@ var (
 // own the client: close it yourself after the Store's last use.
 func New(client redis.UniversalClient, opts Options) *Store {
 	o := opts.withDefaults()
-	return &Store{rdb: client, opts: o, k: keys{prefix: o.Prefix}, claimStart: "0-0"}
+	s := &Store{rdb: client, opts: o, k: keys{prefix: o.Prefix}, claimStart: "0-0", apMin: apThreshold}
+	if o.AutoPipeline {
+		if ap, err := client.AutoPipeline(); err == nil {
+			s.ap = ap
+			client.AddHook(inflightHook{n: &s.inflight})
+		}
+	}
+	return s
 }
 
 // Options returns the options in force, defaults filled in.
@@ -59,4 +74,46 @@ func (s *Store) Options() Options { return s.opts }
 // deletes the key it is set on.
 func ms(d time.Duration) int64 {
 	return max(d.Milliseconds(), 1)
+}
+
+// apThreshold is how many round trips must be on their way to Redis for a
+// call to join the autopipeline instead of taking its own.
+const apThreshold = 2
+
+// cl is the client a non-blocking call uses: the autopipeliner when
+// Options.AutoPipeline is set and apThreshold round trips are already on
+// their way (a burst: its calls share round trips), the plain client
+// otherwise (alone, a call pays no hand-off to the pipeliner).
+func (s *Store) cl() redis.UniversalClient {
+	if s.ap != nil && s.inflight.Load() >= s.apMin {
+		return s.ap
+	}
+	return s.rdb
+}
+
+// inflightHook counts the round trips on their way to Redis.
+type inflightHook struct{ n *atomic.Int64 }
+
+func (h inflightHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h inflightHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		switch cmd.Name() {
+		case "blpop", "brpop", "blmove", "bzpopmin", "bzpopmax", "xread", "xreadgroup":
+			// Parked on the server, waiting: not a round trip others wait
+			// behind.
+			return next(ctx, cmd)
+		}
+		h.n.Add(1)
+		defer h.n.Add(-1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h inflightHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		defer h.n.Add(-1)
+		return next(ctx, cmds)
+	}
 }

@@ -193,7 +193,7 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	// delivery lease is re-entrant for its own replica, so a replica that
 	// claims back its own entry while still sending it would post it twice
 	// (see the report on engine.deliver).
-	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute})
+	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute, AutoPipeline: true})
 	var out io.Writer = testWriter{e.t}
 	if e.opts.logs != nil {
 		out = io.MultiWriter(out, e.opts.logs)

@@ -135,7 +135,7 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		o.clock = newClock()
 	}
 	replica := fmt.Sprintf("replica-%d", replicaSeq.Add(1))
-	st := store.New(newClient(t), store.Options{Prefix: o.prefix, Consumer: replica, ClaimIdle: 5 * time.Second})
+	st := store.New(newClient(t), store.Options{Prefix: o.prefix, Consumer: replica, ClaimIdle: 5 * time.Second, AutoPipeline: true})
 	ch := web.NewChannel(st, o.clock.now)
 	eng := askbridge.NewEngine(askbridge.EngineConfig{
 		Store:      st,

@@ -152,7 +152,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	st := store.New(rdb, store.Options{
 		Prefix: cfg.Redis.Prefix, Consumer: cfg.Replica, ClaimIdle: cfg.ClaimIdle,
 		Retention: cfg.Retention, Logger: log.With("part", "store"),
-		AgentIndex: cfg.MaxPendingPerAgent > 0,
+		AgentIndex: cfg.MaxPendingPerAgent > 0, AutoPipeline: true,
 	})
 
 	reg := prometheus.NewRegistry()

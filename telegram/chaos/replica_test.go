@@ -80,7 +80,7 @@ func runReplica(raw string) int {
 		c, err := store.Connect(ctx, "redis://"+cfg.Redis)
 		if err == nil {
 			rdb = c
-			st = store.New(c, store.Options{Prefix: cfg.Prefix, Consumer: cfg.Name, ClaimIdle: cfg.ClaimIdle, Logger: log})
+			st = store.New(c, store.Options{Prefix: cfg.Prefix, Consumer: cfg.Name, ClaimIdle: cfg.ClaimIdle, Logger: log, AutoPipeline: true})
 			break
 		}
 		log.Warn("connect to redis", "err", err)
