@@ -78,7 +78,9 @@ type EngineConfig struct {
 	// Clock times every wait, sweep and timer of the engine; tests pass a
 	// simulated one and advance it (default: the real clock).
 	Clock clockwork.Clock
-	// Concurrency bounds the requests handled at once (default 64).
+	// Concurrency bounds the requests handled at once (default 256: a burst
+	// of requests keeps Redis busy in shared round trips rather than
+	// waiting on one another; each in hand costs a goroutine).
 	Concurrency int
 	// ReadBlock is how long one read of the requests stream waits for
 	// entries (default 1s).
@@ -150,7 +152,7 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
 	}
-	setDefault(&c.Concurrency, 64)
+	setDefault(&c.Concurrency, 256)
 	setDefault(&c.ReadBlock, time.Second)
 	setDefault(&c.SendAttempts, 6)
 	setDefault(&c.SendBudget, 2*time.Minute)
@@ -411,30 +413,34 @@ func (c *core) holdLease(ctx context.Context, name string, ttl time.Duration) (r
 
 // keepLease renews a lease taken for ttl every ttl/3 until end is called;
 // end gives the lease up when release is set, and otherwise leaves it to
-// lapse within ttl.
+// lapse within ttl. No goroutine waits meanwhile: a timer runs each renewal,
+// so the common lease, given up long before its first renewal (a message
+// posted in milliseconds), costs a timer and nothing more.
 func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (end func(release bool)) {
-	name := lease.Name
-	stop := make(chan struct{})
-	var renewer sync.WaitGroup
-	renewer.Add(1)
-	go func() {
-		defer renewer.Done()
-		t := c.clock.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.Chan():
-				if _, err := c.store.RenewLease(context.WithoutCancel(ctx), lease, ttl); err != nil {
-					c.log.Warn("renew lease", "lease", name, "err", err)
-				}
-			}
+	var (
+		mu      sync.Mutex // held by a renewal, and by end: none runs after end
+		stopped bool
+		t       clockwork.Timer
+	)
+	renew := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		if _, err := c.store.RenewLease(context.WithoutCancel(ctx), lease, ttl); err != nil {
+			c.log.Warn("renew lease", "lease", lease.Name, "err", err)
+		}
+		t.Reset(ttl / 3)
+	}
+	mu.Lock()
+	t = c.clock.AfterFunc(ttl/3, renew)
+	mu.Unlock()
 	return func(release bool) {
-		close(stop)
-		renewer.Wait()
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 		if release {
 			_ = c.store.ReleaseLease(context.WithoutCancel(ctx), lease)
 		}

@@ -39,15 +39,16 @@ const actionIDPrefix = "askbridge_"
 // &, < and >, and every mention (<!channel>, <!here>, <@U…>) needs a "<", so
 // escaped text can never notify anyone (Slack: "Escaping text" in
 // formatting messages).
-func Escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func Escape(s string) string { return escaper.Replace(s) }
+
+var (
+	escaper   = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	unescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+)
 
 // unescape turns the text of a person's message, which Slack delivers
 // escaped, back into what they typed.
-func unescape(s string) string {
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
-}
+func unescape(s string) string { return unescaper.Replace(s) }
 
 // message is one chat.postMessage of a prompt.
 type message struct {

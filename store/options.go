@@ -69,7 +69,7 @@ type Options struct {
 	// due. Every question transition takes its time from the caller (the
 	// now of End, Reject, Sweep). Default: the real clock.
 	Clock clockwork.Clock
-	// AutoPipeline lets the calls of a burst share round trips: while two
+	// AutoPipeline lets the calls of a burst share round trips: while four
 	// or more calls are already on their way to Redis (blocking reads not
 	// counted), a further non-blocking call joins go-redis's
 	// autopipeliner, which sends the calls that come together as one

@@ -78,7 +78,7 @@ func ms(d time.Duration) int64 {
 
 // apThreshold is how many round trips must be on their way to Redis for a
 // call to join the autopipeline instead of taking its own.
-const apThreshold = 2
+const apThreshold = 4
 
 // cl is the client a non-blocking call uses: the autopipeliner when
 // Options.AutoPipeline is set and apThreshold round trips are already on

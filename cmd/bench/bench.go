@@ -31,7 +31,7 @@ type Options struct {
 	Artifacts string
 	// CPUProfile, when set, is a path prefix: the bridge's CPU profiles of
 	// the highest web level and the saturated Telegram phase go to
-	// <prefix>-web.pprof and <prefix>-telegram.pprof.
+	// <prefix>-web.pprof, <prefix>-telegram.pprof and <prefix>-intake.pprof.
 	CPUProfile string
 	// Progress receives a line per step.
 	Progress io.Writer

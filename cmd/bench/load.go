@@ -216,6 +216,8 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	}
 	var added atomic.Bool
 	addErr := make(chan error, 1)
+	// The profile covers the first seconds of the intake (at least one).
+	prof := w.profile(ctx, "intake", time.Duration(n/20000)*time.Second)
 	start := time.Now()
 	go func() {
 		for from := 0; from < n; from += 1000 {
@@ -266,6 +268,9 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 		}
 	}
 	b.done = time.Now()
+	if err := prof(); err != nil {
+		return nil, err
+	}
 	if !measuredMem {
 		if err := memory(n); err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Short, "short", false, "small and quick: 2,000 requests in the batch, short phases, one failover (CI)")
 	fs.IntVar(&o.N, "n", 0, "requests in the intake and timeout batch (default 100,000; 2,000 with -short)")
 	fs.StringVar(&o.Artifacts, "artifacts", "artifacts", "directory for the plots")
-	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "take the bridge's CPU profile during the highest web level and the saturated Telegram phase into `prefix`-web.pprof and prefix-telegram.pprof")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "take the bridge's CPU profile during the highest web level, the saturated Telegram phase and the first seconds of the batch intake into `prefix`-web.pprof, prefix-telegram.pprof and prefix-intake.pprof")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory with the bridges' logs")
 	phases := fs.String("phases", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ", ")+" (\"batch\" for both batch phases)")
 	quiet := fs.Bool("q", false, "print only the table")

@@ -74,10 +74,13 @@ type span struct {
 // links (so none is left for a platform to unfurl) and nothing else.
 var md = goldmark.New(goldmark.WithExtensions(extension.Linkify))
 
+// newlines makes every line break "\n" and a NUL the replacement character.
+var newlines = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\x00", "\uFFFD")
+
 // Parse reads Markdown context; it never fails and never panics.
 func Parse(src string) Doc {
 	src = strings.ToValidUTF8(src, "\uFFFD")
-	src = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\x00", "\uFFFD").Replace(src)
+	src = newlines.Replace(src)
 	blocks, ok := parse(src)
 	if !ok {
 		// Not expected from goldmark; show the text as it came.
