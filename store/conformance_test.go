@@ -122,6 +122,7 @@ func conformance(t *testing.T, b backend) {
 		{"messages/same-message", testMessagesSameMessage},
 		{"messages/limit", testMessagesLimit},
 		{"messages/legacy-list", testMessagesLegacyList},
+		{"messages/either-replica", testMessagesEitherReplica},
 		{"indexes/prune", testIndexPrune},
 		{"first-seen", testFirstSeen},
 		{"leases", testLeases},
@@ -1243,6 +1244,57 @@ func testMessagesLegacyList(t *testing.T, b backend) {
 		if voter == "8" && (!v.End.Won || !slices.Equal(v.End.Messages, []askbridge.MessageRef{r1})) {
 			t.Fatalf("deciding vote = %+v; want won with %v", v, []askbridge.MessageRef{r1})
 		}
+	}
+}
+
+// testMessagesEitherReplica: a message recorded by the replica that
+// created the question (its record in memory: one round trip) and one
+// recorded by another replica (two) are recorded and indexed alike, a
+// message in a DM chat indexing that chat too; a message of an ended
+// question is recorded but not put in a chat index.
+func testMessagesEitherReplica(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	other := New(s.rdb, s.opts)
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("er", t0, time.Hour))
+	for i, st := range []*Store{s, other} {
+		in := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(300 + i)}
+		dm := askbridge.MessageRef{Platform: "telegram", Chat: fmt.Sprint(700 + i), Message: fmt.Sprint(400 + i)}
+		for _, ref := range []askbridge.MessageRef{in, dm} {
+			status, err := st.AddMessage(ctx, "er", ref)
+			if err != nil || status != askbridge.StatusPending {
+				t.Fatalf("replica %d: AddMessage(%v) = %q, %v", i, ref, status, err)
+			}
+			if id, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || id != "er" {
+				t.Fatalf("replica %d: QuestionByMessage(%v) = %q, %v, %v", i, ref, id, found, err)
+			}
+			// As long as the question hash lives: to its deadline plus
+			// the retention.
+			want := time.Until(t0.Add(time.Hour)) + s.opts.Retention
+			if ttl := s.rdb.PTTL(ctx, s.k.message(ref)).Val(); ttl < want-time.Minute || ttl > want+time.Second {
+				t.Fatalf("replica %d: message key ttl %v, want %v (the deadline plus the retention)", i, ttl, want)
+			}
+		}
+		if ids, err := s.OpenInChat(ctx, "telegram", dm.Chat); err != nil || !slices.Equal(ids, []string{"er"}) {
+			t.Fatalf("replica %d: OpenInChat(DM) = %v, %v", i, ids, err)
+		}
+	}
+	refs, err := s.Messages(ctx, "er")
+	if err != nil || len(refs) != 4 {
+		t.Fatalf("Messages = %v, %v; want 4", refs, err)
+	}
+	if _, err := s.End(ctx, "er", answered("er"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	late := askbridge.MessageRef{Platform: "telegram", Chat: "799", Message: "500"}
+	if status, err := other.AddMessage(ctx, "er", late); err != nil || status != askbridge.StatusAnswered {
+		t.Fatalf("AddMessage after the end = %q, %v; want answered", status, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.chat("telegram", "799")).Val(); n != 0 {
+		t.Fatal("a message of an ended question was put in its chat's index")
+	}
+	if status, err := s.AddMessage(ctx, "nope", late); err != nil || status != "" {
+		t.Fatalf("AddMessage of an unknown id = %q, %v", status, err)
 	}
 }
 

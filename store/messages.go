@@ -26,11 +26,15 @@ const indexReadLimit = 1000
 
 // AddMessage records a message that showed a question, once, and indexes
 // it: the message → question key (for QuestionByMessage, living as long as
-// the question; none for the web page's, see unindexedPlatform) and, while the question is pending, the chat index (for
-// OpenInChat). Two round trips: the add-message script on the question's
-// slot, then the index writes. An unknown id changes nothing. Safe to repeat
-// (a repeat also redoes the index writes a failed call may have missed) and
-// to call concurrently.
+// the question; none for the web page's, see unindexedPlatform) and, while
+// the question is pending, the chat index (for OpenInChat). One round trip
+// when this Store holds the question's record (it created or looked it up:
+// the index writes go in one pipeline with the add-message script on the
+// question's slot); otherwise two, the script then the index writes. An
+// unknown id changes nothing (but for an index key, in the one round trip,
+// that expires with the question it names). Safe to repeat (a repeat also
+// redoes the index writes a failed call may have missed) and to call
+// concurrently.
 //
 // A message is recorded once by its identity (platform, chat, message; see
 // MessageRef.Same): the first record wins, and a later one for the same
@@ -48,51 +52,97 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 	if err != nil {
 		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
-	v, err := addMessageScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.messages(id)}, string(b), s.opts.MaxMessages, ident,
-		s.opts.Clock.Now().UnixMilli(), ms(s.opts.Retention))
+	now := s.opts.Clock.Now()
+	keys := []string{s.k.question(id), s.k.messages(id)}
+	args := []any{string(b), s.opts.MaxMessages, ident, now.UnixMilli(), ms(s.opts.Retention)}
+	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
+		pipe := s.cl().Pipeline()
+		call := addMessageScript.queue(ctx, pipe, keys, args...)
+		life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
+		index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
+		vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
+		if errs[0] != nil {
+			return "", fmt.Errorf("store: add message: %w", errs[0])
+		}
+		status, _, _, _, err := s.addReply(id, vals[0])
+		if err != nil {
+			return "", err
+		}
+		for _, c := range index {
+			if err := c.Err(); err != nil {
+				return "", fmt.Errorf("store: add message: index: %w", err)
+			}
+		}
+		return status, nil
+	}
+	v, err := addMessageScript.run(ctx, s.cl(), keys, args...)
 	if err != nil {
 		return "", fmt.Errorf("store: add message: %w", err)
 	}
-	o, rest, err := reply(v)
-	if err != nil {
-		return "", fmt.Errorf("store: add message: %w", err)
+	status, created, life, target, err := s.addReply(id, v)
+	if err != nil || status == "" {
+		return status, err
 	}
-	switch o {
-	case outMissing:
-		return "", nil
-	case outFull:
-		return "", fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
-	}
-	if len(rest) != 4 {
-		return "", fmt.Errorf("store: add message: unexpected reply %v", v)
-	}
-	status, _ := rest[0].(string)
-	created, err := unixMilli(fmt.Sprint(rest[1]))
-	if err != nil {
-		return "", fmt.Errorf("store: add message: created: %w", err)
-	}
-	life := s.indexTTL()
-	if ms, _ := rest[2].(int64); ms > 0 {
-		life = time.Duration(ms) * time.Millisecond
+	if status != askbridge.StatusPending {
+		// Ended: the chat index keeps no ended question.
+		target = ref.Platform + ":" + ref.Chat
 	}
 	pipe := s.cl().Pipeline()
-	if ref.Platform != unindexedPlatform {
-		pipe.Set(ctx, s.k.message(ref), id, life)
-	}
-	// Create indexed the question in its target's chat; a message in
-	// another chat (a DM opened for a user) indexes that one.
-	target, _ := rest[3].(string)
-	if status == string(askbridge.StatusPending) && target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
-		chat := s.k.chat(ref.Platform, ref.Chat)
-		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
-		pipe.PExpire(ctx, chat, s.indexTTL())
-	}
-	if pipe.Len() > 0 {
+	index := s.queueIndex(ctx, pipe, id, ref, target, created, life)
+	if len(index) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
 			return "", fmt.Errorf("store: add message: index: %w", err)
 		}
 	}
-	return askbridge.Status(status), nil
+	return status, nil
+}
+
+// addReply reads the add-message script's reply: the question's status
+// ("" for an unknown id), created time, how long its index keys live, and
+// its target.
+func (s *Store) addReply(id string, v any) (status askbridge.Status, created time.Time, life time.Duration, target string, err error) {
+	o, rest, err := reply(v)
+	if err != nil {
+		return "", created, 0, "", fmt.Errorf("store: add message: %w", err)
+	}
+	switch o {
+	case outMissing:
+		return "", created, 0, "", nil
+	case outFull:
+		return "", created, 0, "", fmt.Errorf("%w (%s, %d kept)", ErrTooManyMessages, id, s.opts.MaxMessages)
+	}
+	if len(rest) != 4 {
+		return "", created, 0, "", fmt.Errorf("store: add message: unexpected reply %v", v)
+	}
+	st, _ := rest[0].(string)
+	if created, err = unixMilli(fmt.Sprint(rest[1])); err != nil {
+		return "", created, 0, "", fmt.Errorf("store: add message: created: %w", err)
+	}
+	life = s.indexTTL()
+	if ms, _ := rest[2].(int64); ms > 0 {
+		life = time.Duration(ms) * time.Millisecond
+	}
+	target, _ = rest[3].(string)
+	return askbridge.Status(st), created, life, target, nil
+}
+
+// queueIndex queues the index writes of message ref of question id (whose
+// target and created time are given, and whose keys live for life): the
+// message → question key, and, for a message in another chat than the
+// target's (a DM opened for a user), that chat's index (Create indexed the
+// target's).
+func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string, ref askbridge.MessageRef, target string, created time.Time, life time.Duration) []redis.Cmder {
+	var cmds []redis.Cmder
+	if ref.Platform != unindexedPlatform {
+		cmds = append(cmds, pipe.Set(ctx, s.k.message(ref), id, life))
+	}
+	if target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
+		chat := s.k.chat(ref.Platform, ref.Chat)
+		cmds = append(cmds,
+			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id}),
+			pipe.PExpire(ctx, chat, s.indexTTL()))
+	}
+	return cmds
 }
 
 // refIdentity is the opening of the JSON of every ref to the same message,
