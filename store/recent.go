@@ -7,10 +7,10 @@ import (
 	"github.com/askbridge/askbridge"
 )
 
-// recentMax bounds the records a Store keeps in memory for Lookup: enough
-// for every question answered within a few seconds at thousands a second,
-// a few megabytes at most, whatever the number pending.
-const recentMax = 4096
+// recentMax bounds the records a Store keeps in memory for Lookup: every
+// question of a replica with up to this many open (answers then never read
+// a record), a megabyte or two, whatever the number pending.
+const recentMax = 1024
 
 // recentRecords holds the records of questions this Store created or read
 // pending lately, for Lookup: an answer to a question this replica just
