@@ -18,10 +18,12 @@ const historyMax = 1000
 const historySlack = 100
 
 // AppendHistory adds one entry at the head of the web page's timeline: one
-// LPUSH, whose reply is the list's length; once that passes historyMax +
-// historySlack, an LTRIM cuts it back to the newest historyMax. So the list
-// holds at most historyMax + historySlack entries, and History the newest
-// historyMax. It never expires. Not idempotent (a repeat adds the entry
+// LPUSH, whose reply is the list's length. The append that makes it
+// historyMax + historySlack + 1 long cuts it back to the newest historyMax
+// with an LTRIM (only that one: appends racing with it, which saw longer
+// lengths, leave it to it; should it fail, the append historySlack later
+// trims). So the list holds about historyMax + historySlack entries at most,
+// and History reads the newest historyMax. It never expires. Not idempotent (a repeat adds the entry
 // again; the web package drops repeats of an id when it reads). Safe for
 // concurrent use.
 func (s *Store) AppendHistory(ctx context.Context, entry []byte) error {
@@ -30,7 +32,7 @@ func (s *Store) AppendHistory(ctx context.Context, entry []byte) error {
 	if err != nil {
 		return fmt.Errorf("store: append history: %w", err)
 	}
-	if n > historyMax+historySlack {
+	if over := n - historyMax - historySlack; over > 0 && over%historySlack == 1 {
 		if err := s.cl().LTrim(ctx, key, 0, historyMax-1).Err(); err != nil {
 			return fmt.Errorf("store: append history: trim: %w", err)
 		}

@@ -52,6 +52,29 @@ func TestHistory(t *testing.T) {
 					})
 				}
 			})
+			t.Run("missed-trim", func(t *testing.T) {
+				t.Parallel()
+				s := newStore(t, b, Options{})
+				ctx := ctxT(t)
+				// A list past its trim point (the append that should have
+				// trimmed it failed): the next trim point trims it.
+				for range historyMax + historySlack + 10 {
+					if err := s.rdb.LPush(ctx, s.k.webHistory(), `{"id":"old"}`).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range historySlack {
+					if err := s.AppendHistory(ctx, fmt.Appendf(nil, `{"id":"n%d"}`, i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n, err := s.rdb.LLen(ctx, s.k.webHistory()).Result()
+				// From 1,110 the 91st append makes 1,201, the next trim
+				// point, and cuts the list to 1,000; 9 more follow.
+				if want := int64(historyMax + 9); err != nil || n != want {
+					t.Fatalf("LLEN = %d, %v; want %d (trimmed at the next trim point)", n, err, want)
+				}
+			})
 			t.Run("capped", func(t *testing.T) {
 				t.Parallel()
 				s := newStore(t, b, Options{})
