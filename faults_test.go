@@ -927,3 +927,41 @@ func TestEngineRepeatWhileShownIsDone(t *testing.T) {
 		t.Errorf("shown %d times", n)
 	}
 }
+
+// TestEngineLocalChannelTakesNoLease: a question created for a local
+// channel (the web page) is shown without a delivery lease, one for a
+// channel that posts is shown under one; a repeat of the request shows
+// neither again.
+func TestEngineLocalChannelTakesNoLease(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		local bool
+	}{{"local", true}, {"posting", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ch := newFakeChannel("telegram")
+			ch.caps.Local = tc.local
+			h := newHarness(t, harnessOpts{ch: ch})
+			id := "lease-" + tc.name
+			body := fmt.Sprintf(oneQuestion, id)
+			h.ask(body)
+			h.waitSent(1)
+			h.waitHandled()
+			// The create writes the lease's fencing counter when it takes
+			// the lease.
+			took, err := h.agent.HExists(context.Background(), h.prefix+"question:{"+id+"}", "fence:deliver").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took == tc.local {
+				t.Errorf("delivery lease taken: %v, want %v", took, !tc.local)
+			}
+			h.ask(body)
+			h.waitHandled()
+			if n := len(ch.sends()); n != 1 {
+				t.Errorf("shown %d times, want once", n)
+			}
+		})
+	}
+}

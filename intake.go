@@ -54,15 +54,15 @@ func newIntake(c *core, p intakeParams) *intake {
 	return in
 }
 
-// create stores a new question and takes its delivery lease, with the
-// questions of the other requests handled at the same moment when the
-// store creates in batches: a burst of requests costs one round trip per
-// batch, not one per request.
-func (in *intake) create(ctx context.Context, q NewQuestion) (created bool, existing Record, lease Lease, err error) {
+// create stores a new question and, unless holder is "", takes its
+// delivery lease for holder, with the questions of the other requests
+// handled at the same moment when the store creates in batches: a burst of
+// requests costs one round trip per batch, not one per request.
+func (in *intake) create(ctx context.Context, q NewQuestion, holder string) (created bool, existing Record, lease Lease, err error) {
 	if in.creates == nil {
-		return in.store.CreateHolding(ctx, q, in.holder(), in.leaseTTL)
+		return in.store.CreateHolding(ctx, q, holder, in.leaseTTL)
 	}
-	call := &CreateCall{Question: q, Holder: in.holder(), TTL: in.leaseTTL}
+	call := &CreateCall{Question: q, Holder: holder, TTL: in.leaseTTL}
 	if err := in.creates.do(ctx, call); err != nil {
 		return false, Record{}, Lease{}, err
 	}
@@ -280,11 +280,16 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		}
 	}
 	// The delivery lease is taken as the question is created, in the same
-	// step; a question that already existed takes it in deliver.
+	// step; a question that already existed takes it in deliver. A local
+	// channel's first showing takes none (see Capabilities.Local).
+	holder := in.holder()
+	if ch, ok := in.channels[places[0].Target.Platform]; ok && ch.Capabilities().Local {
+		holder = ""
+	}
 	created, existing, lease, err := in.create(ctx, NewQuestion{
 		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
 		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now),
-	})
+	}, holder)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
 	}
@@ -307,6 +312,9 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		if err := in.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}); err != nil {
 			return err
 		}
+	}
+	if created && holder == "" {
+		lease = unleased
 	}
 	err = in.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
 	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
@@ -517,9 +525,10 @@ func narrow(req, allowed []string, target Target) ([]string, error) {
 // ending it as undeliverable when the platform refuses for good.
 //
 // created is the delivery lease Create took when this call created the
-// question (Token 0 when it existed): then no message can exist yet, and a
-// question that ends before or while it is posted is caught by the status
-// AddMessage returns, so nothing is read first.
+// question (unleased for a local channel, Token 0 when it existed): then no
+// message can exist yet, and a question that ends before or while it is
+// posted is caught by the status AddMessage returns, so nothing is read
+// first.
 func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease) error {
 	id, places := rec.ID, rec.Places
 	target := places[k].Target
@@ -539,9 +548,11 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 			return errDelivering
 		}
 	}
-	end := in.keepLease(ctx, lease, in.leaseTTL)
-	// Released when done, so a repeat of the request is handled at once.
-	defer end(true)
+	if lease != unleased {
+		end := in.keepLease(ctx, lease, in.leaseTTL)
+		// Released when done, so a repeat of the request is handled at once.
+		defer end(true)
+	}
 	ch := in.channels[target.Platform]
 	plan := rec.PlanFor(k, ch.Capabilities())
 	log := in.log.With("question", id, "platform", target.Platform)
@@ -631,6 +642,11 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 	}
 	return in.undeliverable(ctx, id, places, k, "the platform kept refusing: "+lastReason)
 }
+
+// unleased stands for the delivery lease of a question just created for a
+// local channel (Capabilities.Local), which takes none: deliver goes ahead
+// as the creator, with nothing to renew or release.
+var unleased = Lease{Token: -1}
 
 // placeLease names the delivery lease of place k of question id (the
 // store keeps it in the question's slot): "deliver:<id>" for the first

@@ -30,6 +30,12 @@ type Capabilities struct {
 	// ReplyBox is true when the channel can open a reply box for an
 	// "Other…" answer (Telegram's force reply).
 	ReplyBox bool
+	// Local is true for a channel that shows a question without posting
+	// it anywhere: recording its one message is the showing (the web
+	// page). Shown twice, it records the same message twice, which the
+	// store takes as one, so the delivery of a question just created there
+	// takes no delivery lease.
+	Local bool
 }
 
 // Mode is how a prompt is answered.

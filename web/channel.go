@@ -147,8 +147,9 @@ var (
 
 // pageCapabilities are what the page can show: buttons for everything, no
 // limit on rows or text. PayloadBytes only has to admit the planner's
-// payloads; the page answers through the API, not with payloads.
-var pageCapabilities = askbridge.Capabilities{Buttons: true, PayloadBytes: 64}
+// payloads; the page answers through the API, not with payloads. Local: the
+// page posts nothing, so showing a question twice does no harm.
+var pageCapabilities = askbridge.Capabilities{Buttons: true, PayloadBytes: 64, Local: true}
 
 // reminderMark joins a question id and a reminder's own part in the
 // message of a reminder on the page: "<question id>/reminder/<unique>".
