@@ -783,6 +783,22 @@ func (s *callbackStore) End(ctx context.Context, id string, res Result, now time
 	return r, err
 }
 
+// MarkAndEnd is End, marked finishing first in the same round trip (see
+// Store), with End's callback nudges around it.
+func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res Result, now time.Time) (bool, EndResult, error) {
+	if !s.cb.on() {
+		return s.Store.MarkAndEnd(ctx, id, res, now)
+	}
+	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
+		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
+	}
+	added, r, err := s.Store.MarkAndEnd(ctx, id, res, now)
+	if err == nil && r.Won && r.Record.Request.Callback != "" {
+		s.cb.due(ctx, now, id)
+	}
+	return added, r, err
+}
+
 // Sweep brings the callbacks of the questions it ended forward to now.
 func (s *callbackStore) Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error) {
 	ended, err := s.Store.Sweep(ctx, now, max)

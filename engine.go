@@ -313,7 +313,8 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 // end ends a question with res (first writer wins); a won end goes to the
 // finisher, which publishes it and edits every message.
 //
-// The question is marked finishing before the end is tried, so a replica
+// The question is marked finishing before the end is tried (in the same
+// round trip where the store can keep that order), so a replica
 // that dies right after winning leaves the mark for another replica's
 // finisher. A mark this call added is taken back when the end lost to one
 // that happened before it (that winner had marked before ending, and has
@@ -321,11 +322,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 // ending is left to the winner (or the leftover pass) to clear.
 func (c *core) end(ctx context.Context, id string, res Result) (EndResult, error) {
 	now := c.clock.Now()
-	added, err := c.store.MarkFinishing(ctx, id, now)
-	if err != nil {
-		return EndResult{}, fmt.Errorf("end question: mark finishing: %w", err)
-	}
-	r, err := c.store.End(ctx, id, res, now)
+	added, r, err := c.store.MarkAndEnd(ctx, id, res, now)
 	if err != nil {
 		return r, fmt.Errorf("end question: %w", err)
 	}

@@ -248,6 +248,14 @@ func (l *lostEnd) End(ctx context.Context, id string, res askbridge.Result, now 
 	return r, err
 }
 
+func (l *lostEnd) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, askbridge.EndResult, error) {
+	added, r, err := l.Store.MarkAndEnd(ctx, id, res, now)
+	if err == nil && l.lose.Load() {
+		return false, askbridge.EndResult{}, errors.New("read tcp: connection reset by peer")
+	}
+	return added, r, err
+}
+
 // TestEngineEndWonThenLostLeavesNoLiveButtons: a replica that wins an end
 // and dies (or loses the reply) before it edits anything leaves the
 // question marked, so another replica edits its messages within seconds.

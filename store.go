@@ -368,6 +368,13 @@ type Store interface {
 	// at: the replica editing a question keeps its mark fresh, so no other
 	// takes it for a leftover while it works. All four are safe to repeat.
 	MarkFinishing(ctx context.Context, id string, at time.Time) (added bool, err error)
+	// MarkAndEnd is MarkFinishing at now, then End: in one round trip where
+	// the store can keep the order (one Redis runs a pipeline in order),
+	// in two where it cannot (on a Cluster the two keys live on different
+	// nodes). The end never runs without the mark made before it. Should
+	// the mark fail where the end ran, the end stands (added is false) and
+	// only the mark's error is lost: the end is not undone.
+	MarkAndEnd(ctx context.Context, id string, res Result, now time.Time) (added bool, r EndResult, err error)
 	KeepFinishing(ctx context.Context, id string, at time.Time) error
 	Finished(ctx context.Context, id string) error
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)

@@ -15,7 +15,8 @@ import (
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 )
 
-// slowStore delays Get, Lookup and End, like a Redis under load.
+// slowStore delays Get, Lookup and End (alone or marked), like a Redis
+// under load.
 type slowStore struct {
 	askbridge.Store
 	delay atomic.Int64
@@ -36,6 +37,11 @@ func (s *slowStore) Get(ctx context.Context, id string) (askbridge.Record, bool,
 func (s *slowStore) Lookup(ctx context.Context, id string) (askbridge.Record, bool, error) {
 	s.wait(ctx)
 	return s.Store.Lookup(ctx, id)
+}
+
+func (s *slowStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, askbridge.EndResult, error) {
+	s.wait(ctx)
+	return s.Store.MarkAndEnd(ctx, id, res, now)
 }
 
 func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {

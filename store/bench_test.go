@@ -40,8 +40,8 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // agent's XADD; ReadRequests, CreateHolding (the delivery lease taken with
 // the question), Publish requested, AddMessage, Publish delivered,
 // ReleaseLease, AckRequest; on the tap FirstSeen, QuestionByMessage,
-// Lookup (the record kept from the create: no read), MarkFinishing, End,
-// Publish answered and, once the message is edited, Finished; and the
+// Lookup (the record kept from the create: no read), MarkAndEnd (the
+// finishing mark and the end in one round trip), Publish answered and, once the message is edited, Finished; and the
 // agent's BLPOP, one at a time (no autopipelining). It reports per question
 // the round trips of both clients (roundtrips/q, counted by a go-redis
 // hook), the commands Redis executed
@@ -74,7 +74,7 @@ func BenchmarkQuestionLifecycle(b *testing.B) {
 // BenchmarkQuestionLifecycle counts them: TestQuestionLifecycleBudget
 // fails when a change spends more.
 const (
-	lifecycleRoundTrips = 17
+	lifecycleRoundTrips = 15
 	// The read runs in a script that measures each entry inside Redis
 	// before it is sent (read_requests.lua: EVALSHA and XREADGROUP); the
 	// delivery lease's fencing counter is a field the create script writes
@@ -178,10 +178,7 @@ func (rig *lifecycleRig) run(i int) {
 	if _, found, err := s.Lookup(ctx, id); err != nil || !found {
 		b.Fatalf("lookup %v, %v", found, err)
 	}
-	if _, err := s.MarkFinishing(ctx, id, now); err != nil {
-		b.Fatal(err)
-	}
-	r, err := s.End(ctx, id, answered(id), now.Add(time.Minute))
+	_, r, err := s.MarkAndEnd(ctx, id, answered(id), now.Add(time.Minute))
 	if err != nil || !r.Won || len(r.Messages) != 1 {
 		b.Fatalf("end %+v, %v", r, err)
 	}

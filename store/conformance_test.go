@@ -112,6 +112,7 @@ func conformance(t *testing.T, b backend) {
 		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
+		{"end/marked", testMarkAndEnd},
 		{"reject", testReject},
 		{"get", testGet},
 		{"lookup", testLookup},
@@ -1070,6 +1071,45 @@ func testLookup(t *testing.T, b backend) {
 	}
 	if _, found, err := s.Lookup(ctx, "lk-missing"); err != nil || found {
 		t.Fatalf("Lookup(missing) = %v, %v", found, err)
+	}
+}
+
+// testMarkAndEnd: MarkAndEnd leaves the question marked finishing and
+// ended, first writer wins, as MarkFinishing then End do; a repeat finds
+// the mark made; an unknown id is marked (the caller takes it back) and
+// not found.
+func testMarkAndEnd(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("me", t0, time.Hour))
+	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "900"}
+	if _, err := s.AddMessage(ctx, "me", ref); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(time.Minute)
+	added, r, err := s.MarkAndEnd(ctx, "me", answered("me"), now)
+	if err != nil || !added || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{ref}) {
+		t.Fatalf("MarkAndEnd = %v, %+v, %v; want added, won, with the message", added, r, err)
+	}
+	if score, err := s.rdb.ZScore(ctx, s.k.finishing(), "me").Result(); err != nil || score != float64(now.UnixMilli()) {
+		t.Fatalf("finishing mark %v, %v; want %d", score, err, now.UnixMilli())
+	}
+	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "me").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the ended question is still in the deadlines (%v)", err)
+	}
+	if n := s.rdb.LLen(ctx, s.k.result("me")).Val(); n != 1 {
+		t.Fatalf("%d results pushed", n)
+	}
+	added, r, err = s.MarkAndEnd(ctx, "me", askbridge.NoAnswer("me", askbridge.ReasonCancelled, ""), now.Add(time.Second))
+	if err != nil || added || r.Won || !r.Found || r.Result.Status != askbridge.StatusAnswered {
+		t.Fatalf("second MarkAndEnd = %v, %+v, %v; want the mark found, lost to the answer", added, r, err)
+	}
+	added, r, err = s.MarkAndEnd(ctx, "me-unknown", answered("me-unknown"), now)
+	if err != nil || !added || r.Found || r.Won {
+		t.Fatalf("MarkAndEnd of an unknown id = %v, %+v, %v; want marked, not found", added, r, err)
+	}
+	if _, _, err := s.MarkAndEnd(ctx, "a{b}", answered("a{b}"), now); err == nil {
+		t.Fatal("an id with braces must be refused")
 	}
 }
 
