@@ -221,8 +221,9 @@ func (p *pacer) chatHeld(c *chatLimits) (time.Time, bool) {
 // wait blocks until chat may get its next message, or ctx is done: it
 // waits out a pause, then takes a token of the group's bucket, of the
 // chat's and of the replica's, each once the one before let it go. A
-// message whose tokens came due while a pause began takes them again after
-// it, so the messages held by a pause are spread out again. Safe for
+// message whose tokens came due while a pause began, or while a 429 heard
+// of began to hold its chat, takes them again after it, so the messages
+// held are spread out again. Safe for
 // concurrent use.
 func (p *pacer) wait(ctx context.Context, chat string) error {
 	for {
@@ -246,7 +247,12 @@ func (p *pacer) wait(ctx context.Context, chat string) error {
 				return err
 			}
 		}
-		if _, held := p.paused(); !held {
+		// A pause, or a 429 heard of for this chat, that began while the
+		// tokens came due holds the message after all.
+		if _, held := p.paused(); held {
+			continue
+		}
+		if _, held := p.chatHeld(c); !held {
 			return nil
 		}
 	}

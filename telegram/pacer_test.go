@@ -282,3 +282,23 @@ func TestPacerHeardHoldsThatChatOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPacerHeardWhileWaitingForAToken: a message waiting for its chat's
+// next token when a 429 for that chat is heard of does not go when the
+// token comes due, but once the retry_after has passed.
+func TestPacerHeardWhileWaitingForAToken(t *testing.T) {
+	r := newPacerRig(t, DefaultChatPace, DefaultGlobalPace)
+	for i := range chatBurst {
+		r.goesNow("42", 0, fmt.Sprintf("message %d of the chat's burst", i+1))
+	}
+	next := r.waits(context.Background(), "42", 0, "the message after the burst")
+	r.p.heard("42", 5*time.Second)
+	r.clock.Advance(DefaultChatPace)
+	if r.settle(next, 1) {
+		t.Fatal("the message went when its token came due, inside the retry_after heard of")
+	}
+	r.clock.Advance(5 * time.Second)
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+}
