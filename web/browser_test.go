@@ -189,9 +189,12 @@ func openTabWith(t *testing.T, base, fragment string, o tabOptions) *tab {
 			t.Fatal(err)
 		}
 	}
-	if o.init != "" {
+	for _, script := range []string{noticeRecorder, o.init} {
+		if script == "" {
+			continue
+		}
 		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			return tg.Call(ctx, "Page.addScriptToEvaluateOnNewDocument", map[string]string{"source": o.init}, nil)
+			return tg.Call(ctx, "Page.addScriptToEvaluateOnNewDocument", map[string]string{"source": script}, nil)
 		}))
 		if err != nil {
 			t.Fatal(err)
@@ -277,6 +280,27 @@ func eval[T any](tb *tab, js string) T {
 		tb.t.Fatalf("evaluate %s: %v", js, err)
 	}
 	return v
+}
+
+// noticeRecorder keeps every notice the page shows in
+// window.__askbridgeNotices ({id, outcome, text}): the page takes a notice
+// down after 12 s, and a test on a busy machine may look later than that.
+const noticeRecorder = `(() => {
+  window.__askbridgeNotices = [];
+  new MutationObserver(ms => ms.forEach(m => m.addedNodes.forEach(n => {
+    if (n.nodeType === 1 && n.dataset.testid === 'notice') {
+      window.__askbridgeNotices.push({ id: n.dataset.id || '', outcome: n.dataset.outcome || '', text: n.textContent.trim() });
+    }
+  }))).observe(document, { childList: true, subtree: true });
+})();`
+
+// shownNotice waits until the page has shown a notice about question id
+// with outcome (it may have taken it down since) and returns its text.
+func (tb *tab) shownNotice(id, outcome string) string {
+	tb.t.Helper()
+	find := fmt.Sprintf(`(window.__askbridgeNotices || []).find(n => n.id === %s && n.outcome === %s)`, jsq(id), jsq(outcome))
+	tb.waitJS(fmt.Sprintf("a notice about %s (%s)", id, outcome), "!!"+find, 10*time.Second)
+	return eval[string](tb, find+".text")
 }
 
 // waitJS waits until a JavaScript expression is truthy.
@@ -592,7 +616,7 @@ func browserTimeout(t *testing.T) {
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Expired" {
 		t.Errorf("status = %q", got)
 	}
-	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=expired]`, id))))
+	tb.shownNotice(id, "expired")
 	tb.shot("13-expired")
 }
 
@@ -616,7 +640,7 @@ func browserCancel(t *testing.T) {
 		t.Fatalf("result = %+v; want cancelled", res)
 	}
 	tb.waitEnded(id, "cancelled", 10*time.Second)
-	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=cancelled]`, id))))
+	tb.shownNotice(id, "cancelled")
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-status]`); got != "Cancelled" {
 		t.Errorf("status = %q", got)
 	}
@@ -681,7 +705,7 @@ func browserReplicas(t *testing.T) {
 	pa.waitEnded(id, "answered", 10*time.Second)
 	pb.waitEnded(id, "answered", 10*time.Second)
 	pb.do(chromedp.WaitVisible(chromedp.CSS(entrySel(id) + `[data-elsewhere]`)))
-	pb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id))))
+	pb.shownNotice(id, "answered")
 	if eval[bool](pa, fmt.Sprintf(`!!document.querySelector(%s)`, jsq(entrySel(id)+`[data-elsewhere]`))) {
 		t.Error("page A marks its own answer as given elsewhere")
 	}
@@ -1221,8 +1245,7 @@ func browserQuorum(t *testing.T) {
 	if got := eval[bool](tb, fmt.Sprintf(`!!document.querySelector(%s)`, jsq(entrySel(id)+`:not([data-elsewhere])`))); !got {
 		t.Error("a question the page voted on is shown as ended elsewhere")
 	}
-	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id))))
-	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=answered]`, id)); got != "Answered: “Approve the change to the payment service?”" {
+	if got := tb.shownNotice(id, "answered"); got != "Answered: “Approve the change to the payment service?”" {
 		t.Errorf("end notice = %q", got)
 	}
 	tb.shot("28-quorum-answered")
@@ -1245,8 +1268,7 @@ func browserQuorum(t *testing.T) {
 	if want := [][]string{{"web page", "abstained"}, {"Alice", "Approve"}, {"Bob", "Reject"}}; !slices.EqualFunc(votes, want, slices.Equal) {
 		t.Errorf("timeline votes = %q; want %q", votes, want)
 	}
-	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=no_quorum]`, apart))))
-	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-outcome=no_quorum]`, apart)); got != "No agreement: “Approve the change to the payment service?”" {
+	if got := tb.shownNotice(apart, "no_quorum"); got != "No agreement: “Approve the change to the payment service?”" {
 		t.Errorf("end notice = %q", got)
 	}
 	tb.shot("29-quorum-no-agreement")
