@@ -92,6 +92,18 @@ type Finder interface {
 	Find(ctx context.Context, l Lookup) ([]MessageRef, error)
 }
 
+// Premade is implemented by a local channel (Capabilities.Local) that
+// knows, before showing a question, the one message that will show it: the
+// engine has the store record that message with the question, in the same
+// step as the create (NewQuestion.Shown), and the delivery of the question
+// just created records nothing more. Send still runs, and must hand d.Sent
+// that same message (Place aside); the engine then only publishes it as
+// delivered.
+type Premade interface {
+	// Premade returns the message that shows question id in chat, Part 0.
+	Premade(chat, id string) MessageRef
+}
+
 // Updater is implemented by channels that can edit an open prompt in
 // place: the engine calls Update when what an open question shows changes
 // (someone pressed Seen: the prompt gains "Seen by …" and loses its Seen

@@ -973,3 +973,81 @@ func TestEngineLocalChannelTakesNoLease(t *testing.T) {
 		})
 	}
 }
+
+// premadeChannel is a local channel that names its message in advance
+// (askbridge.Premade), as the web page does: Send hands over that message.
+type premadeChannel struct{ *fakeChannel }
+
+func (p premadeChannel) Premade(chat, id string) askbridge.MessageRef {
+	return askbridge.MessageRef{Platform: p.platform, Chat: chat, Message: "page-" + id}
+}
+
+func (p premadeChannel) Send(_ context.Context, d askbridge.Delivery) error {
+	if d.From > 0 {
+		return nil
+	}
+	ref := p.Premade(d.Chat, d.Plan.ID)
+	p.mu.Lock()
+	p.sent = append(p.sent, sentPrompt{chat: d.Chat, plan: d.Plan, refs: []askbridge.MessageRef{ref}})
+	p.mu.Unlock()
+	return d.Sent(ref)
+}
+
+// addCounter counts AddMessage calls.
+type addCounter struct {
+	askbridge.Store
+	adds atomic.Int64
+}
+
+func (a *addCounter) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
+	a.adds.Add(1)
+	return a.Store.AddMessage(ctx, id, ref)
+}
+
+// TestEnginePremadeMessageRecordedAtCreate: the message of a local channel
+// that names it in advance is recorded by the create, the delivery records
+// nothing more and still publishes it as delivered, and a tap on it
+// answers. A repeated request shows nothing again.
+func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	ch.caps.Local = true
+	counter := &addCounter{}
+	h := newHarness(t, harnessOpts{
+		ch:      ch,
+		channel: func(f *fakeChannel) askbridge.Channel { return premadeChannel{f} },
+		wrap:    func(s askbridge.Store) askbridge.Store { counter.Store = s; return counter },
+	})
+	body := fmt.Sprintf(oneQuestion, "premade-1")
+	id := h.ask(body)
+	p := h.waitSent(1)[0]
+	h.waitHandled()
+	want := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "page-" + id}
+	refs, err := h.store.Messages(context.Background(), id)
+	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{want}) {
+		t.Fatalf("Messages = %v, %v; want %v", refs, err, want)
+	}
+	if n := counter.adds.Load(); n != 0 {
+		t.Errorf("%d AddMessage calls for a message the create recorded", n)
+	}
+	var delivered []askbridge.Event
+	for _, ev := range h.events(id) {
+		if ev.Kind == askbridge.EventDelivered {
+			delivered = append(delivered, ev)
+		}
+	}
+	if len(delivered) != 1 || delivered[0].Message != want.Message {
+		t.Fatalf("delivered events %+v, want one for %s", delivered, want.Message)
+	}
+	h.ask(body)
+	h.waitHandled()
+	if n := len(ch.sends()); n != 1 {
+		t.Errorf("shown %d times, want once", n)
+	}
+	if reply := tap(h, p, 1, alice, "pm1"); reply.Notice != askbridge.NoticeRecorded {
+		t.Errorf("tap notice %q", reply.Notice)
+	}
+	if r := h.result(id, 2*time.Second); r.Status != askbridge.StatusAnswered {
+		t.Errorf("result %+v", r)
+	}
+}

@@ -282,13 +282,18 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	// The delivery lease is taken as the question is created, in the same
 	// step; a question that already existed takes it in deliver. A local
 	// channel's first showing takes none (see Capabilities.Local).
+	// A premade message is recorded by the create itself.
 	holder := in.holder()
+	var shown []MessageRef
 	if ch, ok := in.channels[places[0].Target.Platform]; ok && ch.Capabilities().Local {
 		holder = ""
+		if ref, ok := premadeRef(ch, places[0].Target.Chat, id); ok {
+			shown = []MessageRef{ref}
+		}
 	}
 	created, existing, lease, err := in.create(ctx, NewQuestion{
 		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
-		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now),
+		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now), Shown: shown,
 	}, holder)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
@@ -554,6 +559,12 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 		defer end(true)
 	}
 	ch := in.channels[target.Platform]
+	// The message the create recorded, for a question just created for a
+	// local channel that names it in advance (Premade).
+	var premade *MessageRef
+	if ref, ok := premadeRef(ch, target.Chat, id); ok && lease == unleased && k == 0 {
+		premade = &ref
+	}
 	plan := rec.PlanFor(k, ch.Capabilities())
 	log := in.log.With("question", id, "platform", target.Platform)
 	deadline := in.clock.Now().Add(in.sendBudget)
@@ -575,7 +586,10 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 		ended := false
 		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
 			ref.Place = k
-			status, err := in.record(ctx, id, ref, deadline)
+			status, err := StatusPending, error(nil)
+			if premade == nil || !ref.Same(*premade) || ref.Part != premade.Part {
+				status, err = in.record(ctx, id, ref, deadline)
+			}
 			if err != nil {
 				recordErr = fmt.Errorf("record message: %w", err)
 				return recordErr
@@ -641,6 +655,18 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 		}
 	}
 	return in.undeliverable(ctx, id, places, k, "the platform kept refusing: "+lastReason)
+}
+
+// premadeRef is the message that shows question id in chat on ch, when ch
+// is a local channel that names it in advance (Premade): the create
+// records it (ask), and so the delivery of the question just created does
+// not (deliver).
+func premadeRef(ch Channel, chat, id string) (MessageRef, bool) {
+	p, ok := ch.(Premade)
+	if !ok || !ch.Capabilities().Local {
+		return MessageRef{}, false
+	}
+	return p.Premade(chat, id), true
 }
 
 // unleased stands for the delivery lease of a question just created for a

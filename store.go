@@ -99,6 +99,11 @@ type NewQuestion struct {
 	// Timers are the reminders and escalation steps to fire, scheduled
 	// with the question.
 	Timers []Timer
+	// Shown are messages recorded with the question, as AddMessage would
+	// record them, in the same step as the create: the one message of a
+	// local channel that names it before showing (Premade). Nothing is
+	// recorded when the question already existed.
+	Shown []MessageRef
 }
 
 // Timer is a reminder or an escalation step of a question, due At: the

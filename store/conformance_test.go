@@ -124,6 +124,7 @@ func conformance(t *testing.T, b backend) {
 		{"messages/limit", testMessagesLimit},
 		{"messages/legacy-list", testMessagesLegacyList},
 		{"messages/either-replica", testMessagesEitherReplica},
+		{"messages/shown-at-create", testMessagesShownAtCreate},
 		{"indexes/prune", testIndexPrune},
 		{"first-seen", testFirstSeen},
 		{"leases", testLeases},
@@ -1335,6 +1336,76 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 	}
 	if status, err := s.AddMessage(ctx, "nope", late); err != nil || status != "" {
 		t.Fatalf("AddMessage of an unknown id = %q, %v", status, err)
+	}
+}
+
+// Messages shown at create (NewQuestion.Shown) are recorded and indexed
+// as AddMessage records them, in the create's round trip; a create that
+// finds the question records none.
+func testMessagesShownAtCreate(t *testing.T, b backend) {
+	s := newStore(t, b, Options{MaxMessages: 3})
+	ctx := ctxT(t)
+	page := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "sc"}
+	dm := askbridge.MessageRef{Platform: "telegram", Chat: "701", Message: "9"}
+	again := dm
+	again.Part = 1
+	q := newQ("sc", t0, time.Hour)
+	q.Shown = []askbridge.MessageRef{page, dm, again}
+	mustCreate(t, s, q)
+	refs, err := s.Messages(ctx, "sc")
+	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{page, dm}) {
+		t.Fatalf("Messages = %v, %v; want the page's and the DM, once each", refs, err)
+	}
+	// Indexed as AddMessage indexes: the DM's message → question key,
+	// living as long as the question, and the DM chat's index; none for
+	// the page's (unindexedPlatform).
+	if id, found, err := s.QuestionByMessage(ctx, dm); err != nil || !found || id != "sc" {
+		t.Fatalf("QuestionByMessage(DM) = %q, %v, %v", id, found, err)
+	}
+	want := s.rdb.PTTL(ctx, s.k.question("sc")).Val()
+	if ttl := s.rdb.PTTL(ctx, s.k.message(dm)).Val(); ttl < want-time.Minute || ttl > want+time.Second {
+		t.Fatalf("message key ttl %v, want %v (the question hash's)", ttl, want)
+	}
+	if n := s.rdb.Exists(ctx, s.k.message(page)).Val(); n != 0 {
+		t.Fatal("the page's message got a message key")
+	}
+	if ids, err := s.OpenInChat(ctx, "telegram", dm.Chat); err != nil || !slices.Equal(ids, []string{"sc"}) {
+		t.Fatalf("OpenInChat(DM) = %v, %v", ids, err)
+	}
+	// Recording a shown message again changes nothing; another is added.
+	if status, err := s.AddMessage(ctx, "sc", page); err != nil || status != askbridge.StatusPending {
+		t.Fatalf("AddMessage(shown) = %q, %v", status, err)
+	}
+	later := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "10"}
+	if _, err := s.AddMessage(ctx, "sc", later); err != nil {
+		t.Fatal(err)
+	}
+	if refs, _ := s.Messages(ctx, "sc"); !slices.Equal(refs, []askbridge.MessageRef{page, dm, later}) {
+		t.Fatalf("Messages after AddMessage = %v", refs)
+	}
+	// A create that finds the question records nothing it was given.
+	q.Shown = []askbridge.MessageRef{{Platform: "telegram", Chat: "702", Message: "11"}}
+	if created, _, err := s.Create(ctx, q); err != nil || created {
+		t.Fatalf("Create again = %v, %v", created, err)
+	}
+	if refs, _ := s.Messages(ctx, "sc"); len(refs) != 3 {
+		t.Fatalf("Messages after a repeated create = %v", refs)
+	}
+	// The end hands every shown message to the finisher.
+	r, err := s.End(ctx, "sc", answered("sc"), t0.Add(time.Minute))
+	if err != nil || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{page, dm, later}) {
+		t.Fatalf("End = %+v, %v", r, err)
+	}
+	// More than MaxMessages shown is refused whole: nothing is stored.
+	over := newQ("sc-over", t0, time.Hour)
+	for i := range 4 {
+		over.Shown = append(over.Shown, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(20 + i)})
+	}
+	if _, _, err := s.Create(ctx, over); !errors.Is(err, ErrTooManyMessages) {
+		t.Fatalf("Create with 4 shown, 3 kept = %v, want ErrTooManyMessages", err)
+	}
+	if _, found, _ := s.Get(ctx, "sc-over"); found {
+		t.Fatal("a refused create stored the question")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,9 @@ type createOp struct {
 	holder      string
 	err         error // the question cannot be stored: nothing was queued
 	addDeadline *redis.IntCmd
-	call        *queued
+	// index are the index writes of the messages shown at create.
+	index []redis.Cmder
+	call  *queued
 }
 
 // queueCreate queues the commands of one create in pipe: the deadline and
@@ -148,8 +151,13 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 		fieldCreated, q.Created.UnixMilli(),
 		fieldDeadline, q.Deadline.UnixMilli(),
 		fieldTarget, q.Target.String(),
-		fieldMessages, "",
 	}
+	premade, msgs, err := s.shownMessages(q.Shown)
+	if err != nil {
+		op.err = err
+		return op
+	}
+	fields = append(fields, fieldMessages, msgs)
 	if q.Entry != "" {
 		fields = append(fields, fieldEntry, q.Entry)
 	}
@@ -185,6 +193,9 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 			pipe.PExpire(ctx, chat, s.indexTTL())
 		}
 	}
+	for _, ref := range premade {
+		op.index = append(op.index, s.queueIndex(ctx, pipe, q.ID, ref, q.Target.String(), q.Created, ttl)...)
+	}
 	s.queueTimers(ctx, pipe, q)
 	name := QuestionLease(LeaseDeliver, q.ID)
 	if holder != "" {
@@ -193,6 +204,35 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
 	op.call = createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name)}, args...)
 	return op
+}
+
+// shownMessages are the messages a create records (NewQuestion.Shown),
+// each once by its identity, the first kept, as AddMessage would record
+// them one by one, and the msgs field that holds them.
+func (s *Store) shownMessages(refs []askbridge.MessageRef) ([]askbridge.MessageRef, string, error) {
+	if len(refs) == 0 {
+		return nil, "", nil
+	}
+	kept := make([]askbridge.MessageRef, 0, len(refs))
+	var msgs strings.Builder
+	for _, ref := range refs {
+		if slices.ContainsFunc(kept, ref.Same) {
+			continue
+		}
+		if len(kept) == s.opts.MaxMessages {
+			return nil, "", fmt.Errorf("%w (%d shown at create, %d kept)", ErrTooManyMessages, len(refs), s.opts.MaxMessages)
+		}
+		b, err := json.Marshal(ref)
+		if err != nil {
+			return nil, "", fmt.Errorf("encode message: %w", err)
+		}
+		if len(kept) > 0 {
+			msgs.WriteByte('\n')
+		}
+		msgs.Write(b)
+		kept = append(kept, ref)
+	}
+	return kept, msgs.String(), nil
 }
 
 // createDone reads the outcome of a create from its script's reply v (or
@@ -205,6 +245,14 @@ func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) 
 	}
 	if err := op.addDeadline.Err(); err != nil {
 		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("schedule deadline: %w", err)
+	}
+	// A message shown at create and not indexed would not be found by a
+	// tap on it: the create fails, and the request handled again records
+	// the message as a delivery would (AddMessage redoes the index).
+	for _, c := range op.index {
+		if err := c.Err(); err != nil {
+			return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("index message: %w", err)
+		}
 	}
 	o, rest, err := reply(v)
 	if err != nil {

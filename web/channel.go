@@ -143,6 +143,7 @@ var (
 	_ askbridge.Channel  = (*Channel)(nil)
 	_ askbridge.Updater  = (*Channel)(nil)
 	_ askbridge.Reminder = (*Channel)(nil)
+	_ askbridge.Premade  = (*Channel)(nil)
 )
 
 // pageCapabilities are what the page can show: buttons for everything, no
@@ -183,7 +184,13 @@ func (c *Channel) Send(_ context.Context, d askbridge.Delivery) error {
 	if d.From > 0 {
 		return nil
 	}
-	return d.Sent(askbridge.MessageRef{Platform: Platform, Chat: chat, Message: d.Plan.ID, Part: 0})
+	return d.Sent(c.Premade(d.Chat, d.Plan.ID))
+}
+
+// Premade returns the one message that shows question id on the page, the
+// one Send hands over: the engine records it with the question.
+func (c *Channel) Premade(_, id string) askbridge.MessageRef {
+	return askbridge.MessageRef{Platform: Platform, Chat: chat, Message: id}
 }
 
 // Finish adds the ended question to the timeline, from end alone: its plan,
