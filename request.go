@@ -169,6 +169,9 @@ func (v *validator) parse(data []byte) (any, bool) {
 		v.addf("request is not valid UTF-8")
 		return nil, false
 	}
+	if raw, ok := decodeTree(data); ok {
+		return raw, true
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw any
