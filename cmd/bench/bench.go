@@ -144,6 +144,9 @@ func (w *world) logf(format string, args ...any) {
 // measured is what the phases found.
 type measured struct {
 	redisOps float64
+	// rtBusy and rtIdle are what a Redis round trip costs a process in
+	// CPU, back to back and after 10 ms asleep (roundTripCost).
+	rtBusy, rtIdle time.Duration
 	// idle is the bridge's CPU per second with nothing to do (Telegram
 	// polling, renewals, blocking reads).
 	idle time.Duration
@@ -220,6 +223,10 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	m := &measured{errs: map[string]error{}, skipped: map[string]bool{}}
 	w.logf("redis-benchmark on %s", w.redis.Addr)
 	if m.redisOps, err = redisBenchmark(ctx, w.redis.Addr, w.p.benchN); err != nil {
+		return nil, err
+	}
+	w.logf("round trip cost on %s", w.redis.Addr)
+	if m.rtBusy, m.rtIdle, err = roundTripCost(ctx, w.redis.Addr); err != nil {
 		return nil, err
 	}
 	if err := w.admin.FlushAll(ctx).Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,13 @@ func TestBenchShort(t *testing.T) {
 		t.Errorf("nothing asked: web %d, Telegram %d", c.WebAsked, c.TelegramAsked)
 	}
 
+	// Linux measures the process's CPU: a round trip costs some, back to
+	// back and after a sleep (how much is the machine's, not checked).
+	if runtime.GOOS == "linux" {
+		if busy, idle := rep.RoundTrip[0], rep.RoundTrip[1]; busy <= 0 || idle <= 0 {
+			t.Errorf("round trip cost: busy %v, idle %v; want both positive", busy, idle)
+		}
+	}
 	if len(rep.Rows) != 11 {
 		t.Errorf("%d rows, want 11", len(rep.Rows))
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -247,6 +249,51 @@ func redisBenchmark(ctx context.Context, addr string, n int) (float64, error) {
 		return 0, fmt.Errorf("bench: redis-benchmark printed no rates:\n%s", out)
 	}
 	return sum / float64(k), nil
+}
+
+// roundTripCost is what one Redis round trip (a PING on a connection of
+// its own) costs this process in CPU time: busy, with the next sent as soon
+// as the reply is in, and after idle, with the process asleep for 10 ms
+// between them, as a bridge is between the questions of a chat paced by
+// its platform. The second includes waking up from the sleep. They say what
+// a round trip, and a wake-up, cost on this machine: on a virtual machine
+// whose scheduler is slow to wake a process they dwarf the bridge's own
+// work. Zero where the process's CPU time is not measured.
+func roundTripCost(ctx context.Context, addr string) (busy, idle time.Duration, err error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bench: round trip cost: %w", err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	ping := func() error {
+		if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+			return err
+		}
+		line, err := r.ReadString('\n')
+		if err == nil && line != "+PONG\r\n" {
+			err = fmt.Errorf("PING answered %q", line)
+		}
+		return err
+	}
+	measure := func(n int, gap time.Duration) (time.Duration, error) {
+		c0 := selfCPU()
+		for range n {
+			if err := ping(); err != nil {
+				return 0, fmt.Errorf("bench: round trip cost: %w", err)
+			}
+			if gap > 0 {
+				time.Sleep(gap)
+			}
+		}
+		return (selfCPU() - c0) / time.Duration(n), nil
+	}
+	if busy, err = measure(2000, 0); err != nil {
+		return 0, 0, err
+	}
+	idle, err = measure(100, 10*time.Millisecond)
+	return busy, idle, err
 }
 
 // redisVersion is the server's version.

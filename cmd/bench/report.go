@@ -18,11 +18,14 @@ type Report struct {
 	Machine string
 	// Load is the machine's 1-minute load average at the start and at the
 	// end: the bench shares the machine with whatever else runs.
-	Load   [2]string
-	At     time.Time
-	Took   time.Duration
-	Rows   []Row
-	Counts Counts
+	Load [2]string
+	// RoundTrip is what one Redis round trip costs a process in CPU on
+	// this machine: back to back, and after 10 ms asleep (roundTripCost).
+	RoundTrip [2]time.Duration
+	At        time.Time
+	Took      time.Duration
+	Rows      []Row
+	Counts    Counts
 	// Errors names the phases that failed, with why.
 	Errors map[string]string
 }
@@ -56,7 +59,8 @@ const (
 func (w *world) report(m *measured) *Report {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rep := &Report{Mode: "full", N: w.p.n, Machine: w.machine(ctx), At: time.Now(), Counts: m.counts, Errors: map[string]string{}}
+	rep := &Report{Mode: "full", N: w.p.n, Machine: w.machine(ctx), At: time.Now(), Counts: m.counts, Errors: map[string]string{},
+		RoundTrip: [2]time.Duration{m.rtBusy, m.rtIdle}}
 	if w.o.Short {
 		rep.Mode = "short"
 	}
@@ -184,10 +188,20 @@ func (w *world) report(m *measured) *Report {
 	return rep
 }
 
+// micros prints d in whole microseconds.
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%d µs", d.Round(time.Microsecond)/time.Microsecond)
+}
+
 // Print writes the table as Markdown.
 func (r *Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "askbridge end-to-end benchmark: %s run, N = %s, %s, %s, load average %s at the start, %s at the end (took %s)\n\n",
+	fmt.Fprintf(w, "askbridge end-to-end benchmark: %s run, N = %s, %s, %s, load average %s at the start, %s at the end (took %s)\n",
 		r.Mode, group(float64(r.N), 0), r.At.Format("2006-01-02 15:04 MST"), r.Machine, r.Load[0], r.Load[1], r.Took.Round(time.Second))
+	if r.RoundTrip[0] > 0 {
+		fmt.Fprintf(w, "one Redis round trip costs a process %s of CPU back to back, %s after 10 ms asleep (waking up included)\n",
+			micros(r.RoundTrip[0]), micros(r.RoundTrip[1]))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measure | now | goal | |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, row := range r.Rows {
