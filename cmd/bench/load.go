@@ -218,6 +218,10 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	addErr := make(chan error, 1)
 	// The profile covers the first seconds of the intake (at least one).
 	prof := w.profile(ctx, "intake", time.Duration(n/20000)*time.Second)
+	bridge0, err := w.bridge.cpu()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	go func() {
 		for from := 0; from < n; from += 1000 {
@@ -268,6 +272,14 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 		}
 	}
 	b.done = time.Now()
+	bridge1, err := w.bridge.cpu()
+	if err != nil {
+		return nil, err
+	}
+	s1, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return nil, err
+	}
 	if err := prof(); err != nil {
 		return nil, err
 	}
@@ -278,8 +290,9 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	}
 	r.n, r.intake = n, b.done.Sub(start)
 	m.counts.Batch = n
-	w.logf("batch: %d requests taken in in %s (%.0f/s); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
-		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), r.memPer, entry, float64(r.rss)/(1<<20), r.pending)
+	w.logf("batch: %d requests taken in in %s (%.0f/s), CPU per request: bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
+		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), (bridge1-bridge0)/time.Duration(n), (s1.cpu-s0.cpu)/time.Duration(n),
+		r.memPer, entry, float64(r.rss)/(1<<20), r.pending)
 	return b, nil
 }
 
