@@ -28,6 +28,8 @@ type level struct {
 	// redisCPU and benchCPU are what Redis and the bench itself (agents,
 	// web person) used meanwhile, on the same cores.
 	redisCPU, benchCPU time.Duration
+	// syscalls is how many read and write system calls the bridge made.
+	syscalls int64
 	// lat is each question's ask (XADD) → result (BLPOP returns).
 	lat []time.Duration
 }
@@ -60,9 +62,9 @@ func (w *world) webLevels(ctx context.Context, m *measured) error {
 		}
 		m.web = append(m.web, l)
 		n := time.Duration(max(l.answered, 1))
-		w.logf("web, %d at once: %d answered in %s (%.0f/s), p50 %s; per question: %.1f Redis commands, %.1f round trips, CPU bridge %s, Redis %s, bench %s (commands: %s)",
+		w.logf("web, %d at once: %d answered in %s (%.0f/s), p50 %s; per question: %.1f Redis commands, %.1f round trips, %.1f bridge system calls (read, write), CPU bridge %s, Redis %s, bench %s (commands: %s)",
 			c, l.answered, l.elapsed.Round(time.Millisecond), l.qps(), pct(l.lat, 50).Round(10*time.Microsecond),
-			l.redis.cmds, l.redis.trips, l.cpuPer(), l.redisCPU/n, l.benchCPU/n, l.redis.top)
+			l.redis.cmds, l.redis.trips, float64(l.syscalls)/float64(n), l.cpuPer(), l.redisCPU/n, l.benchCPU/n, l.redis.top)
 	}
 	m.counts.PageRefused = int(person.refused.Load())
 	if r := person.reconnects.Load(); r > 0 {
@@ -83,6 +85,7 @@ func (w *world) webLevel(ctx context.Context, person *webPerson, c int, profile 
 	if err != nil {
 		return l, nil, err
 	}
+	sys0 := w.bridge.syscalls()
 	self0 := selfCPU()
 	prof := func() error { return nil }
 	if profile {
@@ -134,6 +137,7 @@ func (w *world) webLevel(ctx context.Context, person *webPerson, c int, profile 
 	}
 	l.answered = int(answered.Load())
 	l.cpu = cpu1 - cpu0
+	l.syscalls = w.bridge.syscalls() - sys0
 	l.redisCPU, l.benchCPU = s1.cpu-s0.cpu, selfCPU()-self0
 	l.redis = redisPer(s0, s1, l.answered)
 	var ids []string
@@ -222,6 +226,7 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	if err != nil {
 		return nil, err
 	}
+	sys0 := w.bridge.syscalls()
 	start := time.Now()
 	go func() {
 		for from := 0; from < n; from += 1000 {
@@ -276,6 +281,7 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	if err != nil {
 		return nil, err
 	}
+	sys1 := w.bridge.syscalls()
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
 		return nil, err
@@ -290,8 +296,8 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	}
 	r.n, r.intake = n, b.done.Sub(start)
 	m.counts.Batch = n
-	w.logf("batch: %d requests taken in in %s (%.0f/s), CPU per request: bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
-		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), (bridge1-bridge0)/time.Duration(n), (s1.cpu-s0.cpu)/time.Duration(n),
+	w.logf("batch: %d requests taken in in %s (%.0f/s); per request: %.2f bridge system calls (read, write), CPU bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
+		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-s0.cpu)/time.Duration(n),
 		r.memPer, entry, float64(r.rss)/(1<<20), r.pending)
 	return b, nil
 }

@@ -161,6 +161,25 @@ const clockTick = 10 * time.Millisecond
 
 // cpu is the CPU time (user and system, all threads) the process used so
 // far, from /proc/<pid>/stat.
+// syscalls is how many read and write system calls the bridge made so far
+// (/proc/<pid>/io: syscr and syscw; zero where there is none). Counts, not
+// times: the machine's noise does not move them.
+func (p *proc) syscalls() int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && (k == "syscr" || k == "syscw") {
+			c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			n += c
+		}
+	}
+	return n
+}
+
 func (p *proc) cpu() (time.Duration, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
 	if err != nil {
