@@ -96,10 +96,13 @@ type EngineConfig struct {
 	// (default 2 minutes).
 	SendAttempts int
 	SendBudget   time.Duration
-	// SweepEvery is how often deadlines are checked (default 250ms), and
-	// SweepBatch how many questions one sweep call ends (default 100).
-	SweepEvery time.Duration
-	SweepBatch int
+	// SweepEvery is how often deadlines are checked (default 250ms),
+	// SweepBatch how many questions one sweep call ends (default 100), and
+	// SweepWorkers how many sweep calls run at once while many deadlines
+	// are due together (default 4).
+	SweepEvery   time.Duration
+	SweepBatch   int
+	SweepWorkers int
 	// A replica delivering a question holds a delivery lease of
 	// FinishLease too, renewed: one that dies mid-delivery hands the
 	// question over within about that long (once the request is claimed).
@@ -158,6 +161,7 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.SendBudget, 2*time.Minute)
 	setDefault(&c.SweepEvery, 250*time.Millisecond)
 	setDefault(&c.SweepBatch, 100)
+	setDefault(&c.SweepWorkers, 4)
 	setDefault(&c.EditAttempts, 5)
 	setDefault(&c.FinishTimeout, time.Minute)
 	setDefault(&c.FinishLease, 15*time.Second)
@@ -259,7 +263,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		callbacks: cb,
 		finisher:  c.finisher,
 		intake:    in,
-		sweeper:   newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch}),
+		sweeper:   newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch, workers: cfg.SweepWorkers}),
 		pinger: newPinger(c, in, pingerParams{
 			interval: cfg.SweepEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
 		}),

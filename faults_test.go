@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -1049,5 +1050,77 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 	}
 	if r := h.result(id, 2*time.Second); r.Status != askbridge.StatusAnswered {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// sweepMeter holds each Sweep call until another is under way too (or
+// a while has passed), and records the most under way at once.
+type sweepMeter struct {
+	askbridge.Store
+	mu      sync.Mutex
+	in      int
+	most    int
+	calls   int
+	barrier bool
+}
+
+func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]askbridge.EndResult, error) {
+	m.mu.Lock()
+	m.in++
+	m.calls++
+	m.most = max(m.most, m.in)
+	if m.barrier {
+		deadline := time.Now().Add(5 * time.Second)
+		for m.in < 2 && time.Now().Before(deadline) {
+			m.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			m.mu.Lock()
+		}
+	}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.in--
+		m.mu.Unlock()
+	}()
+	return m.Store.Sweep(ctx, now, batch)
+}
+
+// TestSweeperWorksABacklogAtOnce: many deadlines at once are swept by
+// several calls at a time, each question timed out exactly once.
+func TestSweeperWorksABacklogAtOnce(t *testing.T) {
+	t.Parallel()
+	meter := &sweepMeter{}
+	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { meter.Store = s; return meter }})
+	const n = 450 // four and a half batches of 100
+	pipe := h.agent.Pipeline()
+	for i := range n {
+		pipe.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask",
+			fmt.Sprintf(`{"id":"due-%d","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"A"},{"label":"B"}]}]}`, i, i)}})
+	}
+	if _, err := pipe.Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSent(n)
+	h.waitHandled()
+	meter.mu.Lock()
+	meter.barrier = true
+	meter.mu.Unlock()
+	h.advance(31 * time.Second)
+	for i := range n {
+		id := fmt.Sprintf("due-%d", i)
+		if r := h.result(id, 10*time.Second); r.Reason != askbridge.ReasonTimeout {
+			t.Fatalf("%s: %+v", id, r)
+		}
+	}
+	for i := range n {
+		if c := h.resultCount(fmt.Sprintf("due-%d", i)); c != 0 {
+			t.Fatalf("due-%d: %d more results after the first", i, c)
+		}
+	}
+	meter.mu.Lock()
+	defer meter.mu.Unlock()
+	if meter.most < 2 {
+		t.Errorf("at most %d sweep at once over %d calls, want several for a backlog", meter.most, meter.calls)
 	}
 }

@@ -118,6 +118,7 @@ func conformance(t *testing.T, b backend) {
 		{"lookup", testLookup},
 		{"sweep", testSweep},
 		{"sweep/unknown-ids", testSweepUnknown},
+		{"sweep/claims", testSweepClaims},
 		{"pending", testPending},
 		{"messages", testMessages},
 		{"messages/same-message", testMessagesSameMessage},
@@ -1111,6 +1112,66 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	}
 	if _, _, err := s.MarkAndEnd(ctx, "a{b}", answered("a{b}"), now); err == nil {
 		t.Fatal("an id with braces must be refused")
+	}
+}
+
+// Sweeps at once, of one replica or two, claim different due questions;
+// a claim not settled lapses after sweepHold and the question is due
+// again; the end still decides by the question's deadline.
+func testSweepClaims(t *testing.T, b backend) {
+	a := newStore(t, b, Options{})
+	other := New(a.rdb, a.opts)
+	ctx := ctxT(t)
+	for i := range 10 {
+		mustCreate(t, a, newQ(fmt.Sprintf("c%d", i), t0, time.Duration(i+1)*time.Second))
+	}
+	now := t0.Add(time.Minute)
+	first, err := a.claimDue(ctx, now, 4)
+	if err != nil || len(first) != 4 {
+		t.Fatalf("claim 4 = %v, %v", first, err)
+	}
+	for i, z := range first {
+		// Oldest first, with their deadlines.
+		if z.Member != fmt.Sprintf("c%d", i) || z.Score != float64(t0.Add(time.Duration(i+1)*time.Second).UnixMilli()) {
+			t.Fatalf("claimed %v, want c0..c3 with their deadlines", first)
+		}
+	}
+	second, err := other.claimDue(ctx, now, 100)
+	if err != nil || len(second) != 6 || second[0].Member != "c4" {
+		t.Fatalf("the other replica's claim = %v, %v; want c4..c9", second, err)
+	}
+	if again, err := a.claimDue(ctx, now, 100); err != nil || len(again) != 0 {
+		t.Fatalf("a claim while all are held = %v, %v", again, err)
+	}
+	// The other replica settles its own.
+	ended, err := other.Sweep(ctx, now.Add(sweepHold+time.Millisecond), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its claim lapsed along with the first's: the sweep got them all,
+	// each ended once, as timeouts.
+	if len(ended) != 10 {
+		t.Fatalf("a sweep after the claims lapsed ended %d, want 10", len(ended))
+	}
+	for _, r := range ended {
+		if !r.Won || r.Result.Reason != askbridge.ReasonTimeout {
+			t.Fatalf("ended %+v", r)
+		}
+	}
+	if n := a.rdb.ZCard(ctx, a.k.deadlines()).Val(); n != 0 {
+		t.Fatalf("%d deadlines left", n)
+	}
+	// A claim held by a sweep that has not ended them yet keeps them from
+	// another sweep until it lapses.
+	mustCreate(t, a, newQ("held", t0, time.Second))
+	if c, err := a.claimDue(ctx, now, 10); err != nil || len(c) != 1 {
+		t.Fatalf("claim = %v, %v", c, err)
+	}
+	if got, err := other.Sweep(ctx, now.Add(sweepHold-time.Millisecond), 10); err != nil || len(got) != 0 {
+		t.Fatalf("a sweep within the hold ended %v, %v", got, err)
+	}
+	if got, err := other.Sweep(ctx, now.Add(sweepHold), 10); err != nil || len(got) != 1 || got[0].Record.ID != "held" {
+		t.Fatalf("a sweep after the hold = %v, %v; want held", got, err)
 	}
 }
 

@@ -518,11 +518,13 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 
 // Sweep ends up to max (default 100) questions whose deadline is at or
 // before now as expired (timeoutResult: no_answer, reason timeout) and
-// returns those this call ended. It reads the due ids from the deadlines
-// zset (ZRANGEBYSCORE with LIMIT, so questions not yet due cost nothing),
-// marks them finishing (MarkFinishing) and runs the end script for each in
-// one pipeline (several sweepers may try the same id: the script lets
-// exactly one win), and then removes every id it settled from the zset. Three round trips whatever max is. When some
+// returns those this call ended. It claims the due ids in the deadlines
+// zset (claimDue: a range with LIMIT, so questions not yet due cost
+// nothing; sweeps at once take different ids), marks them finishing
+// (MarkFinishing) and runs the end script for each in one pipeline (a
+// sweep whose claim lapsed may meet another on the same id: the script
+// lets exactly one win), and then removes every id it settled from the
+// zset. Three round trips whatever max is. When some
 // ids fail but others were ended, it returns those it ended and no error:
 // the failed ids stay in the zset for the next sweep. Safe to call
 // concurrently from any number of replicas.
@@ -530,11 +532,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	if max < 1 {
 		max = defaultSweepCount
 	}
-	due, err := s.cl().ZRangeByScoreWithScores(ctx, s.k.deadlines(), &redis.ZRangeBy{
-		Min:   "-inf",
-		Max:   strconv.FormatInt(now.UnixMilli(), 10),
-		Count: int64(max),
-	}).Result()
+	due, err := s.claimDue(ctx, now, max)
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: %w", err)
 	}
@@ -605,6 +603,36 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 		s.opts.Logger.WarnContext(ctx, "store: sweep: some due questions were not settled", "err", firstErr)
 	}
 	return won, nil
+}
+
+// sweepHold is how long the due questions a sweep claimed are passed over
+// by other sweeps (claimDue): far longer than a sweep takes, and the most a
+// sweeper that dies in the middle can delay the timeouts it held.
+const sweepHold = 2 * time.Second
+
+// claimDue hands up to max questions due by now to this sweep alone
+// (sweep_claim.lua), with their scores before the claim, oldest first:
+// sweeps running at once, in this replica or others, each end their own
+// and none repeats another's work. A claim lapses after sweepHold.
+func (s *Store) claimDue(ctx context.Context, now time.Time, max int) ([]redis.Z, error) {
+	v, err := sweepClaimScript.run(ctx, s.cl(), []string{s.k.deadlines()}, now.UnixMilli(), ms(sweepHold), max)
+	if err != nil {
+		return nil, err
+	}
+	flat, ok := v.([]any)
+	if !ok || len(flat)%2 != 0 {
+		return nil, fmt.Errorf("claim due: unexpected reply %v", v)
+	}
+	due := make([]redis.Z, 0, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		id, _ := flat[i].(string)
+		score, err := strconv.ParseFloat(fmt.Sprint(flat[i+1]), 64)
+		if id == "" || err != nil {
+			return nil, fmt.Errorf("claim due: unexpected reply %v", v)
+		}
+		due = append(due, redis.Z{Member: id, Score: score})
+	}
+	return due, nil
 }
 
 func cmpErr(first, err error) error {

@@ -47,6 +47,8 @@ var (
 	fireOnceSrc string
 	//go:embed lua/vote.lua
 	voteSrc string
+	//go:embed lua/sweep_claim.lua
+	sweepClaimSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endSrc)
@@ -64,6 +66,7 @@ var (
 	timersDueScript    = newScript(timersDueSrc)
 	fireOnceScript     = newScript(fireOnceSrc)
 	voteScript         = newScript(voteSrc)
+	sweepClaimScript   = newScript(sweepClaimSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

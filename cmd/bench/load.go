@@ -352,9 +352,18 @@ func (w *world) groupRead(ctx context.Context) (int64, error) {
 // batchFinish waits for every question of the batch to end by its
 // deadline, then reads each one's result and deadline.
 func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error {
+	// The profile covers the first seconds of the deadlines.
+	first := b.done.Add(-m.batch.intake).Add(batchTimeout * time.Second)
+	if !sleep(ctx, time.Until(first)) {
+		return ctx.Err()
+	}
+	prof := w.profile(ctx, "timeouts", max(m.batch.intake/2, time.Second))
 	// Every deadline is at most batchTimeout after the intake ended.
 	if !sleep(ctx, time.Until(b.done.Add(batchTimeout*time.Second+500*time.Millisecond))) {
 		return ctx.Err()
+	}
+	if err := prof(); err != nil {
+		return err
 	}
 	missing := b.ids
 	giveUp := time.Now().Add(2 * time.Minute)
