@@ -36,8 +36,9 @@
 // Internal (free to change):
 //
 //	<prefix>messages:{<id>}                 LIST    MessageRef JSON per message that showed the question
-//	<prefix>deadlines                       ZSET    id → deadline, every pending question; read by
-//	                                                Sweep, counted by Pending
+//	<prefix>deadlines                       ZSET    id → deadline, every pending question (a sweep's
+//	                                                claim moves a due id's score 2 s ahead while it
+//	                                                ends it); read by Sweep, counted by Pending
 //	<prefix>finishing                       ZSET    id → when its end was won; ended questions
 //	                                                whose messages are still to be edited
 //	<prefix>msg:<platform>:<chat>:<message> STRING  question id; lives as long as the question
@@ -121,13 +122,19 @@
 //     question is ended all the same: Sweep meets its deadline later, the
 //     end script says it already ended, and Sweep drops it; OpenInChat
 //     re-checks each member's status and prunes ended ones.
-//   - Sweep reads due ids (ZRANGEBYSCORE ... LIMIT 0 max, so not-yet-due
-//     questions cost nothing), runs end.lua with a timeout result for each
-//     in one pipeline, and only then removes the ids it settled. A sweeper
-//     that dies before the removal leaves the ids due; the next sweep runs
-//     the script again, which reports them ended, and removes them. Several
-//     replicas may sweep the same ids at once: the script lets exactly one
-//     win each question.
+//   - Sweep claims due ids (sweep_claim.lua: ZRANGEBYSCORE ... LIMIT 0 max,
+//     so not-yet-due questions cost nothing, and each id's score moved
+//     sweepHold ahead, so other sweeps pass over it), runs end.lua with a
+//     timeout result for each in one pipeline, and only then removes the
+//     ids it settled. A sweeper that dies before the removal leaves the
+//     ids to come due again when its claim lapses; the next sweep runs the
+//     script again, which ends them or reports them ended, and removes
+//     them. A sweep slower than its claim may meet another on the same ids:
+//     the script lets exactly one win each question.
+//   - A create with messages shown at once (NewQuestion.Shown) writes them
+//     in the question hash in its script and their index keys in its
+//     pipeline; a failed index write fails the create, and the request
+//     handled again records them as AddMessage would.
 //   - Create also indexes the question in its target's chat (pipelined),
 //     so a tap that comes before the message is recorded finds it, and
 //     CreateHolding takes the question's delivery lease in the create
