@@ -174,6 +174,10 @@
     notify: $('notify'),
   };
 
+  // closedByList holds, for 15 s, the prompts a list read closed because
+  // their question was no longer open, by id.
+  const closedByList = new Map();
+
   const state = {
     token: '',
     offset: 0, // server clock minus this browser's clock, in ms
@@ -529,15 +533,20 @@
     }
     if (ENDS.has(ev.event)) {
       const p = state.prompts.get(ev.id);
+      // A list read after the end (a vote's refresh) may have closed the
+      // prompt first: the end still gets its notice.
+      const listed = p ? null : closedByList.get(ev.id);
       // While this page's own answer is on its way, its reply says how
       // the question ended (the event may arrive first).
-      if (p && !p.sending) {
+      const q = p && !p.sending ? p.q : listed ? listed.q : null;
+      if (q) {
+        closedByList.delete(ev.id);
         const elsewhere = !state.mine.has(ev.id);
-        const tag = localeOf(p.q);
-        closePrompt(p, ev.event, null, elsewhere);
-        if (elsewhere) notice(say(tag, ENDED_ELSEWHERE[ev.event], { question: summary(p.q) }), ev.event, ev.id, tag);
+        const tag = localeOf(q);
+        if (p) closePrompt(p, ev.event, null, elsewhere);
+        if (elsewhere) notice(say(tag, ENDED_ELSEWHERE[ev.event], { question: summary(q) }), ev.event, ev.id, tag);
         // A quorum question the page voted on, decided by another's vote.
-        else if (p.q.quorum) notice(say(tag, 'WebEndedAnnounce', { status: say(tag, STATUS_WORD[ev.event]), question: summary(p.q) }), ev.event, ev.id, tag);
+        else if (q.quorum) notice(say(tag, 'WebEndedAnnounce', { status: say(tag, STATUS_WORD[ev.event]), question: summary(q) }), ev.event, ev.id, tag);
       }
       awaitHistory(ev.id);
     }
@@ -652,6 +661,10 @@
     for (const [id, p] of state.prompts) {
       if (!open.has(id) && !p.sending) {
         closePrompt(p, null, null, !state.mine.has(id));
+        // Its end event may still be on its way (the list was read after
+        // the end): kept a while so that event can give the notice.
+        closedByList.set(id, p);
+        setTimeout(() => closedByList.delete(id), 15000);
         awaitHistory(id);
       }
     }
