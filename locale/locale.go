@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
 	"go.yaml.in/yaml/v3"
@@ -100,6 +102,31 @@ func Tags() []string { return slices.Clone(catalogs().tags) }
 // shipped (a region or script is ignored where no closer catalog exists),
 // otherwise Default. An empty or malformed tag gives Default.
 func Match(tag string) string {
+	if m, ok := matched.Load(tag); ok {
+		return m.(string)
+	}
+	m := match(tag)
+	// Requests name few languages; a flood of distinct tags stops being
+	// remembered once matchedMax are.
+	if matchedN.Load() < matchedMax {
+		if _, loaded := matched.LoadOrStore(tag, m); !loaded {
+			matchedN.Add(1)
+		}
+	}
+	return m
+}
+
+// matched remembers Match's answer by tag (up to matchedMax tags): parsing
+// a tag and running the matcher was a few per cent of the bridge's CPU,
+// paid for each question several times.
+var (
+	matched  sync.Map
+	matchedN atomic.Int64
+)
+
+const matchedMax = 1024
+
+func match(tag string) string {
 	s := catalogs()
 	t, err := language.Parse(strings.TrimSpace(tag))
 	if err != nil || tag == "" {
@@ -146,7 +173,14 @@ type Words struct {
 	l   *i18n.Localizer
 	// static caches the messages without fields, which are most of them.
 	static map[string]string
+	// counted caches Count's texts by message, count and fields (up to
+	// countedMax): every prompt's intro is one, and running its template
+	// each time was most of building a plan.
+	counted  sync.Map
+	countedN atomic.Int64
 }
+
+const countedMax = 1024
 
 // For returns the words of the catalog Match(tag) gives.
 func For(tag string) *Words {
@@ -190,6 +224,12 @@ func (w *Words) Format(id string, data map[string]any) string {
 // Count returns message id in the plural form for n, with data's fields
 // and Count = n.
 func (w *Words) Count(id string, n int, data map[string]any) string {
+	key, cacheable := countKey(id, n, data)
+	if cacheable {
+		if text, ok := w.counted.Load(key); ok {
+			return text.(string)
+		}
+	}
 	d := map[string]any{"Count": n}
 	for k, v := range data {
 		d[k] = v
@@ -198,7 +238,38 @@ func (w *Words) Count(id string, n int, data map[string]any) string {
 	if err != nil {
 		return id
 	}
+	if cacheable && w.countedN.Load() < countedMax {
+		if _, loaded := w.counted.LoadOrStore(key, text); !loaded {
+			w.countedN.Add(1)
+		}
+	}
 	return text
+}
+
+// countKey is the cache key of a Count call: its message, count and
+// fields, when every field is a short string (a template's output depends
+// on nothing else). Other calls are not cached.
+func countKey(id string, n int, data map[string]any) (string, bool) {
+	var b strings.Builder
+	b.WriteString(id)
+	b.WriteByte(0)
+	b.WriteString(strconv.Itoa(n))
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, ok := data[k].(string)
+		if !ok || len(v) > 256 {
+			return "", false
+		}
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(v)
+	}
+	return b.String(), true
 }
 
 // List joins items the way the catalog writes a list: "a", "a and b",

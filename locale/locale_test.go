@@ -1,6 +1,7 @@
 package locale
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -181,5 +182,66 @@ func TestReplyWords(t *testing.T) {
 func TestUnknownID(t *testing.T) {
 	if got := For("th").Get("NoSuchMessage"); got != "NoSuchMessage" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// Match remembers its answers, the same as it works them out, and stops
+// remembering new tags after matchedMax.
+func TestMatchRemembered(t *testing.T) {
+	for range 2 {
+		for _, tag := range []string{"th-TH", "en-GB", "fr", "not a tag", ""} {
+			if got, want := Match(tag), match(tag); got != want {
+				t.Errorf("Match(%q) = %q, worked out %q", tag, got, want)
+			}
+		}
+	}
+	for i := range matchedMax + 10 {
+		tag := fmt.Sprintf("x-t%d", i)
+		if got := Match(tag); got != Default {
+			t.Fatalf("Match(%q) = %q", tag, got)
+		}
+	}
+	if n := matchedN.Load(); n > matchedMax {
+		t.Errorf("%d tags remembered, at most %d", n, matchedMax)
+	}
+}
+
+// Count's cache gives what the template gives: for each message, count
+// and fields apart, never a text cached for other fields; fields that are
+// not strings are not cached; it stops growing at countedMax.
+func TestCountCached(t *testing.T) {
+	en := newWords(catalogs(), "en")
+	for range 2 {
+		if got := en.Count("IntroFrom", 1, map[string]any{"Agent": "a"}); got != "Question from a:" {
+			t.Errorf("a, 1: %q", got)
+		}
+		if got := en.Count("IntroFrom", 3, map[string]any{"Agent": "a"}); got != "Questions from a:" {
+			t.Errorf("a, 3: %q", got)
+		}
+		if got := en.Count("IntroFrom", 1, map[string]any{"Agent": "b"}); got != "Question from b:" {
+			t.Errorf("b, 1: %q", got)
+		}
+		if got := en.Count("IntroAnon", 2, nil); got != For("en").Count("IntroAnon", 2, nil) {
+			t.Errorf("anonymous: %q", got)
+		}
+	}
+	before := en.countedN.Load()
+	if before != 4 {
+		t.Errorf("%d texts cached, want 4", before)
+	}
+	if got := en.Count("TallyAbstained", 2, map[string]any{"Extra": 1}); got == "" {
+		t.Error("no text for a call with a field that is not a string")
+	}
+	if en.countedN.Load() != before {
+		t.Error("a call with a field that is not a string was cached")
+	}
+	for i := range countedMax + 10 {
+		agent := fmt.Sprint("agent-", i)
+		if got := en.Count("IntroFrom", 1, map[string]any{"Agent": agent}); got != "Question from "+agent+":" {
+			t.Fatalf("%s: %q", agent, got)
+		}
+	}
+	if n := en.countedN.Load(); n > countedMax {
+		t.Errorf("%d texts cached, at most %d", n, countedMax)
 	}
 }

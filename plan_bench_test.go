@@ -1,0 +1,16 @@
+package askbridge
+
+import "testing"
+
+func BenchmarkBuildPlan(b *testing.B) {
+	req, err := DecodeRequest([]byte(validRequest))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Agent = "deploy-bot"
+	caps := Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = BuildPlan("q-1", req, caps)
+	}
+}
