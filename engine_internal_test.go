@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -219,5 +223,63 @@ func TestCheckAnswersReadsValuesLikeReplies(t *testing.T) {
 		if v := got["env"]; len(v) != 1 || v[0] != tc.want {
 			t.Errorf("%q read as %q, want %q", tc.in, v, tc.want)
 		}
+	}
+}
+
+// A burst of launches reuses the finisher's idle workers instead of
+// starting a goroutine per question, and still runs every job, at most
+// concurrency at once; the workers exit when the engine halts.
+func TestFinisherReusesWorkers(t *testing.T) {
+	halt, haltNow := context.WithCancel(context.Background())
+	defer haltNow()
+	f := newFinisher(&core{halt: halt}, finisherParams{concurrency: 4})
+	f.core.log = slog.New(slog.DiscardHandler)
+	var ran, running, most atomic.Int64
+	launched := 0
+	for i := range 200 {
+		for !f.launch(func() {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(100 * time.Microsecond)
+			running.Add(-1)
+			ran.Add(1)
+		}, fmt.Sprint("q", i)) {
+			// All four slots busy: wait for one, as the leftover pass would.
+			time.Sleep(50 * time.Microsecond)
+		}
+		launched++
+	}
+	f.edits.Wait()
+	if ran.Load() != int64(launched) {
+		t.Fatalf("%d of %d jobs ran", ran.Load(), launched)
+	}
+	if m := most.Load(); m > 4 {
+		t.Errorf("%d jobs at once, at most 4", m)
+	}
+	// The idle workers wait for more: at most concurrency of them (plus
+	// one that may be on its way out), not one per job.
+	if n := finisherWorkers(); n < 1 || n > 5 {
+		t.Errorf("%d workers left after 200 jobs, want 1 to 5 idle ones", n)
+	}
+	haltNow()
+	deadline := time.Now().Add(5 * time.Second)
+	for finisherWorkers() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := finisherWorkers(); n > 0 {
+		t.Errorf("%d workers after the halt", n)
+	}
+}
+
+// finisherWorkers counts the goroutines running finisher.worker.
+func finisherWorkers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "askbridge.(*finisher).worker(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

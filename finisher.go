@@ -43,11 +43,17 @@ type finisher struct {
 	edits sync.WaitGroup
 	// slots holds a token per question being finished (concurrency).
 	slots chan struct{}
+	// work hands a launched question to an idle worker (see launch).
+	work chan func()
 }
 
 func newFinisher(c *core, p finisherParams) *finisher {
-	return &finisher{core: c, finisherParams: p, slots: make(chan struct{}, max(p.concurrency, 1))}
+	return &finisher{core: c, finisherParams: p, slots: make(chan struct{}, max(p.concurrency, 1)), work: make(chan func())}
 }
+
+// workerIdle is how long a finisher worker waits for another question
+// before it exits.
+const workerIdle = 10 * time.Second
 
 // ended takes a won end: it publishes the event, counts it, and edits the
 // question's messages in the background. marked says the question was
@@ -111,13 +117,40 @@ func (f *finisher) launch(run func(), id string) bool {
 	f.mu.Lock()
 	f.edits.Add(1)
 	f.mu.Unlock()
-	go func() {
+	job := func() {
 		defer f.edits.Done()
 		defer func() { <-f.slots }()
 		defer f.recover("finish question", "question", id)
 		run()
-	}()
+	}
+	// An idle worker takes it, or a new one starts: a burst of endings
+	// reuses the workers (and their stacks, grown once by building plans)
+	// instead of starting a goroutine per question. There are never more
+	// workers than concurrency plus those about to exit.
+	select {
+	case f.work <- job:
+	default:
+		go f.worker(job)
+	}
 	return true
+}
+
+// worker runs job, then the jobs handed to it, until none comes for
+// workerIdle or the engine halts.
+func (f *finisher) worker(job func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		job()
+		idle.Reset(workerIdle)
+		select {
+		case job = <-f.work:
+		case <-idle.C:
+			return
+		case <-f.halt.Done():
+			return
+		}
+	}
 }
 
 // finishOwn edits the messages (refs, as the end recorded them) of a
