@@ -351,16 +351,41 @@ func (v *validator) questions(obj map[string]any) []Question {
 	return out
 }
 
+// fieldPaths are the paths of the fields of the questions and options a
+// request may have, built once: validating a request builds no path.
+type fieldPaths struct {
+	base, dot, id, header, question, options string
+	opts                                     [MaxOptions]optionPaths
+}
+
+type optionPaths struct{ base, dot, label string }
+
+var questionPaths = func() (qs [MaxQuestions]fieldPaths) {
+	for i := range qs {
+		base := fmt.Sprintf("questions[%d]", i)
+		q := fieldPaths{base: base, dot: base + ".", id: base + ".id", header: base + ".header", question: base + ".question", options: base + ".options"}
+		for j := range q.opts {
+			o := fmt.Sprintf("%s[%d]", q.options, j)
+			q.opts[j] = optionPaths{base: o, dot: o + ".", label: o + ".label"}
+		}
+		qs[i] = q
+	}
+	return qs
+}()
+
+// question checks questions[i]; i < MaxQuestions (questions checked the
+// length).
 func (v *validator) question(i int, raw any) Question {
-	path := fmt.Sprintf("questions[%d]", i)
+	qp := &questionPaths[i]
+	path := qp.base
 	var q Question
 	obj, ok := v.object(path, raw)
 	if !ok {
 		return q
 	}
-	v.unknown(path+".", obj, "id", "header", "question", "options", "multiSelect")
+	v.unknown(qp.dot, obj, "id", "header", "question", "options", "multiSelect")
 
-	if s, ok := v.requiredString(path+".id", obj, "id"); ok {
+	if s, ok := v.requiredString(qp.id, obj, "id"); ok {
 		s = strings.TrimSpace(s)
 		switch {
 		case len(s) > MaxQuestionIDChars:
@@ -371,13 +396,13 @@ func (v *validator) question(i int, raw any) Question {
 			q.ID = s
 		}
 	}
-	if s, ok := v.text(path+".header", obj, "header", MaxHeaderInput); ok {
+	if s, ok := v.text(qp.header, obj, "header", MaxHeaderInput); ok {
 		q.Header = CutGraphemes(s, MaxHeaderGraphemes)
 	}
-	if s, ok := v.text(path+".question", obj, "question", MaxQuestionChars); ok {
+	if s, ok := v.text(qp.question, obj, "question", MaxQuestionChars); ok {
 		q.Question = s
 	}
-	q.Options = v.options(path, obj)
+	q.Options = v.options(qp, obj)
 	if raw, present := obj["multiSelect"]; present {
 		b, ok := raw.(bool)
 		if !ok {
@@ -388,8 +413,8 @@ func (v *validator) question(i int, raw any) Question {
 	return q
 }
 
-func (v *validator) options(qpath string, obj map[string]any) []Option {
-	path := qpath + ".options"
+func (v *validator) options(qp *fieldPaths, obj map[string]any) []Option {
+	path := qp.options
 	raw, present := obj["options"]
 	if !present {
 		v.addf("%s is required: a list of %d to %d options", path, MinOptions, MaxOptions)
@@ -407,14 +432,15 @@ func (v *validator) options(qpath string, obj map[string]any) []Option {
 	out := make([]Option, 0, len(list))
 	firstIndex := map[string]int{}
 	for j, item := range list {
-		opath := fmt.Sprintf("%s[%d]", path, j)
+		op := &qp.opts[j] // j < MaxOptions: the length was checked
+		opath := op.base
 		o, ok := v.object(opath, item)
 		if !ok {
 			continue
 		}
-		v.unknown(opath+".", o, "label", "description")
+		v.unknown(op.dot, o, "label", "description")
 		var opt Option
-		if s, ok := v.text(opath+".label", o, "label", MaxLabelChars); ok {
+		if s, ok := v.text(op.label, o, "label", MaxLabelChars); ok {
 			key := strings.ToLower(s)
 			if k, dup := firstIndex[key]; dup {
 				v.addf("%s.label %q repeats %s[%d].label (labels must be unique, ignoring case)", opath, s, path, k)
