@@ -877,6 +877,21 @@ func (b *batchCounter) CreateHoldingBatch(ctx context.Context, calls []*askbridg
 	b.Store.(askbridge.BatchCreator).CreateHoldingBatch(ctx, calls)
 }
 
+// askBurst adds n one-question asks, ids <prefix>-0 … <prefix>-<n-1>, with
+// timeout seconds, to the requests stream in one pipeline: they arrive
+// together.
+func (h *harness) askBurst(prefix string, n, timeout int) {
+	h.t.Helper()
+	pipe := h.agent.Pipeline()
+	for i := range n {
+		pipe.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask",
+			fmt.Sprintf(`{"id":"%s-%d","timeoutSeconds":%d,"questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"A"},{"label":"B"}]}]}`, prefix, i, timeout, i)}})
+	}
+	if _, err := pipe.Exec(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // TestEngineCreatesABurstInBatches: requests that arrive together are
 // created together, several per round trip, and every one is created
 // exactly once and shown.
@@ -885,14 +900,7 @@ func TestEngineCreatesABurstInBatches(t *testing.T) {
 	counter := &batchCounter{}
 	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { counter.Store = s; return counter }})
 	const n = 200
-	pipe := h.agent.Pipeline()
-	for i := range n {
-		pipe.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask",
-			fmt.Sprintf(`{"id":"burst-%d","timeoutSeconds":60,"questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"A"},{"label":"B"}]}]}`, i, i)}})
-	}
-	if _, err := pipe.Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	h.askBurst("burst", n, 60)
 	sent := h.waitSent(n)
 	seen := map[string]bool{}
 	for _, p := range sent {
@@ -1093,14 +1101,7 @@ func TestSweeperWorksABacklogAtOnce(t *testing.T) {
 	meter := &sweepMeter{}
 	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { meter.Store = s; return meter }})
 	const n = 450 // four and a half batches of 100
-	pipe := h.agent.Pipeline()
-	for i := range n {
-		pipe.XAdd(context.Background(), &redis.XAddArgs{Stream: h.prefix + "requests", Values: []string{"ask",
-			fmt.Sprintf(`{"id":"due-%d","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"A"},{"label":"B"}]}]}`, i, i)}})
-	}
-	if _, err := pipe.Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	h.askBurst("due", n, 30)
 	h.waitSent(n)
 	h.waitHandled()
 	meter.mu.Lock()

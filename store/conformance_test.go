@@ -1161,6 +1161,20 @@ func testSweepClaims(t *testing.T, b backend) {
 	if n := a.rdb.ZCard(ctx, a.k.deadlines()).Val(); n != 0 {
 		t.Fatalf("%d deadlines left", n)
 	}
+	// A claim larger than one ZADD's arguments takes (unpack's limit) is
+	// made all the same.
+	for i := range 4500 {
+		mustCreate(t, a, newQ(fmt.Sprintf("big%04d", i), t0, time.Second))
+	}
+	if big, err := a.claimDue(ctx, now, 5000); err != nil || len(big) != 4500 {
+		t.Fatalf("claim of 4,500 = %d, %v", len(big), err)
+	}
+	if again, err := other.claimDue(ctx, now, 5000); err != nil || len(again) != 0 {
+		t.Fatalf("claim after a claim of 4,500 = %d, %v; want none", len(again), err)
+	}
+	if got, err := other.Sweep(ctx, now.Add(sweepHold), 5000); err != nil || len(got) != 4500 {
+		t.Fatalf("sweep of the lapsed 4,500 = %d, %v", len(got), err)
+	}
 	// A claim held by a sweep that has not ended them yet keeps them from
 	// another sweep until it lapses.
 	mustCreate(t, a, newQ("held", t0, time.Second))

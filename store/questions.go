@@ -524,9 +524,9 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 // (MarkFinishing) and runs the end script for each in one pipeline (a
 // sweep whose claim lapsed may meet another on the same id: the script
 // lets exactly one win), and then removes every id it settled from the
-// zset. Three round trips whatever max is. When some
-// ids fail but others were ended, it returns those it ended and no error:
-// the failed ids stay in the zset for the next sweep. Safe to call
+// zset. Three round trips whatever max is. When some ids fail but others
+// were ended, it returns those it ended and no error: the failed ids stay
+// in the zset, due again for a sweep once the claim lapses. Safe to call
 // concurrently from any number of replicas.
 func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.EndResult, error) {
 	if max < 1 {

@@ -17,10 +17,17 @@ if #due == 0 then
   return due
 end
 local later = tonumber(ARGV[1]) + tonumber(ARGV[2])
+-- In chunks of 500 ids: unpack has a limit of a few thousand values.
 local args = {'XX'}
 for i = 1, #due, 2 do
   args[#args + 1] = later
   args[#args + 1] = due[i]
+  if #args > 1000 then
+    redis.call('ZADD', KEYS[1], unpack(args))
+    args = {'XX'}
+  end
 end
-redis.call('ZADD', KEYS[1], unpack(args))
+if #args > 1 then
+  redis.call('ZADD', KEYS[1], unpack(args))
+end
 return due
