@@ -14,8 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
-
-	"github.com/askbridge/askbridge/locale"
+	"golang.org/x/text/language"
 )
 
 // Option is one choice of a question.
@@ -120,6 +119,18 @@ func (e *ValidationError) Error() string {
 	return strings.Join(e.Problems, "; ")
 }
 
+// ValidLocale reports whether tag is a well-formed BCP 47 language tag
+// of at most MaxLocaleChars, which is what a request's locale (and a
+// route's, and the bridge's default) must be; whether a catalog is shipped
+// for it does not matter (the bridge falls back to English).
+func ValidLocale(tag string) bool {
+	if tag == "" || len(tag) > MaxLocaleChars {
+		return false
+	}
+	_, err := language.Parse(tag)
+	return err == nil
+}
+
 // ValidRequestID reports whether id is a valid protocol request id.
 func ValidRequestID(id string) bool {
 	return requestIDPattern.MatchString(id)
@@ -129,8 +140,27 @@ func ValidRequestID(id string) bool {
 // problem is reported with the path of the field; unknown fields are
 // rejected at every level; out-of-range timeouts are clamped. Any input,
 // however malformed, gives a request or a *ValidationError, never a panic.
+//
+// DecodeRequest reads JSON with encoding/json alone; DecodeRequestWith
+// tries a faster reader first.
 func DecodeRequest(data []byte) (Request, error) {
-	v := &validator{}
+	return DecodeRequestWith(data, nil)
+}
+
+// A TreeReader reads data, one JSON value and nothing after it, into the
+// tree encoding/json decodes into an any with UseNumber: map[string]any,
+// []any, json.Number (the number as written), string, bool and nil, a
+// repeated name keeping its last value. ok is false for anything it
+// cannot read; encoding/json then reads data, and its verdict and error
+// message stand.
+type TreeReader func(data []byte) (tree any, ok bool)
+
+// DecodeRequestWith is DecodeRequest reading the JSON with read first
+// (nil: encoding/json alone). Only the speed differs: a reader that gives
+// encoding/json's tree, or false, gives the same request and the same
+// errors.
+func DecodeRequestWith(data []byte, read TreeReader) (Request, error) {
+	v := &validator{read: read}
 	raw, ok := v.parse(data)
 	if !ok {
 		return Request{}, v.err()
@@ -144,6 +174,8 @@ func DecodeRequest(data []byte) (Request, error) {
 
 type validator struct {
 	problems []string
+	// read is the fast reader of the JSON tree tried first, if any.
+	read TreeReader
 }
 
 func (v *validator) addf(format string, args ...any) {
@@ -169,8 +201,10 @@ func (v *validator) parse(data []byte) (any, bool) {
 		v.addf("request is not valid UTF-8")
 		return nil, false
 	}
-	if raw, ok := decodeTree(data); ok {
-		return raw, true
+	if v.read != nil {
+		if raw, ok := v.read(data); ok {
+			return raw, true
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -244,7 +278,7 @@ func (v *validator) request(raw any) Request {
 	}
 	if s, ok := v.optionalString("locale", obj); ok {
 		s = strings.TrimSpace(s)
-		if !locale.Valid(s) {
+		if !ValidLocale(s) {
 			v.addf("locale must be a language tag such as \"en\" or \"th\" (BCP 47, at most %d characters); an unknown language falls back to English", MaxLocaleChars)
 		}
 		req.Locale = s

@@ -42,6 +42,15 @@ type Person struct {
 	Name     string `json:"name,omitempty"`
 }
 
+// Display is how a person is named in a line others read: their name,
+// else their id.
+func (p Person) Display() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.ID
+}
+
 // Answers is the seed envelope of an answer: its inner map is keyed by
 // question id, and every value is an array, even for single-select questions.
 type Answers struct {

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,7 +14,7 @@ import (
 
 // DefaultPrefix is the key prefix of the protocol, the bridge's default
 // ASKUSER_REDIS_PREFIX.
-const DefaultPrefix = "askuser:"
+const DefaultPrefix = askbridge.DefaultPrefix
 
 // Defaults of Options.
 const (
@@ -25,9 +23,6 @@ const (
 	DefaultResultGrace   = time.Minute
 	DefaultNotTakenAfter = 10 * time.Second
 )
-
-// maxPrefixBytes bounds a prefix, as the bridge's configuration does.
-const maxPrefixBytes = 64
 
 // Options configure a Client. The zero value talks to a bridge with the
 // default prefix.
@@ -83,13 +78,8 @@ func (o Options) withDefaults() Options {
 // checkPrefix says what is wrong with a prefix, as the bridge's
 // configuration would.
 func checkPrefix(p string) error {
-	switch {
-	case len(p) > maxPrefixBytes:
-		return fmt.Errorf("client: prefix %q is longer than %d bytes; use the bridge's ASKUSER_REDIS_PREFIX", p, maxPrefixBytes)
-	case strings.ContainsAny(p, "{}"):
-		return fmt.Errorf("client: prefix %q must not contain braces (they would break the {<id>} hash tags); use the bridge's ASKUSER_REDIS_PREFIX", p)
-	case strings.IndexFunc(p, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return fmt.Errorf("client: prefix %q must not contain spaces or control characters; use the bridge's ASKUSER_REDIS_PREFIX", p)
+	if err := askbridge.CheckPrefix(p); err != nil {
+		return fmt.Errorf("client: prefix %w; use the bridge's ASKUSER_REDIS_PREFIX", err)
 	}
 	return nil
 }
@@ -99,6 +89,7 @@ func checkPrefix(p string) error {
 type Client struct {
 	rdb  redis.UniversalClient
 	opts Options
+	keys askbridge.Keys
 	// bad is the problem with the options, returned by every call.
 	bad error
 }
@@ -108,20 +99,8 @@ type Client struct {
 // call.
 func New(rdb redis.UniversalClient, opts Options) *Client {
 	opts = opts.withDefaults()
-	return &Client{rdb: rdb, opts: opts, bad: checkPrefix(opts.Prefix)}
+	return &Client{rdb: rdb, opts: opts, keys: askbridge.Keys{Prefix: opts.Prefix}, bad: checkPrefix(opts.Prefix)}
 }
-
-// requests is the STREAM agents push ask and cancel entries to.
-func (c *Client) requests() string { return c.opts.Prefix + "requests" }
-
-// events is the capped STREAM of lifecycle events.
-func (c *Client) events() string { return c.opts.Prefix + "events" }
-
-// resultKey is the LIST the one result of question id is pushed onto.
-func (c *Client) resultKey(id string) string { return c.opts.Prefix + "result:{" + id + "}" }
-
-// questionKey is the HASH of question id.
-func (c *Client) questionKey(id string) string { return c.opts.Prefix + "question:{" + id + "}" }
 
 // checkID says what is wrong with a question id an agent passes in.
 func (c *Client) checkID(id string) error {
@@ -296,7 +275,7 @@ func (c *Client) wait(ctx context.Context, id string, giveUp time.Time) (Result,
 			return res, res.Err()
 		}
 		// Nothing yet: see where the question stands.
-		v, err := c.rdb.HMGet(bg, c.questionKey(id), "status", "deadline", "result").Result()
+		v, err := c.rdb.HMGet(bg, c.keys.Question(id), "status", "deadline", "result").Result()
 		if err != nil {
 			return Result{}, fmt.Errorf("client: wait for %s: read the question: %w", id, err)
 		}
@@ -357,10 +336,10 @@ func (c *Client) poll(ctx context.Context, id string, timeout time.Duration) (Re
 	var raw string
 	var err error
 	if timeout <= 0 {
-		raw, err = c.rdb.LPop(ctx, c.resultKey(id)).Result()
+		raw, err = c.rdb.LPop(ctx, c.keys.Result(id)).Result()
 	} else {
 		var v []string
-		v, err = c.rdb.BLPop(ctx, timeout, c.resultKey(id)).Result()
+		v, err = c.rdb.BLPop(ctx, timeout, c.keys.Result(id)).Result()
 		if err == nil {
 			raw = v[1]
 		}
@@ -385,7 +364,7 @@ func (c *Client) Status(ctx context.Context, id string) (q Question, found bool,
 	if err := c.checkID(id); err != nil {
 		return Question{}, false, err
 	}
-	h, err := c.rdb.HGetAll(ctx, c.questionKey(id)).Result()
+	h, err := c.rdb.HGetAll(ctx, c.keys.Question(id)).Result()
 	if err != nil {
 		return Question{}, false, fmt.Errorf("client: status of %s: %w", id, err)
 	}
@@ -402,5 +381,5 @@ func (c *Client) Status(ctx context.Context, id string) (q Question, found bool,
 // xadd appends one entry of a single field to the requests stream and
 // returns its stream id.
 func (c *Client) xadd(ctx context.Context, field, value string) (string, error) {
-	return c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.requests(), Values: []string{field, value}}).Result()
+	return c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.Requests(), Values: []string{field, value}}).Result()
 }

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
@@ -126,7 +127,7 @@ func testPrefix() string { return fmt.Sprintf("clienttest%d:", prefixSeq.Add(1))
 type bridge struct {
 	prefix string
 	page   *httptest.Server
-	engine *askbridge.Engine
+	engine *engine.Engine
 }
 
 // bridgeOpts tune startBridge; the zero value is a bridge on the real
@@ -164,32 +165,32 @@ func newBridge(rdb redis.UniversalClient, prefix string, o bridgeOpts) (*bridge,
 		logw = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(logw, nil))
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" || to == web.Platform {
-			return askbridge.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
-	engine := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{web.NewChannel(st, nil)},
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{web.NewChannel(st, nil)},
 		Logger: log, Replica: "replica-1", Clock: o.clock, SweepEvery: 50 * time.Millisecond,
 		ReadBlock: 200 * time.Millisecond,
 	})
-	h, err := web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: engine, Logger: log})
+	h, err := web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: eng, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
 	page := httptest.NewServer(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
+	go func() { defer close(done); _ = eng.Run(ctx) }()
 	stop := func() {
 		cancel()
 		<-done
 		h.Close()
 		page.Close()
 	}
-	return &bridge{prefix: prefix, page: page, engine: engine}, stop, nil
+	return &bridge{prefix: prefix, page: page, engine: eng}, stop, nil
 }
 
 // open lists the ids of the questions the page shows.

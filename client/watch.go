@@ -44,7 +44,7 @@ func (c *Client) Watch(ctx context.Context, from string, fn func(Event) error) e
 	switch {
 	case from == "" || from == "$":
 		// Resolve "$" now, so nothing published between two reads is lost.
-		newest, err := c.rdb.XRevRangeN(bg, c.events(), "+", "-", 1).Result()
+		newest, err := c.rdb.XRevRangeN(bg, c.keys.Events(), "+", "-", 1).Result()
 		if err != nil {
 			return fmt.Errorf("client: watch: read the newest event: %w", err)
 		}
@@ -60,7 +60,7 @@ func (c *Client) Watch(ctx context.Context, from string, fn func(Event) error) e
 			return err
 		}
 		streams, err := c.rdb.XRead(bg, &redis.XReadArgs{
-			Streams: []string{c.events(), last},
+			Streams: []string{c.keys.Events(), last},
 			Count:   watchBatch,
 			Block:   c.opts.PollTimeout,
 		}).Result()

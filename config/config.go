@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
@@ -27,7 +28,7 @@ import (
 // Defaults and bounds.
 const (
 	DefaultEmbeddedAddr = "127.0.0.1:6380"
-	DefaultPrefix       = "askuser:" // redis-protocol.md
+	DefaultPrefix       = askbridge.DefaultPrefix // redis-protocol.md
 	DefaultHTTPAddr     = "127.0.0.1:8080"
 	DefaultTarget       = "web"          // the default of Config.DefaultRoute
 	DefaultRetention    = 24 * time.Hour // redis-protocol.md: result retention
@@ -56,7 +57,6 @@ const (
 
 	// MinHTTPTokenChars keeps the web page's token out of guessing range.
 	MinHTTPTokenChars = 16
-	maxPrefixChars    = 64
 	maxReplicaChars   = 128
 	maxTargetChars    = 200 // the request's `to` limit (askbridge.MaxToChars)
 )
@@ -150,8 +150,8 @@ func (c Callback) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, setting
 func (c Callback) LogValue() slog.Value { return settings.LogValue(c) }
 
 // Policy is the callback policy of the lists.
-func (c Callback) Policy() askbridge.CallbackPolicy {
-	return askbridge.CallbackPolicy{Hosts: splitList(c.Hosts), HTTPHosts: splitList(c.HTTPHosts), PrivateHosts: splitList(c.PrivateHosts)}
+func (c Callback) Policy() engine.CallbackPolicy {
+	return engine.CallbackPolicy{Hosts: splitList(c.Hosts), HTTPHosts: splitList(c.HTTPHosts), PrivateHosts: splitList(c.PrivateHosts)}
 }
 
 func (c Callback) check(p *settings.Problems) {
@@ -159,7 +159,7 @@ func (c Callback) check(p *settings.Problems) {
 	for _, l := range []struct{ key, value string }{{"hosts", c.Hosts}, {"httpHosts", c.HTTPHosts}, {"privateHosts", c.PrivateHosts}} {
 		for _, h := range splitList(l.value) {
 			lists = true
-			if err := askbridge.CheckCallbackHostPattern(h); err != nil {
+			if err := engine.CheckCallbackHostPattern(h); err != nil {
 				p.Addf("%s: %v", p.Name(l.key), err)
 			}
 		}
@@ -432,7 +432,7 @@ func (c *Config) check(p *settings.Problems) {
 	if c.StopGrace < MinStopGrace || c.StopGrace > MaxStopGrace {
 		p.Addf("%s: %s is out of range: from %s to %s", p.Name("stopGrace"), c.StopGrace, MinStopGrace, MaxStopGrace)
 	}
-	if !locale.Valid(c.Locale) {
+	if !askbridge.ValidLocale(c.Locale) {
 		p.Addf("%s: %q is not a language tag such as en or th (shipped: %s)", p.Name("locale"), c.Locale, strings.Join(locale.Tags(), ", "))
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
@@ -488,7 +488,7 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 			p.Addf("%s.answerers[%d]: %v", key, i, err)
 		}
 	}
-	if r.Locale != "" && !locale.Valid(r.Locale) {
+	if r.Locale != "" && !askbridge.ValidLocale(r.Locale) {
 		p.Addf("%s.locale: %q is not a language tag such as en or th", key, r.Locale)
 	}
 	if len(r.Escalate) > askbridge.MaxSteps {
@@ -537,12 +537,10 @@ func (r Redis) check(p *settings.Problems) {
 	switch {
 	case r.Prefix == "":
 		p.Addf("%s must not be empty", key)
-	case len(r.Prefix) > maxPrefixChars:
-		p.Addf("%s: must be at most %d bytes", key, maxPrefixChars)
-	case strings.ContainsAny(r.Prefix, "{}"):
-		p.Addf("%s: %q must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)", key, r.Prefix)
-	case settings.HasSpaceOrControl(r.Prefix):
-		p.Addf("%s: %q must not contain spaces or control characters", key, r.Prefix)
+	default:
+		if err := askbridge.CheckPrefix(r.Prefix); err != nil {
+			p.Addf("%s: %v", key, err)
+		}
 	}
 }
 

@@ -71,7 +71,7 @@ func TestLoadValidation(t *testing.T) {
 		{name: "prefix with a space", vars: map[string]string{"ASKUSER_REDIS_PREFIX": "my app:"},
 			want: []string{`ASKUSER_REDIS_PREFIX: "my app:" must not contain spaces or control characters`}},
 		{name: "prefix too long", vars: map[string]string{"ASKUSER_REDIS_PREFIX": strings.Repeat("a", 65)},
-			want: []string{`ASKUSER_REDIS_PREFIX: must be at most 64 bytes`}},
+			want: []string{`ASKUSER_REDIS_PREFIX: must be at most 64 bytes (got 65)`}},
 
 		// HTTP
 		{name: "http addr not host:port", vars: map[string]string{"ASKUSER_HTTP_ADDR": "abc"},

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redact"
 )
 
@@ -29,7 +29,7 @@ const Platform = "discord"
 // use.
 type Channel struct {
 	cfg   Config
-	coord askbridge.Coordinator
+	coord engine.Coordinator
 	log   *slog.Logger
 	// rest carries every REST call; it never opens a gateway.
 	rest   *discordgo.Session
@@ -40,7 +40,7 @@ type Channel struct {
 	// scrub takes the tokens out of every error that leaves the channel.
 	scrub redact.Scrubber
 
-	state atomic.Value // askbridge.ChannelState
+	state atomic.Value // engine.ChannelState
 	me    atomic.Pointer[discordgo.User]
 	appID atomic.Value // string
 
@@ -49,18 +49,18 @@ type Channel struct {
 }
 
 var (
-	_ askbridge.Channel     = (*Channel)(nil)
-	_ askbridge.Notifier    = (*Channel)(nil)
-	_ askbridge.PartCounter = (*Channel)(nil)
-	_ askbridge.Updater     = (*Channel)(nil)
-	_ askbridge.Reminder    = (*Channel)(nil)
+	_ engine.Channel     = (*Channel)(nil)
+	_ engine.Notifier    = (*Channel)(nil)
+	_ engine.PartCounter = (*Channel)(nil)
+	_ engine.Updater     = (*Channel)(nil)
+	_ engine.Reminder    = (*Channel)(nil)
 )
 
 // New makes the Discord channel. coord holds the gateway lease and
 // remembers the presses the engine never sees (a custom_id this bridge did
 // not make); log gets the channel's logs (the token is never logged). New
 // does not connect: Run does.
-func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, error) {
+func New(cfg Config, coord engine.Coordinator, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,9 +87,9 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 		client: &client, dms: map[string]string{}, scrub: newScrubber(cfg.bare()),
 		lim: tr.lim,
 	}
-	tr.share = func(bucket string, d time.Duration) { askbridge.ShareCooldown(coord, Platform, bucket, d, c.log) }
+	tr.share = func(bucket string, d time.Duration) { engine.ShareCooldown(coord, Platform, bucket, d, c.log) }
 	c.rest = c.newSession()
-	c.state.Store(askbridge.StateConnecting)
+	c.state.Store(engine.StateConnecting)
 	c.appID.Store(cfg.AppID)
 	return c, nil
 }
@@ -123,12 +123,12 @@ func (c *Channel) Platform() string { return Platform }
 
 // Capabilities: buttons 5 to a row, labels up to 80 characters, custom_id
 // up to 100, messages up to 2000 characters, no reply box.
-func (c *Channel) Capabilities() askbridge.Capabilities { return caps }
+func (c *Channel) Capabilities() engine.Capabilities { return caps }
 
 // State reports the connection state. Safe for concurrent use.
-func (c *Channel) State() askbridge.ChannelState { return c.state.Load().(askbridge.ChannelState) }
+func (c *Channel) State() engine.ChannelState { return c.state.Load().(engine.ChannelState) }
 
-func (c *Channel) setState(s askbridge.ChannelState) {
+func (c *Channel) setState(s engine.ChannelState) {
 	if old := c.state.Swap(s); old != s {
 		c.log.Info("discord state", "state", string(s))
 	}
@@ -140,14 +140,14 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 // shows an embed. It posts the parts from d.From on and hands
 // each message to d.Sent as soon as Discord accepted it, with Part set to
 // the part's index in the whole prompt. Each REST call is made once: a
-// refusal comes back as a *askbridge.SendError (a 429 as RateLimited with
+// refusal comes back as a *engine.SendError (a 429 as RateLimited with
 // Discord's retry_after); a call waits for a rate-limit bucket known to be
 // empty only as long as ctx allows. Safe for concurrent use, and safe to
 // repeat within Discord's nonce window (a few minutes): each part carries
 // a nonce made from the question id, the channel and the part's index,
 // enforced by Discord, so a part posted by a replica that died before
 // recording it is returned again instead of being posted twice.
-func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 	parts := renderParts(d.Plan)
 	from := max(d.From, 0)
 	if from >= len(parts) {
@@ -170,7 +170,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		if d.Sent == nil {
 			continue
 		}
-		if err := d.Sent(askbridge.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID, Part: i}); err != nil {
+		if err := d.Sent(engine.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID, Part: i}); err != nil {
 			return err
 		}
 	}
@@ -246,7 +246,7 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 // Discord). A message already in that state gets the same content again;
 // a deleted message or channel is logged and counts as success. Safe to
 // repeat and to call concurrently.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
 	content, ok := endedPart(end.Plan, ref.Part, end.Status)
 	if !ok {
 		return noSuchPart(ref)
@@ -259,8 +259,8 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 // part) and p's buttons on the last part (none on the others), in one
 // PATCH that pings no one and shows no embed. Safe to repeat and to call
 // concurrently; a deleted message or channel counts as success. A refusal
-// is a *askbridge.SendError, classified as Finish classifies it.
-func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+// is a *engine.SendError, classified as Finish classifies it.
+func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Plan) error {
 	parts := renderParts(p)
 	if ref.Part < 0 || ref.Part >= len(parts) {
 		return noSuchPart(ref)
@@ -275,14 +275,14 @@ func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbri
 // noSuchPart refuses a message said to show a part its prompt does not
 // have (a reply box, which Discord never has): a prompt's parts come from
 // its plan, so such a part cannot be shown. Repeating cannot help.
-func noSuchPart(ref askbridge.MessageRef) error {
-	return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
+func noSuchPart(ref engine.MessageRef) error {
+	return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("discord: message %s shows part %d, which the prompt does not have", ref.Message, ref.Part)}
 }
 
 // edit replaces the content and components of message ref in one PATCH,
 // pinging no one and showing no embed. A deleted message or channel is
 // logged and counts as success.
-func (c *Channel) edit(ctx context.Context, ref askbridge.MessageRef, question, content string, comps []discordgo.MessageComponent) error {
+func (c *Channel) edit(ctx context.Context, ref engine.MessageRef, question, content string, comps []discordgo.MessageComponent) error {
 	edit := &discordgo.MessageEdit{ID: ref.Message, Channel: ref.Chat, Content: &content, Components: &comps, AllowedMentions: noPings(), Flags: noEmbeds}
 	if _, err := c.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
 		if gone(err) {
@@ -319,19 +319,19 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 // no embed, and posted as a plain message should the prompt be gone by
 // then (fail_if_not_exists false). It returns the message posted (the
 // engine sets its Part and Place). One try, not safe to repeat: a refusal
-// is a *askbridge.SendError. Safe for concurrent use.
-func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+// is a *engine.SendError. Safe for concurrent use.
+func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text string) (engine.MessageRef, error) {
 	m, err := c.rest.ChannelMessageSendComplex(prompt.Chat, reply(prompt.Chat, prompt.Message, text), discordgo.WithContext(ctx))
 	if err != nil {
-		return askbridge.MessageRef{}, c.classify("send reminder", err)
+		return engine.MessageRef{}, c.classify("send reminder", err)
 	}
-	return askbridge.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: m.ID}, nil
+	return engine.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: m.ID}, nil
 }
 
 // Delete deletes a message the bot posted (a reminder; a bot may always
 // delete its own messages). A deleted message or channel counts as
 // success, so it is safe to repeat; safe for concurrent use.
-func (c *Channel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+func (c *Channel) Delete(ctx context.Context, ref engine.MessageRef) error {
 	err := c.rest.ChannelMessageDelete(ref.Chat, ref.Message, discordgo.WithContext(ctx))
 	if err != nil && !gone(err) {
 		return c.classify("delete message", err)
@@ -354,4 +354,4 @@ func reply(channelID, replyTo, text string) *discordgo.MessageSend {
 
 // Parts is how many messages the prompt of p takes; its buttons are on the
 // last.
-func (c *Channel) Parts(p askbridge.Plan) int { return len(layout(p)) }
+func (c *Channel) Parts(p engine.Plan) int { return len(layout(p)) }

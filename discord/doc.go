@@ -4,7 +4,7 @@
 //
 // # Sending
 //
-// Send renders a plan (askbridge.BuildPlan with Discord's capabilities) as
+// Send renders a plan (engine.BuildPlan with Discord's capabilities) as
 // Discord markdown, every word of the bridge in the plan's language: the
 // intro, the request's context (internal/markup: its Markdown as Discord
 // markdown, mentions neutralised, links in <> so none unfurls), the
@@ -55,7 +55,7 @@
 // are switched off: each call is made once and the engine retries, bounded
 // and visibly, from the first part not posted. Refusals that repeating
 // cannot fix (unknown channel, missing access or permissions, DMs closed,
-// invalid form body, bad token) are askbridge.Permanent with Discord's
+// invalid form body, bad token) are engine.Permanent with Discord's
 // message as the reason, so the question ends as undeliverable. Every
 // error is scrubbed before it leaves the channel (redact.go): the bot token
 // (which a proxy's error page may quote from the Authorization header) and

@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -278,7 +279,7 @@ func TestLateAndDoubleClicks(t *testing.T) {
 	if !reflect.DeepEqual(notices, []string{"Answer recorded.", "This question was already answered."}) {
 		t.Errorf("notices %q", notices)
 	}
-	e.message(p.ID, "finished", ended(askbridge.StatusLine(askbridge.Request{Questions: []askbridge.Question{{ID: "deploy_target", Options: []askbridge.Option{{Label: "Staging (Recommended)"}, {Label: "Production"}}}}}, r)))
+	e.message(p.ID, "finished", ended(engine.StatusLine(askbridge.Request{Questions: []askbridge.Question{{ID: "deploy_target", Options: []askbridge.Option{{Label: "Staging (Recommended)"}, {Label: "Production"}}}}}, r)))
 	// Both presses were answered, so both went through the engine: a
 	// second result would be there by now.
 	if n, _ := e.agent.LLen(t.Context(), e.prefix+"result:{"+id+"}").Result(); n != 0 {
@@ -638,7 +639,7 @@ func TestSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status := askbridge.StatusLine(req, r)
+	status := engine.StatusLine(req, r)
 	done := e.message(p.ID, "answered", ended(status))
 	text, _, _ := strings.Cut(p.Content, "\n\n"+discord.Escape(locale.For("en").Get("FreeText")))
 	if want := text + "\n\nSeen by alice\n\n**" + discord.Escape(status) + "**"; done.Content != want {
@@ -705,7 +706,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status := askbridge.StatusLine(req, r)
+	status := engine.StatusLine(req, r)
 	e.message(p.ID, "ended", ended(status))
 	m := e.message(step.ID, "ended", ended(status))
 	if !strings.Contains(m.Content, "\n\nNo answer after 10 min, so this is asked here too.\n\n**") {

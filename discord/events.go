@@ -8,6 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // handleTimeout bounds the handling of one event; an interaction token
@@ -40,7 +41,7 @@ func person(u *discordgo.User) askbridge.Person {
 // not be reached, or the inbox panicked) the presser is told privately to
 // try again; the engine has forgotten the press, so Discord's delivery of
 // it to another session is handled.
-func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *discordgo.Interaction) {
+func (c *Channel) onInteraction(ctx context.Context, in engine.Inbox, i *discordgo.Interaction) {
 	if i == nil || i.Type != discordgo.InteractionMessageComponent || i.Message == nil || i.Token == "" || i.ID == "" {
 		return
 	}
@@ -68,29 +69,29 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 	if _, ok := parseCustomID(data.CustomID); !ok {
 		// The engine never sees this press, so it is deduplicated here
 		// (under the engine's key for presses).
-		if first, err := c.coord.FirstSeen(ctx, Platform, "tap:"+i.ID, askbridge.DedupeTTL); err == nil && !first {
+		if first, err := c.coord.FirstSeen(ctx, Platform, "tap:"+i.ID, engine.DedupeTTL); err == nil && !first {
 			return
 		}
 		log.Warn("discord: press with a custom_id this bridge did not make")
-		c.respond(ctx, log, i, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown, Locale: in.Locale()})
+		c.respond(ctx, log, i, false, engine.TapReply{Notice: engine.NoticeUnknown, Locale: in.Locale()})
 		return
 	}
-	replies := make(chan askbridge.TapReply, 1)
+	replies := make(chan engine.TapReply, 1)
 	go func() {
 		// A panic in the inbox still answers the press: try again.
-		r := askbridge.TapReply{Notice: askbridge.NoticeTryAgain, Locale: in.Locale()}
+		r := engine.TapReply{Notice: engine.NoticeTryAgain, Locale: in.Locale()}
 		defer func() { replies <- r }()
 		defer recovered(log, c.cfg.Panicked, "tap")
-		r = in.Tap(ctx, askbridge.Tap{
+		r = in.Tap(ctx, engine.Tap{
 			EventID: i.ID,
-			Message: askbridge.MessageRef{Platform: Platform, Chat: i.ChannelID, Message: i.Message.ID},
+			Message: engine.MessageRef{Platform: Platform, Chat: i.ChannelID, Message: i.Message.ID},
 			Person:  person(u),
 			Payload: data.CustomID,
 		})
 	}()
 	t := time.NewTimer(c.cfg.AckAfter)
 	defer t.Stop()
-	var r askbridge.TapReply
+	var r engine.TapReply
 	deferred := false
 	select {
 	case r = <-replies:
@@ -102,7 +103,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 		}
 		r = <-replies
 	}
-	if r.Action == askbridge.TapDuplicate {
+	if r.Action == engine.TapDuplicate {
 		// Another session got the same press and answers it.
 		return
 	}
@@ -125,7 +126,7 @@ func (c *Channel) onInteraction(ctx context.Context, in askbridge.Inbox, i *disc
 // does is decided on r.Action alone, never on the words.
 //   - TapOpenReply: nothing; Discord has no reply box (caps.ReplyBox is
 //     false, so the planner makes no "Other…" button).
-func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r askbridge.TapReply) {
+func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r engine.TapReply) {
 	notice := escape(r.Text())
 	ephemeral := func() {
 		_, err := c.rest.FollowupMessageCreate(i, false, &discordgo.WebhookParams{
@@ -135,7 +136,7 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 			log.Warn("discord: ephemeral follow-up", "err", c.classify("follow up", err))
 		}
 	}
-	if r.Action == askbridge.TapClear && r.Ending != nil {
+	if r.Action == engine.TapClear && r.Ending != nil {
 		if text, ok := endedPart(r.Ending.Plan, r.Message.Part, r.Ending.Status); ok {
 			if c.clear(ctx, log, i, deferred, text) {
 				ephemeral()
@@ -192,16 +193,16 @@ func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Inte
 // any, as a reply: a correction, or, when the engine could not reach
 // Redis, a request to try again (Discord has no ephemeral message outside
 // an interaction, so it is a reply the channel sees).
-func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *discordgo.Message) {
+func (c *Channel) onMessage(ctx context.Context, in engine.Inbox, m *discordgo.Message) {
 	if m == nil || m.Author == nil || m.ID == "" || m.ChannelID == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
 	defer cancel()
 	me := c.me.Load()
-	r := askbridge.TextReply{
+	r := engine.TextReply{
 		EventID: m.ID,
-		Message: askbridge.MessageRef{Platform: Platform, Chat: m.ChannelID, Message: m.ID},
+		Message: engine.MessageRef{Platform: Platform, Chat: m.ChannelID, Message: m.ID},
 		Person:  person(m.Author),
 		Text:    m.Content,
 		FromBot: m.Author.Bot || (me != nil && m.Author.ID == me.ID),

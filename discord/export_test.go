@@ -3,9 +3,8 @@ package discord
 import (
 	"context"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/bwmarrin/discordgo"
-
-	"github.com/askbridge/askbridge"
 )
 
 // Escape is escape, for the external tests.
@@ -21,6 +20,6 @@ func (c *Channel) Acknowledge(ctx context.Context, id, token string) error {
 
 // Respond answers press id as the gateway handler does once the engine
 // has answered r; what fails is logged.
-func (c *Channel) Respond(ctx context.Context, id, token string, deferred bool, r askbridge.TapReply) {
+func (c *Channel) Respond(ctx context.Context, id, token string, deferred bool, r engine.TapReply) {
 	c.respond(ctx, c.log, &discordgo.Interaction{ID: id, AppID: "1", Token: token, Type: discordgo.InteractionMessageComponent}, deferred, r)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -19,12 +20,12 @@ import (
 // question (the first store call of a press or a reply after its dedupe)
 // fail.
 type flakyStore struct {
-	askbridge.Store
+	engine.Store
 	left   *atomic.Int64 // lookups still to fail
 	failed *atomic.Int64 // lookups failed so far
 }
 
-func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+func (s flakyStore) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
 	if s.left.Add(-1) >= 0 {
 		s.failed.Add(1)
 		return "", false, errDead
@@ -52,17 +53,17 @@ func (a afterFirst) wait(ctx context.Context, handled func() bool) {
 	}
 }
 
-func (a afterFirst) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (a afterFirst) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	a.wait(ctx, func() bool { return len(a.in.tapped(t.EventID)) > 0 })
 	return a.in.Tap(ctx, t)
 }
 
-func (a afterFirst) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (a afterFirst) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	a.wait(ctx, func() bool { return len(a.in.replied(r.EventID)) > 0 })
 	return a.in.Reply(ctx, r)
 }
 
-func (a afterFirst) Attach(ctx context.Context, id string, ref askbridge.MessageRef) error {
+func (a afterFirst) Attach(ctx context.Context, id string, ref engine.MessageRef) error {
 	return a.in.Attach(ctx, id, ref)
 }
 
@@ -74,7 +75,7 @@ func (a afterFirst) Attach(ctx context.Context, id string, ref askbridge.Message
 func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	t.Parallel()
 	var left, failed atomic.Int64
-	e := newEnv(t, envOpts{replicas: 1, wrap: func(_ int, st askbridge.Store) askbridge.Store {
+	e := newEnv(t, envOpts{replicas: 1, wrap: func(_ int, st engine.Store) engine.Store {
 		return flakyStore{Store: st, left: &left, failed: &failed}
 	}})
 	e.waitGateway()
@@ -90,7 +91,7 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
-	tryAgain := discord.Escape(askbridge.NoticeTryAgain.Text("en"))
+	tryAgain := discord.Escape(engine.NoticeTryAgain.Text("en"))
 
 	pressed := e.ask(fmt.Sprintf(oneQuestion, "flaky-press"))
 	p := e.shown(pressed)[0]
@@ -132,18 +133,18 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 
 // panicky is an inbox whose first Tap and first Reply of a person panic.
 type panicky struct {
-	askbridge.Inbox
+	engine.Inbox
 	taps, replies atomic.Int64
 }
 
-func (p *panicky) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (p *panicky) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	if p.taps.Add(1) == 1 {
 		panic("tap exploded")
 	}
 	return p.Inbox.Tap(ctx, t)
 }
 
-func (p *panicky) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (p *panicky) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	if !r.FromBot && p.replies.Add(1) == 1 {
 		panic("reply exploded")
 	}
@@ -185,7 +186,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	boom := &panicky{}
 	e := newEnv(t, envOpts{replicas: 1, logs: panicLogs{Handler: slog.DiscardHandler, n: &logged},
 		panicked: func(string) { counted.Add(1) },
-		inbox:    func(_ int, in askbridge.Inbox) askbridge.Inbox { boom.Inbox = in; return boom }})
+		inbox:    func(_ int, in engine.Inbox) engine.Inbox { boom.Inbox = in; return boom }})
 	e.waitGateway()
 	panics := func(n int64) {
 		t.Helper()
@@ -195,7 +196,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	pressed := e.ask(fmt.Sprintf(oneQuestion, "panic-press"))
 	p := e.shown(pressed)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
-	if got, want := notice(in), discord.Escape(askbridge.NoticeTryAgain.Text("en")); got != want || in.Failed || in.AckType == 0 {
+	if got, want := notice(in), discord.Escape(engine.NoticeTryAgain.Text("en")); got != want || in.Failed || in.AckType == 0 {
 		t.Errorf("answer %q (ack type %d, failed %v), want %q in time", got, in.AckType, in.Failed, want)
 	}
 	panics(1)
@@ -266,7 +267,7 @@ func TestPromptNotPostedTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Now()
-			q := askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: discord.Platform, Chat: e.room}, Created: now, Deadline: now.Add(time.Hour)}
+			q := engine.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: discord.Platform, Chat: e.room}, Created: now, Deadline: now.Add(time.Hour)}
 			if _, _, err := dead.Create(ctx, q); err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +276,7 @@ func TestPromptNotPostedTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 			died := errors.New("killed")
-			err = ch.Send(ctx, askbridge.Delivery{Chat: e.room, Plan: askbridge.BuildPlan(id, req, ch.Capabilities()), Sent: func(askbridge.MessageRef) error { return died }})
+			err = ch.Send(ctx, engine.Delivery{Chat: e.room, Plan: engine.BuildPlan(id, req, ch.Capabilities()), Sent: func(engine.MessageRef) error { return died }})
 			if !errors.Is(err, died) {
 				t.Fatalf("send: %v", err)
 			}
@@ -297,7 +298,7 @@ func onePromptAnswers(t *testing.T, e *env, id string) {
 		t.Fatalf("%d bot messages in the room, want 1", n)
 	}
 	in := e.click(e.alice, shown[0].ID, buttonIDs(shown[0])[1])
-	if got := notice(in); got != askbridge.NoticeRecorded.Text("en") {
+	if got := notice(in); got != engine.NoticeRecorded.Text("en") {
 		t.Fatalf("press: %q", got)
 	}
 	if r := e.result(id, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {

@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 func FuzzCustomID(f *testing.F) {
@@ -56,15 +57,15 @@ func (stubTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // cannedInbox answers every tap and reply the same way.
 type cannedInbox struct {
-	tap   askbridge.TapReply
-	reply askbridge.ReplyOutcome
+	tap   engine.TapReply
+	reply engine.ReplyOutcome
 }
 
-func (c cannedInbox) Tap(context.Context, askbridge.Tap) askbridge.TapReply { return c.tap }
-func (c cannedInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
+func (c cannedInbox) Tap(context.Context, engine.Tap) engine.TapReply { return c.tap }
+func (c cannedInbox) Reply(context.Context, engine.TextReply) engine.ReplyOutcome {
 	return c.reply
 }
-func (c cannedInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (c cannedInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 // FuzzInboundEvent feeds gateway dispatches (INTERACTION_CREATE,
 // MESSAGE_CREATE) through the handlers, decoded the way discordgo decodes
@@ -82,21 +83,21 @@ func FuzzInboundEvent(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	end := askbridge.Ending{Plan: testPlan(f, "q"), Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-	tapped := askbridge.MessageRef{Platform: Platform, Chat: "2", Message: "5"}
+	end := engine.Ending{Plan: testPlan(f, "q"), Outcome: askbridge.OutcomeExpired, Status: "Expired"}
+	tapped := engine.MessageRef{Platform: Platform, Chat: "2", Message: "5"}
 	beyond := tapped
 	beyond.Part = 7
-	replies := []askbridge.TapReply{
-		{Notice: askbridge.NoticeRecorded, Action: askbridge.TapDone},
-		{Notice: askbridge.NoticeNotForYou},
-		{Notice: askbridge.NoticeDuplicate, Action: askbridge.TapDuplicate},
-		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped, Ending: &end},
-		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: beyond, Ending: &end},
-		{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: tapped},
-		{Notice: askbridge.NoticeOther, Action: askbridge.TapOpenReply, ReplyTo: "Q?"},
+	replies := []engine.TapReply{
+		{Notice: engine.NoticeRecorded, Action: engine.TapDone},
+		{Notice: engine.NoticeNotForYou},
+		{Notice: engine.NoticeDuplicate, Action: engine.TapDuplicate},
+		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: tapped, Ending: &end},
+		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: beyond, Ending: &end},
+		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: tapped},
+		{Notice: engine.NoticeOther, Action: engine.TapOpenReply, ReplyTo: "Q?"},
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, data string) {
-		in := cannedInbox{tap: replies[int(sel)%len(replies)], reply: askbridge.ReplyOutcome{Claimed: sel%2 == 0, Respond: strings.Repeat("<@1> ", int(sel)%3)}}
+		in := cannedInbox{tap: replies[int(sel)%len(replies)], reply: engine.ReplyOutcome{Claimed: sel%2 == 0, Respond: strings.Repeat("<@1> ", int(sel)%3)}}
 		ctx := context.Background()
 		if sel%2 == 0 {
 			var ic discordgo.InteractionCreate

@@ -13,7 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/lease"
 	"github.com/askbridge/askbridge/internal/retry"
 )
@@ -53,13 +53,13 @@ func (c *Channel) appIDValue() string {
 // holder dies. It owns every reconnect, with backoff, and returns only when
 // ctx is done, after its event handlers finished. A refused token puts the
 // channel in "bad credentials" and is retried slowly. Call it once.
-func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
+func (c *Channel) Run(ctx context.Context, in engine.Inbox) error {
 	handlers := &tracker{log: c.log, counter: c.cfg.Panicked}
 	defer handlers.close()
 	// A 429 another replica got for a route bucket (or the global limit)
 	// holds this one's requests to it back too.
 	hctx, stopHearing := context.WithCancel(ctx)
-	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.lim.heard)
+	heard := engine.HearCooldowns(hctx, c.coord, Platform, c.log, c.lim.heard)
 	defer func() { stopHearing(); heard() }()
 	bo := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	// The lease is named by the application id, which GET /users/@me gives
@@ -80,13 +80,13 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 			// least every third of the TTL.
 			RenewEvery: min(c.cfg.StandbyPoll, c.cfg.LeaseTTL/3),
 			Log:        c.log,
-			Standby:    func() { c.setState(askbridge.StateStandby) },
+			Standby:    func() { c.setState(engine.StateStandby) },
 			Failed: func(error) {
 				if !holding.Load() {
-					c.setState(askbridge.StateRetrying)
+					c.setState(engine.StateRetrying)
 				}
 			},
-		}, func(ctx context.Context, l askbridge.Lease) time.Duration {
+		}, func(ctx context.Context, l engine.Lease) time.Duration {
 			holding.Store(true)
 			defer holding.Store(false)
 			return c.term(ctx, l, in, handlers, &bo)
@@ -101,7 +101,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 // token, twice StandbyPoll when the gateway kept failing here (so another
 // replica takes over), a backoff when the token could not be checked, else
 // nothing.
-func (c *Channel) term(ctx context.Context, l askbridge.Lease, in askbridge.Inbox, handlers *tracker, bo *retry.Backoff) time.Duration {
+func (c *Channel) term(ctx context.Context, l engine.Lease, in engine.Inbox, handlers *tracker, bo *retry.Backoff) time.Duration {
 	// After a refusal the token is checked again over REST first.
 	if wait, ok := c.checkToken(ctx, bo); !ok {
 		return wait
@@ -132,7 +132,7 @@ func (c *Channel) checkToken(ctx context.Context, bo *retry.Backoff) (wait time.
 	case errors.Is(err, errBadCredentials):
 		return c.badCredentials(err), false
 	}
-	c.setState(askbridge.StateRetrying)
+	c.setState(engine.StateRetrying)
 	wait = bo.Next()
 	c.log.Warn("discord: read the bot user", "err", err, "retry_in", wait)
 	return wait, false
@@ -141,7 +141,7 @@ func (c *Channel) checkToken(ctx context.Context, bo *retry.Backoff) (wait time.
 // badCredentials reports a refused token and returns how long to wait
 // before trying it again; the token is read again over REST then.
 func (c *Channel) badCredentials(err error) time.Duration {
-	c.setState(askbridge.StateBadCredentials)
+	c.setState(engine.StateBadCredentials)
 	c.log.Error("discord: Discord refused the bot token (or, for close code 4014, the MESSAGE_CONTENT intent: enable it in the developer portal); check ASKUSER_DISCORD_TOKEN; retrying later", "err", err, "retry_in", c.cfg.BadCredentialsRetry)
 	c.me.Store(nil)
 	return c.cfg.BadCredentialsRetry
@@ -174,7 +174,7 @@ func (c *Channel) identify(ctx context.Context) error {
 // twice during a hand-over are deduplicated by the engine
 // (Coordinator.FirstSeen on the event id). It returns nil when ctx ended,
 // else errBadCredentials or errHandOver.
-func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers *tracker) error {
+func (c *Channel) holdGateway(ctx context.Context, in engine.Inbox, handlers *tracker) error {
 	g := &gateway{c: c, in: in, handlers: handlers}
 	s := c.newSession()
 	s.Dialer = g.dialer()
@@ -200,8 +200,8 @@ func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers 
 		case <-disconnected: // left over from an earlier connection
 		default:
 		}
-		if c.State() != askbridge.StateRetrying {
-			c.setState(askbridge.StateConnecting)
+		if c.State() != engine.StateRetrying {
+			c.setState(engine.StateConnecting)
 		}
 		err := g.open(ctx, s)
 		if err != nil {
@@ -212,7 +212,7 @@ func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers 
 			if errors.As(err, &ce) && (ce.Code == closeAuthenticationFailed || ce.Code == closeInvalidIntents || ce.Code == closeDisallowedIntents) {
 				return fmt.Errorf("%w: gateway closed with %d %s", errBadCredentials, ce.Code, ce.Text)
 			}
-			c.setState(askbridge.StateRetrying)
+			c.setState(engine.StateRetrying)
 			if failures++; failures >= maxOpenFailures {
 				return fmt.Errorf("%w (%d connects failed, last: %w)", errHandOver, failures, err)
 			}
@@ -222,7 +222,7 @@ func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers 
 			continue
 		}
 		failures = 0
-		c.setState(askbridge.StateConnected)
+		c.setState(engine.StateConnected)
 		c.log.Info("discord: gateway connected")
 		select {
 		case <-ctx.Done():
@@ -230,7 +230,7 @@ func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers 
 			return nil
 		case <-disconnected:
 		}
-		c.setState(askbridge.StateRetrying)
+		c.setState(engine.StateRetrying)
 		wait := bo.Next()
 		c.log.Warn("discord: gateway disconnected; reconnecting", "retry_in", wait)
 		retry.Sleep(ctx, wait)
@@ -241,7 +241,7 @@ func (c *Channel) holdGateway(ctx context.Context, in askbridge.Inbox, handlers 
 // gateway is one lease holding's gateway plumbing.
 type gateway struct {
 	c        *Channel
-	in       askbridge.Inbox
+	in       engine.Inbox
 	handlers *tracker
 
 	mu   sync.Mutex
@@ -280,7 +280,7 @@ func (t *tracker) spawn(f func()) {
 // recovered, deferred, turns a panic into an error log with the stack.
 func recovered(log *slog.Logger, count func(string), op string) {
 	if v := recover(); v != nil {
-		askbridge.LogPanic(log, count, "discord "+op, v)
+		engine.LogPanic(log, count, "discord "+op, v)
 	}
 }
 

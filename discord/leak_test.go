@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestRunLeavesNothingBehind runs alone (not parallel): after Run returns,
@@ -59,7 +59,7 @@ func TestInvalidSessionIdentifiesAgain(t *testing.T) {
 	if r := e.result(id, 5*time.Second); answers(r)["a"][0] != "No" {
 		t.Errorf("result %+v", r)
 	}
-	if st := e.reps[0].ch.State(); st != askbridge.StateConnected {
+	if st := e.reps[0].ch.State(); st != engine.StateConnected {
 		t.Errorf("state %s", st)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
 )
 
@@ -143,7 +143,7 @@ func TestGlobal429HoldsEveryBucket(t *testing.T) {
 // busCoord shares cooldowns on an in-process bus, as replicas do through
 // Redis.
 type busCoord struct {
-	askbridge.Coordinator
+	engine.Coordinator
 	m *cooldowntest.Member
 }
 
@@ -171,9 +171,9 @@ func TestBucket429SharedWithOtherReplicas(t *testing.T) {
 		lim.clock = clock
 		tr := &transport{next: stub, lim: lim}
 		tr.share = func(bucket string, d time.Duration) {
-			askbridge.ShareCooldown(coord, Platform, bucket, d, discardLog())
+			engine.ShareCooldown(coord, Platform, bucket, d, discardLog())
 		}
-		heard := askbridge.HearCooldowns(ctx, coord, Platform, discardLog(), lim.heard)
+		heard := engine.HearCooldowns(ctx, coord, Platform, discardLog(), lim.heard)
 		t.Cleanup(heard)
 		return tr
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/locale"
@@ -52,17 +53,17 @@ func (c *clock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 // to each press and message, so a test can wait until an event was handled
 // instead of sleeping.
 type inbox struct {
-	askbridge.Inbox
+	engine.Inbox
 	mu      sync.Mutex
-	taps    map[string][]askbridge.TapReply     // by interaction id
-	replies map[string][]askbridge.ReplyOutcome // by message id
+	taps    map[string][]engine.TapReply     // by interaction id
+	replies map[string][]engine.ReplyOutcome // by message id
 }
 
-func newInbox(in askbridge.Inbox) *inbox {
-	return &inbox{Inbox: in, taps: map[string][]askbridge.TapReply{}, replies: map[string][]askbridge.ReplyOutcome{}}
+func newInbox(in engine.Inbox) *inbox {
+	return &inbox{Inbox: in, taps: map[string][]engine.TapReply{}, replies: map[string][]engine.ReplyOutcome{}}
 }
 
-func (b *inbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (b *inbox) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	r := b.Inbox.Tap(ctx, t)
 	b.mu.Lock()
 	b.taps[t.EventID] = append(b.taps[t.EventID], r)
@@ -70,7 +71,7 @@ func (b *inbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
 	return r
 }
 
-func (b *inbox) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (b *inbox) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	out := b.Inbox.Reply(ctx, r)
 	b.mu.Lock()
 	b.replies[r.EventID] = append(b.replies[r.EventID], out)
@@ -78,16 +79,16 @@ func (b *inbox) Reply(ctx context.Context, r askbridge.TextReply) askbridge.Repl
 	return out
 }
 
-func (b *inbox) tapped(id string) []askbridge.TapReply {
+func (b *inbox) tapped(id string) []engine.TapReply {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]askbridge.TapReply(nil), b.taps[id]...)
+	return append([]engine.TapReply(nil), b.taps[id]...)
 }
 
-func (b *inbox) replied(id string) []askbridge.ReplyOutcome {
+func (b *inbox) replied(id string) []engine.ReplyOutcome {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]askbridge.ReplyOutcome(nil), b.replies[id]...)
+	return append([]engine.ReplyOutcome(nil), b.replies[id]...)
 }
 
 // env is a fake Discord, one Redis key prefix, an agent, and bridge
@@ -107,9 +108,9 @@ type env struct {
 type replica struct {
 	name   string
 	ch     *discord.Channel
-	engine *askbridge.Engine
+	engine *engine.Engine
 	inbox  *inbox // the engine, as ch.Run gets it
-	store  askbridge.Store
+	store  engine.Store
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -117,14 +118,14 @@ type replica struct {
 type envOpts struct {
 	fake discordtest.Options
 	// wrap lets a test wrap a replica's store (slow Redis, dead Redis).
-	wrap     func(i int, st askbridge.Store) askbridge.Store
+	wrap     func(i int, st engine.Store) engine.Store
 	replicas int
 	budget   time.Duration
 	// client gives a replica its own HTTP client (nil: the default).
 	client func(i int) *http.Client
 	// inbox wraps the inbox a replica's channel gets (the engine,
 	// recorded).
-	inbox func(i int, in askbridge.Inbox) askbridge.Inbox
+	inbox func(i int, in engine.Inbox) engine.Inbox
 	// logs, when set, receives every replica's log records too.
 	logs slog.Handler
 	// panicked, when set, counts the panics the channels recovered.
@@ -166,7 +167,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	name := fmt.Sprintf("replica-%d", i)
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
+	var st engine.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}
@@ -191,21 +192,21 @@ func (e *env) start(i int, o envOpts) *replica {
 		t.Fatal(err)
 	}
 	room, alice := e.room, e.alice
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" {
-			return askbridge.Route{Target: askbridge.Target{Platform: "discord", Chat: room}, Answerers: []string{"discord:" + alice}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: "discord", Chat: room}, Answerers: []string{"discord:" + alice}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	budget := o.budget
 	if budget == 0 {
 		budget = 10 * time.Second
 	}
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -213,7 +214,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	var in askbridge.Inbox = r.inbox
+	var in engine.Inbox = r.inbox
 	if o.inbox != nil {
 		in = o.inbox(i, in)
 	}
@@ -251,10 +252,10 @@ func (e *env) waitGateway() *replica {
 			default:
 			}
 			switch r.ch.State() {
-			case askbridge.StateConnected:
+			case engine.StateConnected:
 				holder = r
 				n++
-			case askbridge.StateStandby:
+			case engine.StateStandby:
 			default:
 				return false
 			}
@@ -278,10 +279,10 @@ func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 // handled waits until the replicas' engines answered n presses or messages
 // with this event id (the bot's own answer to it may still be on its way),
 // and returns what they answered to presses and to messages.
-func (e *env) handled(id string, n int) ([]askbridge.TapReply, []askbridge.ReplyOutcome) {
+func (e *env) handled(id string, n int) ([]engine.TapReply, []engine.ReplyOutcome) {
 	e.t.Helper()
-	var taps []askbridge.TapReply
-	var replies []askbridge.ReplyOutcome
+	var taps []engine.TapReply
+	var replies []engine.ReplyOutcome
 	e.eventually(10*time.Second, fmt.Sprintf("event %s handled %d times", id, n), func() bool {
 		taps, replies = nil, nil
 		for _, r := range e.reps {
@@ -522,7 +523,7 @@ func unescaped(s, raw string) bool {
 // press or reply sooner) and returns them as the fake has them.
 func (e *env) shown(id string) []discordtest.Message {
 	e.t.Helper()
-	var refs []askbridge.MessageRef
+	var refs []engine.MessageRef
 	ctx := context.Background()
 	st := e.reps[0].store
 	e.eventually(10*time.Second, "question "+id+" shown", func() bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 )
 
@@ -32,7 +33,7 @@ const (
 const statusReserve = 200
 
 // caps is what Discord can show, for the shared planner.
-var caps = askbridge.Capabilities{
+var caps = engine.Capabilities{
 	Buttons:        true,
 	ButtonsPerRow:  maxRowButtons,
 	MaxButtonLabel: maxLabel,
@@ -137,7 +138,7 @@ type line struct {
 // intro, the context (internal/markup, mentions neutralised, links that
 // show no embed), the questions with their options, the instructions.
 // Every word of the bridge comes from the plan, in its language.
-func lines(p askbridge.Plan) []line {
+func lines(p engine.Plan) []line {
 	var ls []line
 	add := func(l line) {
 		if l.text != "" {
@@ -149,7 +150,7 @@ func lines(p askbridge.Plan) []line {
 	if p.Context != "" {
 		// Blocks that fit a part next to the intro, so the first part
 		// is not the intro alone.
-		room := max(partLimit-askbridge.TextLength(intro)-2, partLimit/2)
+		room := max(partLimit-engine.TextLength(intro)-2, partLimit/2)
 		for _, b := range markup.Parse(p.Context).Discord(room) {
 			add(line{text: b, gap: "\n\n"})
 		}
@@ -191,11 +192,11 @@ func lines(p askbridge.Plan) []line {
 // into lines that each start a part; a cut never separates a backslash
 // from the character it escapes.
 func fit(l line) []line {
-	if askbridge.TextLength(l.text) <= partLimit {
+	if engine.TextLength(l.text) <= partLimit {
 		return []line{l}
 	}
 	// One less than the limit: a backslash may move to the next piece.
-	pieces := askbridge.SplitText(l.text, partLimit-1)
+	pieces := engine.SplitText(l.text, partLimit-1)
 	for i := 0; i < len(pieces)-1; i++ {
 		if n := trailingBackslashes(pieces[i]); n%2 == 1 {
 			pieces[i] = pieces[i][:len(pieces[i])-1]
@@ -215,19 +216,19 @@ func fit(l line) []line {
 // order, each as full as the next line allows (a glued line goes on only
 // with the line after it). The prompt and its ended state both come from
 // this one split, so part k is the same message in both.
-func layout(p askbridge.Plan) [][]line {
+func layout(p engine.Plan) [][]line {
 	ls := lines(p)
 	var parts [][]line
 	n := 0 // the width of the last part
 	for i, l := range ls {
-		w := askbridge.TextLength(l.text)
-		need := askbridge.TextLength(l.gap) + w
+		w := engine.TextLength(l.text)
+		need := engine.TextLength(l.gap) + w
 		for j := i; ls[j].glue && j+1 < len(ls) && !ls[j+1].fresh; j++ {
-			need += askbridge.TextLength(ls[j+1].gap) + askbridge.TextLength(ls[j+1].text)
+			need += engine.TextLength(ls[j+1].gap) + engine.TextLength(ls[j+1].text)
 		}
 		if last := len(parts) - 1; last >= 0 && !l.fresh && n+need <= partLimit {
 			parts[last] = append(parts[last], l)
-			n += askbridge.TextLength(l.gap) + w
+			n += engine.TextLength(l.gap) + w
 			continue
 		}
 		parts = append(parts, []line{l})
@@ -257,10 +258,10 @@ const noteRoom = maxContent / 4
 // the plan's notes under the last one (the part with the buttons). The
 // notes never move a line to another part, so part k is the same message
 // whatever notes the question's state adds later (Update).
-func shown(p askbridge.Plan) [][]line {
+func shown(p engine.Plan) [][]line {
 	parts := layout(p)
 	last := len(parts) - 1
-	room := min(noteRoom, maxContent-askbridge.TextLength(join(parts[last]))-len("\n\n"))
+	room := min(noteRoom, maxContent-engine.TextLength(join(parts[last]))-len("\n\n"))
 	parts[last] = append(parts[last], noteLines(p.Notes, room)...)
 	return parts
 }
@@ -281,13 +282,13 @@ func noteLines(notes []string, room int) []line {
 			gap = "\n"
 			used += len(gap)
 		}
-		if w := askbridge.TextLength(text); used+w > room {
+		if w := engine.TextLength(text); used+w > room {
 			if left := room - used - 1; left > 0 {
 				out = append(out, line{text: cutTo(text, left) + "…", gap: gap, note: true})
 			}
 			break
 		}
-		used += askbridge.TextLength(text)
+		used += engine.TextLength(text)
 		out = append(out, line{text: text, gap: gap, note: true})
 	}
 	return out
@@ -296,7 +297,7 @@ func noteLines(notes []string, room int) []line {
 // renderParts is the prompt as Send posts it: one text per message, cut
 // only between lines, each at most partLimit but for the notes under the
 // last one.
-func renderParts(p askbridge.Plan) []string {
+func renderParts(p engine.Plan) []string {
 	parts := shown(p)
 	out := make([]string, len(parts))
 	for i, ls := range parts {
@@ -309,7 +310,7 @@ func renderParts(p askbridge.Plan) []string {
 // with status: the part without its instructions, its notes (on the last
 // part), then the status line. ok is false when the prompt has no such
 // part (a reply box, which Discord never has).
-func endedPart(p askbridge.Plan, i int, status string) (text string, ok bool) {
+func endedPart(p engine.Plan, i int, status string) (text string, ok bool) {
 	parts := shown(p)
 	if i < 0 || i >= len(parts) {
 		return "", false
@@ -329,7 +330,7 @@ func trailingBackslashes(s string) int {
 // primary, in declared order, Skip secondary; custom_id is the payload.
 // Rows and buttons beyond Discord's limits are dropped (the planner never
 // makes that many: at most 4 options and one control row).
-func components(p askbridge.Plan) []discordgo.MessageComponent {
+func components(p engine.Plan) []discordgo.MessageComponent {
 	var rows []discordgo.MessageComponent
 	for _, row := range p.Rows {
 		if len(rows) == maxRows {
@@ -345,7 +346,7 @@ func components(p askbridge.Plan) []discordgo.MessageComponent {
 				style = discordgo.SecondaryButton
 			}
 			btns = append(btns, discordgo.Button{
-				Label: askbridge.CutLabel(b.Label, maxLabel), Style: style, CustomID: b.Payload,
+				Label: engine.CutLabel(b.Label, maxLabel), Style: style, CustomID: b.Payload,
 			})
 		}
 		if len(btns) > 0 {
@@ -359,8 +360,8 @@ func components(p askbridge.Plan) []discordgo.MessageComponent {
 // more than a quarter of a message (a dozen long labels) is cut, so that
 // escaped it takes at most half of one.
 func statusLine(status string) string {
-	if askbridge.TextLength(status) > maxContent/4 {
-		status = askbridge.SplitText(status, maxContent/4-1)[0] + "…"
+	if engine.TextLength(status) > maxContent/4 {
+		status = engine.SplitText(status, maxContent/4-1)[0] + "…"
 	}
 	return "**" + escape(status) + "**"
 }
@@ -387,9 +388,9 @@ func finished(part []line, status string) string {
 	if len(keep) == 0 {
 		return tail
 	}
-	room := maxContent - askbridge.TextLength(tail) - len("\n\n")
+	room := maxContent - engine.TextLength(tail) - len("\n\n")
 	text := join(keep)
-	for askbridge.TextLength(text) > room {
+	for engine.TextLength(text) > room {
 		if len(keep) == 1 {
 			text = cutTo(keep[0].text, room-1) + "…"
 			break
@@ -406,7 +407,7 @@ func cutTo(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	head := askbridge.SplitText(s, n)[0]
+	head := engine.SplitText(s, n)[0]
 	if trailingBackslashes(head)%2 == 1 {
 		head = head[:len(head)-1]
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -150,7 +151,7 @@ func describe(b *strings.Builder, title string, ms *discordgo.MessageSend) {
 
 // shows renders a message's content and each row of its buttons.
 func shows(b *strings.Builder, title, content string, rows []discordgo.MessageComponent) {
-	fmt.Fprintf(b, "=== %s (%d characters) ===\n%s\n", title, askbridge.TextLength(content), content)
+	fmt.Fprintf(b, "=== %s (%d characters) ===\n%s\n", title, engine.TextLength(content), content)
 	for i, row := range rows {
 		fmt.Fprintf(b, "--- row %d:", i+1)
 		for _, c := range row.(discordgo.ActionsRow).Components {
@@ -187,7 +188,7 @@ func TestGoldenPrompts(t *testing.T) {
 	for _, shape := range shapeRequests(t) {
 		t.Run(shape.name, func(t *testing.T) {
 			id := "golden-" + strings.TrimSuffix(shape.name, ".th")
-			plan := askbridge.BuildPlan(id, shape.req, caps)
+			plan := engine.BuildPlan(id, shape.req, caps)
 			parts := renderParts(plan)
 			var b strings.Builder
 			for i, part := range parts {
@@ -195,19 +196,19 @@ func TestGoldenPrompts(t *testing.T) {
 				if i == len(parts)-1 {
 					ms.Components = components(plan)
 				}
-				if n := askbridge.TextLength(part); n > partLimit {
+				if n := engine.TextLength(part); n > partLimit {
 					t.Errorf("part %d is %d characters", i+1, n)
 				}
 				describe(&b, fmt.Sprintf("message %d of %d", i+1, len(parts)), ms)
 			}
 			for _, end := range ends(id, shape.req) {
-				status := askbridge.StatusLine(shape.req, end.res)
+				status := engine.StatusLine(shape.req, end.res)
 				for i := range parts {
 					edited, ok := endedPart(plan, i, status)
 					if !ok {
 						t.Fatalf("%s: no part %d", end.name, i)
 					}
-					fmt.Fprintf(&b, "=== %s: message %d of %d (%d characters) ===\n%s\n\n", end.name, i+1, len(parts), askbridge.TextLength(edited), edited)
+					fmt.Fprintf(&b, "=== %s: message %d of %d (%d characters) ===\n%s\n\n", end.name, i+1, len(parts), engine.TextLength(edited), edited)
 				}
 			}
 			// Every edit is the same but for its content.
@@ -226,7 +227,7 @@ func TestGoldenEndStates(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			req := mustRequest(t, l.body)
 			id := "golden-end"
-			plan := askbridge.BuildPlan(id, req, caps)
+			plan := engine.BuildPlan(id, req, caps)
 			all := ends(id, req)
 			free := map[string][]string{"deploy_target": {"somewhere else"}}
 			all = append(all[:1], append([]struct {
@@ -235,7 +236,7 @@ func TestGoldenEndStates(t *testing.T) {
 			}{{"answered_free_text", askbridge.Answered(id, free, nil, askbridge.ViaText)}}, all[1:]...)...)
 			var b strings.Builder
 			for _, end := range all {
-				edited, _ := endedPart(plan, 0, askbridge.StatusLine(req, end.res))
+				edited, _ := endedPart(plan, 0, engine.StatusLine(req, end.res))
 				none := []discordgo.MessageComponent{}
 				edit := &discordgo.MessageEdit{Content: &edited, Components: &none, AllowedMentions: noPings(), Flags: noEmbeds}
 				body, _ := json.Marshal(edit)
@@ -269,12 +270,12 @@ func TestEscape(t *testing.T) {
 // for any message is cut.
 func TestFinishedFitsTheLimit(t *testing.T) {
 	req := mustRequest(t, shapes[6].body) // long_split
-	plan := askbridge.BuildPlan("fits", req, caps)
+	plan := engine.BuildPlan("fits", req, caps)
 	parts := layout(plan)
 	for _, status := range []string{"Answered: " + strings.Repeat("y", 300), "Answered: " + strings.Repeat("*", 3000)} {
 		for i, part := range parts {
 			got := finished(part, status)
-			if n := askbridge.TextLength(got); n > maxContent {
+			if n := engine.TextLength(got); n > maxContent {
 				t.Errorf("part %d: finished message is %d characters", i, n)
 			}
 			if !strings.HasSuffix(got, "\n\n"+statusLine(status)) {
@@ -285,13 +286,13 @@ func TestFinishedFitsTheLimit(t *testing.T) {
 			}
 		}
 	}
-	if st := statusLine("Answered: " + strings.Repeat("*", 3000)); askbridge.TextLength(st) > maxContent/2 {
-		t.Errorf("a status line of %d characters", askbridge.TextLength(st))
+	if st := statusLine("Answered: " + strings.Repeat("*", 3000)); engine.TextLength(st) > maxContent/2 {
+		t.Errorf("a status line of %d characters", engine.TextLength(st))
 	}
 	// One line longer than the room: cut.
 	line := []line{{text: strings.Repeat("x", partLimit-5) + `\*`}}
 	got := finished(line, "Answered: "+strings.Repeat("y", 300))
-	if n := askbridge.TextLength(got); n > maxContent || !strings.Contains(got, "…\n\n**Answered") {
+	if n := engine.TextLength(got); n > maxContent || !strings.Contains(got, "…\n\n**Answered") {
 		t.Errorf("a long line finished as %d characters ending %q", n, got[len(got)-40:])
 	}
 }
@@ -305,7 +306,7 @@ func TestFinishedFitsTheLimit(t *testing.T) {
 func TestPartsEndBetweenLines(t *testing.T) {
 	for _, shape := range shapeRequests(t) {
 		t.Run(shape.name, func(t *testing.T) {
-			plan := askbridge.BuildPlan("parts", shape.req, caps)
+			plan := engine.BuildPlan("parts", shape.req, caps)
 			parts := renderParts(plan)
 			whole := []string{escape(plan.FreeText) + "\n" + escape(plan.Closing)}
 			for _, s := range plan.Sections {
@@ -334,9 +335,9 @@ func TestPartsEndBetweenLines(t *testing.T) {
 			if !strings.HasSuffix(parts[len(parts)-1], whole[0]) {
 				t.Errorf("the last part does not end with the instructions:\n%s", parts[len(parts)-1])
 			}
-			status := askbridge.StatusLine(shape.req, askbridge.NoAnswer("parts", askbridge.ReasonCancelled, ""))
+			status := engine.StatusLine(shape.req, askbridge.NoAnswer("parts", askbridge.ReasonCancelled, ""))
 			for i, p := range parts {
-				if n := askbridge.TextLength(p); n > partLimit {
+				if n := engine.TextLength(p); n > partLimit {
 					t.Errorf("part %d is %d characters", i, n)
 				}
 				got, ok := endedPart(plan, i, status)
@@ -367,7 +368,7 @@ func TestInstructionsAlone(t *testing.T) {
 		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":"Which one, really?","options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, desc, desc, desc, desc))
 	}
 	req := mustRequest(t, `{"locale":"th","questions":[`+strings.Join(qs, ",")+`]}`)
-	plan := askbridge.BuildPlan("alone", req, caps)
+	plan := engine.BuildPlan("alone", req, caps)
 	parts := renderParts(plan)
 	instr := escape(plan.FreeText) + "\n" + escape(plan.Closing)
 	if len(parts) != 2 || parts[1] != instr {
@@ -388,7 +389,7 @@ func TestInstructionsAlone(t *testing.T) {
 	for pad := range 60 {
 		third := `{"id":"q2","header":"H2","question":"And this?","options":[{"label":"Yes, this one"},{"label":"No"}]}`
 		first := strings.Replace(qs[0], "Which one, really?", "Which one, really?"+strings.Repeat(" x", pad), 1)
-		plan := askbridge.BuildPlan("glue", mustRequest(t, `{"questions":[`+first+","+qs[1]+","+third+`]}`), caps)
+		plan := engine.BuildPlan("glue", mustRequest(t, `{"questions":[`+first+","+qs[1]+","+third+`]}`), caps)
 		for i, p := range renderParts(plan) {
 			if strings.HasSuffix(p, "**H2** And this?") {
 				t.Errorf("pad %d: part %d ends with a question without its options", pad, i)
@@ -406,12 +407,12 @@ func TestInstructionsAlone(t *testing.T) {
 // seenRecord is a question whose request has an escalation step, so its
 // prompts offer Seen: body is the request, shown in a first place and,
 // from the step on, in a second.
-func seenRecord(t *testing.T, body string) askbridge.Record {
+func seenRecord(t *testing.T, body string) engine.Record {
 	t.Helper()
 	req := mustRequest(t, body)
 	first := askbridge.Target{Platform: Platform, Chat: "1000000000000000002"}
 	step := askbridge.Target{Platform: Platform, Chat: "1000000000000000003"}
-	return askbridge.Record{ID: "golden-seen", Status: askbridge.StatusPending, Request: req, Target: first, Places: []askbridge.Place{
+	return engine.Record{ID: "golden-seen", Status: askbridge.StatusPending, Request: req, Target: first, Places: []askbridge.Place{
 		{Name: first.String(), Target: first},
 		{Name: step.String(), Target: step, Step: 1},
 	}}
@@ -471,11 +472,11 @@ func TestGoldenSeen(t *testing.T) {
 
 			q := rec.Request.Questions[0]
 			answered := askbridge.Answered(rec.ID, map[string][]string{q.ID: {q.Options[1].Label}}, &seenBy, askbridge.ViaButton)
-			status := askbridge.StatusLine(rec.Request, answered)
+			status := engine.StatusLine(rec.Request, answered)
 			content, _ := endedPart(seen, 0, status)
 			none := []discordgo.MessageComponent{}
 			describeEdit(&b, "answered after Seen (Finish)", &discordgo.MessageEdit{Content: &content, Components: &none, AllowedMentions: noPings(), Flags: noEmbeds})
-			why := escape(w.Format("EscalatedWhy", map[string]any{"After": askbridge.HumanDuration(w, 10*time.Minute)}))
+			why := escape(w.Format("EscalatedWhy", map[string]any{"After": engine.HumanDuration(w, 10*time.Minute)}))
 			if !strings.HasSuffix(content, "\n\n"+why+"\n"+note+"\n\n"+statusLine(status)) || strings.Contains(content, escape(open.Closing)) || !strings.Contains(status, q.Options[1].Label) {
 				t.Errorf("the answered message does not end with the notes, then the status, without instructions:\n%s", content)
 			}
@@ -531,17 +532,17 @@ func TestNotes(t *testing.T) {
 	full := line{text: strings.Repeat("x", partLimit)}
 	long := []string{strings.Repeat("n", 150), strings.Repeat("*", 150)}
 	got := join(append([]line{full}, noteLines(long, maxContent-partLimit-2)...))
-	if n := askbridge.TextLength(got); n > maxContent || !strings.HasSuffix(got, "…") || !strings.Contains(got, "\n\n"+long[0]+"\n\\*") {
+	if n := engine.TextLength(got); n > maxContent || !strings.HasSuffix(got, "…") || !strings.Contains(got, "\n\n"+long[0]+"\n\\*") {
 		t.Errorf("a full part with long notes: %d characters ending %q", n, got[len(got)-60:])
 	}
-	if lines := noteLines([]string{strings.Repeat("y", 3000)}, noteRoom); len(lines) != 1 || askbridge.TextLength(lines[0].text) != noteRoom {
+	if lines := noteLines([]string{strings.Repeat("y", 3000)}, noteRoom); len(lines) != 1 || engine.TextLength(lines[0].text) != noteRoom {
 		t.Errorf("a note of 3000 characters: %d lines", len(lines))
 	}
 	// Ended with a status of the most characters: the notes stay whole.
 	status := "Answered: " + strings.Repeat("*", 3000)
 	for i := range parts {
 		got, _ := endedPart(plan, i, status)
-		if n := askbridge.TextLength(got); n > maxContent {
+		if n := engine.TextLength(got); n > maxContent {
 			t.Errorf("ended part %d is %d characters", i, n)
 		}
 		if i == len(parts)-1 && !strings.Contains(got, notes+"\n\n"+statusLine(status)) {

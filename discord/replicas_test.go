@@ -13,12 +13,13 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // slowStore delays Get, Lookup and End (alone or marked), like a Redis
 // under load.
 type slowStore struct {
-	askbridge.Store
+	engine.Store
 	delay atomic.Int64
 }
 
@@ -29,22 +30,22 @@ func (s *slowStore) wait(ctx context.Context) {
 	}
 }
 
-func (s *slowStore) Get(ctx context.Context, id string) (askbridge.Record, bool, error) {
+func (s *slowStore) Get(ctx context.Context, id string) (engine.Record, bool, error) {
 	s.wait(ctx)
 	return s.Store.Get(ctx, id)
 }
 
-func (s *slowStore) Lookup(ctx context.Context, id string) (askbridge.Record, bool, error) {
+func (s *slowStore) Lookup(ctx context.Context, id string) (engine.Record, bool, error) {
 	s.wait(ctx)
 	return s.Store.Lookup(ctx, id)
 }
 
-func (s *slowStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, askbridge.EndResult, error) {
+func (s *slowStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, engine.EndResult, error) {
 	s.wait(ctx)
 	return s.Store.MarkAndEnd(ctx, id, res, now)
 }
 
-func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
 	s.wait(ctx)
 	return s.Store.End(ctx, id, res, now)
 }
@@ -52,7 +53,7 @@ func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, no
 func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 	t.Parallel()
 	var slow []*slowStore
-	e := newEnv(t, envOpts{wrap: func(i int, st askbridge.Store) askbridge.Store {
+	e := newEnv(t, envOpts{wrap: func(i int, st engine.Store) engine.Store {
 		s := &slowStore{Store: st}
 		slow = append(slow, s)
 		return s
@@ -86,27 +87,27 @@ func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 
 // deadStore fails every call once killed, like a replica cut off or gone.
 type deadStore struct {
-	askbridge.Store
+	engine.Store
 	dead atomic.Bool
 }
 
 var errDead = errors.New("replica is dead")
 
-func (s *deadStore) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (askbridge.Lease, bool, error) {
+func (s *deadStore) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (engine.Lease, bool, error) {
 	if s.dead.Load() {
-		return askbridge.Lease{}, false, errDead
+		return engine.Lease{}, false, errDead
 	}
 	return s.Store.AcquireLease(ctx, name, holder, ttl)
 }
 
-func (s *deadStore) RenewLease(ctx context.Context, l askbridge.Lease, ttl time.Duration) (bool, error) {
+func (s *deadStore) RenewLease(ctx context.Context, l engine.Lease, ttl time.Duration) (bool, error) {
 	if s.dead.Load() {
 		return false, errDead
 	}
 	return s.Store.RenewLease(ctx, l, ttl)
 }
 
-func (s *deadStore) ReleaseLease(ctx context.Context, l askbridge.Lease) error {
+func (s *deadStore) ReleaseLease(ctx context.Context, l engine.Lease) error {
 	if s.dead.Load() {
 		return errDead
 	}
@@ -116,7 +117,7 @@ func (s *deadStore) ReleaseLease(ctx context.Context, l askbridge.Lease) error {
 func TestGatewayTakeover(t *testing.T) {
 	t.Parallel()
 	stores := map[int]*deadStore{}
-	e := newEnv(t, envOpts{wrap: func(i int, st askbridge.Store) askbridge.Store {
+	e := newEnv(t, envOpts{wrap: func(i int, st engine.Store) engine.Store {
 		d := &deadStore{Store: st}
 		stores[i] = d
 		return d
@@ -262,7 +263,7 @@ func TestBadCredentials(t *testing.T) {
 	// The token is revoked: the next connect is refused with 4004.
 	e.fake.SetToken("a-new-token")
 	e.fake.CloseSessions(4000)
-	e.eventually(10*time.Second, "bad credentials", func() bool { return ch.State() == askbridge.StateBadCredentials })
+	e.eventually(10*time.Second, "bad credentials", func() bool { return ch.State() == engine.StateBadCredentials })
 	_, _, codes := e.fake.GatewayStats()
 	if !containsInt(codes, 4004) {
 		t.Errorf("close codes %v, want 4004", codes)
@@ -270,7 +271,7 @@ func TestBadCredentials(t *testing.T) {
 	// The process goes on; with the token fixed on Discord's side, the
 	// channel comes back by itself.
 	e.fake.SetToken(token)
-	e.eventually(10*time.Second, "connected again", func() bool { return ch.State() == askbridge.StateConnected })
+	e.eventually(10*time.Second, "connected again", func() bool { return ch.State() == engine.StateConnected })
 
 	// A token Discord never accepted: REST says 401 at once.
 	bad, err := discord.New(discord.Config{Token: "wrong", APIURL: e.fake.URL, Replica: "bad", BadCredentialsRetry: time.Hour}, e.reps[0].store, nil)
@@ -280,7 +281,7 @@ func TestBadCredentials(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = bad.Run(ctx, e.reps[0].engine) }()
-	e.eventually(5*time.Second, "bad credentials", func() bool { return bad.State() == askbridge.StateBadCredentials })
+	e.eventually(5*time.Second, "bad credentials", func() bool { return bad.State() == engine.StateBadCredentials })
 	cancel()
 	select {
 	case <-done:
@@ -442,10 +443,10 @@ func TestGatewayHandedOverWhenItKeepsFailing(t *testing.T) {
 		return nil
 	}}
 	e := newEnv(t, o)
-	e.eventually(5*time.Second, "the broken replica retrying", func() bool { return e.reps[0].ch.State() == askbridge.StateRetrying })
+	e.eventually(5*time.Second, "the broken replica retrying", func() bool { return e.reps[0].ch.State() == engine.StateRetrying })
 	e.start(1, o)
 	e.eventually(15*time.Second, "the working replica connected", func() bool {
-		return e.reps[1].ch.State() == askbridge.StateConnected && e.fake.Sessions() == 1
+		return e.reps[1].ch.State() == engine.StateConnected && e.fake.Sessions() == 1
 	})
 	id := e.ask(fmt.Sprintf(oneQuestion, "handover-1"))
 	p := e.shown(id)[0]
@@ -465,7 +466,7 @@ func TestHeartbeatsAreAcknowledged(t *testing.T) {
 	// before it gives a session up.
 	e.eventually(10*time.Second, "10 heartbeats", func() bool { return e.fake.Heartbeats() >= 10 })
 	identifies, resumes, _ := e.fake.GatewayStats()
-	if identifies != 1 || resumes != 0 || e.reps[0].ch.State() != askbridge.StateConnected {
+	if identifies != 1 || resumes != 0 || e.reps[0].ch.State() != engine.StateConnected {
 		t.Errorf("%d identifies, %d resumes, state %s: the session did not stay up", identifies, resumes, e.reps[0].ch.State())
 	}
 }

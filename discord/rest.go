@@ -14,10 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/bwmarrin/discordgo"
 	"github.com/jonboulle/clockwork"
-
-	"github.com/askbridge/askbridge"
 )
 
 // discordBase is the origin discordgo's endpoint variables are built on; the
@@ -337,11 +336,11 @@ func (c *Channel) classify(op string, err error) error {
 	err = c.scrub.Err(err)
 	var rl *rateLimitError
 	if errors.As(err, &rl) {
-		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "Discord: " + rl.Message, Err: fmt.Errorf("discord: %s: %w", op, err)}
+		return &engine.SendError{Kind: engine.RateLimited, RetryAfter: rl.RetryAfter, Reason: "Discord: " + rl.Message, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var drl *discordgo.RateLimitError
 	if errors.As(err, &drl) && drl.RateLimit != nil && drl.TooManyRequests != nil {
-		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + c.scrub.Text(drl.Message), Err: fmt.Errorf("discord: %s: %w", op, err)}
+		return &engine.SendError{Kind: engine.RateLimited, RetryAfter: max(drl.RetryAfter, time.Second), Reason: "Discord: " + c.scrub.Text(drl.Message), Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
 	var re *discordgo.RESTError
 	if errors.As(err, &re) && re.Response != nil {
@@ -349,19 +348,19 @@ func (c *Channel) classify(op string, err error) error {
 		if re.Message != nil && re.Message.Message != "" {
 			reason = c.scrub.Text(fmt.Sprintf("Discord: %s (code %d)", re.Message.Message, re.Message.Code))
 		}
-		kind := askbridge.Temporary
+		kind := engine.Temporary
 		switch s := re.Response.StatusCode; {
 		case s >= 500, s == http.StatusRequestTimeout:
-			kind = askbridge.Temporary
+			kind = engine.Temporary
 		case s >= 400:
 			// 401 (bad token), 403 (missing access or permissions, DMs
 			// closed), 404 (unknown channel, message, user), 400 (invalid
 			// form body): repeating the same request cannot succeed.
-			kind = askbridge.Permanent
+			kind = engine.Permanent
 		}
-		return &askbridge.SendError{Kind: kind, Reason: reason, Err: fmt.Errorf("discord: %s: %w", op, err)}
+		return &engine.SendError{Kind: kind, Reason: reason, Err: fmt.Errorf("discord: %s: %w", op, err)}
 	}
-	return &askbridge.SendError{Kind: askbridge.Temporary, Reason: "Discord: " + err.Error(), Err: fmt.Errorf("discord: %s: %w", op, err)}
+	return &engine.SendError{Kind: engine.Temporary, Reason: "Discord: " + err.Error(), Err: fmt.Errorf("discord: %s: %w", op, err)}
 }
 
 // restCode is the JSON error code of a Discord REST error, or 0.

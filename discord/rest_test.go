@@ -17,11 +17,12 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // nopCoord is enough for Send and Finish, which never touch it, and for
 // the handlers, which only deduplicate refused presses.
-type nopCoord struct{ askbridge.Coordinator }
+type nopCoord struct{ engine.Coordinator }
 
 func (nopCoord) FirstSeen(context.Context, string, string, time.Duration) (bool, error) {
 	return true, nil
@@ -39,18 +40,18 @@ func newTestChannel(t *testing.T, apiURL, token string) *Channel {
 	return c
 }
 
-func testPlan(t testing.TB, id string) askbridge.Plan {
+func testPlan(t testing.TB, id string) engine.Plan {
 	req, err := askbridge.DecodeRequest([]byte(`{"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return askbridge.BuildPlan(id, req, caps)
+	return engine.BuildPlan(id, req, caps)
 }
 
 // send posts a whole prompt and returns the messages Send handed over.
-func send(ctx context.Context, c *Channel, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	var refs []askbridge.MessageRef
-	err := c.Send(ctx, askbridge.Delivery{Chat: chat, Plan: plan, Sent: func(ref askbridge.MessageRef) error {
+func send(ctx context.Context, c *Channel, chat string, plan engine.Plan) ([]engine.MessageRef, error) {
+	var refs []engine.MessageRef
+	err := c.Send(ctx, engine.Delivery{Chat: chat, Plan: plan, Sent: func(ref engine.MessageRef) error {
 		refs = append(refs, ref)
 		return nil
 	}})
@@ -87,8 +88,8 @@ func TestRateLimitResponsesAreClassified(t *testing.T) {
 			ch := newTestChannel(t, srv.URL+"/", "tok")
 			start := time.Now()
 			_, err := send(context.Background(), ch, "123", testPlan(t, "q"))
-			var se *askbridge.SendError
-			if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != c.want {
+			var se *engine.SendError
+			if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter != c.want {
 				t.Fatalf("error %v (%#v), want rate limited for %s", err, se, c.want)
 			}
 			if time.Since(start) > 500*time.Millisecond || calls.Load() != 1 {
@@ -134,7 +135,7 @@ func TestRouteBucketsAreHonoured(t *testing.T) {
 	defer cancel()
 	before := len(fake.Requests())
 	_, err := send(ctx, ch, other, testPlan(t, "late"))
-	if kind, wait, _ := askbridge.Classify(err); kind != askbridge.RateLimited || wait <= 0 {
+	if kind, wait, _ := engine.Classify(err); kind != engine.RateLimited || wait <= 0 {
 		t.Errorf("send past the deadline: %v", err)
 	}
 	if len(fake.Requests()) != before {
@@ -146,16 +147,16 @@ func TestPlatformErrorsAreClassified(t *testing.T) {
 	cases := []struct {
 		status int
 		body   string
-		kind   askbridge.ErrorKind
+		kind   engine.ErrorKind
 		reason string
 	}{
-		{404, `{"message":"Unknown Channel","code":10003}`, askbridge.Permanent, "Discord: Unknown Channel (code 10003)"},
-		{403, `{"message":"Missing Access","code":50001}`, askbridge.Permanent, "Discord: Missing Access (code 50001)"},
-		{403, `{"message":"Missing Permissions","code":50013}`, askbridge.Permanent, "Discord: Missing Permissions (code 50013)"},
-		{403, `{"message":"Cannot send messages to this user","code":50007}`, askbridge.Permanent, "Discord: Cannot send messages to this user (code 50007)"},
-		{401, `{"message":"401: Unauthorized","code":0}`, askbridge.Permanent, "Discord: 401: Unauthorized (code 0)"},
-		{500, `{"message":"Internal Server Error","code":0}`, askbridge.Temporary, "Discord: Internal Server Error (code 0)"},
-		{502, `<html>bad gateway</html>`, askbridge.Temporary, "Discord: "},
+		{404, `{"message":"Unknown Channel","code":10003}`, engine.Permanent, "Discord: Unknown Channel (code 10003)"},
+		{403, `{"message":"Missing Access","code":50001}`, engine.Permanent, "Discord: Missing Access (code 50001)"},
+		{403, `{"message":"Missing Permissions","code":50013}`, engine.Permanent, "Discord: Missing Permissions (code 50013)"},
+		{403, `{"message":"Cannot send messages to this user","code":50007}`, engine.Permanent, "Discord: Cannot send messages to this user (code 50007)"},
+		{401, `{"message":"401: Unauthorized","code":0}`, engine.Permanent, "Discord: 401: Unauthorized (code 0)"},
+		{500, `{"message":"Internal Server Error","code":0}`, engine.Temporary, "Discord: Internal Server Error (code 0)"},
+		{502, `<html>bad gateway</html>`, engine.Temporary, "Discord: "},
 	}
 	for _, c := range cases {
 		var calls atomic.Int32
@@ -167,7 +168,7 @@ func TestPlatformErrorsAreClassified(t *testing.T) {
 		ch := newTestChannel(t, srv.URL+"/", "tok")
 		_, err := send(context.Background(), ch, "123", testPlan(t, "q"))
 		srv.Close()
-		kind, _, reason := askbridge.Classify(err)
+		kind, _, reason := engine.Classify(err)
 		if kind != c.kind || !strings.HasPrefix(reason, c.reason) {
 			t.Errorf("%d %s: kind %v reason %q, want %v %q", c.status, c.body, kind, reason, c.kind, c.reason)
 		}
@@ -240,15 +241,15 @@ func TestTokensStayOutOfErrors(t *testing.T) {
 	}
 }
 
-func longPlan(t *testing.T) askbridge.Plan {
+func longPlan(t *testing.T) engine.Plan {
 	t.Helper()
 	for _, s := range shapes {
 		if s.name == "long_split" {
-			return askbridge.BuildPlan("long", mustRequest(t, s.body), caps)
+			return engine.BuildPlan("long", mustRequest(t, s.body), caps)
 		}
 	}
 	t.Fatal("no long_split shape")
-	return askbridge.Plan{}
+	return engine.Plan{}
 }
 
 // TestSendPostsFromAPart: Send numbers each message by its part in the
@@ -289,8 +290,8 @@ func TestSendPostsFromAPart(t *testing.T) {
 	// Another question of the same shape, from part 1.
 	plan.ID = "long-2"
 	before = posted()
-	var from []askbridge.MessageRef
-	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, From: 1, Sent: func(ref askbridge.MessageRef) error {
+	var from []engine.MessageRef
+	err = ch.Send(ctx, engine.Delivery{Chat: room, Plan: plan, From: 1, Sent: func(ref engine.MessageRef) error {
 		from = append(from, ref)
 		return nil
 	}})
@@ -307,7 +308,7 @@ func TestSendPostsFromAPart(t *testing.T) {
 	}
 
 	before = posted()
-	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, From: len(parts), Sent: func(askbridge.MessageRef) error {
+	err = ch.Send(ctx, engine.Delivery{Chat: room, Plan: plan, From: len(parts), Sent: func(engine.MessageRef) error {
 		t.Error("Sent called past the last part")
 		return nil
 	}})
@@ -318,7 +319,7 @@ func TestSendPostsFromAPart(t *testing.T) {
 	errStop := errors.New("store is down")
 	plan.ID = "long-3"
 	before = posted()
-	err = ch.Send(ctx, askbridge.Delivery{Chat: room, Plan: plan, Sent: func(askbridge.MessageRef) error { return errStop }})
+	err = ch.Send(ctx, engine.Delivery{Chat: room, Plan: plan, Sent: func(engine.MessageRef) error { return errStop }})
 	if err != errStop || posted()-before != 1 {
 		t.Errorf("Sent failing: %d posted, error %v, want 1 and the error as is", posted()-before, err)
 	}
@@ -328,7 +329,7 @@ func TestSendPostsFromAPart(t *testing.T) {
 // shows once its question ended with status: its lines less the trailing
 // instruction lines (Plan.FreeText and each line of Plan.Closing), the
 // status line under them, or alone when nothing else is left.
-func withoutInstructions(plan askbridge.Plan, part, status string) string {
+func withoutInstructions(plan engine.Plan, part, status string) string {
 	instr := map[string]bool{escape(plan.FreeText): true}
 	for _, l := range strings.Split(plan.Closing, "\n") {
 		instr[escape(l)] = true
@@ -359,7 +360,7 @@ func TestFinishRendersThePartItShowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
+	end := engine.Ending{Plan: plan, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
 	for range 2 {
 		for i, ref := range refs {
 			if err := ch.Finish(ctx, ref, end); err != nil {
@@ -382,15 +383,15 @@ func TestFinishRendersThePartItShowed(t *testing.T) {
 			t.Errorf("%s %s: allowed_mentions %+v flags %v, want parse [] and SUPPRESS_EMBEDS", r.Method, r.Path, r.Message.AllowedMentions, r.Message.Flags)
 		}
 	}
-	gone := askbridge.MessageRef{Platform: Platform, Chat: room, Message: "1999999999999999999"}
+	gone := engine.MessageRef{Platform: Platform, Chat: room, Message: "1999999999999999999"}
 	if err := ch.Finish(ctx, gone, end); err != nil {
 		t.Errorf("finishing a message that is gone: %v", err)
 	}
 	box := refs[0]
-	box.Part = askbridge.PartReplyBox
+	box.Part = engine.PartReplyBox
 	if err := ch.Finish(ctx, box, end); err == nil {
 		t.Error("finishing a part the prompt does not have succeeded")
-	} else if kind, _, _ := askbridge.Classify(err); kind != askbridge.Permanent {
+	} else if kind, _, _ := engine.Classify(err); kind != engine.Permanent {
 		t.Errorf("finishing a part the prompt does not have: %v, want permanent", err)
 	}
 }
@@ -398,7 +399,7 @@ func TestFinishRendersThePartItShowed(t *testing.T) {
 // seenPlans are the plans of a long prompt of a request with an escalation
 // step, in its first place: open (a Seen button) and once someone pressed
 // Seen (a "Seen by" note, no Seen button).
-func seenPlans(t *testing.T) (open, seen askbridge.Plan) {
+func seenPlans(t *testing.T) (open, seen engine.Plan) {
 	t.Helper()
 	body := strings.Replace(shapes[6].body, `{"questions"`, `{"timeoutSeconds":900,"escalate":[{"afterSeconds":600,"to":"discord:1000000000000000003"}],"questions"`, 1)
 	rec := seenRecord(t, body)
@@ -454,7 +455,7 @@ func TestUpdateShowsThePlan(t *testing.T) {
 			t.Errorf("%s %s: allowed_mentions %+v flags %v", r.Method, r.Path, r.Message.AllowedMentions, r.Message.Flags)
 		}
 	}
-	for _, gone := range []askbridge.MessageRef{
+	for _, gone := range []engine.MessageRef{
 		{Platform: Platform, Chat: room, Message: "1999999999999999999"},
 		{Platform: Platform, Chat: "1999999999999999998", Message: refs[0].Message},
 	} {
@@ -464,7 +465,7 @@ func TestUpdateShowsThePlan(t *testing.T) {
 	}
 	past := refs[0]
 	past.Part = len(refs)
-	if kind, _, _ := askbridge.Classify(ch.Update(ctx, past, seen)); kind != askbridge.Permanent {
+	if kind, _, _ := engine.Classify(ch.Update(ctx, past, seen)); kind != engine.Permanent {
 		t.Errorf("updating a part the prompt does not have: %v, want permanent", kind)
 	}
 }
@@ -524,7 +525,7 @@ func TestRemindRepliesQuietly(t *testing.T) {
 	fake.DenyChannel(room)
 	if _, err := ch.Remind(ctx, refs[0], text); err == nil {
 		t.Error("a reminder in a denied channel was posted")
-	} else if kind, _, reason := askbridge.Classify(err); kind != askbridge.Permanent || !strings.Contains(reason, "Missing Access") {
+	} else if kind, _, reason := engine.Classify(err); kind != engine.Permanent || !strings.Contains(reason, "Missing Access") {
 		t.Errorf("a reminder in a denied channel: %v %q, want permanent", kind, reason)
 	}
 }
@@ -558,15 +559,15 @@ func TestDeleteIsSafeToRepeat(t *testing.T) {
 	if _, ok := fake.Message(refs[0].Message); !ok {
 		t.Error("deleting the reminder deleted the prompt")
 	}
-	if err := ch.Delete(ctx, askbridge.MessageRef{Platform: Platform, Chat: "1999999999999999998", Message: reminder.Message}); err != nil {
+	if err := ch.Delete(ctx, engine.MessageRef{Platform: Platform, Chat: "1999999999999999998", Message: reminder.Message}); err != nil {
 		t.Errorf("deleting in a channel that is gone: %v", err)
 	}
 	theirs, err := fake.Post(user, room, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ch.Delete(ctx, askbridge.MessageRef{Platform: Platform, Chat: room, Message: theirs})
-	if kind, _, reason := askbridge.Classify(err); err == nil || kind != askbridge.Permanent || !strings.Contains(reason, "Missing Permissions") {
+	err = ch.Delete(ctx, engine.MessageRef{Platform: Platform, Chat: room, Message: theirs})
+	if kind, _, reason := engine.Classify(err); err == nil || kind != engine.Permanent || !strings.Contains(reason, "Missing Permissions") {
 		t.Errorf("deleting another user's message: %v", err)
 	}
 }
@@ -576,7 +577,7 @@ func TestDeleteIsSafeToRepeat(t *testing.T) {
 // rate limit with Discord's retry_after, and the route is held back for
 // it; a 5xx is temporary; a 403 permanent.
 func TestUpdateRemindDeleteRefusals(t *testing.T) {
-	ref := askbridge.MessageRef{Platform: Platform, Chat: "123", Message: "456"}
+	ref := engine.MessageRef{Platform: Platform, Chat: "123", Message: "456"}
 	plan := testPlan(t, "q")
 	calls := map[string]func(context.Context, *Channel) error{
 		"update": func(ctx context.Context, c *Channel) error { return c.Update(ctx, ref, plan) },
@@ -590,12 +591,12 @@ func TestUpdateRemindDeleteRefusals(t *testing.T) {
 		status  int
 		headers map[string]string
 		body    string
-		kind    askbridge.ErrorKind
+		kind    engine.ErrorKind
 		wait    time.Duration
 	}{
-		{429, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": "2.5"}, `{"message":"You are being rate limited.","retry_after":2.5,"global":false}`, askbridge.RateLimited, 2500 * time.Millisecond},
-		{502, nil, `<html>bad gateway</html>`, askbridge.Temporary, 0},
-		{403, nil, `{"message":"Missing Access","code":50001}`, askbridge.Permanent, 0},
+		{429, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": "2.5"}, `{"message":"You are being rate limited.","retry_after":2.5,"global":false}`, engine.RateLimited, 2500 * time.Millisecond},
+		{502, nil, `<html>bad gateway</html>`, engine.Temporary, 0},
+		{403, nil, `{"message":"Missing Access","code":50001}`, engine.Permanent, 0},
 	}
 	for name, call := range calls {
 		for _, c := range cases {
@@ -611,7 +612,7 @@ func TestUpdateRemindDeleteRefusals(t *testing.T) {
 			}))
 			ch := newTestChannel(t, srv.URL+"/", "tok")
 			err := call(context.Background(), ch)
-			var se *askbridge.SendError
+			var se *engine.SendError
 			if !errors.As(err, &se) || se.Kind != c.kind || se.RetryAfter != c.wait {
 				t.Errorf("%s, %d: %v, want kind %v waiting %s", name, c.status, err, c.kind, c.wait)
 			}
@@ -621,7 +622,7 @@ func TestUpdateRemindDeleteRefusals(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 				err := call(ctx, ch)
 				cancel()
-				if kind, _, _ := askbridge.Classify(err); kind != askbridge.RateLimited {
+				if kind, _, _ := engine.Classify(err); kind != engine.RateLimited {
 					t.Errorf("%s right after a 429: %v, want a rate limit", name, err)
 				}
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -158,7 +159,7 @@ func errorTexts(err error) []string {
 	walk = func(e error) {
 		for e != nil {
 			out = append(out, e.Error(), fmt.Sprintf("%+v", e))
-			if se, ok := e.(*askbridge.SendError); ok {
+			if se, ok := e.(*engine.SendError); ok {
 				out = append(out, se.Reason)
 			}
 			if ue, ok := e.(*url.Error); ok {
@@ -229,19 +230,19 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan := askbridge.BuildPlan("q1", req, ch.Capabilities())
+			plan := engine.BuildPlan("q1", req, ch.Capabilities())
 			errs := []error{
-				ch.Send(ctx, askbridge.Delivery{Chat: "222", Plan: plan}),
-				ch.Send(ctx, askbridge.Delivery{Chat: "@333", Plan: plan}),
+				ch.Send(ctx, engine.Delivery{Chat: "222", Plan: plan}),
+				ch.Send(ctx, engine.Delivery{Chat: "@333", Plan: plan}),
 				ch.Notify(ctx, "222", "444", "Reply with a number."),
-				ch.Finish(ctx, askbridge.MessageRef{Platform: "discord", Chat: "222", Message: "444"},
-					askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
+				ch.Finish(ctx, engine.MessageRef{Platform: "discord", Chat: "222", Message: "444"},
+					engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
 				ch.Acknowledge(ctx, "555", canaryInteraction),
 			}
-			ch.Respond(ctx, "555", canaryInteraction, false, askbridge.TapReply{Notice: askbridge.NoticeUnknown})
-			ch.Respond(ctx, "556", canaryInteraction, true, askbridge.TapReply{Notice: askbridge.NoticeUnknown})
-			ending := askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-			ch.Respond(ctx, "557", canaryInteraction, true, askbridge.TapReply{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Ending: &ending})
+			ch.Respond(ctx, "555", canaryInteraction, false, engine.TapReply{Notice: engine.NoticeUnknown})
+			ch.Respond(ctx, "556", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeUnknown})
+			ending := engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
+			ch.Respond(ctx, "557", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeExpired, Action: engine.TapClear, Ending: &ending})
 
 			for i, err := range errs {
 				if err == nil {

@@ -139,17 +139,6 @@ func match(tag string) string {
 	return s.tags[i]
 }
 
-// Valid reports whether tag is a well-formed BCP 47 language tag, which is
-// what a request's locale must be; whether a catalog is shipped for it does
-// not matter (Match falls back).
-func Valid(tag string) bool {
-	if tag == "" || len(tag) > 35 {
-		return false
-	}
-	_, err := language.Parse(tag)
-	return err == nil
-}
-
 // Resolve returns the catalog for the first non-empty tag of tags: the
 // request's, then the route's, then the bridge's default (ask-user.md §7).
 func Resolve(tags ...string) string {

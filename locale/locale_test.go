@@ -106,19 +106,6 @@ func TestResolveOrder(t *testing.T) {
 	}
 }
 
-func TestValid(t *testing.T) {
-	for _, ok := range []string{"en", "th", "th-TH", "zh-Hant-TW", "fr"} {
-		if !Valid(ok) {
-			t.Errorf("Valid(%q) = false", ok)
-		}
-	}
-	for _, bad := range []string{"", "english please", "th_TH!", strings.Repeat("a", 40), "<script>"} {
-		if Valid(bad) {
-			t.Errorf("Valid(%q) = true", bad)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	en := For("en")
 	if got := en.Count("IntroFrom", 1, sample); got != "Question from deploy-bot:" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/mcp"
 	"github.com/askbridge/askbridge/store"
@@ -63,24 +64,24 @@ func startBridge(t *testing.T, prefix string) *bridge {
 	t.Helper()
 	st := store.New(rdb(t), store.Options{Prefix: prefix, Consumer: "replica-1"})
 	log := slog.New(slog.DiscardHandler)
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" || to == web.Platform {
-			return askbridge.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
-	engine := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{web.NewChannel(st, nil)},
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{web.NewChannel(st, nil)},
 		Logger: log, Replica: "replica-1", SweepEvery: 50 * time.Millisecond, ReadBlock: 200 * time.Millisecond,
 	})
-	h, err := web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: engine, Logger: log})
+	h, err := web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: eng, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	page := httptest.NewServer(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
+	go func() { defer close(done); _ = eng.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

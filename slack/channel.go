@@ -15,20 +15,20 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/slack-go/slack"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redact"
 )
 
 // Platform is the platform name of Slack, as in targets ("slack:C123").
 const Platform = "slack"
 
-// Channel is Slack as an askbridge.Channel: prompts as Block Kit messages,
+// Channel is Slack as an engine.Channel: prompts as Block Kit messages,
 // answers by button or by text in the thread. It is safe for concurrent
 // use.
 type Channel struct {
 	cfg   Config
 	api   *slack.Client
-	coord askbridge.Coordinator
+	coord engine.Coordinator
 	log   *slog.Logger
 
 	// gate holds back the calls to a channel a 429 limited (ratelimit.go).
@@ -37,7 +37,7 @@ type Channel struct {
 	// out of every error that leaves the channel.
 	scrub redact.Scrubber
 
-	state    atomic.Value // askbridge.ChannelState
+	state    atomic.Value // engine.ChannelState
 	botUser  atomic.Value // string: the bot's own user id
 	dms      sync.Map     // user id -> DM channel id
 	inbox    atomic.Pointer[inboxRef]
@@ -51,21 +51,21 @@ type Channel struct {
 
 type inboxRef struct {
 	ctx context.Context
-	in  askbridge.Inbox
+	in  engine.Inbox
 }
 
 var (
-	_ askbridge.Channel     = (*Channel)(nil)
-	_ askbridge.Notifier    = (*Channel)(nil)
-	_ askbridge.PartCounter = (*Channel)(nil)
-	_ askbridge.Updater     = (*Channel)(nil)
-	_ askbridge.Reminder    = (*Channel)(nil)
+	_ engine.Channel     = (*Channel)(nil)
+	_ engine.Notifier    = (*Channel)(nil)
+	_ engine.PartCounter = (*Channel)(nil)
+	_ engine.Updater     = (*Channel)(nil)
+	_ engine.Reminder    = (*Channel)(nil)
 )
 
 // New makes the Slack channel. It checks the configuration (cfg.Validate)
 // and connects nothing; Run connects. coord deduplicates inbound events
 // (Slack retries them).
-func New(cfg Config, coord askbridge.Coordinator, logger *slog.Logger) (*Channel, error) {
+func New(cfg Config, coord engine.Coordinator, logger *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func New(cfg Config, coord askbridge.Coordinator, logger *slog.Logger) (*Channel
 	}
 	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64), gate: newGate(clockwork.NewRealClock()), scrub: newScrubber(cfg)}
 	c.api = c.client()
-	c.state.Store(askbridge.StateConnecting)
+	c.state.Store(engine.StateConnecting)
 	c.botUser.Store("")
 	return c, nil
 }
@@ -93,7 +93,7 @@ func (c *Channel) client() *slack.Client {
 		next = http.DefaultTransport
 	}
 	hc.Transport = &gatedTransport{next: next, gate: c.gate, share: func(channel string, d time.Duration) {
-		askbridge.ShareCooldown(c.coord, Platform, channel, d, c.log)
+		engine.ShareCooldown(c.coord, Platform, channel, d, c.log)
 	}}
 	opts := []slack.Option{slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(&hc), slack.OptionLog(libLog(c.log))}
 	if c.cfg.AppToken != "" {
@@ -111,8 +111,8 @@ func (c *Channel) Platform() string { return Platform }
 
 // Capabilities: one actions block of buttons, labels and values within
 // Block Kit's limits, no reply box (text answers go in the thread).
-func (c *Channel) Capabilities() askbridge.Capabilities {
-	return askbridge.Capabilities{
+func (c *Channel) Capabilities() engine.Capabilities {
+	return engine.Capabilities{
 		Buttons:        true,
 		ButtonsPerRow:  0,
 		MaxButtonLabel: maxButtonLabel,
@@ -122,9 +122,9 @@ func (c *Channel) Capabilities() askbridge.Capabilities {
 }
 
 // State reports the connection state. Safe for concurrent use.
-func (c *Channel) State() askbridge.ChannelState { return c.state.Load().(askbridge.ChannelState) }
+func (c *Channel) State() engine.ChannelState { return c.state.Load().(engine.ChannelState) }
 
-func (c *Channel) setState(s askbridge.ChannelState) {
+func (c *Channel) setState(s engine.ChannelState) {
 	if old := c.state.Swap(s); old != s {
 		c.log.Info("state", "state", string(s))
 	}
@@ -133,11 +133,11 @@ func (c *Channel) setState(s askbridge.ChannelState) {
 // Send posts d.Plan in d.Chat, a channel id (C…, G…, D…) or a user id
 // (U…, W…) whose DM it opens first, from part d.From on, handing each
 // message to d.Sent as soon as Slack has it. It makes one try of each call:
-// a refusal is returned as a *askbridge.SendError (a 429 as RateLimited
+// a refusal is returned as a *engine.SendError (a 429 as RateLimited
 // with Slack's Retry-After), and the engine goes on from the first part not
 // posted. Each message carries metadata naming the question and the part,
 // which Find looks for. Safe for concurrent use; not safe to repeat.
-func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 	msgs := render(d.Plan)
 	from := max(d.From, 0)
 	if from >= len(msgs) {
@@ -155,7 +155,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 		if err != nil {
 			return fmt.Errorf("slack: post message: %w", c.classify(err))
 		}
-		if err := d.Sent(askbridge.MessageRef{Platform: Platform, Chat: channel, Message: ts, Part: part}); err != nil {
+		if err := d.Sent(engine.MessageRef{Platform: Platform, Chat: channel, Message: ts, Part: part}); err != nil {
 			return err
 		}
 	}
@@ -166,7 +166,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 // user id.
 func (c *Channel) conversation(ctx context.Context, chat string) (string, error) {
 	if chat == "" {
-		return "", &askbridge.SendError{Kind: askbridge.Permanent, Reason: "channel_not_found", Err: errors.New("slack: no channel given")}
+		return "", &engine.SendError{Kind: engine.Permanent, Reason: "channel_not_found", Err: errors.New("slack: no channel given")}
 	}
 	if chat[0] != 'U' && chat[0] != 'W' {
 		return chat, nil
@@ -179,7 +179,7 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 		return "", fmt.Errorf("slack: open DM: %w", c.classify(err))
 	}
 	if ch == nil || ch.ID == "" {
-		return "", &askbridge.SendError{Kind: askbridge.Temporary, Reason: "conversations.open returned no channel"}
+		return "", &engine.SendError{Kind: engine.Temporary, Reason: "conversations.open returned no channel"}
 	}
 	c.dms.Store(chat, ch.ID)
 	return ch.ID, nil
@@ -191,7 +191,7 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 // notes on the last part) added, the question kept. A message that is
 // gone (message_not_found) counts as done; a part the plan does not have
 // is a Permanent error. Safe for concurrent use and to repeat.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
 	return c.edit(ctx, ref, renderEnded(end.Plan, end.Status), "message_not_found")
 }
 
@@ -202,16 +202,16 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 // (message_not_found, cant_update_message) counts as done; a part the
 // plan does not have is a Permanent error; other refusals are classified
 // as Finish's are. Safe for concurrent use and to repeat.
-func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Plan) error {
 	return c.edit(ctx, ref, render(p), "message_not_found", "cant_update_message")
 }
 
 // edit replaces message ref with part ref.Part of msgs (chat.update). A
 // refusal whose code is one of gone counts as done; any other is returned
 // classified.
-func (c *Channel) edit(ctx context.Context, ref askbridge.MessageRef, msgs []message, gone ...string) error {
+func (c *Channel) edit(ctx context.Context, ref engine.MessageRef, msgs []message, gone ...string) error {
 	if ref.Part < 0 || ref.Part >= len(msgs) {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("no part %d in a prompt of %d messages", ref.Part, len(msgs))}
+		return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("no part %d in a prompt of %d messages", ref.Part, len(msgs))}
 	}
 	m := msgs[ref.Part]
 	opts := append(quiet(), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
@@ -235,15 +235,15 @@ func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error 
 // Remind posts text (plain, escaped) as a reply in the thread of the
 // prompt message (thread_ts is its ts), unfurling nothing like every post
 // of the channel, and returns the reply: its channel and ts. It makes one
-// try; a refusal is a *askbridge.SendError (a prompt that is gone,
+// try; a refusal is a *engine.SendError (a prompt that is gone,
 // thread_not_found, is Permanent). Safe for concurrent use; not safe to
 // repeat.
-func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text string) (engine.MessageRef, error) {
 	ts, err := c.post(ctx, prompt.Chat, prompt.Message, text)
 	if err != nil {
-		return askbridge.MessageRef{}, err
+		return engine.MessageRef{}, err
 	}
-	return askbridge.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: ts}, nil
+	return engine.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: ts}, nil
 }
 
 // post posts text (escaped) in channel, in the thread of thread when it
@@ -264,7 +264,7 @@ func (c *Channel) post(ctx context.Context, channel, thread, text string) (strin
 // message already gone (message_not_found) counts as done; other refusals
 // are classified (cant_delete_message is Permanent). Safe for concurrent
 // use and to repeat.
-func (c *Channel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+func (c *Channel) Delete(ctx context.Context, ref engine.MessageRef) error {
 	if _, _, err := c.api.DeleteMessageContext(ctx, ref.Chat, ref.Message); err != nil {
 		if errorCode(err) == "message_not_found" {
 			return nil
@@ -309,24 +309,24 @@ var credentialErrors = map[string]bool{
 // with Slack's Retry-After, a permanent error code is Permanent with the
 // code as the reason, anything else Temporary. The secrets are taken out
 // of the error first (see scrubber).
-func (c *Channel) classify(err error) *askbridge.SendError {
+func (c *Channel) classify(err error) *engine.SendError {
 	err = c.scrub.Err(err)
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
-		return &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: rl.RetryAfter, Reason: "ratelimited", Err: err}
+		return &engine.SendError{Kind: engine.RateLimited, RetryAfter: rl.RetryAfter, Reason: "ratelimited", Err: err}
 	}
 	code := errorCode(err)
 	if credentialErrors[code] {
-		c.setState(askbridge.StateBadCredentials)
+		c.setState(engine.StateBadCredentials)
 	}
 	if permanentErrors[code] {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: code, Err: err}
+		return &engine.SendError{Kind: engine.Permanent, Reason: code, Err: err}
 	}
 	reason := code
 	if reason == "" {
 		reason = err.Error()
 	}
-	return &askbridge.SendError{Kind: askbridge.Temporary, Reason: reason, Err: err}
+	return &engine.SendError{Kind: engine.Temporary, Reason: reason, Err: err}
 }
 
 // errorCode is the `error` of Slack's {"ok":false,"error":"…"} body, or "".
@@ -344,4 +344,4 @@ func errorCode(err error) string {
 
 // Parts is how many messages the prompt of p takes; its buttons are on the
 // last.
-func (c *Channel) Parts(p askbridge.Plan) int { return len(render(p)) }
+func (c *Channel) Parts(p engine.Plan) int { return len(render(p)) }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
@@ -49,7 +50,7 @@ func TestButtonAnswer(t *testing.T) {
 		if r.AnsweredBy == nil || *r.AnsweredBy != (askbridge.Person{Platform: "slack", ID: "UALICE", Name: "alice"}) {
 			t.Errorf("answered by %+v", r.AnsweredBy)
 		}
-		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
+		e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
 		ended := e.waitEnded(opsChannel, m.TS, "Answered: Production")
 		if !strings.Contains(ended.Text, "Where should this deploy?") {
 			t.Errorf("the text was not kept: %q", ended.Text)
@@ -123,7 +124,7 @@ func TestSkipTimeoutCancel(t *testing.T) {
 		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 			t.Errorf("skip: %+v", r)
 		}
-		e.waitEphemeral(alice.ID, askbridge.NoticeSkipped.Text("en"))
+		e.waitEphemeral(alice.ID, engine.NoticeSkipped.Text("en"))
 		e.waitEnded(opsChannel, ms.TS, "Skipped")
 
 		cancelled := e.ask(fmt.Sprintf(threeQuestions, "cancel-"+mode))
@@ -157,7 +158,7 @@ func TestLateClick(t *testing.T) {
 		if _, err := e.fake.PressOn(bob, m, "Production"); err != nil {
 			t.Fatal(err)
 		}
-		e.waitEphemeral(bob.ID, askbridge.NoticeCancelled.Text("en"))
+		e.waitEphemeral(bob.ID, engine.NoticeCancelled.Text("en"))
 		if !e.fake.Wait(5*time.Second, func() bool { now, _ := e.fake.Message(opsChannel, m.TS); return now.Updates > ended.Updates }) {
 			t.Errorf("the tapped message was not finalized again")
 		}
@@ -182,7 +183,7 @@ func TestWinningTapEditsOnce(t *testing.T) {
 		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
-		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
+		e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
 		e.waitEnded(opsChannel, m.TS, "Answered: Production")
 		// Every event handled, every edit under way done.
 		e.settle()
@@ -205,7 +206,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 		id := e.ask(fmt.Sprintf(`{"id":"auth-%s","answerers":["slack:UALICE"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
 		m := e.prompt(opsChannel, id)
 		e.press(bob, opsChannel, m.TS, "A")
-		e.waitEphemeral(bob.ID, askbridge.NoticeNotForYou.Text("en"))
+		e.waitEphemeral(bob.ID, engine.NoticeNotForYou.Text("en"))
 		e.say(bob, opsChannel, m.TS, "1")
 		e.say(bob, opsChannel, "", "B")
 		if err := e.fake.SayAsBot(opsChannel, "1"); err != nil {
@@ -476,7 +477,7 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 		t.Errorf("the envelope of the dropped connection was never delivered again")
 	}
 	for _, r := range e.replicas {
-		if r.ch.State() != askbridge.StateConnected {
+		if r.ch.State() != engine.StateConnected {
 			t.Errorf("state %q", r.ch.State())
 		}
 	}
@@ -484,7 +485,7 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 	e.noResult(second)
 	recorded := 0
 	for _, n := range e.fake.Ephemerals(alice.ID) {
-		if n.Text == askbridge.NoticeRecorded.Text("en") {
+		if n.Text == engine.NoticeRecorded.Text("en") {
 			recorded++
 		}
 	}
@@ -545,7 +546,7 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- ch.Run(ctx, nopInbox{}) }()
-			if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateBadCredentials }) {
+			if !fake.Wait(5*time.Second, func() bool { return ch.State() == engine.StateBadCredentials }) {
 				t.Fatalf("state %q", ch.State())
 			}
 			// It tries again after the refusal that set the state.
@@ -638,7 +639,7 @@ func TestRunStopsCleanly(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- ch.Run(ctx, nopInbox{}) }()
-			if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateConnected }) {
+			if !fake.Wait(5*time.Second, func() bool { return ch.State() == engine.StateConnected }) {
 				t.Fatalf("state %q", ch.State())
 			}
 			cancel()
@@ -680,7 +681,7 @@ func TestHTTPWhenNotRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ch.Run(ctx, nopInbox{}) }()
-	if !fake.Wait(5*time.Second, func() bool { return ch.State() == askbridge.StateConnected }) {
+	if !fake.Wait(5*time.Second, func() bool { return ch.State() == engine.StateConnected }) {
 		t.Fatalf("state %q", ch.State())
 	}
 	if code := post(); code != http.StatusOK {
@@ -833,7 +834,7 @@ func TestSeenThenAnswer(t *testing.T) {
 		if _, err := e.fake.PressOn(bob, m, "Seen"); err != nil {
 			t.Fatal(err)
 		}
-		e.waitEphemeral(bob.ID, askbridge.NoticeAlreadySeen.Text("en"))
+		e.waitEphemeral(bob.ID, engine.NoticeAlreadySeen.Text("en"))
 		e.noResult(id)
 
 		e.press(bob, opsChannel, m.TS, "Production")
@@ -841,7 +842,7 @@ func TestSeenThenAnswer(t *testing.T) {
 		if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" || r.AnsweredBy == nil || r.AnsweredBy.ID != bob.ID {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
-		e.waitEphemeral(bob.ID, askbridge.NoticeRecorded.Text("en"))
+		e.waitEphemeral(bob.ID, engine.NoticeRecorded.Text("en"))
 		// A question with places to escalate to says where it was answered.
 		const status = "Answered by bob in slack:C0OPS: Production"
 		ended := e.waitEnded(opsChannel, m.TS, status)

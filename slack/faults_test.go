@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
@@ -20,7 +21,7 @@ import (
 // question (the first store call of a tap or a thread reply after its
 // dedupe) fail, on every replica it wraps.
 type flakyStore struct {
-	askbridge.Store
+	engine.Store
 	f *flakiness
 }
 
@@ -31,7 +32,7 @@ type flakiness struct {
 
 var errRedisDown = errors.New("redis: connection refused")
 
-func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+func (s flakyStore) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
 	if s.f.left.Add(-1) >= 0 {
 		s.f.failed.Add(1)
 		return "", false, errRedisDown
@@ -42,7 +43,7 @@ func (s flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.Message
 
 func flakyEnv(t *testing.T, mode string) (*env, *flakiness) {
 	f := &flakiness{}
-	e := newEnv(t, mode, envOpts{wrap: func(st askbridge.Store) askbridge.Store { return flakyStore{Store: st, f: f} }})
+	e := newEnv(t, mode, envOpts{wrap: func(st engine.Store) engine.Store { return flakyStore{Store: st, f: f} }})
 	return e, f
 }
 
@@ -71,8 +72,8 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 		f.left.Store(1)
 		_, d := e.say(alice, opsChannel, m.TS, "2")
 		if mode == socketMode {
-			e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
-			if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); got[0].ThreadTS != m.TS {
+			e.waitEphemeral(alice.ID, engine.NoticeTryAgain.Text("en"))
+			if got := ephemeralsTo(e, alice.ID, engine.NoticeTryAgain.Text("en")); got[0].ThreadTS != m.TS {
 				t.Errorf("try-again notice %+v, want it in the thread %s", got[0], m.TS)
 			}
 			if err := e.fake.Deliver(d); err != nil {
@@ -92,7 +93,7 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 		if mode == httpMode {
 			want = 0 // Slack delivered it again: nothing to try again
 		}
-		if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); len(got) != want {
+		if got := ephemeralsTo(e, alice.ID, engine.NoticeTryAgain.Text("en")); len(got) != want {
 			t.Errorf("%d try-again notices, want %d: %+v", len(got), want, got)
 		}
 		for _, msg := range e.fake.Messages(opsChannel) {
@@ -113,7 +114,7 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 	// The delivery and each of Slack's three retries fail.
 	f.left.Store(4)
 	e.say(alice, opsChannel, m.TS, "2")
-	e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
+	e.waitEphemeral(alice.ID, engine.NoticeTryAgain.Text("en"))
 	if n := f.failed.Load(); n != 4 {
 		t.Errorf("%d lookups failed, want 4 (the delivery and three retries)", n)
 	}
@@ -123,7 +124,7 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
 	e.settle()
-	if got := ephemeralsTo(e, alice.ID, askbridge.NoticeTryAgain.Text("en")); len(got) != 1 {
+	if got := ephemeralsTo(e, alice.ID, engine.NoticeTryAgain.Text("en")); len(got) != 1 {
 		t.Errorf("%d try-again notices, want 1", len(got))
 	}
 }
@@ -138,7 +139,7 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	m := e.prompt(opsChannel, id)
 	f.left.Store(1)
 	d := e.press(alice, opsChannel, m.TS, "Production")
-	e.waitEphemeral(alice.ID, askbridge.NoticeTryAgain.Text("en"))
+	e.waitEphemeral(alice.ID, engine.NoticeTryAgain.Text("en"))
 	if err := e.fake.Deliver(d); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
-	e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
+	e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
 	e.waitEnded(opsChannel, m.TS, "Answered: Production")
 	e.settle()
 	if n := f.failed.Load(); n != 1 {
@@ -157,18 +158,18 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 // panicky is an inbox whose first Tap and first Reply panic (counted over
 // every replica it wraps).
 type panicky struct {
-	askbridge.Inbox
+	engine.Inbox
 	taps, replies *atomic.Int64
 }
 
-func (p panicky) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (p panicky) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	if p.taps.Add(1) == 1 {
 		panic("tap exploded")
 	}
 	return p.Inbox.Tap(ctx, t)
 }
 
-func (p panicky) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (p panicky) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	if p.replies.Add(1) == 1 {
 		panic("reply exploded")
 	}
@@ -211,7 +212,7 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 		e := newEnv(t, mode, envOpts{
 			panicked: func(string) { counted.Add(1) },
 			logs:     panicLogs{Handler: slog.DiscardHandler, n: &logged},
-			inbox:    func(in askbridge.Inbox) askbridge.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
+			inbox:    func(in engine.Inbox) engine.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
 		})
 		waitPanics := func(n int64) {
 			t.Helper()
@@ -227,7 +228,7 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 		if r := e.result(a, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
-		e.waitEphemeral(alice.ID, askbridge.NoticeRecorded.Text("en"))
+		e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
 
 		b := e.ask(fmt.Sprintf(oneQuestion, "panic-reply-"+mode))
 		mb := e.prompt(opsChannel, b)
@@ -263,7 +264,7 @@ func TestPromptOfADeadReplicaNotPostedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Now()
-		q := askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, Created: now, Deadline: now.Add(time.Hour)}
+		q := engine.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, Created: now, Deadline: now.Add(time.Hour)}
 		if _, _, err := dead.Create(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +273,7 @@ func TestPromptOfADeadReplicaNotPostedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		died := errors.New("killed")
-		err = ch.Send(ctx, askbridge.Delivery{Chat: opsChannel, Plan: askbridge.BuildPlan(id, req, ch.Capabilities()), Sent: func(askbridge.MessageRef) error { return died }})
+		err = ch.Send(ctx, engine.Delivery{Chat: opsChannel, Plan: engine.BuildPlan(id, req, ch.Capabilities()), Sent: func(engine.MessageRef) error { return died }})
 		if !errors.Is(err, died) {
 			t.Fatalf("send: %v", err)
 		}

@@ -6,12 +6,11 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/slack-go/slack"
-
-	"github.com/askbridge/askbridge"
 )
 
-var _ askbridge.Finder = (*Channel)(nil)
+var _ engine.Finder = (*Channel)(nil)
 
 // promptEvent is the event_type of the metadata on every prompt message.
 const promptEvent = "askbridge_prompt"
@@ -37,7 +36,7 @@ const (
 // needs the history scope of the conversation (channels:history,
 // groups:history or im:history), which text answers need too. One page of
 // conversations.history is usually enough; at most findPages are read.
-func (c *Channel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.MessageRef, error) {
+func (c *Channel) Find(ctx context.Context, l engine.Lookup) ([]engine.MessageRef, error) {
 	channel, err := c.conversation(ctx, l.Chat)
 	if err != nil {
 		return nil, err
@@ -47,7 +46,7 @@ func (c *Channel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.Mes
 		Oldest: fmt.Sprintf("%d.%06d", l.Since.Unix(), l.Since.Nanosecond()/1000),
 	}
 	bot, _ := c.botUser.Load().(string)
-	byPart := map[int]askbridge.MessageRef{}
+	byPart := map[int]engine.MessageRef{}
 	for range findPages {
 		res, err := c.api.GetConversationHistoryContext(ctx, params)
 		if err != nil {
@@ -57,7 +56,7 @@ func (c *Channel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.Mes
 			part, ok := promptPart(m, l.Plan.ID, bot)
 			if ok && part >= l.From {
 				if _, seen := byPart[part]; !seen {
-					byPart[part] = askbridge.MessageRef{Platform: Platform, Chat: channel, Message: m.Timestamp, Part: part}
+					byPart[part] = engine.MessageRef{Platform: Platform, Chat: channel, Message: m.Timestamp, Part: part}
 				}
 			}
 		}
@@ -66,11 +65,11 @@ func (c *Channel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.Mes
 		}
 		params.Cursor = res.ResponseMetaData.NextCursor
 	}
-	out := make([]askbridge.MessageRef, 0, len(byPart))
+	out := make([]engine.MessageRef, 0, len(byPart))
 	for _, ref := range byPart {
 		out = append(out, ref)
 	}
-	slices.SortFunc(out, func(a, b askbridge.MessageRef) int { return a.Part - b.Part })
+	slices.SortFunc(out, func(a, b engine.MessageRef) int { return a.Part - b.Part })
 	return out, nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -29,7 +29,7 @@ func TestFindPostedParts(t *testing.T) {
 	since := time.Now().Add(-time.Second)
 	died := errors.New("the replica died")
 	var first collect
-	err := c.Send(ctx, askbridge.Delivery{Chat: "C1", Plan: p, Sent: func(ref askbridge.MessageRef) error {
+	err := c.Send(ctx, engine.Delivery{Chat: "C1", Plan: p, Sent: func(ref engine.MessageRef) error {
 		_ = first.sent(ref)
 		return died
 	}})
@@ -43,7 +43,7 @@ func TestFindPostedParts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	found, err := c.Find(ctx, askbridge.Lookup{Chat: "C1", Plan: p, Since: since})
+	found, err := c.Find(ctx, engine.Lookup{Chat: "C1", Plan: p, Since: since})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +51,10 @@ func TestFindPostedParts(t *testing.T) {
 		t.Fatalf("found %+v, want %+v", found, first.refs)
 	}
 	var rest collect
-	if err := c.Send(ctx, askbridge.Delivery{Chat: "C1", Plan: p, From: 1, Sent: rest.sent}); err != nil {
+	if err := c.Send(ctx, engine.Delivery{Chat: "C1", Plan: p, From: 1, Sent: rest.sent}); err != nil {
 		t.Fatal(err)
 	}
-	found, err = c.Find(ctx, askbridge.Lookup{Chat: "C1", Plan: p, Since: since})
+	found, err = c.Find(ctx, engine.Lookup{Chat: "C1", Plan: p, Since: since})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func TestFindPostedParts(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		l    askbridge.Lookup
+		l    engine.Lookup
 		want int
 	}{
-		{"from part 1", askbridge.Lookup{Chat: "C1", Plan: p, From: 1, Since: since}, 1},
-		{"another question", askbridge.Lookup{Chat: "C1", Plan: askbridge.Plan{ID: "other"}, Since: since}, 0},
-		{"after the posts", askbridge.Lookup{Chat: "C1", Plan: p, Since: time.Now().Add(time.Second)}, 0},
+		{"from part 1", engine.Lookup{Chat: "C1", Plan: p, From: 1, Since: since}, 1},
+		{"another question", engine.Lookup{Chat: "C1", Plan: engine.Plan{ID: "other"}, Since: since}, 0},
+		{"after the posts", engine.Lookup{Chat: "C1", Plan: p, Since: time.Now().Add(time.Second)}, 0},
 	} {
 		got, err := c.Find(ctx, tc.l)
 		if err != nil || len(got) != tc.want {
@@ -92,8 +92,8 @@ func TestFindRefusals(t *testing.T) {
 	fake.AddChannel("C1")
 	c := newTestChannel(t, fake)
 	fake.SetChannelError("C1", "missing_scope")
-	_, err := c.Find(context.Background(), askbridge.Lookup{Chat: "C1", Plan: bigPlan()})
-	var se *askbridge.SendError
+	_, err := c.Find(context.Background(), engine.Lookup{Chat: "C1", Plan: bigPlan()})
+	var se *engine.SendError
 	if !errors.As(err, &se) || se.Reason != "missing_scope" {
 		t.Fatalf("err %v, want missing_scope", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -27,7 +29,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // deduplicates events with it. Any other method panics (the embedded
 // interface is nil), which would show the channel reaching past its share.
 type memCoord struct {
-	askbridge.Coordinator
+	engine.Coordinator
 	// cool shares and hears cooldowns (on no bus: nothing).
 	cool cooldowntest.Member
 	mu   sync.Mutex
@@ -59,19 +61,19 @@ func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Dura
 // channel also edits the tapped message) and every reply with a response
 // to post.
 type fuzzInbox struct {
-	plan askbridge.Plan
+	plan engine.Plan
 }
 
-func (f *fuzzInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
-	end := askbridge.Ending{Plan: f.plan, Outcome: askbridge.OutcomeAnswered, Status: "Answered: <x>"}
-	return askbridge.TapReply{Notice: askbridge.Notice("noticed <" + t.Payload + ">"), Action: askbridge.TapClear, Message: t.Message, Ending: &end}
+func (f *fuzzInbox) Tap(_ context.Context, t engine.Tap) engine.TapReply {
+	end := engine.Ending{Plan: f.plan, Outcome: askbridge.OutcomeAnswered, Status: "Answered: <x>"}
+	return engine.TapReply{Notice: engine.Notice("noticed <" + t.Payload + ">"), Action: engine.TapClear, Message: t.Message, Ending: &end}
 }
 
-func (f *fuzzInbox) Reply(_ context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
-	return askbridge.ReplyOutcome{Claimed: true, Respond: "got " + r.Text}
+func (f *fuzzInbox) Reply(_ context.Context, r engine.TextReply) engine.ReplyOutcome {
+	return engine.ReplyOutcome{Claimed: true, Respond: "got " + r.Text}
 }
 
-func (f *fuzzInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (f *fuzzInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 // okAPI is a Web API that says ok to everything.
 func okAPI(t testing.TB) string {
@@ -92,7 +94,7 @@ func fuzzChannel(t testing.TB) (*Channel, *fuzzInbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &fuzzInbox{plan: askbridge.BuildPlan("fuzz", req, c.Capabilities())}
+	in := &fuzzInbox{plan: engine.BuildPlan("fuzz", req, c.Capabilities())}
 	c.inbox.Store(&inboxRef{ctx: context.Background(), in: in})
 	return c, in
 }

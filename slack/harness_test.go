@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
@@ -68,7 +70,7 @@ func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 // replica is one bridge replica: an engine and a Slack channel on the
 // shared Redis.
 type replica struct {
-	engine *askbridge.Engine
+	engine *engine.Engine
 	ch     *slack.Channel
 	// stop stops the engine and the channel and waits until both have
 	// returned (Run returns once the events in hand are handled). Safe
@@ -106,17 +108,17 @@ type handledEvent struct {
 // reply once the engine has answered it: a positive signal that an event
 // was handled (and so that whatever it was going to change has changed).
 type watchInbox struct {
-	askbridge.Inbox
+	engine.Inbox
 	e *env
 }
 
-func (w watchInbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (w watchInbox) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	r := w.Inbox.Tap(ctx, t)
 	w.e.record(handledEvent{Tap: true, Person: t.Person.ID})
 	return r
 }
 
-func (w watchInbox) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (w watchInbox) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	out := w.Inbox.Reply(ctx, r)
 	w.e.record(handledEvent{Person: r.Person.ID, Text: r.Text})
 	return out
@@ -175,9 +177,9 @@ type envOpts struct {
 	sendBudget time.Duration
 	// wrap wraps each replica's store (the engine's and the channel's),
 	// to make Redis fail on demand.
-	wrap func(askbridge.Store) askbridge.Store
+	wrap func(engine.Store) engine.Store
 	// inbox wraps the inbox each channel gets (the engine, recorded).
-	inbox func(askbridge.Inbox) askbridge.Inbox
+	inbox func(engine.Inbox) engine.Inbox
 	// logs, when set, receives every replica's log records too.
 	logs slog.Handler
 	// panicked, when set, counts the panics the channels recovered.
@@ -224,7 +226,7 @@ func newEnv(t *testing.T, mode string, o envOpts) *env {
 		t.Fatalf("%d socket connections, want 2", fake.Connections())
 	}
 	for _, r := range e.replicas {
-		if !fake.Wait(5*time.Second, func() bool { return r.ch.State() == askbridge.StateConnected }) {
+		if !fake.Wait(5*time.Second, func() bool { return r.ch.State() == engine.StateConnected }) {
 			t.Fatalf("channel state %q", r.ch.State())
 		}
 	}
@@ -235,7 +237,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	t := e.t
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st askbridge.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
+	var st engine.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(st)
 	}
@@ -253,24 +255,24 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" {
-			return askbridge.Route{Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Clock: e.clock, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(ctx) }()
-	var in askbridge.Inbox = watchInbox{Inbox: eng, e: e}
+	var in engine.Inbox = watchInbox{Inbox: eng, e: e}
 	if o.inbox != nil {
 		in = o.inbox(in)
 	}
@@ -362,7 +364,7 @@ func (e *env) prompt(channel, id string) slacktest.Message {
 	// The engine records the message once chat.postMessage has answered;
 	// a person replies seconds later, a test within milliseconds, so it
 	// waits for the record first.
-	ref := askbridge.MessageRef{Platform: slack.Platform, Chat: channel, Message: found.TS}
+	ref := engine.MessageRef{Platform: slack.Platform, Chat: channel, Message: found.TS}
 	if !e.fake.Wait(10*time.Second, func() bool {
 		got, known, err := e.store.QuestionByMessage(context.Background(), ref)
 		return err == nil && known && got == id
@@ -525,11 +527,11 @@ func pressPayload(e *env, m slacktest.Message) ([]byte, error) {
 	return d.Payload, err
 }
 
-// memCoord is the share of askbridge.Coordinator a channel uses without an
+// memCoord is the share of engine.Coordinator a channel uses without an
 // engine: event dedupe. Anything else panics (the embedded interface is
 // nil), which would show the channel reaching further.
 type memCoord struct {
-	askbridge.Coordinator
+	engine.Coordinator
 	// cool shares and hears cooldowns (on no bus: nothing).
 	cool cooldowntest.Member
 	mu   sync.Mutex
@@ -558,10 +560,10 @@ func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Dura
 
 type nopInbox struct{}
 
-func (nopInbox) Tap(context.Context, askbridge.Tap) askbridge.TapReply { return askbridge.TapReply{} }
-func (nopInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
-	return askbridge.ReplyOutcome{}
+func (nopInbox) Tap(context.Context, engine.Tap) engine.TapReply { return engine.TapReply{} }
+func (nopInbox) Reply(context.Context, engine.TextReply) engine.ReplyOutcome {
+	return engine.ReplyOutcome{}
 }
-func (nopInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (nopInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 func (nopInbox) Locale() string { return "en" }

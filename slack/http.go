@@ -12,10 +12,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
-
-	"github.com/askbridge/askbridge"
 )
 
 // Paths of HTTP mode, to enter in the Slack app's settings as the Events
@@ -91,7 +90,7 @@ func (c *Channel) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if n, _ := strconv.Atoi(r.Header.Get("X-Slack-Retry-Num")); n < maxEventRetries {
 		again = newRedelivery()
 	}
-	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, ev, again) }) {
+	if !c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, ev, again) }) {
 		http.Error(w, "stopping", http.StatusServiceUnavailable)
 		return
 	}
@@ -122,7 +121,7 @@ func (c *Channel) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not running", http.StatusServiceUnavailable)
 		return
 	}
-	if !c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, cb) }) {
+	if !c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, cb) }) {
 		http.Error(w, "stopping", http.StatusServiceUnavailable)
 		return
 	}

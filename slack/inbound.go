@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // dispatch runs handle for one event, in the background and within
@@ -17,7 +18,7 @@ import (
 // handling never holds that up for long (see redelivery). A panic in handle
 // is recovered and logged with its stack: one bad event never takes the
 // process down. It reports false, handling nothing, once Run is stopping.
-func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in askbridge.Inbox)) bool {
+func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in engine.Inbox)) bool {
 	c.stopMu.Lock()
 	if c.stopped || ir.ctx.Err() != nil {
 		c.stopMu.Unlock()
@@ -40,7 +41,7 @@ func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in ask
 // recovered, deferred, turns a panic into an error log with the stack.
 func (c *Channel) recovered(op string) {
 	if v := recover(); v != nil {
-		askbridge.LogPanic(c.log, c.cfg.Panicked, "slack "+op, v)
+		engine.LogPanic(c.log, c.cfg.Panicked, "slack "+op, v)
 	}
 }
 
@@ -107,12 +108,12 @@ func (r *redelivery) await(d time.Duration) bool {
 	return r.again
 }
 
-// firstSeen records an event key for askbridge.DedupeTTL (Slack retries an
+// firstSeen records an event key for engine.DedupeTTL (Slack retries an
 // Events API delivery three times within about an hour: Events API,
 // "Retries"); false for a repeat. When Redis cannot tell, the event is
 // handled (the engine has its own dedupe for taps and messages).
 func (c *Channel) firstSeen(ctx context.Context, key string) bool {
-	first, err := c.coord.FirstSeen(ctx, Platform, key, askbridge.DedupeTTL)
+	first, err := c.coord.FirstSeen(ctx, Platform, key, engine.DedupeTTL)
 	if err != nil {
 		c.log.Error("dedupe event", "key", key, "err", err)
 		return true
@@ -132,13 +133,13 @@ func (c *Channel) forget(ctx context.Context, key string) bool {
 }
 
 // ephemeral posts text (escaped) to user alone in channel, in the thread
-// of thread when it is set, with askbridge.PostOwn's bounded retry.
+// of thread when it is set, with engine.PostOwn's bounded retry.
 func (c *Channel) ephemeral(ctx context.Context, channel, user, thread, text string) {
 	opts := append(quiet(), slack.MsgOptionText(Escape(text), false))
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
+	err := engine.PostOwn(ctx, func(ctx context.Context) error {
 		if _, err := c.api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
 			return c.classify(err)
 		}
@@ -155,7 +156,7 @@ func (c *Channel) ephemeral(ctx context.Context, channel, user, thread, text str
 // already ended, the message may still show buttons); a tap that ended the
 // question (TapDone) leaves every message to the engine's finisher, so a
 // tap costs one chat.update per message.
-func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb slack.InteractionCallback) {
+func (c *Channel) handleInteraction(ctx context.Context, in engine.Inbox, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions || cb.User.ID == "" {
 		return
 	}
@@ -170,7 +171,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 	if channel == "" || ts == "" {
 		return
 	}
-	ref := askbridge.MessageRef{Platform: Platform, Chat: channel, Message: ts}
+	ref := engine.MessageRef{Platform: Platform, Chat: channel, Message: ts}
 	name := cb.User.Name
 	if name == "" {
 		name = cb.User.RealName
@@ -186,7 +187,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 		if !c.firstSeen(ctx, key) {
 			continue
 		}
-		reply := in.Tap(ctx, askbridge.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
+		reply := in.Tap(ctx, engine.Tap{EventID: eventID, Message: ref, Person: person, Payload: a.Value})
 		if reply.Retry {
 			// The engine could not handle the press (and forgot it): so
 			// does the channel, so a delivery of it again is handled.
@@ -196,19 +197,19 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 			c.ephemeral(ctx, channel, cb.User.ID, "", reply.Text())
 		}
 		switch reply.Action {
-		case askbridge.TapClear:
+		case engine.TapClear:
 			if reply.Ending == nil {
 				c.log.Warn("a tap to clear came without its ending", "question", reply.QuestionID, "chat", channel, "message", ts)
 				continue
 			}
-			err := askbridge.PostOwn(ctx, func(ctx context.Context) error { return c.Finish(ctx, reply.Message, *reply.Ending) })
+			err := engine.PostOwn(ctx, func(ctx context.Context) error { return c.Finish(ctx, reply.Message, *reply.Ending) })
 			if err != nil {
 				c.log.Warn("finalize tapped message", "question", reply.QuestionID, "chat", channel, "message", ts, "err", err)
 			}
-		case askbridge.TapOpenReply:
+		case engine.TapOpenReply:
 			// Slack has no reply box (Capabilities.ReplyBox is false): the
 			// notice asks for the answer in the thread, which is enough.
-		case askbridge.TapDone:
+		case engine.TapDone:
 			// The engine's finisher edits every message of the question.
 		}
 	}
@@ -219,7 +220,7 @@ func (c *Channel) handleInteraction(ctx context.Context, in askbridge.Inbox, cb 
 // handling fails (the engine could not reach the store), the event's mark
 // is forgotten and, while again still lets it, Slack is asked to deliver
 // the event again; else the person is told to try again.
-func (c *Channel) handleEvent(ctx context.Context, in askbridge.Inbox, ev slackevents.EventsAPIEvent, again *redelivery) {
+func (c *Channel) handleEvent(ctx context.Context, in engine.Inbox, ev slackevents.EventsAPIEvent, again *redelivery) {
 	defer again.done()
 	outer, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
 	if !ok || outer == nil {
@@ -246,7 +247,7 @@ func (c *Channel) handleEvent(ctx context.Context, in askbridge.Inbox, ev slacke
 // other subtypes never answer. When the engine could not handle the
 // message, failed is called; unless it reports that Slack delivers the
 // message again, the person is told to try again, privately.
-func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slackevents.MessageEvent, failed func() (redelivered bool)) {
+func (c *Channel) handleMessage(ctx context.Context, in engine.Inbox, m *slackevents.MessageEvent, failed func() (redelivered bool)) {
 	if m.User == "" || m.Channel == "" || m.TimeStamp == "" || m.BotID != "" {
 		return
 	}
@@ -256,9 +257,9 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if bot, _ := c.botUser.Load().(string); bot != "" && m.User == bot {
 		return
 	}
-	reply := askbridge.TextReply{
+	reply := engine.TextReply{
 		EventID: m.Channel + ":" + m.TimeStamp,
-		Message: askbridge.MessageRef{Platform: Platform, Chat: m.Channel, Message: m.TimeStamp},
+		Message: engine.MessageRef{Platform: Platform, Chat: m.Channel, Message: m.TimeStamp},
 		Person:  askbridge.Person{Platform: Platform, ID: m.User},
 		Text:    unescape(m.Text),
 	}
@@ -279,7 +280,7 @@ func (c *Channel) handleMessage(ctx context.Context, in askbridge.Inbox, m *slac
 	if out.Respond == "" {
 		return
 	}
-	if err := askbridge.PostOwn(ctx, func(ctx context.Context) error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
+	if err := engine.PostOwn(ctx, func(ctx context.Context) error { return c.Notify(ctx, m.Channel, thread, out.Respond) }); err != nil {
 		c.log.Warn("answer a text reply", "chat", m.Channel, "err", err)
 	}
 }

@@ -10,28 +10,29 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
 // tapInbox answers every tap with reply and counts the taps.
 type tapInbox struct {
 	mu    sync.Mutex
-	reply askbridge.TapReply
-	taps  []askbridge.Tap
+	reply engine.TapReply
+	taps  []engine.Tap
 }
 
-func (i *tapInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
+func (i *tapInbox) Tap(_ context.Context, t engine.Tap) engine.TapReply {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.taps = append(i.taps, t)
 	return i.reply
 }
 
-func (i *tapInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
-	return askbridge.ReplyOutcome{}
+func (i *tapInbox) Reply(context.Context, engine.TextReply) engine.ReplyOutcome {
+	return engine.ReplyOutcome{}
 }
 
-func (i *tapInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (i *tapInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 // press is the block_actions callback of user pressing a bridge button on
 // message ts of channel.
@@ -58,33 +59,33 @@ func TestTapActions(t *testing.T) {
 	c := newTestChannel(t, fake)
 	p := bigPlan()
 	var posted collect
-	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, Sent: posted.sent}); err != nil || len(posted.refs) != 2 {
+	if err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: posted.sent}); err != nil || len(posted.refs) != 2 {
 		t.Fatalf("Send: %v, %+v", err, posted.refs)
 	}
 	second := posted.refs[1]
-	end := askbridge.Ending{Plan: p, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
+	end := engine.Ending{Plan: p, Outcome: askbridge.OutcomeCancelled, Status: "Cancelled"}
 	// The notice is the code's words in the reply's language.
 	for i, tc := range []struct {
 		name    string
-		reply   askbridge.TapReply
+		reply   engine.TapReply
 		notice  string
 		updates int
 	}{
-		{"won", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "en", QuestionID: "big", Action: askbridge.TapDone}, "Answer recorded.", 0},
-		{"won in thai", askbridge.TapReply{Notice: askbridge.NoticeRecorded, Locale: "th", QuestionID: "big", Action: askbridge.TapDone}, "บันทึกคำตอบแล้ว", 0},
+		{"won", engine.TapReply{Notice: engine.NoticeRecorded, Locale: "en", QuestionID: "big", Action: engine.TapDone}, "Answer recorded.", 0},
+		{"won in thai", engine.TapReply{Notice: engine.NoticeRecorded, Locale: "th", QuestionID: "big", Action: engine.TapDone}, "บันทึกคำตอบแล้ว", 0},
 		// Seen edits nothing itself either: the engine updates every
 		// prompt of the question (Updater).
-		{"seen", askbridge.TapReply{Notice: askbridge.NoticeSeen, Locale: "en", QuestionID: "big", Action: askbridge.TapDone}, "Marked as seen. The question stays open.", 0},
-		{"already seen in thai", askbridge.TapReply{Notice: askbridge.NoticeAlreadySeen, Locale: "th", QuestionID: "big", Action: askbridge.TapDone}, "มีคนกดรับทราบคำถามนี้ไปแล้ว", 0},
-		{"open reply", askbridge.TapReply{Notice: askbridge.NoticeOther, Locale: "th", QuestionID: "big", Action: askbridge.TapOpenReply, ReplyTo: "Question 1?"}, "พิมพ์คำตอบของคุณในข้อความตอบกลับได้เลย", 0},
-		{"already ended", askbridge.TapReply{Notice: askbridge.NoticeCancelled, Locale: "en", QuestionID: "big", Action: askbridge.TapClear, Message: second, Ending: &end}, "This question was cancelled.", 1},
+		{"seen", engine.TapReply{Notice: engine.NoticeSeen, Locale: "en", QuestionID: "big", Action: engine.TapDone}, "Marked as seen. The question stays open.", 0},
+		{"already seen in thai", engine.TapReply{Notice: engine.NoticeAlreadySeen, Locale: "th", QuestionID: "big", Action: engine.TapDone}, "มีคนกดรับทราบคำถามนี้ไปแล้ว", 0},
+		{"open reply", engine.TapReply{Notice: engine.NoticeOther, Locale: "th", QuestionID: "big", Action: engine.TapOpenReply, ReplyTo: "Question 1?"}, "พิมพ์คำตอบของคุณในข้อความตอบกลับได้เลย", 0},
+		{"already ended", engine.TapReply{Notice: engine.NoticeCancelled, Locale: "en", QuestionID: "big", Action: engine.TapClear, Message: second, Ending: &end}, "This question was cancelled.", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := fake.Message("C1", second.Message)
 			calls := len(fake.Calls("chat.update"))
 			in := &tapInbox{reply: tc.reply}
 			c.handleInteraction(context.Background(), in, press("C1", second.Message, "U1", fmt.Sprintf("9.%d", i)))
-			if len(in.taps) != 1 || in.taps[0].Message != (askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: second.Message}) {
+			if len(in.taps) != 1 || in.taps[0].Message != (engine.MessageRef{Platform: Platform, Chat: "C1", Message: second.Message}) {
 				t.Fatalf("taps %+v", in.taps)
 			}
 			notices := fake.Ephemerals("U1")

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/slack"
@@ -83,15 +84,15 @@ func newPlacesEnv(t *testing.T) *placesEnv {
 
 // resolvePlace maps "telegram:<id>", "slack:<id>" and "web" to their
 // targets.
-func resolvePlace(to string) (askbridge.Route, error) {
+func resolvePlace(to string) (engine.Route, error) {
 	if to == web.Platform {
-		return askbridge.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
+		return engine.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
 	}
 	p, c, ok := strings.Cut(to, ":")
 	if ok && c != "" && (p == telegram.Platform || p == slack.Platform) {
-		return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+		return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 	}
-	return askbridge.Route{}, fmt.Errorf("to: unknown route %q", to)
+	return engine.Route{}, fmt.Errorf("to: unknown route %q", to)
 }
 
 // startReplica runs one replica: an engine with a Telegram, a Slack and a
@@ -123,16 +124,16 @@ func (e *placesEnv) startReplica(name string) {
 		t.Fatal(err)
 	}
 	page := web.NewChannel(st, nil)
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolvePlace, Channels: []askbridge.Channel{tg, sl, page}, Logger: log,
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolvePlace, Channels: []engine.Channel{tg, sl, page}, Logger: log,
 		Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: 10 * time.Second,
 	})
 
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	channelCtx, stopChannels := context.WithCancel(engineCtx)
-	var engine, channels sync.WaitGroup
-	engine.Go(func() { _ = eng.Run(engineCtx) })
-	for _, ch := range []askbridge.Channel{tg, sl, page} {
+	var engines, channels sync.WaitGroup
+	engines.Go(func() { _ = eng.Run(engineCtx) })
+	for _, ch := range []engine.Channel{tg, sl, page} {
 		channels.Go(func() { _ = ch.Run(channelCtx, eng) })
 	}
 	var once sync.Once
@@ -141,7 +142,7 @@ func (e *placesEnv) startReplica(name string) {
 			stopChannels()
 			channels.Wait()
 			stopEngine()
-			engine.Wait()
+			engines.Wait()
 		})
 	}
 	t.Cleanup(stop)
@@ -174,15 +175,15 @@ func (e *placesEnv) settle() {
 // recorded waits until the store has recorded a prompt of question id in
 // each of the places (indexes into its `to`) and returns the prompts
 // recorded by place.
-func (e *placesEnv) recorded(id string, places ...int) map[int][]askbridge.MessageRef {
+func (e *placesEnv) recorded(id string, places ...int) map[int][]engine.MessageRef {
 	e.t.Helper()
-	var byPlace map[int][]askbridge.MessageRef
+	var byPlace map[int][]engine.MessageRef
 	e.wait(fmt.Sprintf("prompts of %s recorded in places %v", id, places), func() bool {
 		refs, err := e.store.Messages(context.Background(), id)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		byPlace = map[int][]askbridge.MessageRef{}
+		byPlace = map[int][]engine.MessageRef{}
 		for _, r := range refs {
 			if r.IsPrompt() {
 				byPlace[r.Place] = append(byPlace[r.Place], r)
@@ -385,7 +386,7 @@ func TestSeveralPlacesAcrossPlatforms(t *testing.T) {
 		e.wait("the page's timeline entry", func() bool { return len(e.history(id)) > 0 })
 		e.wait("Bob's notice on Slack", func() bool {
 			return slices.ContainsFunc(e.slack.Ephemerals(bob.ID), func(m slacktest.Ephemeral) bool {
-				return m.Text == askbridge.NoticeRecorded.Text("en")
+				return m.Text == engine.NoticeRecorded.Text("en")
 			})
 		})
 

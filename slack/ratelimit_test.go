@@ -12,7 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
@@ -57,8 +57,8 @@ func TestRateLimitHoldsTheChannelOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.Notify(ctx, "C1", "", "second")
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != 10*time.Second {
+	var se *engine.SendError
+	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter != 10*time.Second {
 		t.Fatalf("the call Slack limited: %v", err)
 	}
 	fake.SetRateLimit(0, 0, 0)
@@ -78,7 +78,7 @@ func TestRateLimitHoldsTheChannelOnly(t *testing.T) {
 				errs <- c.Notify(ctx, "C1", "", "after the 429")
 				return
 			}
-			ref := askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: "1.1"}
+			ref := engine.MessageRef{Platform: Platform, Chat: "C1", Message: "1.1"}
 			errs <- c.Finish(ctx, ref, ending(p, "Expired"))
 		}()
 	}
@@ -93,7 +93,7 @@ func TestRateLimitHoldsTheChannelOnly(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	err = c.Notify(short, "C1", "", "cannot wait that long")
-	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter <= 0 || se.RetryAfter > 10*time.Second {
+	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter <= 0 || se.RetryAfter > 10*time.Second {
 		t.Fatalf("a call whose deadline comes before the gate opens: %v", err)
 	}
 	if err := c.Notify(other, "C2", "", "still free"); err != nil {
@@ -221,8 +221,8 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	if err := a.Notify(ctx, "C1", "", "first"); err != nil {
 		t.Fatal(err)
 	}
-	var se *askbridge.SendError
-	if err := a.Notify(ctx, "C1", "", "second"); !errors.As(err, &se) || se.Kind != askbridge.RateLimited {
+	var se *engine.SendError
+	if err := a.Notify(ctx, "C1", "", "second"); !errors.As(err, &se) || se.Kind != engine.RateLimited {
 		t.Fatalf("the call Slack limited: %v", err)
 	}
 	fake.SetRateLimit(0, 0, 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 )
 
@@ -90,9 +91,9 @@ func splitEscaped(text string, limit int) []string {
 	var out []string
 	var cut func(s string, n int)
 	cut = func(s string, n int) {
-		for _, part := range askbridge.SplitText(s, n) {
+		for _, part := range engine.SplitText(s, n) {
 			esc := Escape(part)
-			if askbridge.TextLength(esc) <= limit || n <= 1 {
+			if engine.TextLength(esc) <= limit || n <= 1 {
 				out = append(out, esc)
 				continue
 			}
@@ -105,11 +106,11 @@ func splitEscaped(text string, limit int) []string {
 
 // introBlocks is the intro as a header block (none for a blank intro:
 // Slack refuses a header without text).
-func introBlocks(plan askbridge.Plan) []slack.Block {
+func introBlocks(plan engine.Plan) []slack.Block {
 	if strings.TrimSpace(plan.Intro) == "" {
 		return nil
 	}
-	return []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, askbridge.CutLabel(plan.Intro, maxHeaderChars), false, false))}
+	return []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, engine.CutLabel(plan.Intro, maxHeaderChars), false, false))}
 }
 
 // contextBlocks renders the plan's Markdown context as mrkdwn sections:
@@ -124,7 +125,7 @@ func contextBlocks(doc markup.Doc) []slack.Block {
 		if strings.TrimSpace(b) == "" {
 			continue
 		}
-		if cur != "" && askbridge.TextLength(cur)+2+askbridge.TextLength(b) <= maxSectionChars {
+		if cur != "" && engine.TextLength(cur)+2+engine.TextLength(b) <= maxSectionChars {
 			cur += "\n\n" + b
 			continue
 		}
@@ -141,19 +142,19 @@ func contextBlocks(doc markup.Doc) []slack.Block {
 
 // questionText is a section of the plan as text: its title (with the
 // plan's MultiHint for a multi-select question) and its numbered options.
-func questionText(s askbridge.Section) string {
+func questionText(s engine.Section) string {
 	var b strings.Builder
 	b.WriteString(s.Title())
 	for i, o := range s.Options {
 		b.WriteString("\n")
-		b.WriteString(askbridge.OptionLine(i, o))
+		b.WriteString(engine.OptionLine(i, o))
 	}
 	return b.String()
 }
 
 // instructions is the free-text hint and the closing lines, "" when the
 // plan has neither.
-func instructions(plan askbridge.Plan) string {
+func instructions(plan engine.Plan) string {
 	var lines []string
 	for _, s := range []string{plan.FreeText, plan.Closing} {
 		if strings.TrimSpace(s) != "" {
@@ -165,7 +166,7 @@ func instructions(plan askbridge.Plan) string {
 
 // actionBlocks renders the buttons in declared order, Skip last, in
 // actions blocks of at most maxActionElements.
-func actionBlocks(plan askbridge.Plan) []slack.Block {
+func actionBlocks(plan engine.Plan) []slack.Block {
 	var out []slack.Block
 	var elems []slack.BlockElement
 	flush := func() {
@@ -175,7 +176,7 @@ func actionBlocks(plan askbridge.Plan) []slack.Block {
 		}
 	}
 	for i, b := range plan.Buttons() {
-		label := askbridge.CutLabel(b.Label, maxButtonLabel)
+		label := engine.CutLabel(b.Label, maxButtonLabel)
 		btn := slack.NewButtonBlockElement(fmt.Sprintf("%s%d", actionIDPrefix, i), b.Payload, slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 		if b.Choice.Kind == askbridge.ControlSkip {
 			btn = btn.WithStyle(slack.StyleDanger)
@@ -197,7 +198,7 @@ func actionBlocks(plan askbridge.Plan) []slack.Block {
 // come from this one cut, whatever the plan's notes and whether it still
 // offers Seen, so part k of an ended question, or of a prompt edited in
 // place, is the same message as part k of the prompt posted.
-func layout(plan askbridge.Plan, doc markup.Doc) [][]piece {
+func layout(plan engine.Plan, doc markup.Doc) [][]piece {
 	var all []piece
 	add := func(live bool, blocks []slack.Block) {
 		for _, b := range blocks {
@@ -223,7 +224,7 @@ func layout(plan askbridge.Plan, doc markup.Doc) [][]piece {
 // notifications and screen readers show: the whole prompt as plain text
 // (the context as markup's Plain), escaped, cut to what Slack keeps. With
 // live false it leaves the instructions out, as an ended message does.
-func fallback(plan askbridge.Plan, doc markup.Doc, live bool) string {
+func fallback(plan engine.Plan, doc markup.Doc, live bool) string {
 	var b strings.Builder
 	b.WriteString(plan.Intro)
 	if ctx := doc.Plain(); strings.TrimSpace(ctx) != "" {
@@ -243,7 +244,7 @@ func fallback(plan askbridge.Plan, doc markup.Doc, live bool) string {
 // has its plain `text` fallback (escaped), which is what notifications
 // show: the first one the whole prompt, later ones the intro and which
 // part they are; the last one ends with the notes.
-func render(plan askbridge.Plan) []message {
+func render(plan engine.Plan) []message {
 	return messages(plan, false, "")
 }
 
@@ -252,7 +253,7 @@ func render(plan askbridge.Plan) []message {
 // removed, a context block with the status line added (after the plan's
 // notes on the last part), the rest kept. A part that held only
 // instructions and buttons shows the status line alone.
-func renderEnded(plan askbridge.Plan, status string) []message {
+func renderEnded(plan engine.Plan, status string) []message {
 	return messages(plan, true, status)
 }
 
@@ -261,7 +262,7 @@ func renderEnded(plan askbridge.Plan, status string) []message {
 // notes go on the last part, after the cut (so they never move it): on the
 // prompt as a context block before the buttons, on an ended message on the
 // line before the status line, in the one context block that ends it.
-func messages(plan askbridge.Plan, ended bool, status string) []message {
+func messages(plan engine.Plan, ended bool, status string) []message {
 	doc := markup.Parse(plan.Context)
 	parts := layout(plan, doc)
 	notes := noteLines(plan)
@@ -295,7 +296,7 @@ func messages(plan askbridge.Plan, ended bool, status string) []message {
 }
 
 // noteLines are the plan's notes that are not blank.
-func noteLines(plan askbridge.Plan) []string {
+func noteLines(plan engine.Plan) []string {
 	var lines []string
 	for _, n := range plan.Notes {
 		if strings.TrimSpace(n) != "" {
@@ -320,7 +321,7 @@ func withNotes(m message, notes []string) message {
 		at = len(m.Blocks)
 	}
 	m.Blocks = slices.Insert(m.Blocks, at, slack.Block(contextBlock("askbridge_notes", line)))
-	if askbridge.TextLength(m.Text)+2+askbridge.TextLength(line) <= maxTextChars {
+	if engine.TextLength(m.Text)+2+engine.TextLength(line) <= maxTextChars {
 		m.Text += "\n\n" + line
 	}
 	return m
@@ -335,7 +336,7 @@ func withStatus(m message, notes []string, status string) message {
 	var lines []string
 	line, room := contextText(status), maxSectionChars
 	if strings.TrimSpace(line) != "" {
-		room -= askbridge.TextLength(line) + 1
+		room -= engine.TextLength(line) + 1
 	}
 	if len(notes) > 0 && room > 0 {
 		lines = append(lines, splitEscaped(strings.Join(notes, "\n"), room)[0])
@@ -350,7 +351,7 @@ func withStatus(m message, notes []string, status string) message {
 	m.Blocks = append(m.Blocks, contextBlock("askbridge_status", text))
 	// The status line matters most: alone when the rest does not fit.
 	m.Text += "\n\n" + text
-	if askbridge.TextLength(m.Text) > maxTextChars {
+	if engine.TextLength(m.Text) > maxTextChars {
 		m.Text = text
 	}
 	return m

@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/golden"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -71,10 +72,10 @@ func decode(t *testing.T, body string) askbridge.Request {
 	return req
 }
 
-func plan(t *testing.T, id, body string) askbridge.Plan {
+func plan(t *testing.T, id, body string) engine.Plan {
 	t.Helper()
 	ch := &Channel{}
-	return askbridge.BuildPlan(id, decode(t, body), ch.Capabilities())
+	return engine.BuildPlan(id, decode(t, body), ch.Capabilities())
 }
 
 // shapes are the prompts the goldens show, each in English (body) and in
@@ -240,7 +241,7 @@ func TestGoldenEndStates(t *testing.T) {
 				t.Run(name+"/"+lang, func(t *testing.T) {
 					req := decode(t, body(s, lang))
 					p := plan(t, "q-end", body(s, lang))
-					status := askbridge.StatusLine(req, result(req, end))
+					status := engine.StatusLine(req, result(req, end))
 					msgs := renderEnded(p, status)
 					checkLimits(t, msgs)
 					checkEnded(t, p, render(p), msgs, status)
@@ -255,7 +256,7 @@ func TestGoldenEndStates(t *testing.T) {
 func TestEndStatusInThai(t *testing.T) {
 	req := decode(t, shapes[1].th)
 	for end, want := range map[string]string{"answered": "ตอบแล้ว: คานารี &lt;5%&gt;", "skipped": "ข้ามแล้ว", "expired": "หมดเวลาแล้ว", "cancelled": "ยกเลิกแล้ว"} {
-		msgs := renderEnded(plan(t, "q", shapes[1].th), askbridge.StatusLine(req, result(req, end)))
+		msgs := renderEnded(plan(t, "q", shapes[1].th), engine.StatusLine(req, result(req, end)))
 		last := msgs[0].Blocks[len(msgs[0].Blocks)-1].(*slack.ContextBlock)
 		if got := last.ContextElements.Elements[0].(*slack.TextBlockObject).Text; got != want {
 			t.Errorf("%s: status %q, want %q", end, got, want)
@@ -276,9 +277,9 @@ func escalated(lang string) string {
 // escalatedRecord is the question of escalated(lang) as the store holds
 // it: asked in ops, then, by its escalation step, in lead; seen by seenBy
 // when it is set.
-func escalatedRecord(t *testing.T, lang string, seenBy *askbridge.Person) askbridge.Record {
+func escalatedRecord(t *testing.T, lang string, seenBy *askbridge.Person) engine.Record {
 	t.Helper()
-	return askbridge.Record{
+	return engine.Record{
 		ID: "q-seen", Status: askbridge.StatusPending, Request: decode(t, escalated(lang)),
 		Places: []askbridge.Place{
 			{Name: "slack:C0OPS", Target: askbridge.Target{Platform: Platform, Chat: "C0OPS"}},
@@ -326,7 +327,7 @@ func TestGoldenSeen(t *testing.T) {
 			golden.Check(t, goldenName("prompt_escalated_seen", lang), pretty(t, edited))
 
 			req := seen.Request
-			status := askbridge.StatusLine(req, result(req, "answered"))
+			status := engine.StatusLine(req, result(req, "answered"))
 			ended := renderEnded(after, status)
 			checkLimits(t, ended)
 			golden.Check(t, goldenName("end_answered_escalated_seen", lang), pretty(t, ended))
@@ -378,7 +379,7 @@ func blockText(b slack.Block) string {
 // as many messages, each with the prompt's blocks of that part but for the
 // instructions and the buttons, then the status line; the instructions
 // nowhere, neither in a block nor in the text.
-func checkEnded(t *testing.T, p askbridge.Plan, prompt, ended []message, status string) {
+func checkEnded(t *testing.T, p engine.Plan, prompt, ended []message, status string) {
 	t.Helper()
 	if len(ended) != len(prompt) {
 		t.Fatalf("%d ended messages for a prompt of %d", len(ended), len(prompt))
@@ -432,8 +433,8 @@ func checkLimits(t *testing.T, msgs []message) {
 		if len(m.Blocks) > maxBlocks {
 			t.Errorf("message %d: %d blocks", i, len(m.Blocks))
 		}
-		if strings.TrimSpace(m.Text) == "" || askbridge.TextLength(m.Text) > maxTextChars {
-			t.Errorf("message %d: text of %d characters", i, askbridge.TextLength(m.Text))
+		if strings.TrimSpace(m.Text) == "" || engine.TextLength(m.Text) > maxTextChars {
+			t.Errorf("message %d: text of %d characters", i, engine.TextLength(m.Text))
 		}
 		if strings.ContainsAny(m.Text, "<>") {
 			t.Errorf("message %d: unescaped markup in the text %q", i, m.Text)
@@ -445,14 +446,14 @@ func checkLimits(t *testing.T, msgs []message) {
 					t.Errorf("message %d: header %q", i, b.Text.Text)
 				}
 			case *slack.SectionBlock:
-				if n := askbridge.TextLength(b.Text.Text); n > maxSectionChars || strings.TrimSpace(b.Text.Text) == "" {
+				if n := engine.TextLength(b.Text.Text); n > maxSectionChars || strings.TrimSpace(b.Text.Text) == "" {
 					t.Errorf("message %d: section of %d characters: %q", i, n, b.Text.Text)
 				}
 				if rest := link.ReplaceAllString(b.Text.Text, ""); strings.ContainsAny(rest, "<>") {
 					t.Errorf("message %d: unescaped markup in %q", i, b.Text.Text)
 				}
 			case *slack.ContextBlock:
-				if text := blockText(b); strings.TrimSpace(text) == "" || strings.ContainsAny(text, "<>") || askbridge.TextLength(text) > maxSectionChars {
+				if text := blockText(b); strings.TrimSpace(text) == "" || strings.ContainsAny(text, "<>") || engine.TextLength(text) > maxSectionChars {
 					t.Errorf("message %d: context %q", i, text)
 				}
 			case *slack.ActionBlock:
@@ -475,13 +476,13 @@ func checkLimits(t *testing.T, msgs []message) {
 // A prompt of more than 50 blocks goes out as several messages, the
 // buttons in the last; every message keeps within the limits.
 func TestRenderSplitsPastFiftyBlocks(t *testing.T) {
-	p := askbridge.Plan{ID: "big", Mode: askbridge.ModeText, Intro: "Questions for you:", FreeText: "Something else?", Closing: "Reply."}
+	p := engine.Plan{ID: "big", Mode: engine.ModeText, Intro: "Questions for you:", FreeText: "Something else?", Closing: "Reply."}
 	for i := range 60 {
-		p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1),
+		p.Sections = append(p.Sections, engine.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1),
 			Options: []askbridge.Option{{Label: "A"}, {Label: "B"}}})
 	}
 	for i := range 30 {
-		p.Rows = append(p.Rows, []askbridge.Button{{Label: fmt.Sprint("B", i), Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlOption})}})
+		p.Rows = append(p.Rows, []engine.Button{{Label: fmt.Sprint("B", i), Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlOption})}})
 	}
 	msgs := render(p)
 	if len(msgs) != 2 {
@@ -513,13 +514,13 @@ func TestRenderSplitsPastFiftyBlocks(t *testing.T) {
 // alone in the last message, that message shows the status line alone
 // once the question ends: still the same part, never an empty block.
 func TestEndedPartOfInstructionsOnly(t *testing.T) {
-	p := askbridge.Plan{ID: "big", Mode: askbridge.ModeText, Intro: "คำถามถึงคุณ:", FreeText: "ไม่มีตัวเลือกที่ใช่?", Closing: "ตอบบรรทัดละหนึ่งข้อ\n1: 1"}
+	p := engine.Plan{ID: "big", Mode: engine.ModeText, Intro: "คำถามถึงคุณ:", FreeText: "ไม่มีตัวเลือกที่ใช่?", Closing: "ตอบบรรทัดละหนึ่งข้อ\n1: 1"}
 	// The header and 48 questions fill the first message (49 blocks).
 	for i := range 48 {
-		p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("คำถาม %d?", i+1),
+		p.Sections = append(p.Sections, engine.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("คำถาม %d?", i+1),
 			Options: []askbridge.Option{{Label: "ก"}, {Label: "ข"}}})
 	}
-	p.Rows = [][]askbridge.Button{{{Label: "ข้าม", Choice: askbridge.Choice{Kind: askbridge.ControlSkip}, Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlSkip})}}}
+	p.Rows = [][]engine.Button{{{Label: "ข้าม", Choice: askbridge.Choice{Kind: askbridge.ControlSkip}, Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlSkip})}}}
 	msgs := render(p)
 	if len(msgs) != 2 || len(msgs[1].Blocks) != 2 || !strings.Contains(blockText(msgs[1].Blocks[0]), "ไม่มีตัวเลือกที่ใช่?") {
 		t.Fatalf("the instructions and the buttons are not alone in the last part: %s", pretty(t, msgs))
@@ -538,13 +539,13 @@ func TestNoBlankBlocks(t *testing.T) {
 	base := plan(t, "q", shapes[0].body)
 	for _, c := range []struct {
 		name   string
-		change func(p *askbridge.Plan)
+		change func(p *engine.Plan)
 	}{
-		{"no instructions", func(p *askbridge.Plan) { p.FreeText, p.Closing = "", "" }},
-		{"blank instructions", func(p *askbridge.Plan) { p.FreeText, p.Closing = " ", "\n" }},
-		{"blank intro", func(p *askbridge.Plan) { p.Intro = " " }},
-		{"blank context", func(p *askbridge.Plan) { p.Context = "  \n\n " }},
-		{"context of markup alone", func(p *askbridge.Plan) { p.Context = "****\n\n- \n" }},
+		{"no instructions", func(p *engine.Plan) { p.FreeText, p.Closing = "", "" }},
+		{"blank instructions", func(p *engine.Plan) { p.FreeText, p.Closing = " ", "\n" }},
+		{"blank intro", func(p *engine.Plan) { p.Intro = " " }},
+		{"blank context", func(p *engine.Plan) { p.Context = "  \n\n " }},
+		{"context of markup alone", func(p *engine.Plan) { p.Context = "****\n\n- \n" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := base
@@ -560,12 +561,12 @@ func TestNoBlankBlocks(t *testing.T) {
 func TestMultiHintFromPlan(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		plan askbridge.Plan
+		plan engine.Plan
 		want string
 	}{
 		{"thai", plan(t, "q", shapes[2].th), "[การตรวจ] จะรันการตรวจอะไรบ้าง? (เลือกได้มากกว่าหนึ่งข้อ)"},
 		{"english", plan(t, "q", shapes[2].body), "[Checks] Which checks should run? (choose one or more)"},
-		{"the plan's own", askbridge.Plan{Intro: "Q:", Sections: []askbridge.Section{{Header: "H", Question: "Which?", Multi: true, MultiHint: "(pick any)", Options: []askbridge.Option{{Label: "A"}, {Label: "B"}}}}}, "[H] Which? (pick any)"},
+		{"the plan's own", engine.Plan{Intro: "Q:", Sections: []engine.Section{{Header: "H", Question: "Which?", Multi: true, MultiHint: "(pick any)", Options: []askbridge.Option{{Label: "A"}, {Label: "B"}}}}}, "[H] Which? (pick any)"},
 	} {
 		msgs := render(c.plan)
 		if got := blockText(msgs[0].Blocks[1]); !strings.HasPrefix(got, c.want+"\n") {
@@ -684,32 +685,32 @@ func TestEscape(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	c := &Channel{log: discard()}
-	c.state.Store(askbridge.StateConnected)
+	c.state.Store(engine.StateConnected)
 	for _, tc := range []struct {
 		name string
 		err  error
-		kind askbridge.ErrorKind
+		kind engine.ErrorKind
 		why  string
 	}{
-		{"429", &slack.RateLimitedError{RetryAfter: 3e9}, askbridge.RateLimited, "ratelimited"},
-		{"channel_not_found", slack.SlackErrorResponse{Err: "channel_not_found"}, askbridge.Permanent, "channel_not_found"},
-		{"not_in_channel", slack.SlackErrorResponse{Err: "not_in_channel"}, askbridge.Permanent, "not_in_channel"},
-		{"is_archived", slack.SlackErrorResponse{Err: "is_archived"}, askbridge.Permanent, "is_archived"},
-		{"account_inactive", slack.SlackErrorResponse{Err: "account_inactive"}, askbridge.Permanent, "account_inactive"},
-		{"internal_error", slack.SlackErrorResponse{Err: "internal_error"}, askbridge.Temporary, "internal_error"},
-		{"503", slack.StatusCodeError{Code: 503, Status: "503 Service Unavailable"}, askbridge.Temporary, "slack server error: 503 Service Unavailable"},
-		{"network", context.DeadlineExceeded, askbridge.Temporary, "context deadline exceeded"},
-		{"invalid_auth", fmt.Errorf("wrapped: %w", slack.SlackErrorResponse{Err: "invalid_auth"}), askbridge.Permanent, "invalid_auth"},
+		{"429", &slack.RateLimitedError{RetryAfter: 3e9}, engine.RateLimited, "ratelimited"},
+		{"channel_not_found", slack.SlackErrorResponse{Err: "channel_not_found"}, engine.Permanent, "channel_not_found"},
+		{"not_in_channel", slack.SlackErrorResponse{Err: "not_in_channel"}, engine.Permanent, "not_in_channel"},
+		{"is_archived", slack.SlackErrorResponse{Err: "is_archived"}, engine.Permanent, "is_archived"},
+		{"account_inactive", slack.SlackErrorResponse{Err: "account_inactive"}, engine.Permanent, "account_inactive"},
+		{"internal_error", slack.SlackErrorResponse{Err: "internal_error"}, engine.Temporary, "internal_error"},
+		{"503", slack.StatusCodeError{Code: 503, Status: "503 Service Unavailable"}, engine.Temporary, "slack server error: 503 Service Unavailable"},
+		{"network", context.DeadlineExceeded, engine.Temporary, "context deadline exceeded"},
+		{"invalid_auth", fmt.Errorf("wrapped: %w", slack.SlackErrorResponse{Err: "invalid_auth"}), engine.Permanent, "invalid_auth"},
 	} {
 		se := c.classify(tc.err)
 		if se.Kind != tc.kind || se.Reason != tc.why {
 			t.Errorf("%s: %v %q, want %v %q", tc.name, se.Kind, se.Reason, tc.kind, tc.why)
 		}
-		if tc.kind == askbridge.RateLimited && se.RetryAfter != 3e9 {
+		if tc.kind == engine.RateLimited && se.RetryAfter != 3e9 {
 			t.Errorf("%s: retry after %s", tc.name, se.RetryAfter)
 		}
 	}
-	if c.State() != askbridge.StateBadCredentials {
+	if c.State() != engine.StateBadCredentials {
 		t.Errorf("invalid_auth left the state %q", c.State())
 	}
 }
@@ -737,7 +738,7 @@ func TestNotesEscaped(t *testing.T) {
 }
 
 // noted is p with the notes of an escalation step seen by someone.
-func noted(p askbridge.Plan) askbridge.Plan {
+func noted(p engine.Plan) engine.Plan {
 	p.Notes = []string{"No answer after 10 min, so this is asked here too.", "Seen by Alice"}
 	return p
 }
@@ -752,7 +753,7 @@ func TestNotesOnTheLastPart(t *testing.T) {
 			p := bigPlan()
 			p.Sections = nil
 			for i := range sections {
-				p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
+				p.Sections = append(p.Sections, engine.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
 			}
 			without, with := render(p), render(noted(p))
 			checkLimits(t, with)
@@ -789,9 +790,9 @@ func TestNotesOnTheLastPart(t *testing.T) {
 // ends: its notes share the status line's block. A status line that fills
 // a text object keeps it; the notes give way.
 func TestNotesWhenFull(t *testing.T) {
-	p := askbridge.Plan{ID: "full", Mode: askbridge.ModeText, Intro: "Q:", Notes: []string{"Seen by Alice"}}
+	p := engine.Plan{ID: "full", Mode: engine.ModeText, Intro: "Q:", Notes: []string{"Seen by Alice"}}
 	for i := range 97 { // the header and 97 questions: two full parts
-		p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
+		p.Sections = append(p.Sections, engine.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1)})
 	}
 	msgs, ended := render(p), renderEnded(p, "Expired")
 	checkLimits(t, msgs)

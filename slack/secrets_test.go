@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
 )
@@ -177,7 +178,7 @@ func errorTexts(err error) []string {
 	walk = func(e error) {
 		for e != nil {
 			out = append(out, e.Error(), fmt.Sprintf("%+v", e))
-			if se, ok := e.(*askbridge.SendError); ok {
+			if se, ok := e.(*engine.SendError); ok {
 				out = append(out, se.Reason)
 			}
 			if ue, ok := e.(*url.Error); ok {
@@ -254,13 +255,13 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan := askbridge.BuildPlan("q1", req, ch.Capabilities())
+			plan := engine.BuildPlan("q1", req, ch.Capabilities())
 			errs := []error{
-				ch.Send(ctx, askbridge.Delivery{Chat: "C0OPS", Plan: plan}),
-				ch.Send(ctx, askbridge.Delivery{Chat: "U0ALICE", Plan: plan}),
+				ch.Send(ctx, engine.Delivery{Chat: "C0OPS", Plan: plan}),
+				ch.Send(ctx, engine.Delivery{Chat: "U0ALICE", Plan: plan}),
 				ch.Notify(ctx, "C0OPS", "1700000000.000100", "Reply with a number."),
-				ch.Finish(ctx, askbridge.MessageRef{Platform: "slack", Chat: "C0OPS", Message: "1700000000.000100"},
-					askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
+				ch.Finish(ctx, engine.MessageRef{Platform: "slack", Chat: "C0OPS", Message: "1700000000.000100"},
+					engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
 			}
 			for i, err := range errs {
 				if err == nil {

@@ -11,30 +11,31 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
 // bigPlan needs more than 50 blocks, so it goes out as two messages.
-func bigPlan() askbridge.Plan {
-	p := askbridge.Plan{ID: "big", Mode: askbridge.ModeText, Intro: "Questions for you:", FreeText: "Something else?", Closing: "Reply."}
+func bigPlan() engine.Plan {
+	p := engine.Plan{ID: "big", Mode: engine.ModeText, Intro: "Questions for you:", FreeText: "Something else?", Closing: "Reply."}
 	for i := range 60 {
-		p.Sections = append(p.Sections, askbridge.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1),
+		p.Sections = append(p.Sections, engine.Section{Number: i + 1, Header: "H", Question: fmt.Sprintf("Question %d?", i+1),
 			Options: []askbridge.Option{{Label: "A"}, {Label: "B"}}})
 	}
-	p.Rows = [][]askbridge.Button{{{Label: "Skip", Choice: askbridge.Choice{Kind: askbridge.ControlSkip}, Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlSkip})}}}
+	p.Rows = [][]engine.Button{{{Label: "Skip", Choice: askbridge.Choice{Kind: askbridge.ControlSkip}, Payload: askbridge.EncodePayload("big", askbridge.Choice{Kind: askbridge.ControlSkip})}}}
 	return p
 }
 
 // collect is a Delivery's Sent that keeps what was posted.
-type collect struct{ refs []askbridge.MessageRef }
+type collect struct{ refs []engine.MessageRef }
 
-func (c *collect) sent(ref askbridge.MessageRef) error {
+func (c *collect) sent(ref engine.MessageRef) error {
 	c.refs = append(c.refs, ref)
 	return nil
 }
 
-func ending(p askbridge.Plan, status string) askbridge.Ending {
-	return askbridge.Ending{Plan: p, Outcome: askbridge.OutcomeExpired, Status: status}
+func ending(p engine.Plan, status string) engine.Ending {
+	return engine.Ending{Plan: p, Outcome: askbridge.OutcomeExpired, Status: status}
 }
 
 func newTestChannel(t *testing.T, fake *slacktest.Server) *Channel {
@@ -65,9 +66,9 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 	}
 	fake.SetRateLimit(1, time.Minute, 7)
 	var got collect
-	err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, Sent: got.sent})
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != 7*time.Second {
+	err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: got.sent})
+	var se *engine.SendError
+	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter != 7*time.Second {
 		t.Fatalf("Send under a rate limit: %v", err)
 	}
 	if len(got.refs) != 1 || got.refs[0].Part != 0 || got.refs[0].Chat != "C1" || got.refs[0].Platform != Platform {
@@ -78,7 +79,7 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 	}
 	fake.SetRateLimit(0, 0, 0)
 	clock.Advance(7 * time.Second) // the channel's Retry-After
-	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, From: 1, Sent: got.sent}); err != nil {
+	if err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, From: 1, Sent: got.sent}); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.refs) != 2 || got.refs[1].Part != 1 {
@@ -134,7 +135,7 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 	// A part the plan does not have cannot be shown: permanent.
 	beyond := got.refs[1]
 	beyond.Part = 2
-	if err := c.Finish(context.Background(), beyond, ending(p, "Expired")); !errors.As(err, &se) || se.Kind != askbridge.Permanent {
+	if err := c.Finish(context.Background(), beyond, ending(p, "Expired")); !errors.As(err, &se) || se.Kind != engine.Permanent {
 		t.Errorf("finish of part 2 of 2: %v", err)
 	}
 }
@@ -148,11 +149,11 @@ func TestSendFromAndSentError(t *testing.T) {
 	c := newTestChannel(t, fake)
 	p := bigPlan()
 	var got collect
-	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, From: 2, Sent: got.sent}); err != nil || len(got.refs) != 0 {
+	if err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, From: 2, Sent: got.sent}); err != nil || len(got.refs) != 0 {
 		t.Fatalf("From past the end: %v, %+v", err, got.refs)
 	}
 	// Not even the DM of a user is opened for nothing.
-	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "W0TEAM", Plan: p, From: 2, Sent: got.sent}); err != nil {
+	if err := c.Send(context.Background(), engine.Delivery{Chat: "W0TEAM", Plan: p, From: 2, Sent: got.sent}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(fake.Calls("chat.postMessage")) + len(fake.Calls("conversations.open")); n != 0 {
@@ -160,7 +161,7 @@ func TestSendFromAndSentError(t *testing.T) {
 	}
 	stop := errors.New("record failed")
 	calls := 0
-	err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, Sent: func(askbridge.MessageRef) error { calls++; return stop }})
+	err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: func(engine.MessageRef) error { calls++; return stop }})
 	if err != stop || calls != 1 {
 		t.Fatalf("Sent failing: %v after %d calls, want the same error after 1", err, calls)
 	}
@@ -177,9 +178,9 @@ func TestSendErrors(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	c.gate.clock = clock
 	p := plan(t, "q", shapes[0].body)
-	send := func(chat string) ([]askbridge.MessageRef, error) {
+	send := func(chat string) ([]engine.MessageRef, error) {
 		var got collect
-		err := c.Send(context.Background(), askbridge.Delivery{Chat: chat, Plan: p, Sent: got.sent})
+		err := c.Send(context.Background(), engine.Delivery{Chat: chat, Plan: p, Sent: got.sent})
 		return got.refs, err
 	}
 	fake.SetRateLimit(1, time.Minute, 9)
@@ -187,18 +188,18 @@ func TestSendErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs, err := send("C1")
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter != 9*time.Second || len(refs) != 0 {
+	var se *engine.SendError
+	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter != 9*time.Second || len(refs) != 0 {
 		t.Errorf("rate limited first part: %v, %+v", err, refs)
 	}
 	fake.SetRateLimit(0, 0, 0)
 	clock.Advance(9 * time.Second) // the channel's Retry-After
 	fake.SetChannelError("C1", "not_in_channel")
-	if _, err := send("C1"); !errors.As(err, &se) || se.Kind != askbridge.Permanent || se.Reason != "not_in_channel" {
+	if _, err := send("C1"); !errors.As(err, &se) || se.Kind != engine.Permanent || se.Reason != "not_in_channel" {
 		t.Errorf("not in channel: %v", err)
 	}
-	gone := askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: "1.1"}
-	if err := c.Finish(context.Background(), gone, ending(p, "Expired")); !errors.As(err, &se) || se.Kind != askbridge.Permanent {
+	gone := engine.MessageRef{Platform: Platform, Chat: "C1", Message: "1.1"}
+	if err := c.Finish(context.Background(), gone, ending(p, "Expired")); !errors.As(err, &se) || se.Kind != engine.Permanent {
 		t.Errorf("finish in a refusing channel: %v", err)
 	}
 	fake.SetChannelError("C1", "")

@@ -9,7 +9,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/retry"
 )
 
@@ -19,12 +19,12 @@ import (
 // HTTPHandler, which Run enables. It learns the bot's own user id first
 // (auth.test), owns its reconnects with backoff, and returns only when ctx
 // is done and the events in hand are handled. Call it once.
-func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
+func (c *Channel) Run(ctx context.Context, in engine.Inbox) error {
 	c.inbox.Store(&inboxRef{ctx: ctx, in: in})
 	// A 429 another replica got for a channel holds this one's calls to
 	// it back too.
 	hctx, stopHearing := context.WithCancel(ctx)
-	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.gate.hold)
+	heard := engine.HearCooldowns(hctx, c.coord, Platform, c.log, c.gate.hold)
 	defer func() { stopHearing(); heard() }()
 	defer func() {
 		c.stopMu.Lock()
@@ -36,7 +36,7 @@ func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
 		return nil
 	}
 	if c.cfg.AppToken == "" {
-		c.setState(askbridge.StateConnected)
+		c.setState(engine.StateConnected)
 		<-ctx.Done()
 		return nil
 	}
@@ -57,8 +57,8 @@ func (c *Channel) whoami(ctx context.Context) bool {
 			return false
 		}
 		se := c.classify(err)
-		if c.State() != askbridge.StateBadCredentials {
-			c.setState(askbridge.StateRetrying)
+		if c.State() != engine.StateBadCredentials {
+			c.setState(engine.StateRetrying)
 		}
 		wait := b.Next()
 		c.log.Warn("auth.test failed", "reason", se.Reason, "retry_in", wait)
@@ -75,8 +75,8 @@ func (c *Channel) whoami(ctx context.Context) bool {
 func (c *Channel) runSocket(ctx context.Context) {
 	b := retry.Backoff{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}
 	for ctx.Err() == nil {
-		if c.State() != askbridge.StateBadCredentials {
-			c.setState(askbridge.StateConnecting)
+		if c.State() != engine.StateBadCredentials {
+			c.setState(engine.StateConnecting)
 		}
 		sm := socketmode.New(c.api, socketmode.OptionPingInterval(c.cfg.PingInterval), socketmode.OptionLog(libLog(c.log)))
 		rctx, cancel := context.WithCancel(ctx)
@@ -98,9 +98,9 @@ func (c *Channel) runSocket(ctx context.Context) {
 			code = c.scrub.Text(err.Error())
 		}
 		if credentialErrors[code] {
-			c.setState(askbridge.StateBadCredentials)
+			c.setState(engine.StateBadCredentials)
 		} else {
-			c.setState(askbridge.StateRetrying)
+			c.setState(engine.StateRetrying)
 		}
 		wait := b.Next()
 		c.log.Warn("socket mode stopped, reconnecting", "reason", code, "retry_in", wait)
@@ -129,19 +129,19 @@ func (c *Channel) socketEvents(rctx context.Context, sm *socketmode.Client, conn
 func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, connected *atomic.Bool) {
 	switch evt.Type {
 	case socketmode.EventTypeConnecting:
-		if !connected.Load() && c.State() != askbridge.StateBadCredentials {
-			c.setState(askbridge.StateConnecting)
+		if !connected.Load() && c.State() != engine.StateBadCredentials {
+			c.setState(engine.StateConnecting)
 		}
 	case socketmode.EventTypeConnected:
 		connected.Store(true)
-		c.setState(askbridge.StateConnected)
+		c.setState(engine.StateConnected)
 	case socketmode.EventTypeConnectionError:
-		c.setState(askbridge.StateRetrying)
+		c.setState(engine.StateRetrying)
 		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
 			c.log.Warn("socket mode connection failed", "attempt", e.Attempt, "retry_in", e.Backoff, "err", c.scrub.Err(e.ErrorObj))
 		}
 	case socketmode.EventTypeInvalidAuth:
-		c.setState(askbridge.StateBadCredentials)
+		c.setState(engine.StateBadCredentials)
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive:
 		if evt.Request == nil {
 			return
@@ -157,9 +157,9 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 			// The ack goes out at once: a failed handling tells the
 			// person to try again (Slack's own redelivery of an envelope
 			// whose ack was lost is handled, its mark forgotten).
-			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleEvent(ctx, in, data, nil) })
+			started = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, data, nil) })
 		case slack.InteractionCallback:
-			started = c.dispatch(ir, func(ctx context.Context, in askbridge.Inbox) { c.handleInteraction(ctx, in, data) })
+			started = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, data) })
 		}
 		if !started {
 			return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -28,20 +28,20 @@ func fakeChannel(t *testing.T) (*Channel, *slacktest.Server, *clockwork.FakeCloc
 }
 
 // post sends p to C1 and returns its messages.
-func post(t *testing.T, c *Channel, p askbridge.Plan) []askbridge.MessageRef {
+func post(t *testing.T, c *Channel, p engine.Plan) []engine.MessageRef {
 	t.Helper()
 	var got collect
-	if err := c.Send(context.Background(), askbridge.Delivery{Chat: "C1", Plan: p, Sent: got.sent}); err != nil {
+	if err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: got.sent}); err != nil {
 		t.Fatal(err)
 	}
 	return got.refs
 }
 
-// sendErr is err as a *askbridge.SendError, failing the test when it is
+// sendErr is err as a *engine.SendError, failing the test when it is
 // not one.
-func sendErr(t *testing.T, err error) *askbridge.SendError {
+func sendErr(t *testing.T, err error) *engine.SendError {
 	t.Helper()
-	var se *askbridge.SendError
+	var se *engine.SendError
 	if !errors.As(err, &se) {
 		t.Fatalf("%v is not a SendError", err)
 	}
@@ -102,7 +102,7 @@ func TestUpdate(t *testing.T) {
 	}
 
 	// Gone: never posted, or not the bot's to edit.
-	gone := askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: "1.000001"}
+	gone := engine.MessageRef{Platform: Platform, Chat: "C1", Message: "1.000001"}
 	if err := c.Update(context.Background(), gone, seen); err != nil {
 		t.Errorf("update of a message that is not there: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Update(context.Background(), askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: ts}, seen); err != nil {
+	if err := c.Update(context.Background(), engine.MessageRef{Platform: Platform, Chat: "C1", Message: ts}, seen); err != nil {
 		t.Errorf("update of a person's message: %v", err)
 	}
 	if n := len(fake.Calls("chat.update")); n != 4 {
@@ -143,7 +143,7 @@ func TestUpdateParts(t *testing.T) {
 	}
 	beyond := refs[1]
 	beyond.Part = 2
-	if se := sendErr(t, c.Update(context.Background(), beyond, p)); se.Kind != askbridge.Permanent {
+	if se := sendErr(t, c.Update(context.Background(), beyond, p)); se.Kind != engine.Permanent {
 		t.Errorf("update of part 2 of 2: %v", se)
 	}
 }
@@ -159,7 +159,7 @@ func TestUpdateRefusals(t *testing.T) {
 	if err := c.Notify(context.Background(), "C1", "", "one call of the window"); err != nil {
 		t.Fatal(err)
 	}
-	if se := sendErr(t, c.Update(context.Background(), refs[0], p)); se.Kind != askbridge.RateLimited || se.RetryAfter != 6*time.Second {
+	if se := sendErr(t, c.Update(context.Background(), refs[0], p)); se.Kind != engine.RateLimited || se.RetryAfter != 6*time.Second {
 		t.Errorf("update past the limit: %v", se)
 	}
 	// The gate holds the channel: a caller that cannot wait 6 s is told
@@ -167,7 +167,7 @@ func TestUpdateRefusals(t *testing.T) {
 	calls := len(fake.Calls("chat.update"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if se := sendErr(t, c.Update(ctx, refs[0], p)); se.Kind != askbridge.RateLimited || se.RetryAfter <= 0 {
+	if se := sendErr(t, c.Update(ctx, refs[0], p)); se.Kind != engine.RateLimited || se.RetryAfter <= 0 {
 		t.Errorf("update while the channel is held: %v", se)
 	}
 	if n := len(fake.Calls("chat.update")); n != calls {
@@ -176,7 +176,7 @@ func TestUpdateRefusals(t *testing.T) {
 	fake.SetRateLimit(0, 0, 0)
 	clock.Advance(6 * time.Second)
 	fake.SetChannelError("C1", "not_in_channel")
-	if se := sendErr(t, c.Update(context.Background(), refs[0], p)); se.Kind != askbridge.Permanent || se.Reason != "not_in_channel" {
+	if se := sendErr(t, c.Update(context.Background(), refs[0], p)); se.Kind != engine.Permanent || se.Reason != "not_in_channel" {
 		t.Errorf("update in a channel the bot left: %v", se)
 	}
 	fake.SetChannelError("C1", "")
@@ -235,13 +235,13 @@ func TestRemindAndDeleteRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.Remind(context.Background(), prompt, "second")
-	if se := sendErr(t, err); se.Kind != askbridge.RateLimited || se.RetryAfter != 8*time.Second {
+	if se := sendErr(t, err); se.Kind != engine.RateLimited || se.RetryAfter != 8*time.Second {
 		t.Errorf("reminder past the limit: %v", se)
 	}
 	// Held for 8 s, the channel's delete cannot go within a second.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if se := sendErr(t, c.Delete(ctx, prompt)); se.Kind != askbridge.RateLimited || len(fake.Calls("chat.delete")) != 0 {
+	if se := sendErr(t, c.Delete(ctx, prompt)); se.Kind != engine.RateLimited || len(fake.Calls("chat.delete")) != 0 {
 		t.Errorf("delete while the channel is held: %v", se)
 	}
 	if n := len(fake.Calls("chat.postMessage")); n != 3 {
@@ -254,7 +254,7 @@ func TestRemindAndDeleteRefusals(t *testing.T) {
 	if err := c.Notify(context.Background(), "C1", "", "one call of the window"); err != nil {
 		t.Fatal(err)
 	}
-	if se := sendErr(t, c.Delete(context.Background(), prompt)); se.Kind != askbridge.RateLimited || se.RetryAfter != 5*time.Second {
+	if se := sendErr(t, c.Delete(context.Background(), prompt)); se.Kind != engine.RateLimited || se.RetryAfter != 5*time.Second {
 		t.Errorf("delete past the limit: %v", se)
 	}
 	fake.SetRateLimit(0, 0, 0)
@@ -264,18 +264,18 @@ func TestRemindAndDeleteRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if se := sendErr(t, c.Delete(context.Background(), askbridge.MessageRef{Platform: Platform, Chat: "C1", Message: ts})); se.Kind != askbridge.Permanent || se.Reason != "cant_delete_message" {
+	if se := sendErr(t, c.Delete(context.Background(), engine.MessageRef{Platform: Platform, Chat: "C1", Message: ts})); se.Kind != engine.Permanent || se.Reason != "cant_delete_message" {
 		t.Errorf("delete of a person's message: %v", se)
 	}
 	if err := c.Delete(context.Background(), prompt); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Remind(context.Background(), prompt, "under nothing")
-	if se := sendErr(t, err); se.Kind != askbridge.Permanent || se.Reason != "thread_not_found" {
+	if se := sendErr(t, err); se.Kind != engine.Permanent || se.Reason != "thread_not_found" {
 		t.Errorf("reminder under a deleted prompt: %v", se)
 	}
 	fake.SetChannelError("C1", "channel_not_found")
-	if se := sendErr(t, c.Delete(context.Background(), prompt)); se.Kind != askbridge.Permanent || se.Reason != "channel_not_found" {
+	if se := sendErr(t, c.Delete(context.Background(), prompt)); se.Kind != engine.Permanent || se.Reason != "channel_not_found" {
 		t.Errorf("delete in a channel that is gone: %v", se)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // testAgentProtocol plays an agent that knows nothing but the commands of
@@ -149,7 +150,7 @@ func fakeEngine(ctx context.Context, s *Store) error {
 				if err := json.Unmarshal(e.Ask, &req); err != nil {
 					return err
 				}
-				created, _, err := s.Create(ctx, askbridge.NewQuestion{
+				created, _, err := s.Create(ctx, engine.NewQuestion{
 					ID: req.ID, Request: req, Target: askbridge.Target{Platform: "web"},
 					Created: now, Deadline: now.Add(15 * time.Minute),
 				})
@@ -157,7 +158,7 @@ func fakeEngine(ctx context.Context, s *Store) error {
 					return err
 				}
 				if created {
-					ref := askbridge.MessageRef{Platform: "web", Message: req.ID}
+					ref := engine.MessageRef{Platform: "web", Message: req.ID}
 					if err := s.Publish(ctx, askbridge.Event{Kind: "requested", ID: req.ID, At: now, Platform: "web"}); err != nil {
 						return err
 					}

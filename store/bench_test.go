@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // roundTrips counts the client's round trips to Redis: one per command,
@@ -136,7 +137,7 @@ func (rig *lifecycleRig) run(i int) {
 	b, s, agent, ctx := rig.tb, rig.s, rig.agent, context.Background()
 	id := "bench-" + strconv.Itoa(i)
 	req := strings.Replace(exampleAsk, "deploy-42", id, 1)
-	if err := agent.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
+	if err := agent.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"ask", req}}).Err(); err != nil {
 		b.Fatal(err)
 	}
 	entries, err := s.ReadRequests(ctx, 10, time.Second)
@@ -144,7 +145,7 @@ func (rig *lifecycleRig) run(i int) {
 		b.Fatalf("read %v, %v", entries, err)
 	}
 	now := t0.Add(time.Duration(i) * time.Second)
-	q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
+	q := engine.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: "42"},
 		Answerers: []string{"telegram:7"}, Created: now, Deadline: now.Add(15 * time.Minute)}
 	created, _, lease, err := s.CreateHolding(ctx, q, "bench/1", 15*time.Second)
 	if err != nil || !created {
@@ -154,7 +155,7 @@ func (rig *lifecycleRig) run(i int) {
 	if err := s.Publish(ctx, ev); err != nil {
 		b.Fatal(err)
 	}
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
+	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
 	if _, err := s.AddMessage(ctx, id, ref); err != nil {
 		b.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func (rig *lifecycleRig) run(i int) {
 	if err := s.Publish(ctx, ev); err != nil {
 		b.Fatal(err)
 	}
-	if err := agent.BLPop(ctx, time.Second, s.k.result(id)).Err(); err != nil {
+	if err := agent.BLPop(ctx, time.Second, s.k.Result(id)).Err(); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.Finished(ctx, id); err != nil {
@@ -249,7 +250,7 @@ func pendingMemory(b *testing.B, ctx context.Context, admin redis.UniversalClien
 	for i := range n {
 		id := fmt.Sprintf("mem-%04d", i)
 		req := strings.Replace(exampleAsk, "deploy-42", id, 1)
-		if err := admin.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", req}}).Err(); err != nil {
+		if err := admin.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"ask", req}}).Err(); err != nil {
 			b.Fatal(err)
 		}
 		entries, err := s.ReadRequests(ctx, 1, 0)
@@ -257,12 +258,12 @@ func pendingMemory(b *testing.B, ctx context.Context, admin redis.UniversalClien
 			b.Fatalf("read %v, %v", entries, err)
 		}
 		now := t0.Add(time.Duration(i) * time.Millisecond)
-		q := askbridge.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: strconv.Itoa(i % 10)},
+		q := engine.NewQuestion{ID: id, Request: sampleRequest(id), Target: askbridge.Target{Platform: "telegram", Chat: strconv.Itoa(i % 10)},
 			Answerers: []string{"telegram:" + strconv.Itoa(i%10)}, Created: now, Deadline: now.Add(15 * time.Minute)}
 		if _, _, err := s.Create(ctx, q); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: strconv.Itoa(i % 10), Message: strconv.Itoa(100000 + i)}); err != nil {
+		if _, err := s.AddMessage(ctx, id, engine.MessageRef{Platform: "telegram", Chat: strconv.Itoa(i % 10), Message: strconv.Itoa(100000 + i)}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {

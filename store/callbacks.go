@@ -7,12 +7,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/askbridge/askbridge"
 )
 
-// The result callbacks' queue (askbridge.CallbackQueue): a registration
+// The result callbacks' queue (engine.CallbackQueue): a registration
 // hash per question, in the question's slot, and one due-set shared by all.
 //
 //	<prefix>callback:{<id>}  HASH  url, state (waiting | delivered | failed),
@@ -48,7 +47,7 @@ var (
 )
 
 // The store keeps the bridge's callbacks.
-var _ askbridge.CallbackQueue = (*Store)(nil)
+var _ engine.CallbackQueue = (*Store)(nil)
 
 // callbackMissingGrace is how long a registration waits for its question
 // to be stored (it is registered just before the create or the refusal)
@@ -67,7 +66,7 @@ func (k keys) callbacks() string { return k.prefix + "callbacks" }
 // on its slot) and adds it to the due-set at its Due, or keeps an earlier
 // due time (ZADD LT), all in one pipeline. A registration that exists keeps
 // its URL and state. Safe to repeat and to call concurrently.
-func (s *Store) RegisterCallbacks(ctx context.Context, regs ...askbridge.CallbackRegistration) error {
+func (s *Store) RegisterCallbacks(ctx context.Context, regs ...engine.CallbackRegistration) error {
 	if len(regs) == 0 {
 		return nil
 	}
@@ -135,43 +134,43 @@ func (s *Store) ClaimCallbacks(ctx context.Context, now time.Time, lease time.Du
 
 // BeginCallback looks at callback id in its question's slot
 // (callback_begin.lua) and starts its next attempt when the question has
-// ended; see askbridge.CallbackQueue. Not safe to repeat: each call that
+// ended; see engine.CallbackQueue. Not safe to repeat: each call that
 // returns CallbackPost counts an attempt.
-func (s *Store) BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter time.Duration) (askbridge.CallbackAttempt, error) {
+func (s *Store) BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter time.Duration) (engine.CallbackAttempt, error) {
 	if err := checkID(id); err != nil {
-		return askbridge.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
+		return engine.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
-	v, err := callbackBeginScript.run(ctx, s.cl(), []string{s.k.callback(id), s.k.question(id)},
+	v, err := callbackBeginScript.run(ctx, s.cl(), []string{s.k.callback(id), s.k.Question(id)},
 		now.UnixMilli(), ms(giveUpAfter), ms(s.opts.Retention), ms(callbackMissingGrace))
 	if err != nil {
-		return askbridge.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
+		return engine.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
 	a, err := callbackAttempt(id, v)
 	if err != nil {
-		return askbridge.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
+		return engine.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
 	return a, nil
 }
 
 // callbackAttempt reads the reply of callback_begin.lua: the one place its
 // return codes are mapped.
-func callbackAttempt(id string, v any) (askbridge.CallbackAttempt, error) {
+func callbackAttempt(id string, v any) (engine.CallbackAttempt, error) {
 	r, ok := v.([]any)
 	if !ok || len(r) == 0 {
-		return askbridge.CallbackAttempt{}, fmt.Errorf("unexpected reply %v", v)
+		return engine.CallbackAttempt{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	code, _ := r[0].(int64)
-	a := askbridge.CallbackAttempt{ID: id}
+	a := engine.CallbackAttempt{ID: id}
 	switch {
 	case (code == 0 || code == -1) && len(r) == 1:
-		a.Step = askbridge.CallbackDone
+		a.Step = engine.CallbackDone
 	case code == 2 && len(r) == 2:
-		a.Step = askbridge.CallbackWait
+		a.Step = engine.CallbackWait
 		if deadline, _ := r[1].(int64); deadline > 0 {
 			a.Until = time.UnixMilli(deadline)
 		}
 	case code == 3 && len(r) == 2:
-		a.Step = askbridge.CallbackGaveUp
+		a.Step = engine.CallbackGaveUp
 		n, _ := r[1].(int64)
 		a.Attempt = int(n)
 	case code == 1 && len(r) == 5:
@@ -179,9 +178,9 @@ func callbackAttempt(id string, v any) (askbridge.CallbackAttempt, error) {
 		url, _ := r[2].(string)
 		body, _ := r[3].(string)
 		ended, _ := r[4].(int64)
-		a.Step, a.Attempt, a.URL, a.Body, a.Ended = askbridge.CallbackPost, int(n), url, []byte(body), time.UnixMilli(ended)
+		a.Step, a.Attempt, a.URL, a.Body, a.Ended = engine.CallbackPost, int(n), url, []byte(body), time.UnixMilli(ended)
 	default:
-		return askbridge.CallbackAttempt{}, fmt.Errorf("unexpected reply %v", v)
+		return engine.CallbackAttempt{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	return a, nil
 }
@@ -191,16 +190,16 @@ func callbackAttempt(id string, v any) (askbridge.CallbackAttempt, error) {
 // delivered or given-up callback out of the due-set, or makes a retry due
 // at f.Next. ok is false, and the due-set is left alone, when the attempt
 // was not the latest. Safe to repeat.
-func (s *Store) FinishCallback(ctx context.Context, f askbridge.CallbackFinish) (bool, error) {
+func (s *Store) FinishCallback(ctx context.Context, f engine.CallbackFinish) (bool, error) {
 	if err := checkID(f.ID); err != nil {
 		return false, fmt.Errorf("store: finish callback: %w", err)
 	}
 	switch f.State {
-	case askbridge.CallbackDelivered, askbridge.CallbackRetrying, askbridge.CallbackFailed:
+	case engine.CallbackDelivered, engine.CallbackRetrying, engine.CallbackFailed:
 	default:
 		return false, fmt.Errorf("store: finish callback: unknown state %q", f.State)
 	}
-	v, err := callbackFinishScript.run(ctx, s.cl(), []string{s.k.callback(f.ID), s.k.question(f.ID)},
+	v, err := callbackFinishScript.run(ctx, s.cl(), []string{s.k.callback(f.ID), s.k.Question(f.ID)},
 		strconv.Itoa(f.Attempt), string(f.State), f.Error, f.Now.UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
 		return false, fmt.Errorf("store: finish callback: %w", err)
@@ -208,7 +207,7 @@ func (s *Store) FinishCallback(ctx context.Context, f askbridge.CallbackFinish) 
 	if v != int64(1) {
 		return false, nil
 	}
-	if f.State == askbridge.CallbackRetrying {
+	if f.State == engine.CallbackRetrying {
 		err = s.ScheduleCallback(ctx, f.ID, f.Next)
 	} else {
 		err = s.DropCallback(ctx, f.ID)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestCallbacks runs the callback queue's suite against a real
@@ -54,7 +55,7 @@ const hookURL = "https://agents.example.com/hooks/askbridge?k=1"
 
 func register(t *testing.T, s *Store, id string, due time.Time) {
 	t.Helper()
-	if err := s.RegisterCallbacks(ctxT(t), askbridge.CallbackRegistration{ID: id, URL: hookURL, Due: due, Now: t0, Keep: 48 * time.Hour}); err != nil {
+	if err := s.RegisterCallbacks(ctxT(t), engine.CallbackRegistration{ID: id, URL: hookURL, Due: due, Now: t0, Keep: 48 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -69,7 +70,7 @@ func claim(t *testing.T, s *Store, now time.Time, max int) []string {
 	return ids
 }
 
-func begin(t *testing.T, s *Store, id string, now time.Time) askbridge.CallbackAttempt {
+func begin(t *testing.T, s *Store, id string, now time.Time) engine.CallbackAttempt {
 	t.Helper()
 	a, err := s.BeginCallback(ctxT(t), id, now, 24*time.Hour)
 	if err != nil {
@@ -78,7 +79,7 @@ func begin(t *testing.T, s *Store, id string, now time.Time) askbridge.CallbackA
 	return a
 }
 
-func finish(t *testing.T, s *Store, f askbridge.CallbackFinish) bool {
+func finish(t *testing.T, s *Store, f engine.CallbackFinish) bool {
 	t.Helper()
 	ok, err := s.FinishCallback(ctxT(t), f)
 	if err != nil {
@@ -200,54 +201,54 @@ func testCallbackLifecycle(t *testing.T, b backend) {
 	register(t, s, id, q.Deadline.Add(5*time.Second))
 	mustCreate(t, s, q)
 
-	if a := begin(t, s, id, t0.Add(time.Second)); a.Step != askbridge.CallbackWait || !a.Until.Equal(q.Deadline) {
+	if a := begin(t, s, id, t0.Add(time.Second)); a.Step != engine.CallbackWait || !a.Until.Equal(q.Deadline) {
 		t.Fatalf("pending question: %+v, want wait until %v", a, q.Deadline)
 	}
 	ended := t0.Add(time.Minute)
 	if r, err := s.End(ctx, id, answered(id), ended); err != nil || !r.Won {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
-	pushed, err := s.rdb.LIndex(ctx, s.k.result(id), 0).Result()
+	pushed, err := s.rdb.LIndex(ctx, s.k.Result(id), 0).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	a1 := begin(t, s, id, ended.Add(time.Second))
-	if a1.Step != askbridge.CallbackPost || a1.Attempt != 1 || a1.URL != hookURL || string(a1.Body) != pushed || !a1.Ended.Equal(ended) {
+	if a1.Step != engine.CallbackPost || a1.Attempt != 1 || a1.URL != hookURL || string(a1.Body) != pushed || !a1.Ended.Equal(ended) {
 		t.Fatalf("first attempt %+v (body %s), want attempt 1 posting %s", a1, a1.Body, pushed)
 	}
 	next := ended.Add(10 * time.Second)
-	if !finish(t, s, askbridge.CallbackFinish{ID: id, Attempt: 1, State: askbridge.CallbackRetrying, Error: "503", Now: ended, Next: next}) {
+	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 1, State: engine.CallbackRetrying, Error: "503", Now: ended, Next: next}) {
 		t.Fatal("the latest attempt's failure was not recorded")
 	}
 	if got := dueAt(t, s, id); !got.Equal(next) {
 		t.Errorf("retry due %v, want %v", got, next)
 	}
-	if st := s.rdb.HGet(ctx, s.k.question(id), "callback").Val(); st != "retrying" {
+	if st := s.rdb.HGet(ctx, s.k.Question(id), "callback").Val(); st != "retrying" {
 		t.Errorf("question hash callback = %q, want retrying", st)
 	}
 	a2 := begin(t, s, id, next)
-	if a2.Step != askbridge.CallbackPost || a2.Attempt != 2 || string(a2.Body) != pushed {
+	if a2.Step != engine.CallbackPost || a2.Attempt != 2 || string(a2.Body) != pushed {
 		t.Fatalf("second attempt %+v", a2)
 	}
 	// The first attempt's taker comes back late: fenced out.
-	if finish(t, s, askbridge.CallbackFinish{ID: id, Attempt: 1, State: askbridge.CallbackDelivered, Now: next}) {
+	if finish(t, s, engine.CallbackFinish{ID: id, Attempt: 1, State: engine.CallbackDelivered, Now: next}) {
 		t.Error("a stale attempt's outcome was recorded")
 	}
-	if !finish(t, s, askbridge.CallbackFinish{ID: id, Attempt: 2, State: askbridge.CallbackDelivered, Now: next}) {
+	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 2, State: engine.CallbackDelivered, Now: next}) {
 		t.Fatal("the delivery was not recorded")
 	}
-	if st := s.rdb.HGet(ctx, s.k.question(id), "callback").Val(); st != "delivered" {
+	if st := s.rdb.HGet(ctx, s.k.Question(id), "callback").Val(); st != "delivered" {
 		t.Errorf("question hash callback = %q, want delivered", st)
 	}
 	if got := dueAt(t, s, id); !got.IsZero() {
 		t.Errorf("delivered callback still due at %v", got)
 	}
-	if a := begin(t, s, id, next.Add(time.Second)); a.Step != askbridge.CallbackDone {
+	if a := begin(t, s, id, next.Add(time.Second)); a.Step != engine.CallbackDone {
 		t.Errorf("after delivery: %+v, want done", a)
 	}
 	// The same request registered again (a retried XADD) changes nothing.
 	register(t, s, id, next)
-	if a := begin(t, s, id, next.Add(time.Second)); a.Step != askbridge.CallbackDone {
+	if a := begin(t, s, id, next.Add(time.Second)); a.Step != engine.CallbackDone {
 		t.Errorf("registered again after delivery: %+v, want done", a)
 	}
 	if ttl := s.rdb.PTTL(ctx, s.k.callback(id)).Val(); ttl <= 0 || ttl > s.opts.Retention {
@@ -265,8 +266,8 @@ func testCallbackRefused(t *testing.T, b backend) {
 		t.Fatalf("Reject = %+v, %v", r, err)
 	}
 	a := begin(t, s, "bad-1", t0)
-	pushed := s.rdb.LIndex(ctx, s.k.result("bad-1"), 0).Val()
-	if a.Step != askbridge.CallbackPost || string(a.Body) != pushed || pushed == "" {
+	pushed := s.rdb.LIndex(ctx, s.k.Result("bad-1"), 0).Val()
+	if a.Step != engine.CallbackPost || string(a.Body) != pushed || pushed == "" {
 		t.Errorf("refused request: %+v (body %s), want a post of %s", a, a.Body, pushed)
 	}
 }
@@ -275,10 +276,10 @@ func testCallbackRefused(t *testing.T, b backend) {
 func testCallbackMissingQuestion(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	register(t, s, "ghost", t0)
-	if a := begin(t, s, "ghost", t0.Add(time.Minute)); a.Step != askbridge.CallbackWait || !a.Until.IsZero() {
+	if a := begin(t, s, "ghost", t0.Add(time.Minute)); a.Step != engine.CallbackWait || !a.Until.IsZero() {
 		t.Errorf("before the grace: %+v, want wait", a)
 	}
-	if a := begin(t, s, "ghost", t0.Add(callbackMissingGrace+time.Second)); a.Step != askbridge.CallbackDone {
+	if a := begin(t, s, "ghost", t0.Add(callbackMissingGrace+time.Second)); a.Step != engine.CallbackDone {
 		t.Errorf("after the grace: %+v, want done", a)
 	}
 	if n := s.rdb.Exists(ctxT(t), s.k.callback("ghost")).Val(); n != 0 {
@@ -296,17 +297,17 @@ func testCallbackGiveUp(t *testing.T, b backend) {
 	if r, err := s.End(ctx, id, answered(id), t0.Add(time.Second)); err != nil || !r.Won {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
-	if a := begin(t, s, id, t0.Add(time.Second)); a.Step != askbridge.CallbackPost {
+	if a := begin(t, s, id, t0.Add(time.Second)); a.Step != engine.CallbackPost {
 		t.Fatalf("first attempt %+v", a)
 	}
 	a := begin(t, s, id, t0.Add(time.Second+24*time.Hour))
-	if a.Step != askbridge.CallbackGaveUp || a.Attempt != 1 {
+	if a.Step != engine.CallbackGaveUp || a.Attempt != 1 {
 		t.Fatalf("a day after the end: %+v, want gave up after 1 attempt", a)
 	}
-	if st := s.rdb.HGet(ctx, s.k.question(id), "callback").Val(); st != "failed" {
+	if st := s.rdb.HGet(ctx, s.k.Question(id), "callback").Val(); st != "failed" {
 		t.Errorf("question hash callback = %q, want failed", st)
 	}
-	if a := begin(t, s, id, t0.Add(25*time.Hour)); a.Step != askbridge.CallbackDone {
+	if a := begin(t, s, id, t0.Add(25*time.Hour)); a.Step != engine.CallbackDone {
 		t.Errorf("after giving up: %+v, want done", a)
 	}
 }
@@ -323,17 +324,17 @@ func testCallbackOutlivesQuestion(t *testing.T, b backend) {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
 	a1 := begin(t, s, id, t0.Add(time.Second))
-	if err := s.rdb.Del(ctx, s.k.question(id), s.k.result(id)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, s.k.Question(id), s.k.Result(id)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	a2 := begin(t, s, id, t0.Add(time.Minute))
-	if a2.Step != askbridge.CallbackPost || a2.Attempt != 2 || string(a2.Body) != string(a1.Body) {
+	if a2.Step != engine.CallbackPost || a2.Attempt != 2 || string(a2.Body) != string(a1.Body) {
 		t.Errorf("after the question expired: %+v, want attempt 2 of the same body", a2)
 	}
-	if !finish(t, s, askbridge.CallbackFinish{ID: id, Attempt: 2, State: askbridge.CallbackDelivered, Now: t0.Add(time.Minute)}) {
+	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 2, State: engine.CallbackDelivered, Now: t0.Add(time.Minute)}) {
 		t.Error("delivery not recorded")
 	}
-	if n := s.rdb.Exists(ctx, s.k.question(id)).Val(); n != 0 {
+	if n := s.rdb.Exists(ctx, s.k.Question(id)).Val(); n != 0 {
 		t.Error("recording the delivery brought the expired question hash back")
 	}
 }
@@ -348,7 +349,7 @@ func testCallbackOneSlot(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := s.rdb.ClusterKeySlot(ctx, s.k.question(id)).Val(); got != want {
+		if want := s.rdb.ClusterKeySlot(ctx, s.k.Question(id)).Val(); got != want {
 			t.Errorf("%s is in slot %d, its question in %d", s.k.callback(id), got, want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestQuestionKeysOneSlot drives questions through their whole life on the
@@ -44,7 +45,7 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 
 	// The request arrives and is read.
 	ask := strings.Replace(exampleAsk, "deploy-42", id, 1)
-	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"ask", ask}}).Err(); err != nil {
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"ask", ask}}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := s.ReadRequests(ctx, 10, 0)
@@ -59,10 +60,10 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	if err != nil || !ok {
 		t.Fatalf("delivery lease: %v, %v", ok, err)
 	}
-	refs := []askbridge.MessageRef{
+	refs := []engine.MessageRef{
 		{Platform: "telegram", Chat: "42", Message: "1001", Part: 0},
 		{Platform: "telegram", Chat: "42", Message: "1002", Part: 1},
-		{Platform: "telegram", Chat: "42", Message: "1003", Part: askbridge.PartReplyBox},
+		{Platform: "telegram", Chat: "42", Message: "1003", Part: engine.PartReplyBox},
 	}
 	for _, ref := range refs {
 		if st, err := s.AddMessage(ctx, id, ref); err != nil || st != askbridge.StatusPending {
@@ -112,8 +113,8 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	}
 
 	shared := map[string]bool{
-		s.k.requests():             true,
-		s.k.events():               true,
+		s.k.Requests():             true,
+		s.k.Events():               true,
 		s.k.deadlines():            true,
 		s.k.finishing():            true,
 		s.k.chat("telegram", "42"): true,
@@ -121,7 +122,7 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 	for _, ref := range refs {
 		shared[s.k.message(ref)] = true
 	}
-	want := s.rdb.ClusterKeySlot(ctx, s.k.question(id)).Val()
+	want := s.rdb.ClusterKeySlot(ctx, s.k.Question(id)).Val()
 	var perQuestion []string
 	for _, key := range clusterKeys(t, cc, s.opts.Prefix) {
 		if shared[key] || strings.HasPrefix(key, s.opts.Prefix+"seen:") {
@@ -133,13 +134,13 @@ func questionKeysOneSlot(t *testing.T, b backend, id string) {
 			t.Fatal(err)
 		}
 		if got != want {
-			t.Errorf("%s is in slot %d, the question %s in slot %d", key, got, s.k.question(id), want)
+			t.Errorf("%s is in slot %d, the question %s in slot %d", key, got, s.k.Question(id), want)
 		}
 	}
 	// The scan saw the keys the question is known to make, so the check
 	// above was not vacuous.
 	for _, key := range []string{
-		s.k.question(id), s.k.result(id),
+		s.k.Question(id), s.k.Result(id),
 		s.k.lease(QuestionLease(LeaseFinish, id)),
 	} {
 		if !slices.Contains(perQuestion, key) {

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // t0 is the fixed "now" of the tests: every time the store is handed is
@@ -38,8 +39,8 @@ func sampleRequest(id string) askbridge.Request {
 
 // newQ is a question created at created with the given timeout, shown on
 // telegram chat 42, answerable by telegram:7.
-func newQ(id string, created time.Time, timeout time.Duration) askbridge.NewQuestion {
-	return askbridge.NewQuestion{
+func newQ(id string, created time.Time, timeout time.Duration) engine.NewQuestion {
+	return engine.NewQuestion{
 		ID:        id,
 		Request:   sampleRequest(id),
 		Target:    askbridge.Target{Platform: "telegram", Chat: "42"},
@@ -70,7 +71,7 @@ func mustJSON(t testing.TB, v any) []byte {
 	return b
 }
 
-func mustCreate(t testing.TB, s *Store, q askbridge.NewQuestion) {
+func mustCreate(t testing.TB, s *Store, q engine.NewQuestion) {
 	t.Helper()
 	created, _, err := s.Create(ctxT(t), q)
 	if err != nil || !created {
@@ -153,7 +154,7 @@ func testRequestEntries(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
 	add := func(values ...any) string {
-		id, err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: values}).Result()
+		id, err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: values}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +171,7 @@ func testRequestEntries(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []askbridge.Entry{
+	want := []engine.Entry{
 		{StreamID: ask, Ask: []byte(`{"questions":[]}`)},
 		{StreamID: cancel, Cancel: "q-1"},
 		{StreamID: both, Malformed: "entry has both an ask and a cancel field"},
@@ -200,7 +201,7 @@ func testRequestEntries(t *testing.T, b backend) {
 	if err := s.AckRequest(ctx); err != nil {
 		t.Fatalf("ack of nothing: %v", err)
 	}
-	if n := s.rdb.XLen(ctx, s.k.requests()).Val(); n != 0 {
+	if n := s.rdb.XLen(ctx, s.k.Requests()).Val(); n != 0 {
 		t.Fatalf("acknowledged entries left in the stream: %d", n)
 	}
 	again, err := s.ReadRequests(ctx, 10, 0)
@@ -213,7 +214,7 @@ func testRequestMax(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
 	for i := range 25 {
-		s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", strconv.Itoa(i)}})
+		s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", strconv.Itoa(i)}})
 	}
 	var sizes []int
 	var all []string
@@ -261,7 +262,7 @@ func testRequestBlock(t *testing.T, b backend) {
 	// An entry added while a reader blocks wakes it.
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		s.rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", "late"}})
+		s.rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", "late"}})
 	}()
 	start = time.Now()
 	got, err = s.ReadRequests(ctx, 10, 5*time.Second)
@@ -280,8 +281,8 @@ func testRequestGroupRecreated(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	// Someone deletes the stream, group and all.
-	s.rdb.Del(ctx, s.k.requests())
-	s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.requests(), Values: []any{"cancel", "after"}})
+	s.rdb.Del(ctx, s.k.Requests())
+	s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", "after"}})
 	got, err := s.ReadRequests(ctx, 10, 0)
 	if err != nil {
 		t.Fatalf("read after the group vanished: %v", err)
@@ -303,13 +304,13 @@ func testRequestClaimPacing(t *testing.T, b backend) {
 	if got, err := heir.ReadRequests(ctx, 10, 0); err != nil || len(got) != 0 {
 		t.Fatalf("read of an empty stream: %v, %v", got, err)
 	}
-	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: []any{"cancel", "orphan"}}).Val()
+	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.Requests(), Values: []any{"cancel", "orphan"}}).Val()
 	if got, err := dead.ReadRequests(ctx, 10, 0); err != nil || len(got) != 1 {
 		t.Fatalf("dying consumer read %v, %v", got, err)
 	}
 	// Redis counts the idle time: wait until the entry is claimable.
 	waitFor(t, func() bool {
-		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
+		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.Requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
 		return err == nil && len(p) == 1 && p[0].Idle >= heir.opts.ClaimIdle
 	})
 	// The store's clock has not moved since the last pass: none is due.
@@ -338,7 +339,7 @@ func testRequestOversize(t *testing.T, b backend) {
 	big := `{"id":"too-big","questions":[` + strings.Repeat(" ", askbridge.MaxEntryBytes) + `]}`
 	add := func(values ...any) string {
 		t.Helper()
-		id, err := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: values}).Result()
+		id, err := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.Requests(), Values: values}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +351,7 @@ func testRequestOversize(t *testing.T, b backend) {
 	// At the limit is not over it.
 	edge := add("ask", strings.Repeat("a", askbridge.MaxEntryBytes-len("ask")))
 
-	check := func(label string, e askbridge.Entry, id string, size int, head string) {
+	check := func(label string, e engine.Entry, id string, size int, head string) {
 		t.Helper()
 		if e.StreamID != id || e.Oversize != size || string(e.Ask) != head || e.Cancel != "" || e.Malformed != "" {
 			t.Fatalf("%s: got {%s oversize %d ask %d bytes cancel %q malformed %q}, want {%s oversize %d ask %d bytes}",
@@ -373,7 +374,7 @@ func testRequestOversize(t *testing.T, b backend) {
 	// The dead consumer never acknowledged them: the heir's claim measures
 	// them in Redis as well.
 	waitFor(t, func() bool {
-		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
+		p, err := dead.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: dead.k.Requests(), Group: dead.opts.Group, Start: "-", End: "+", Count: 1}).Result()
 		return err == nil && len(p) == 1 && p[0].Idle >= heir.opts.ClaimIdle
 	})
 	clock.Advance(heir.opts.ClaimIdle)
@@ -386,7 +387,7 @@ func testRequestOversize(t *testing.T, b backend) {
 
 	// An idle replica blocked on the stream.
 	type read struct {
-		got []askbridge.Entry
+		got []engine.Entry
 		err error
 	}
 	done := make(chan read, 1)
@@ -603,7 +604,7 @@ func testReplay(t *testing.T, b backend) {
 	if pushed, err := s.Replay(ctx, "replay", "6-0"); err != nil || pushed {
 		t.Fatalf("result still waiting: %v, %v", pushed, err)
 	}
-	first := s.rdb.LPop(ctx, s.k.result("replay")).Val()
+	first := s.rdb.LPop(ctx, s.k.Result("replay")).Val()
 	// The entry that created the question, handled again, is no new ask.
 	if pushed, err := s.Replay(ctx, "replay", "5-0"); err != nil || pushed {
 		t.Fatalf("the creating entry again: %v, %v", pushed, err)
@@ -611,10 +612,10 @@ func testReplay(t *testing.T, b backend) {
 	if pushed, err := s.Replay(ctx, "replay", "6-0"); err != nil || !pushed {
 		t.Fatalf("result taken, asked again: %v, %v", pushed, err)
 	}
-	if got := s.rdb.LRange(ctx, s.k.result("replay"), 0, -1).Val(); len(got) != 1 || got[0] != first {
+	if got := s.rdb.LRange(ctx, s.k.Result("replay"), 0, -1).Val(); len(got) != 1 || got[0] != first {
 		t.Fatalf("replayed %q, want %q once", got, first)
 	}
-	if ttl := s.rdb.PTTL(ctx, s.k.result("replay")).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := s.rdb.PTTL(ctx, s.k.Result("replay")).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("replayed list expires in %s, want within the retention", ttl)
 	}
 
@@ -624,14 +625,14 @@ func testReplay(t *testing.T, b backend) {
 	if _, err := s.Reject(ctx, "early", cancelled, t0); err != nil {
 		t.Fatal(err)
 	}
-	s.rdb.Del(ctx, s.k.result("early"))
+	s.rdb.Del(ctx, s.k.Result("early"))
 	if pushed, err := s.Replay(ctx, "early", "7-0"); err != nil || pushed {
 		t.Fatalf("the ask a cancel came before: %v, %v", pushed, err)
 	}
 	if _, err := s.Reject(ctx, "refused", askbridge.Refused("refused", errors.New("no questions")), t0); err != nil {
 		t.Fatal(err)
 	}
-	s.rdb.Del(ctx, s.k.result("refused"))
+	s.rdb.Del(ctx, s.k.Result("refused"))
 	if pushed, err := s.Replay(ctx, "refused", "8-0"); err != nil || !pushed {
 		t.Fatalf("a refused request asked again: %v, %v", pushed, err)
 	}
@@ -653,7 +654,7 @@ func testCreateBatch(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	later := t0.Add(time.Hour)
-	calls := []*askbridge.CreateCall{
+	calls := []*engine.CreateCall{
 		{Question: newQ("batch-1", later, 15*time.Minute), Holder: "replica-a/1", TTL: time.Minute},
 		{Question: newQ("batch-pending", later, 15*time.Minute), Holder: "replica-a/2", TTL: time.Minute},
 		{Question: newQ("bad{id}", later, 15*time.Minute), Holder: "replica-a/3", TTL: time.Minute},
@@ -661,7 +662,7 @@ func testCreateBatch(t *testing.T, b backend) {
 		{Question: newQ("batch-2", later, 15*time.Minute), TTL: time.Minute},
 	}
 	for i := range 20 {
-		calls = append(calls, &askbridge.CreateCall{Question: newQ(fmt.Sprintf("batch-many-%d", i), later, 15*time.Minute), Holder: "replica-a/5", TTL: time.Minute})
+		calls = append(calls, &engine.CreateCall{Question: newQ(fmt.Sprintf("batch-many-%d", i), later, 15*time.Minute), Holder: "replica-a/5", TTL: time.Minute})
 	}
 	s.CreateHoldingBatch(ctx, calls)
 	c := calls
@@ -730,7 +731,7 @@ func testCreateIdempotent(t *testing.T, b backend) {
 		!slices.Equal(existing.Answerers, q.Answerers) {
 		t.Fatalf("existing record %+v", existing)
 	}
-	if n := s.rdb.Exists(ctx, s.k.question("idem")).Val(); n != 1 {
+	if n := s.rdb.Exists(ctx, s.k.Question("idem")).Val(); n != 1 {
 		t.Fatalf("%d question hashes", n)
 	}
 	if n := s.rdb.ZCard(ctx, s.k.deadlines()).Val(); n != 1 {
@@ -739,7 +740,7 @@ func testCreateIdempotent(t *testing.T, b backend) {
 	if sc := s.rdb.ZScore(ctx, s.k.deadlines(), "idem").Val(); int64(sc) != q.Deadline.UnixMilli() {
 		t.Fatalf("deadline score %v, want the first deadline %d", sc, q.Deadline.UnixMilli())
 	}
-	ttl := s.rdb.PTTL(ctx, s.k.question("idem")).Val()
+	ttl := s.rdb.PTTL(ctx, s.k.Question("idem")).Val()
 	if ttl <= 75*time.Minute-time.Minute || ttl > 75*time.Minute {
 		t.Fatalf("hash ttl %v, want deadline - created + retention = 75m", ttl)
 	}
@@ -809,7 +810,7 @@ func testCreateHolding(t *testing.T, b backend) {
 	if n := s.rdb.Exists(ctx, s.k.fence(name)).Val(); n != 0 {
 		t.Fatalf("a fencing counter key for %s exists", name)
 	}
-	if got := s.rdb.HGet(ctx, s.k.question(q.ID), fenceField(LeaseDeliver)).Val(); got != strconv.FormatInt(next.Token, 10) {
+	if got := s.rdb.HGet(ctx, s.k.Question(q.ID), fenceField(LeaseDeliver)).Val(); got != strconv.FormatInt(next.Token, 10) {
 		t.Fatalf("question hash counter %q, want %d", got, next.Token)
 	}
 	// A question that is gone has no lease to take, and taking it leaves
@@ -818,7 +819,7 @@ func testCreateHolding(t *testing.T, b backend) {
 	if l, ok, err := s.AcquireLease(ctx, gone, "replica-a/4", time.Minute); err != nil || ok || l.Holder != "" {
 		t.Fatalf("lease on a missing question: %+v %v %v", l, ok, err)
 	}
-	if n := s.rdb.Exists(ctx, s.k.question("never-created"), s.k.lease(gone)).Val(); n != 0 {
+	if n := s.rdb.Exists(ctx, s.k.Question("never-created"), s.k.lease(gone)).Val(); n != 0 {
 		t.Fatalf("a lease on a missing question left %d keys", n)
 	}
 }
@@ -828,7 +829,7 @@ func testEnd(t *testing.T, b backend) {
 	ctx := ctxT(t)
 	q := newQ("end", t0, 15*time.Minute)
 	mustCreate(t, s, q)
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "1001"}
+	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "1001"}
 	if _, err := s.AddMessage(ctx, "end", ref); err != nil {
 		t.Fatal(err)
 	}
@@ -854,13 +855,13 @@ func testEnd(t *testing.T, b backend) {
 	if lost.Result.Status != askbridge.StatusAnswered || lost.Result.EndedAt != now.UnixMilli() {
 		t.Fatalf("the loser must learn what won: %+v", lost.Result)
 	}
-	if n := s.rdb.LLen(ctx, s.k.result("end")).Val(); n != 1 {
+	if n := s.rdb.LLen(ctx, s.k.Result("end")).Val(); n != 1 {
 		t.Fatalf("result list holds %d results", n)
 	}
 	if n := s.rdb.Exists(ctx, s.k.messages("end")).Val(); n != 0 {
 		t.Fatal("the messages are kept in the question hash, yet the legacy list exists")
 	}
-	for _, k := range []string{s.k.question("end"), s.k.result("end")} {
+	for _, k := range []string{s.k.Question("end"), s.k.Result("end")} {
 		if ttl := s.rdb.PTTL(ctx, k).Val(); ttl <= 0 || ttl > time.Hour {
 			t.Fatalf("%s ttl %v, want the retention", k, ttl)
 		}
@@ -911,7 +912,7 @@ func testEndPastDeadline(t *testing.T, b backend) {
 	for _, tt := range tests {
 		id := tt.name
 		mustCreate(t, s, newQ(id, t0, timeout))
-		ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: id}
+		ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: id}
 		if _, err := s.AddMessage(ctx, id, ref); err != nil {
 			t.Fatal(err)
 		}
@@ -938,7 +939,7 @@ func testEndPastDeadline(t *testing.T, b backend) {
 		if err != nil || again.Won || !sameJSON(again.Result, want) {
 			t.Fatalf("%s: later End = %+v, %v; want lost to %+v", id, again, err, want)
 		}
-		if n := s.rdb.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+		if n := s.rdb.LLen(ctx, s.k.Result(id)).Val(); n != 1 {
 			t.Fatalf("%s: result list holds %d results", id, n)
 		}
 	}
@@ -972,14 +973,14 @@ func testReject(t *testing.T, b backend) {
 	if r.Result.Status != askbridge.StatusError || r.Result.Error != res.Error || r.Result.CreatedAt != t0.UnixMilli() || r.Result.EndedAt != t0.UnixMilli() {
 		t.Fatalf("rejected result %+v", r.Result)
 	}
-	if v := s.rdb.LRange(ctx, s.k.result("bad"), 0, -1).Val(); len(v) != 1 {
+	if v := s.rdb.LRange(ctx, s.k.Result("bad"), 0, -1).Val(); len(v) != 1 {
 		t.Fatalf("result list %v", v)
 	}
 	again, err := s.Reject(ctx, "bad", res, t0.Add(time.Second))
 	if err != nil || again.Won || again.Result.EndedAt != t0.UnixMilli() {
 		t.Fatalf("repeated Reject: %+v, %v", again, err)
 	}
-	if n := s.rdb.LLen(ctx, s.k.result("bad")).Val(); n != 1 {
+	if n := s.rdb.LLen(ctx, s.k.Result("bad")).Val(); n != 1 {
 		t.Fatalf("result list holds %d results after a repeat", n)
 	}
 	mustCreate(t, s, newQ("known", t0, time.Minute))
@@ -987,7 +988,7 @@ func testReject(t *testing.T, b backend) {
 	if err != nil || known.Won || !known.Found || known.Record.Status != askbridge.StatusPending {
 		t.Fatalf("Reject of a pending id: %+v, %v", known, err)
 	}
-	if n := s.rdb.Exists(ctx, s.k.result("known")).Val(); n != 0 {
+	if n := s.rdb.Exists(ctx, s.k.Result("known")).Val(); n != 0 {
 		t.Fatal("Reject of a known id pushed a result")
 	}
 }
@@ -1035,7 +1036,7 @@ func testLookup(t *testing.T, b backend) {
 		{Name: "ops", Target: askbridge.Target{Platform: "slack", Chat: "C0OPS"}},
 		{Name: "discord:9", Target: askbridge.Target{Platform: "discord", Chat: "9"}, Answerers: []string{"discord:1"}, Step: 1},
 	}
-	for _, q := range []askbridge.NewQuestion{plain, web, named, several} {
+	for _, q := range []engine.NewQuestion{plain, web, named, several} {
 		mustCreate(t, s, q)
 		got, found, err := s.Lookup(ctx, q.ID)
 		if err != nil || !found {
@@ -1084,13 +1085,13 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("me", t0, time.Hour))
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "900"}
+	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "900"}
 	if _, err := s.AddMessage(ctx, "me", ref); err != nil {
 		t.Fatal(err)
 	}
 	now := t0.Add(time.Minute)
 	added, r, err := s.MarkAndEnd(ctx, "me", answered("me"), now)
-	if err != nil || !added || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{ref}) {
+	if err != nil || !added || !r.Won || !slices.Equal(r.Messages, []engine.MessageRef{ref}) {
 		t.Fatalf("MarkAndEnd = %v, %+v, %v; want added, won, with the message", added, r, err)
 	}
 	if score, err := s.rdb.ZScore(ctx, s.k.finishing(), "me").Result(); err != nil || score != float64(now.UnixMilli()) {
@@ -1099,7 +1100,7 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "me").Result(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("the ended question is still in the deadlines (%v)", err)
 	}
-	if n := s.rdb.LLen(ctx, s.k.result("me")).Val(); n != 1 {
+	if n := s.rdb.LLen(ctx, s.k.Result("me")).Val(); n != 1 {
 		t.Fatalf("%d results pushed", n)
 	}
 	added, r, err = s.MarkAndEnd(ctx, "me", askbridge.NoAnswer("me", askbridge.ReasonCancelled, ""), now.Add(time.Second))
@@ -1239,7 +1240,7 @@ func testSweep(t *testing.T, b backend) {
 		t.Fatalf("%d deadlines left", n)
 	}
 	for _, id := range []string{"s2", "s3", "s4", "s5"} {
-		if n := s.rdb.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+		if n := s.rdb.LLen(ctx, s.k.Result(id)).Val(); n != 1 {
 			t.Fatalf("%s: %d results", id, n)
 		}
 	}
@@ -1322,31 +1323,31 @@ func testMessagesLegacyList(t *testing.T, b backend) {
 		mustCreate(t, s, newQ(id, t0, time.Hour))
 		// As an earlier version stored it: no msgs field, one message in
 		// the list.
-		if err := s.rdb.HDel(ctx, s.k.question(id), fieldMessages).Err(); err != nil {
+		if err := s.rdb.HDel(ctx, s.k.Question(id), fieldMessages).Err(); err != nil {
 			t.Fatal(err)
 		}
-		old := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
+		old := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
 		raw, _ := json.Marshal(old)
 		if err := s.rdb.RPush(ctx, s.k.messages(id), raw).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r1 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
-	r2 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "501", Part: 1}
-	for _, ref := range []askbridge.MessageRef{r1, r2, r2} {
+	r1 := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "500"}
+	r2 := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "501", Part: 1}
+	for _, ref := range []engine.MessageRef{r1, r2, r2} {
 		if _, err := s.AddMessage(ctx, "old", ref); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if refs, err := s.Messages(ctx, "old"); err != nil || !slices.Equal(refs, []askbridge.MessageRef{r1, r2}) {
-		t.Fatalf("Messages(old) = %v, %v; want %v", refs, err, []askbridge.MessageRef{r1, r2})
+	if refs, err := s.Messages(ctx, "old"); err != nil || !slices.Equal(refs, []engine.MessageRef{r1, r2}) {
+		t.Fatalf("Messages(old) = %v, %v; want %v", refs, err, []engine.MessageRef{r1, r2})
 	}
-	if has, _ := s.rdb.HExists(ctx, s.k.question("old"), fieldMessages).Result(); has {
+	if has, _ := s.rdb.HExists(ctx, s.k.Question("old"), fieldMessages).Result(); has {
 		t.Fatal("a legacy question gained the msgs field")
 	}
 	r, err := s.End(ctx, "old", answered("old"), t0.Add(time.Minute))
-	if err != nil || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{r1, r2}) {
-		t.Fatalf("End(old) = %+v, %v; want won with %v", r, err, []askbridge.MessageRef{r1, r2})
+	if err != nil || !r.Won || !slices.Equal(r.Messages, []engine.MessageRef{r1, r2}) {
+		t.Fatalf("End(old) = %+v, %v; want won with %v", r, err, []engine.MessageRef{r1, r2})
 	}
 	if ttl := s.rdb.PTTL(ctx, s.k.messages("old")).Val(); ttl <= 0 || ttl > s.opts.Retention {
 		t.Fatalf("legacy list ttl %v after the end, want the retention", ttl)
@@ -1362,8 +1363,8 @@ func testMessagesLegacyList(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if voter == "8" && (!v.End.Won || !slices.Equal(v.End.Messages, []askbridge.MessageRef{r1})) {
-			t.Fatalf("deciding vote = %+v; want won with %v", v, []askbridge.MessageRef{r1})
+		if voter == "8" && (!v.End.Won || !slices.Equal(v.End.Messages, []engine.MessageRef{r1})) {
+			t.Fatalf("deciding vote = %+v; want won with %v", v, []engine.MessageRef{r1})
 		}
 	}
 }
@@ -1379,9 +1380,9 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("er", t0, time.Hour))
 	for i, st := range []*Store{s, other} {
-		in := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(300 + i)}
-		dm := askbridge.MessageRef{Platform: "telegram", Chat: fmt.Sprint(700 + i), Message: fmt.Sprint(400 + i)}
-		for _, ref := range []askbridge.MessageRef{in, dm} {
+		in := engine.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(300 + i)}
+		dm := engine.MessageRef{Platform: "telegram", Chat: fmt.Sprint(700 + i), Message: fmt.Sprint(400 + i)}
+		for _, ref := range []engine.MessageRef{in, dm} {
 			status, err := st.AddMessage(ctx, "er", ref)
 			if err != nil || status != askbridge.StatusPending {
 				t.Fatalf("replica %d: AddMessage(%v) = %q, %v", i, ref, status, err)
@@ -1407,7 +1408,7 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 	if _, err := s.End(ctx, "er", answered("er"), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	late := askbridge.MessageRef{Platform: "telegram", Chat: "799", Message: "500"}
+	late := engine.MessageRef{Platform: "telegram", Chat: "799", Message: "500"}
 	if status, err := other.AddMessage(ctx, "er", late); err != nil || status != askbridge.StatusAnswered {
 		t.Fatalf("AddMessage after the end = %q, %v; want answered", status, err)
 	}
@@ -1425,15 +1426,15 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 func testMessagesShownAtCreate(t *testing.T, b backend) {
 	s := newStore(t, b, Options{MaxMessages: 3})
 	ctx := ctxT(t)
-	page := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "sc"}
-	dm := askbridge.MessageRef{Platform: "telegram", Chat: "701", Message: "9"}
+	page := engine.MessageRef{Platform: "web", Chat: "web", Message: "sc"}
+	dm := engine.MessageRef{Platform: "telegram", Chat: "701", Message: "9"}
 	again := dm
 	again.Part = 1
 	q := newQ("sc", t0, time.Hour)
-	q.Shown = []askbridge.MessageRef{page, dm, again}
+	q.Shown = []engine.MessageRef{page, dm, again}
 	mustCreate(t, s, q)
 	refs, err := s.Messages(ctx, "sc")
-	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{page, dm}) {
+	if err != nil || !slices.Equal(refs, []engine.MessageRef{page, dm}) {
 		t.Fatalf("Messages = %v, %v; want the page's and the DM, once each", refs, err)
 	}
 	// Indexed as AddMessage indexes: the DM's message → question key,
@@ -1442,7 +1443,7 @@ func testMessagesShownAtCreate(t *testing.T, b backend) {
 	if id, found, err := s.QuestionByMessage(ctx, dm); err != nil || !found || id != "sc" {
 		t.Fatalf("QuestionByMessage(DM) = %q, %v, %v", id, found, err)
 	}
-	want := s.rdb.PTTL(ctx, s.k.question("sc")).Val()
+	want := s.rdb.PTTL(ctx, s.k.Question("sc")).Val()
 	if ttl := s.rdb.PTTL(ctx, s.k.message(dm)).Val(); ttl < want-time.Minute || ttl > want+time.Second {
 		t.Fatalf("message key ttl %v, want %v (the question hash's)", ttl, want)
 	}
@@ -1456,15 +1457,15 @@ func testMessagesShownAtCreate(t *testing.T, b backend) {
 	if status, err := s.AddMessage(ctx, "sc", page); err != nil || status != askbridge.StatusPending {
 		t.Fatalf("AddMessage(shown) = %q, %v", status, err)
 	}
-	later := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "10"}
+	later := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "10"}
 	if _, err := s.AddMessage(ctx, "sc", later); err != nil {
 		t.Fatal(err)
 	}
-	if refs, _ := s.Messages(ctx, "sc"); !slices.Equal(refs, []askbridge.MessageRef{page, dm, later}) {
+	if refs, _ := s.Messages(ctx, "sc"); !slices.Equal(refs, []engine.MessageRef{page, dm, later}) {
 		t.Fatalf("Messages after AddMessage = %v", refs)
 	}
 	// A create that finds the question records nothing it was given.
-	q.Shown = []askbridge.MessageRef{{Platform: "telegram", Chat: "702", Message: "11"}}
+	q.Shown = []engine.MessageRef{{Platform: "telegram", Chat: "702", Message: "11"}}
 	if created, _, err := s.Create(ctx, q); err != nil || created {
 		t.Fatalf("Create again = %v, %v", created, err)
 	}
@@ -1473,13 +1474,13 @@ func testMessagesShownAtCreate(t *testing.T, b backend) {
 	}
 	// The end hands every shown message to the finisher.
 	r, err := s.End(ctx, "sc", answered("sc"), t0.Add(time.Minute))
-	if err != nil || !r.Won || !slices.Equal(r.Messages, []askbridge.MessageRef{page, dm, later}) {
+	if err != nil || !r.Won || !slices.Equal(r.Messages, []engine.MessageRef{page, dm, later}) {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
 	// More than MaxMessages shown is refused whole: nothing is stored.
 	over := newQ("sc-over", t0, time.Hour)
 	for i := range 4 {
-		over.Shown = append(over.Shown, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(20 + i)})
+		over.Shown = append(over.Shown, engine.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(20 + i)})
 	}
 	if _, _, err := s.Create(ctx, over); !errors.Is(err, ErrTooManyMessages) {
 		t.Fatalf("Create with 4 shown, 3 kept = %v, want ErrTooManyMessages", err)
@@ -1499,25 +1500,25 @@ func testMessages(t *testing.T, b backend) {
 	if ids, err := s.OpenInChat(ctx, "telegram", "42"); err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
 		t.Fatalf("OpenInChat before any message = %v, %v", ids, err)
 	}
-	r1 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "100"}
-	r2 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "101"}
-	r3 := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "102"}
+	r1 := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "100"}
+	r2 := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "101"}
+	r3 := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "102"}
 	for _, step := range []struct {
 		id  string
-		ref askbridge.MessageRef
+		ref engine.MessageRef
 	}{{"m1", r1}, {"m1", r2}, {"m1", r1}, {"m2", r3}, {"m2", r3}} {
 		if _, err := s.AddMessage(ctx, step.id, step.ref); err != nil {
 			t.Fatal(err)
 		}
 	}
 	refs, err := s.Messages(ctx, "m1")
-	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{r1, r2}) {
+	if err != nil || !slices.Equal(refs, []engine.MessageRef{r1, r2}) {
 		t.Fatalf("Messages(m1) = %v, %v", refs, err)
 	}
 	if refs, _ := s.Messages(ctx, "none"); len(refs) != 0 {
 		t.Fatalf("Messages(none) = %v", refs)
 	}
-	for ref, want := range map[askbridge.MessageRef]string{r1: "m1", r2: "m1", r3: "m2"} {
+	for ref, want := range map[engine.MessageRef]string{r1: "m1", r2: "m1", r3: "m2"} {
 		id, found, err := s.QuestionByMessage(ctx, ref)
 		if err != nil || !found || id != want {
 			t.Fatalf("QuestionByMessage(%v) = %q, %v, %v", ref, id, found, err)
@@ -1526,7 +1527,7 @@ func testMessages(t *testing.T, b backend) {
 			t.Fatalf("message key without expiry: %v", ttl)
 		}
 	}
-	if _, found, _ := s.QuestionByMessage(ctx, askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "999"}); found {
+	if _, found, _ := s.QuestionByMessage(ctx, engine.MessageRef{Platform: "telegram", Chat: "42", Message: "999"}); found {
 		t.Fatal("unknown message found")
 	}
 	if ttl := s.rdb.PTTL(ctx, s.k.chat("telegram", "42")).Val(); ttl <= 0 {
@@ -1544,7 +1545,7 @@ func testMessages(t *testing.T, b backend) {
 		t.Fatalf("OpenInChat after End = %v", ids)
 	}
 	// A late message of an ended question is still found by its message.
-	late := askbridge.MessageRef{Platform: "discord", Chat: "9", Message: "77"}
+	late := engine.MessageRef{Platform: "discord", Chat: "9", Message: "77"}
 	if status, err := s.AddMessage(ctx, "m1", late); err != nil || status == askbridge.StatusPending || status == "" {
 		t.Fatalf("AddMessage of an ended question = %q, %v; want its ended status", status, err)
 	}
@@ -1555,10 +1556,10 @@ func testMessages(t *testing.T, b backend) {
 		t.Fatalf("ended question indexed as open: %v", ids)
 	}
 	// An unknown question records nothing.
-	if status, err := s.AddMessage(ctx, "ghost", askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); err != nil || status != "" {
+	if status, err := s.AddMessage(ctx, "ghost", engine.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); err != nil || status != "" {
 		t.Fatalf("AddMessage of an unknown question = %q, %v", status, err)
 	}
-	if _, found, _ := s.QuestionByMessage(ctx, askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); found {
+	if _, found, _ := s.QuestionByMessage(ctx, engine.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}); found {
 		t.Fatal("a message of an unknown question was indexed")
 	}
 	if ids, err := s.OpenInChat(ctx, "slack", "nothing"); err != nil || ids == nil || len(ids) != 0 {
@@ -1575,12 +1576,12 @@ func testMessagesSameMessage(t *testing.T, b backend) {
 	s := newStore(t, b, Options{MaxMessages: 4})
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("parts", t0, time.Hour))
-	first := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "500", Part: 1}
-	zero := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "501"}
-	box := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "502", Part: askbridge.PartReplyBox}
+	first := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "500", Part: 1}
+	zero := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "501"}
+	box := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "502", Part: engine.PartReplyBox}
 	// "50" is a prefix of the other message ids: another message all the same.
-	short := askbridge.MessageRef{Platform: "telegram", Chat: "42", Message: "50", Part: 2}
-	for _, ref := range []askbridge.MessageRef{
+	short := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "50", Part: 2}
+	for _, ref := range []engine.MessageRef{
 		first, first, // the same ref twice
 		zero, box, short,
 		{Platform: "telegram", Chat: "42", Message: "500", Part: 2}, // first, with another part
@@ -1593,7 +1594,7 @@ func testMessagesSameMessage(t *testing.T, b backend) {
 		}
 	}
 	refs, err := s.Messages(ctx, "parts")
-	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{first, zero, box, short}) {
+	if err != nil || !slices.Equal(refs, []engine.MessageRef{first, zero, box, short}) {
 		t.Fatalf("Messages = %+v, %v; want each message once, as first recorded", refs, err)
 	}
 	for _, ref := range refs {
@@ -1610,14 +1611,14 @@ func testMessagesLimit(t *testing.T, b backend) {
 	ctx := ctxT(t)
 	mustCreate(t, s, newQ("lim", t0, time.Hour))
 	for i := range 3 {
-		if _, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Chat: "", Message: strconv.Itoa(i)}); err != nil {
+		if _, err := s.AddMessage(ctx, "lim", engine.MessageRef{Platform: "web", Chat: "", Message: strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "2"}); err != nil {
+	if _, err := s.AddMessage(ctx, "lim", engine.MessageRef{Platform: "web", Message: "2"}); err != nil {
 		t.Fatalf("repeat at the limit: %v", err)
 	}
-	_, err := s.AddMessage(ctx, "lim", askbridge.MessageRef{Platform: "web", Message: "3"})
+	_, err := s.AddMessage(ctx, "lim", engine.MessageRef{Platform: "web", Message: "3"})
 	if !errors.Is(err, ErrTooManyMessages) {
 		t.Fatalf("fourth message: %v, want ErrTooManyMessages", err)
 	}
@@ -1739,7 +1740,7 @@ func testLeases(t *testing.T, b backend) {
 	if ok, err := a.RenewLease(ctx, la, time.Minute); err != nil || !ok {
 		t.Fatalf("renew: %v, %v", ok, err)
 	}
-	if ok, _ := c.RenewLease(ctx, askbridge.Lease{Name: la.Name, Holder: "c", Token: la.Token}, time.Minute); ok {
+	if ok, _ := c.RenewLease(ctx, engine.Lease{Name: la.Name, Holder: "c", Token: la.Token}, time.Minute); ok {
 		t.Fatal("another holder renewed the lease")
 	}
 	if ok, err := a.SetCursor(ctx, "telegram:bot1", 41, la); err != nil || !ok {
@@ -1899,7 +1900,7 @@ func testEventsMaxLen(t *testing.T, b backend) {
 	}
 	// MAXLEN ~ trims whole macro nodes (100 entries by default): the
 	// stream stays near the cap, never near the 600 published.
-	if n := s.rdb.XLen(ctx, s.k.events()).Val(); n < 10 || n > 200 {
+	if n := s.rdb.XLen(ctx, s.k.Events()).Val(); n < 10 || n > 200 {
 		t.Fatalf("events stream holds %d entries with a cap of 10", n)
 	}
 }

@@ -1,4 +1,4 @@
-// Package store is the askbridge.Store on Redis: all state the bridge
+// Package store is the engine.Store on Redis: all state the bridge
 // replicas share, and the public agent protocol of
 // shared/spec/redis-protocol.md (docs/redis-protocol.md), implemented
 // exactly.

@@ -59,7 +59,7 @@ func (s *Store) eventArgs(ev askbridge.Event) *redis.XAddArgs {
 			values = append(values, f.k, f.v)
 		}
 	}
-	return &redis.XAddArgs{Stream: s.k.events(), MaxLen: s.opts.EventsMaxLen, Approx: true, Values: values}
+	return &redis.XAddArgs{Stream: s.k.Events(), MaxLen: s.opts.EventsMaxLen, Approx: true, Values: values}
 }
 
 // Events reads up to max (default 100) events after the stream id after,
@@ -74,7 +74,7 @@ func (s *Store) Events(ctx context.Context, after string, max int, block time.Du
 		max = defaultEventCount
 	}
 	if after == "" || after == "$" {
-		last, err := s.rdb.XRevRangeN(ctx, s.k.events(), "+", "-", 1).Result()
+		last, err := s.rdb.XRevRangeN(ctx, s.k.Events(), "+", "-", 1).Result()
 		if err != nil {
 			return nil, "", fmt.Errorf("store: events: %w", err)
 		}
@@ -88,7 +88,7 @@ func (s *Store) Events(ctx context.Context, after string, max int, block time.Du
 		wait = block
 	}
 	streams, err := s.rdb.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{s.k.events(), after},
+		Streams: []string{s.k.Events(), after},
 		Count:   int64(max),
 		Block:   wait,
 	}).Result()

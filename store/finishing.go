@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // MarkFinishing records that the messages of question id are about to be
@@ -26,25 +27,25 @@ func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) (boo
 }
 
 // MarkAndEnd marks question id finishing and ends it with res (see
-// askbridge.Store). On a single Redis the mark and the end script go in one
+// engine.Store). On a single Redis the mark and the end script go in one
 // pipeline, the mark first: the server runs them in that order, so the end
 // never runs unmarked. On a Cluster, whose finishing set and question live
 // on different nodes, the mark is made first, then the end tried.
-func (s *Store) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, askbridge.EndResult, error) {
+func (s *Store) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, engine.EndResult, error) {
 	if _, cluster := s.rdb.(*redis.ClusterClient); cluster {
 		added, err := s.MarkFinishing(ctx, id, now)
 		if err != nil {
-			return false, askbridge.EndResult{}, err
+			return false, engine.EndResult{}, err
 		}
 		r, err := s.End(ctx, id, res, now)
 		return added, r, err
 	}
 	if err := checkID(id); err != nil {
-		return false, askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return false, engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	args, err := s.endArgs(id, res, now)
 	if err != nil {
-		return false, askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return false, engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	pipe := s.cl().Pipeline()
 	mark := pipe.ZAddNX(ctx, s.k.finishing(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
@@ -52,14 +53,14 @@ func (s *Store) MarkAndEnd(ctx context.Context, id string, res askbridge.Result,
 	vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
 	if errs[0] != nil {
 		if err := mark.Err(); err != nil {
-			return false, askbridge.EndResult{}, fmt.Errorf("store: mark finishing: %w", err)
+			return false, engine.EndResult{}, fmt.Errorf("store: mark finishing: %w", err)
 		}
-		return mark.Val() == 1, askbridge.EndResult{}, fmt.Errorf("store: end: %w", errs[0])
+		return mark.Val() == 1, engine.EndResult{}, fmt.Errorf("store: end: %w", errs[0])
 	}
 	s.recent.drop(id)
 	er, refs, err := endReply(id, vals[0])
 	if err != nil {
-		return false, askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return false, engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
 		s.afterEnd(ctx, id, er, refs)

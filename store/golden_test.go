@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestProtocolGolden pins the public contract of redis-protocol.md: how
@@ -54,7 +55,7 @@ func protocolGolden(t *testing.T, b backend) {
 		{Fields: []string{"id", "deploy-42"}},
 	}
 	for _, c := range cases {
-		args := []any{"XADD", s.k.requests(), "*"}
+		args := []any{"XADD", s.k.Requests(), "*"}
 		for _, f := range c.Fields {
 			args = append(args, f)
 		}
@@ -76,7 +77,7 @@ func protocolGolden(t *testing.T, b backend) {
 	golden(t, "requests.json", indentJSON(t, cases))
 
 	// The question hash while pending and once answered.
-	q := askbridge.NewQuestion{
+	q := engine.NewQuestion{
 		ID:        "deploy-42",
 		Request:   sampleRequest("deploy-42"),
 		Target:    askbridge.Target{Platform: "telegram", Chat: "42"},
@@ -144,7 +145,7 @@ func protocolGolden(t *testing.T, b backend) {
 			t.Fatal(err)
 		}
 	}
-	raw, err := s.rdb.XRange(ctx, s.k.events(), "-", "+").Result()
+	raw, err := s.rdb.XRange(ctx, s.k.Events(), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func indentJSON(t *testing.T, v any) []byte {
 // hashJSON is the question hash as HGETALL returns it, keys sorted.
 func hashJSON(t *testing.T, s *Store, id string) []byte {
 	t.Helper()
-	m, err := s.rdb.HGetAll(ctxT(t), s.k.question(id)).Result()
+	m, err := s.rdb.HGetAll(ctxT(t), s.k.Question(id)).Result()
 	if err != nil || len(m) == 0 {
 		t.Fatalf("HGETALL %s: %v, %v", id, m, err)
 	}
@@ -222,7 +223,7 @@ func hashJSON(t *testing.T, s *Store, id string) []byte {
 // resultList is the one result JSON on the result list, byte for byte.
 func resultList(t *testing.T, s *Store, id string) []byte {
 	t.Helper()
-	v, err := s.rdb.LRange(ctxT(t), s.k.result(id), 0, -1).Result()
+	v, err := s.rdb.LRange(ctxT(t), s.k.Result(id), 0, -1).Result()
 	if err != nil || len(v) != 1 {
 		t.Fatalf("result list of %s: %v, %v", id, v, err)
 	}
@@ -233,7 +234,7 @@ func resultList(t *testing.T, s *Store, id string) []byte {
 // holds them in a map), as field, value, field, value...
 func streamFields(t *testing.T, s *Store, m redis.XMessage) []string {
 	t.Helper()
-	v, err := s.rdb.Do(ctxT(t), "XRANGE", s.k.events(), m.ID, m.ID).Slice()
+	v, err := s.rdb.Do(ctxT(t), "XRANGE", s.k.Events(), m.ID, m.ID).Slice()
 	if err != nil || len(v) != 1 {
 		t.Fatalf("XRANGE %s: %v, %v", m.ID, v, err)
 	}

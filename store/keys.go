@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // keys builds every Redis key the store uses. The public ones are fixed by
@@ -13,25 +14,13 @@ import (
 // includes the keys of its per-question leases (QuestionLease). Every other
 // lease key carries the lease name as its hash tag, so the keys of one lease
 // share a slot.
+//
+// The public keys (requests, events, result, question) are the protocol's,
+// askbridge.Keys; the methods here name the internal ones.
 type keys struct {
+	askbridge.Keys
 	prefix string
 }
-
-// requests is the STREAM agents push `ask` and `cancel` entries to
-// (public). The replicas read it through one consumer group.
-func (k keys) requests() string { return k.prefix + "requests" }
-
-// events is the capped STREAM of lifecycle events (public): fields event,
-// id, at and, where set, platform, chat, message, by, error.
-func (k keys) events() string { return k.prefix + "events" }
-
-// result is the LIST the one result JSON of a question is pushed onto
-// (public); agents BLPOP it.
-func (k keys) result(id string) string { return k.prefix + "result:{" + id + "}" }
-
-// question is the HASH holding one question (public fields status, result,
-// request, created, deadline; internal fields target, answerers, ended).
-func (k keys) question(id string) string { return k.prefix + "question:{" + id + "}" }
 
 // messages is the legacy LIST of MessageRef JSON documents of every
 // platform message that showed the question, in the order they were added,
@@ -59,7 +48,7 @@ func (k keys) finishing() string { return k.prefix + "finishing" }
 
 // message is the STRING holding the id of the question a platform message
 // showed (internal), living as long as the question hash.
-func (k keys) message(ref askbridge.MessageRef) string {
+func (k keys) message(ref engine.MessageRef) string {
 	return k.prefix + "msg:" + ref.Platform + ":" + ref.Chat + ":" + ref.Message
 }
 
@@ -102,7 +91,7 @@ func (k keys) fence(name string) string { return k.lease(name) + ":fence" }
 // question and costs no key of its own.
 func (k keys) fenceOf(name string) (key, field string) {
 	if kind, id, ok := questionLease(name); ok {
-		return k.question(id), fenceField(kind)
+		return k.Question(id), fenceField(kind)
 	}
 	return k.fence(name), ""
 }
@@ -133,3 +122,6 @@ func (k keys) webHistory() string { return k.prefix + "web:history" }
 // validTag reports whether s can sit inside a hash tag: a brace would end
 // the tag early or start another, and the keys would no longer share a slot.
 func validTag(s string) bool { return !strings.ContainsAny(s, "{}") }
+
+// newKeys names the keys under prefix.
+func newKeys(prefix string) keys { return keys{Keys: askbridge.Keys{Prefix: prefix}, prefix: prefix} }

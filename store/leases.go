@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/askbridge/askbridge"
 )
 
 // The kinds of per-question leases the engine holds: LeaseDeliver while it
@@ -77,35 +76,35 @@ func questionLease(name string) (kind, id string, ok bool) {
 // lease's counter, so a token held from before no longer renews, releases or
 // writes a cursor. ok is false when another holder has it; lease then names
 // that holder and its token. Safe to call concurrently: one caller wins.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (askbridge.Lease, bool, error) {
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (engine.Lease, bool, error) {
 	if !validTag(name) || name == "" {
-		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
+		return engine.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
 	}
 	fenceKey, fenceField := s.k.fenceOf(name)
 	v, err := leaseAcquireScript.run(ctx, s.cl(), []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
 	if err != nil {
-		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
+		return engine.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
 	o, rest, err := reply(v)
 	if err != nil {
-		return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
+		return engine.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
 	switch {
 	case o == outDone && len(rest) == 1:
 		token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
 		if err != nil {
-			return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: token: %w", err)
+			return engine.Lease{}, false, fmt.Errorf("store: acquire lease: token: %w", err)
 		}
-		return askbridge.Lease{Name: name, Holder: holder, Token: token}, true, nil
+		return engine.Lease{Name: name, Holder: holder, Token: token}, true, nil
 	case o == outKept && len(rest) == 2:
 		other, _ := rest[0].(string)
 		token, _ := strconv.ParseInt(fmt.Sprint(rest[1]), 10, 64)
-		return askbridge.Lease{Name: name, Holder: other, Token: token}, false, nil
+		return engine.Lease{Name: name, Holder: other, Token: token}, false, nil
 	case o == outMissing:
 		// A per-question lease on a question that is gone: nothing to hold.
-		return askbridge.Lease{Name: name}, false, nil
+		return engine.Lease{Name: name}, false, nil
 	}
-	return askbridge.Lease{}, false, fmt.Errorf("store: acquire lease: unexpected reply %v", v)
+	return engine.Lease{}, false, fmt.Errorf("store: acquire lease: unexpected reply %v", v)
 }
 
 // fenceTTL is how long the fencing counter of a lease name is kept after
@@ -117,7 +116,7 @@ func (s *Store) fenceTTL(ttl time.Duration) time.Duration { return ttl + s.opts.
 
 // RenewLease extends a held lease to ttl from now; ok is false when it was
 // lost (expired, or taken again). Safe to repeat.
-func (s *Store) RenewLease(ctx context.Context, lease askbridge.Lease, ttl time.Duration) (bool, error) {
+func (s *Store) RenewLease(ctx context.Context, lease engine.Lease, ttl time.Duration) (bool, error) {
 	if !validTag(lease.Name) {
 		return false, fmt.Errorf("store: renew lease: invalid name %q", lease.Name)
 	}
@@ -132,7 +131,7 @@ func (s *Store) RenewLease(ctx context.Context, lease askbridge.Lease, ttl time.
 
 // ReleaseLease gives a held lease up. Releasing a lease that was lost or
 // already released does nothing. Safe to repeat.
-func (s *Store) ReleaseLease(ctx context.Context, lease askbridge.Lease) error {
+func (s *Store) ReleaseLease(ctx context.Context, lease engine.Lease) error {
 	if !validTag(lease.Name) {
 		return fmt.Errorf("store: release lease: invalid name %q", lease.Name)
 	}
@@ -162,7 +161,7 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, bool, error) {
 // current holder of the lease of the same name (lease.Name must equal name:
 // the cursor lives in that lease's hash slot so one script can check the
 // token and write). ok is false when the lease was lost. Safe to repeat.
-func (s *Store) SetCursor(ctx context.Context, name string, value int64, lease askbridge.Lease) (bool, error) {
+func (s *Store) SetCursor(ctx context.Context, name string, value int64, lease engine.Lease) (bool, error) {
 	if lease.Name != name {
 		return false, fmt.Errorf("store: set cursor %q: fenced by lease %q; a cursor is fenced by the lease of its own name", name, lease.Name)
 	}

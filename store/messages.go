@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // unindexedPlatform is the platform whose messages get no message →
@@ -40,7 +41,7 @@ const indexReadLimit = 1000
 // MessageRef.Same): the first record wins, and a later one for the same
 // message changes nothing, even with another Part. The engine records each
 // message once, with its final part, so a second record is a repeat.
-func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
+func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
 	if err := checkID(id); err != nil {
 		return "", fmt.Errorf("store: add message: %w", err)
 	}
@@ -53,7 +54,7 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref askbridge.Message
 		return "", fmt.Errorf("store: add message: encode: %w", err)
 	}
 	now := s.opts.Clock.Now()
-	keys := []string{s.k.question(id), s.k.messages(id)}
+	keys := []string{s.k.Question(id), s.k.messages(id)}
 	args := []any{string(b), s.opts.MaxMessages, ident, now.UnixMilli(), ms(s.opts.Retention)}
 	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
 		pipe := s.cl().Pipeline()
@@ -131,7 +132,7 @@ func (s *Store) addReply(id string, v any) (status askbridge.Status, created tim
 // message → question key, and, for a message in another chat than the
 // target's (a DM opened for a user), that chat's index (Create indexed the
 // target's).
-func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string, ref askbridge.MessageRef, target string, created time.Time, life time.Duration) []redis.Cmder {
+func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string, ref engine.MessageRef, target string, created time.Time, life time.Duration) []redis.Cmder {
 	var cmds []redis.Cmder
 	if ref.Platform != unindexedPlatform {
 		cmds = append(cmds, pipe.Set(ctx, s.k.message(ref), id, life))
@@ -150,8 +151,8 @@ func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string,
 // and Part comes last, left out when 0, so that JSON is the identity
 // followed by "}" or by ",". The add-message script compares the recorded
 // refs with it.
-func refIdentity(ref askbridge.MessageRef) (string, error) {
-	b, err := json.Marshal(askbridge.MessageRef{Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+func refIdentity(ref engine.MessageRef) (string, error) {
+	b, err := json.Marshal(engine.MessageRef{Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
 	if err != nil {
 		return "", err
 	}
@@ -160,12 +161,12 @@ func refIdentity(ref askbridge.MessageRef) (string, error) {
 
 // Messages lists every message recorded for a question, in the order they
 // were added (none for an unknown id). Safe for concurrent use.
-func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef, error) {
+func (s *Store) Messages(ctx context.Context, id string) ([]engine.MessageRef, error) {
 	if err := checkID(id); err != nil {
 		return nil, fmt.Errorf("store: messages: %w", err)
 	}
 	var items []string
-	msgs, err := s.cl().HGet(ctx, s.k.question(id), fieldMessages).Result()
+	msgs, err := s.cl().HGet(ctx, s.k.Question(id), fieldMessages).Result()
 	switch {
 	case err == nil:
 		items = splitMessages(msgs)
@@ -177,9 +178,9 @@ func (s *Store) Messages(ctx context.Context, id string) ([]askbridge.MessageRef
 	default:
 		return nil, fmt.Errorf("store: messages: %w", err)
 	}
-	refs := make([]askbridge.MessageRef, 0, len(items))
+	refs := make([]engine.MessageRef, 0, len(items))
 	for _, it := range items {
-		var ref askbridge.MessageRef
+		var ref engine.MessageRef
 		if err := json.Unmarshal([]byte(it), &ref); err != nil {
 			return nil, fmt.Errorf("store: messages: decode: %w", err)
 		}
@@ -199,7 +200,7 @@ func splitMessages(msgs string) []string {
 
 // QuestionByMessage finds the question a message showed. Safe for
 // concurrent use.
-func (s *Store) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+func (s *Store) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
 	id, err := s.cl().Get(ctx, s.k.message(ref)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/jonboulle/clockwork"
 )
 
 // Defaults of Options.
 const (
-	DefaultPrefix    = "askuser:"
+	DefaultPrefix    = askbridge.DefaultPrefix
 	DefaultGroup     = "bridge"
 	DefaultClaimIdle = 30 * time.Second
 	// DefaultRetention is the result retention of the protocol: how long a
@@ -118,8 +118,8 @@ func (o Options) withDefaults() Options {
 // Validate reports the first option that cannot work, naming it. The zero
 // value is valid.
 func (o Options) Validate() error {
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return fmt.Errorf("store: prefix %q must not contain braces (they would break the {<id>} hash tags)", o.Prefix)
+	if err := askbridge.CheckPrefix(o.Prefix); err != nil {
+		return fmt.Errorf("store: prefix %w", err)
 	}
 	if o.ClaimIdle < 0 {
 		return errors.New("store: claim idle must not be negative")

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // Hash fields of the question hash. The first five are public (protocol).
@@ -57,7 +58,7 @@ var ErrTooManyMessages = errors.New("store: too many messages recorded for the q
 // created false, and repairs the deadline a failed earlier call may have
 // left missing or a repeat may have added (see doc.go). Safe to repeat and
 // to call concurrently.
-func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askbridge.Record, error) {
+func (s *Store) Create(ctx context.Context, q engine.NewQuestion) (bool, engine.Record, error) {
 	created, existing, _, err := s.CreateHolding(ctx, q, "", 0)
 	return created, existing, err
 }
@@ -68,19 +69,19 @@ func (s *Store) Create(ctx context.Context, q askbridge.NewQuestion) (bool, askb
 // renews and releases as if AcquireLease had taken it. A question that
 // already existed comes back with no lease (Token 0). Safe to repeat and
 // to call concurrently.
-func (s *Store) CreateHolding(ctx context.Context, q askbridge.NewQuestion, holder string, ttl time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
+func (s *Store) CreateHolding(ctx context.Context, q engine.NewQuestion, holder string, ttl time.Duration) (bool, engine.Record, engine.Lease, error) {
 	created, existing, lease, err := s.create(ctx, q, holder, ttl)
 	if err != nil {
-		return false, existing, askbridge.Lease{}, fmt.Errorf("store: create: %w", err)
+		return false, existing, engine.Lease{}, fmt.Errorf("store: create: %w", err)
 	}
 	return created, existing, lease, nil
 }
 
-func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) (bool, askbridge.Record, askbridge.Lease, error) {
+func (s *Store) create(ctx context.Context, q engine.NewQuestion, holder string, leaseTTL time.Duration) (bool, engine.Record, engine.Lease, error) {
 	pipe := s.cl().Pipeline()
 	op := s.queueCreate(ctx, pipe, q, holder, leaseTTL)
 	if op.err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, op.err
+		return false, engine.Record{}, engine.Lease{}, op.err
 	}
 	vals, errs := runQueued(ctx, s.rdb, pipe, []*queued{op.call})
 	return s.createDone(ctx, op, vals[0], errs[0])
@@ -91,7 +92,7 @@ func (s *Store) create(ctx context.Context, q askbridge.NewQuestion, holder stri
 // outcome in its Created, Existing, Lease and Err, as CreateHolding would
 // have returned them. A question that already existed costs a second
 // round trip of its own (its deadline is set right).
-func (s *Store) CreateHoldingBatch(ctx context.Context, calls []*askbridge.CreateCall) {
+func (s *Store) CreateHoldingBatch(ctx context.Context, calls []*engine.CreateCall) {
 	pipe := s.cl().Pipeline()
 	ops := make([]*createOp, len(calls))
 	var queuedCalls []*queued
@@ -119,7 +120,7 @@ func (s *Store) CreateHoldingBatch(ctx context.Context, calls []*askbridge.Creat
 
 // createOp is one create queued in a pipeline.
 type createOp struct {
-	q           askbridge.NewQuestion
+	q           engine.NewQuestion
 	holder      string
 	err         error // the question cannot be stored: nothing was queued
 	addDeadline *redis.IntCmd
@@ -130,7 +131,7 @@ type createOp struct {
 
 // queueCreate queues the commands of one create in pipe: the deadline and
 // chat index writes, and create.lua.
-func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbridge.NewQuestion, holder string, leaseTTL time.Duration) *createOp {
+func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q engine.NewQuestion, holder string, leaseTTL time.Duration) *createOp {
 	op := &createOp{q: q, holder: holder}
 	if err := checkID(q.ID); err != nil {
 		op.err = err
@@ -202,18 +203,18 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q askbrid
 		fields = append(fields, fenceField(LeaseDeliver), 1)
 	}
 	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
-	op.call = createScript.queue(ctx, pipe, []string{s.k.question(q.ID), s.k.lease(name)}, args...)
+	op.call = createScript.queue(ctx, pipe, []string{s.k.Question(q.ID), s.k.lease(name)}, args...)
 	return op
 }
 
 // shownMessages are the messages a create records (NewQuestion.Shown),
 // each once by its identity, the first kept, as AddMessage would record
 // them one by one, and the msgs field that holds them.
-func (s *Store) shownMessages(refs []askbridge.MessageRef) ([]askbridge.MessageRef, string, error) {
+func (s *Store) shownMessages(refs []engine.MessageRef) ([]engine.MessageRef, string, error) {
 	if len(refs) == 0 {
 		return nil, "", nil
 	}
-	kept := make([]askbridge.MessageRef, 0, len(refs))
+	kept := make([]engine.MessageRef, 0, len(refs))
 	var msgs strings.Builder
 	for _, ref := range refs {
 		if slices.ContainsFunc(kept, ref.Same) {
@@ -238,56 +239,56 @@ func (s *Store) shownMessages(refs []askbridge.MessageRef) ([]askbridge.MessageR
 // createDone reads the outcome of a create from its script's reply v (or
 // error). A failed deadline write fails the create, so the request is
 // handled again rather than leave a question that never times out.
-func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) (bool, askbridge.Record, askbridge.Lease, error) {
+func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) (bool, engine.Record, engine.Lease, error) {
 	q, holder := op.q, op.holder
 	if err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, err
+		return false, engine.Record{}, engine.Lease{}, err
 	}
 	if err := op.addDeadline.Err(); err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("schedule deadline: %w", err)
+		return false, engine.Record{}, engine.Lease{}, fmt.Errorf("schedule deadline: %w", err)
 	}
 	// A message shown at create and not indexed would not be found by a
 	// tap on it: the create fails, and the request handled again records
 	// the message as a delivery would (AddMessage redoes the index).
 	for _, c := range op.index {
 		if err := c.Err(); err != nil {
-			return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("index message: %w", err)
+			return false, engine.Record{}, engine.Lease{}, fmt.Errorf("index message: %w", err)
 		}
 	}
 	o, rest, err := reply(v)
 	if err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, err
+		return false, engine.Record{}, engine.Lease{}, err
 	}
 	if o == outDone {
-		var lease askbridge.Lease
+		var lease engine.Lease
 		if holder != "" && len(rest) == 1 {
 			token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
 			if err != nil {
-				return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("lease token: %w", err)
+				return false, engine.Record{}, engine.Lease{}, fmt.Errorf("lease token: %w", err)
 			}
-			lease = askbridge.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
+			lease = engine.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
 		}
 		rec := createdRecord(q)
 		s.recent.put(rec)
 		return true, rec, lease, nil
 	}
 	if o != outKept || len(rest) != 1 {
-		return false, askbridge.Record{}, askbridge.Lease{}, fmt.Errorf("unexpected reply %v", v)
+		return false, engine.Record{}, engine.Lease{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	existing, err := decodeRecord(q.ID, rest[0])
 	if err != nil {
-		return false, askbridge.Record{}, askbridge.Lease{}, err
+		return false, engine.Record{}, engine.Lease{}, err
 	}
 	if err := s.repairDeadline(ctx, q, existing, op.addDeadline.Val() == 1); err != nil {
-		return false, existing, askbridge.Lease{}, err
+		return false, existing, engine.Lease{}, err
 	}
-	return false, existing, askbridge.Lease{}, nil
+	return false, existing, engine.Lease{}, nil
 }
 
 // createdRecord is the record of question q as Create stored it: what Get
 // reads back, without reading it.
-func createdRecord(q askbridge.NewQuestion) askbridge.Record {
-	rec := askbridge.Record{
+func createdRecord(q engine.NewQuestion) engine.Record {
+	rec := engine.Record{
 		ID:       q.ID,
 		Entry:    q.Entry,
 		Status:   askbridge.StatusPending,
@@ -311,7 +312,7 @@ func createdRecord(q askbridge.NewQuestion) askbridge.Record {
 // zset for a question that already existed: an ended question leaves it,
 // and a pending one keeps its own deadline (the repeat computed a later
 // one from its own time).
-func (s *Store) repairDeadline(ctx context.Context, q askbridge.NewQuestion, existing askbridge.Record, addedDeadline bool) error {
+func (s *Store) repairDeadline(ctx context.Context, q engine.NewQuestion, existing engine.Record, addedDeadline bool) error {
 	switch {
 	case existing.Status != askbridge.StatusPending:
 		return s.cl().ZRem(ctx, s.k.deadlines(), q.ID).Err()
@@ -325,22 +326,22 @@ func (s *Store) repairDeadline(ctx context.Context, q askbridge.NewQuestion, exi
 // stores the question ended with res (status error), stamped with now, and
 // pushes the result to the agent. Won is true when this call stored it.
 // Safe to repeat and to call concurrently.
-func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
 	if err := checkID(id); err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: reject: %w", err)
 	}
 	body, err := resultBody(id, res)
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: reject: %w", err)
 	}
-	v, err := rejectScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.result(id)},
+	v, err := rejectScript.run(ctx, s.cl(), []string{s.k.Question(id), s.k.Result(id)},
 		string(res.Status), body, now.UnixMilli(), ms(s.opts.Retention))
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: reject: %w", err)
 	}
 	er, _, err := endReply(id, v)
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: reject: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: reject: %w", err)
 	}
 	return er, nil
 }
@@ -357,22 +358,22 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 // deadlines zset and the chat indexes; when that fails the question is
 // ended all the same and the indexes heal (doc.go). Safe to repeat and to
 // call concurrently.
-func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
 	if err := checkID(id); err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	args, err := s.endArgs(id, res, now)
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	v, err := endScript.run(ctx, s.cl(), s.endKeys(id), args...)
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	s.recent.drop(id)
 	er, refs, err := endReply(id, v)
 	if err != nil {
-		return askbridge.EndResult{}, fmt.Errorf("store: end: %w", err)
+		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
 		s.afterEnd(ctx, id, er, refs)
@@ -383,7 +384,7 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 // afterEnd takes a question that was just ended out of the deadlines and
 // of the chat indexes (separate keys: a failure is logged; the indexes drop
 // ended questions as they are read, the sweep finds it ended).
-func (s *Store) afterEnd(ctx context.Context, id string, er askbridge.EndResult, refs []askbridge.MessageRef) {
+func (s *Store) afterEnd(ctx context.Context, id string, er engine.EndResult, refs []engine.MessageRef) {
 	pipe := s.cl().Pipeline()
 	pipe.ZRem(ctx, s.k.deadlines(), id)
 	s.unindex(ctx, pipe, er.Record, refs)
@@ -393,7 +394,7 @@ func (s *Store) afterEnd(ctx context.Context, id string, er askbridge.EndResult,
 }
 
 func (s *Store) endKeys(id string) []string {
-	return []string{s.k.question(id), s.k.result(id), s.k.messages(id)}
+	return []string{s.k.Question(id), s.k.Result(id), s.k.messages(id)}
 }
 
 // endArgs is the ARGV of end.lua for ending id with res at now. Unless res
@@ -424,7 +425,7 @@ func timeoutResult(id string) askbridge.Result {
 
 // unindex queues the removal of an ended question from the chat indexes of
 // the chats it was shown in.
-func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, rec askbridge.Record, refs []askbridge.MessageRef) {
+func (s *Store) unindex(ctx context.Context, pipe redis.Pipeliner, rec engine.Record, refs []engine.MessageRef) {
 	id := rec.ID
 	if s.opts.AgentIndex {
 		pipe.ZRem(ctx, s.k.agent(rec.Request.Agent), id)
@@ -452,7 +453,7 @@ func (s *Store) Replay(ctx context.Context, id, entry string) (pushed bool, err 
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
-	v, err := replayScript.run(ctx, s.cl(), []string{s.k.question(id), s.k.result(id)}, entry)
+	v, err := replayScript.run(ctx, s.cl(), []string{s.k.Question(id), s.k.Result(id)}, entry)
 	if err != nil {
 		return false, fmt.Errorf("store: replay: %w", err)
 	}
@@ -498,20 +499,20 @@ func (s *Store) Unadmit(ctx context.Context, agent, id string) error {
 
 // Get reads a question; found is false for an unknown id. Safe for
 // concurrent use.
-func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, error) {
+func (s *Store) Get(ctx context.Context, id string) (engine.Record, bool, error) {
 	if err := checkID(id); err != nil {
-		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+		return engine.Record{}, false, fmt.Errorf("store: get: %w", err)
 	}
-	m, err := s.cl().HGetAll(ctx, s.k.question(id)).Result()
+	m, err := s.cl().HGetAll(ctx, s.k.Question(id)).Result()
 	if err != nil {
-		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+		return engine.Record{}, false, fmt.Errorf("store: get: %w", err)
 	}
 	if len(m) == 0 {
-		return askbridge.Record{ID: id}, false, nil
+		return engine.Record{ID: id}, false, nil
 	}
 	r, err := recordFromMap(id, m)
 	if err != nil {
-		return askbridge.Record{}, false, fmt.Errorf("store: get: %w", err)
+		return engine.Record{}, false, fmt.Errorf("store: get: %w", err)
 	}
 	return r, true, nil
 }
@@ -528,7 +529,7 @@ func (s *Store) Get(ctx context.Context, id string) (askbridge.Record, bool, err
 // were ended, it returns those it ended and no error: the failed ids stay
 // in the zset, due again for a sweep once the claim lapses. Safe to call
 // concurrently from any number of replicas.
-func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.EndResult, error) {
+func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]engine.EndResult, error) {
 	if max < 1 {
 		max = defaultSweepCount
 	}
@@ -560,7 +561,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]askbridge.
 	}
 	vals, errs := runQueued(ctx, s.rdb, pipe, calls)
 
-	var won []askbridge.EndResult
+	var won []engine.EndResult
 	var firstErr error
 	cleanup := s.cl().Pipeline()
 	var settled []any
@@ -669,7 +670,7 @@ func (s *Store) pendingOf(ctx context.Context, zs []redis.Z) (pending []string, 
 	cmds := make([]*redis.StringCmd, len(zs))
 	for i, z := range zs {
 		id, _ := z.Member.(string)
-		cmds[i] = pipe.HGet(ctx, s.k.question(id), fieldStatus)
+		cmds[i] = pipe.HGet(ctx, s.k.Question(id), fieldStatus)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
@@ -712,28 +713,28 @@ func resultBody(id string, res askbridge.Result) (string, error) {
 }
 
 // endReply decodes the reply of the end and reject scripts.
-func endReply(id string, v any) (askbridge.EndResult, []askbridge.MessageRef, error) {
+func endReply(id string, v any) (engine.EndResult, []engine.MessageRef, error) {
 	o, rest, err := reply(v)
 	if err != nil {
-		return askbridge.EndResult{}, nil, err
+		return engine.EndResult{}, nil, err
 	}
 	if o == outMissing {
-		return askbridge.EndResult{Record: askbridge.Record{ID: id}}, nil, nil
+		return engine.EndResult{Record: engine.Record{ID: id}}, nil, nil
 	}
 	if (o != outDone && o != outKept) || len(rest) < 1 {
-		return askbridge.EndResult{}, nil, fmt.Errorf("unexpected reply %v", v)
+		return engine.EndResult{}, nil, fmt.Errorf("unexpected reply %v", v)
 	}
 	r, err := decodeRecord(id, rest[0])
 	if err != nil {
-		return askbridge.EndResult{}, nil, err
+		return engine.EndResult{}, nil, err
 	}
-	var refs []askbridge.MessageRef
+	var refs []engine.MessageRef
 	if len(rest) > 1 {
 		if refs, err = decodeRefs(rest[1]); err != nil {
-			return askbridge.EndResult{}, nil, err
+			return engine.EndResult{}, nil, err
 		}
 	}
-	er := askbridge.EndResult{Won: o == outDone, Found: true, Record: r}
+	er := engine.EndResult{Won: o == outDone, Found: true, Record: r}
 	if er.Won {
 		er.Messages = refs
 	}
@@ -746,10 +747,10 @@ func endReply(id string, v any) (askbridge.EndResult, []askbridge.MessageRef, er
 }
 
 // decodeRecord decodes a flat HGETALL reply from a script.
-func decodeRecord(id string, v any) (askbridge.Record, error) {
+func decodeRecord(id string, v any) (engine.Record, error) {
 	flat, ok := v.([]any)
 	if !ok || len(flat)%2 != 0 {
-		return askbridge.Record{}, fmt.Errorf("question %s: unexpected fields %v", id, v)
+		return engine.Record{}, fmt.Errorf("question %s: unexpected fields %v", id, v)
 	}
 	m := make(map[string]string, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
@@ -761,8 +762,8 @@ func decodeRecord(id string, v any) (askbridge.Record, error) {
 }
 
 // recordFromMap decodes the fields of a question hash.
-func recordFromMap(id string, m map[string]string) (askbridge.Record, error) {
-	r := askbridge.Record{ID: id, Entry: m[fieldEntry], Status: askbridge.Status(m[fieldStatus])}
+func recordFromMap(id string, m map[string]string) (engine.Record, error) {
+	r := engine.Record{ID: id, Entry: m[fieldEntry], Status: askbridge.Status(m[fieldStatus])}
 	if v := m[fieldRequest]; v != "" {
 		if err := json.Unmarshal([]byte(v), &r.Request); err != nil {
 			return r, fmt.Errorf("question %s: decode request: %w", id, err)
@@ -808,15 +809,15 @@ func unixMilli(s string) (time.Time, error) {
 	return time.UnixMilli(n), nil
 }
 
-func decodeRefs(v any) ([]askbridge.MessageRef, error) {
+func decodeRefs(v any) ([]engine.MessageRef, error) {
 	items, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("unexpected message list %v", v)
 	}
-	refs := make([]askbridge.MessageRef, 0, len(items))
+	refs := make([]engine.MessageRef, 0, len(items))
 	for _, it := range items {
 		s, _ := it.(string)
-		var ref askbridge.MessageRef
+		var ref engine.MessageRef
 		if err := json.Unmarshal([]byte(s), &ref); err != nil {
 			return nil, fmt.Errorf("decode message ref: %w", err)
 		}

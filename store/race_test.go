@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // testRace50Answers: 50 answers race for one question across five
@@ -18,7 +19,7 @@ func testRace50Answers(t *testing.T, b backend) {
 	rs := replicas(t, b, 5, Options{})
 	ctx := ctxT(t)
 	mustCreate(t, rs[0], newQ("race", t0, time.Hour))
-	results := make([]askbridge.EndResult, 50)
+	results := make([]engine.EndResult, 50)
 	errs := make([]error, 50)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -34,7 +35,7 @@ func testRace50Answers(t *testing.T, b backend) {
 	}
 	close(start)
 	wg.Wait()
-	var winner *askbridge.EndResult
+	var winner *engine.EndResult
 	for i := range results {
 		if errs[i] != nil {
 			t.Fatalf("End %d: %v", i, errs[i])
@@ -57,7 +58,7 @@ func testRace50Answers(t *testing.T, b backend) {
 			t.Fatalf("loser %d learned %+v, want the winner's %+v", i, r.Result, winner.Result)
 		}
 	}
-	if n := rs[0].rdb.LLen(ctx, rs[0].k.result("race")).Val(); n != 1 {
+	if n := rs[0].rdb.LLen(ctx, rs[0].k.Result("race")).Val(); n != 1 {
 		t.Fatalf("result list holds %d results", n)
 	}
 }
@@ -136,7 +137,7 @@ func testRaceAnswerTimeoutCancel(t *testing.T, b backend) {
 			t.Fatalf("%s won by %v, want exactly one", id, wins[id])
 		}
 		outcomes[wins[id][0]]++
-		if l := rs[0].rdb.LLen(ctx, rs[0].k.result(id)).Val(); l != 1 {
+		if l := rs[0].rdb.LLen(ctx, rs[0].k.Result(id)).Val(); l != 1 {
 			t.Fatalf("%s: %d results on the list", id, l)
 		}
 		rec, _, err := rs[0].Get(ctx, id)
@@ -219,7 +220,7 @@ func testRaceDeadConsumer(t *testing.T, b backend) {
 	rs := replicas(t, b, 3, Options{ClaimIdle: 500 * time.Millisecond})
 	dead, heir, third := rs[0], rs[1], rs[2]
 	ctx := ctxT(t)
-	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.requests(), Values: []any{"cancel", "orphan"}}).Val()
+	id := dead.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead.k.Requests(), Values: []any{"cancel", "orphan"}}).Val()
 	taken := time.Now()
 	got, err := dead.ReadRequests(ctx, 10, 0)
 	if err != nil || len(got) != 1 {
@@ -272,7 +273,7 @@ func testRaceDeadConsumer(t *testing.T, b backend) {
 	if len(handled) != 1 {
 		t.Fatalf("the orphaned entry was handled by %v, want exactly one consumer", handled)
 	}
-	if p := dead.rdb.XPending(ctx, dead.k.requests(), dead.opts.Group).Val(); p.Count != 0 {
+	if p := dead.rdb.XPending(ctx, dead.k.Requests(), dead.opts.Group).Val(); p.Count != 0 {
 		t.Fatalf("%d entries still pending", p.Count)
 	}
 }

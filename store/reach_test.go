@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // testVote: the agreement rule as the vote script decides it, on every
@@ -16,7 +17,7 @@ import (
 func testVote(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
-	vote := func(id, who string, vals ...string) askbridge.VoteResult {
+	vote := func(id, who string, vals ...string) engine.VoteResult {
 		t.Helper()
 		v := askbridge.Vote{By: askbridge.Person{Platform: "telegram", ID: who}, At: t0.UnixMilli()}
 		if len(vals) == 0 {
@@ -31,36 +32,36 @@ func testVote(t *testing.T, b backend) {
 		return r
 	}
 	mustCreate(t, s, newQ("v1", t0, time.Minute))
-	if r := vote("v1", "a", "Production"); r.Outcome != askbridge.VoteRecorded || len(r.End.Record.Votes) != 1 {
+	if r := vote("v1", "a", "Production"); r.Outcome != engine.VoteRecorded || len(r.End.Record.Votes) != 1 {
 		t.Fatalf("first vote: %+v", r)
 	}
-	if r := vote("v1", "a", "Staging"); r.Outcome != askbridge.VoteAgain {
+	if r := vote("v1", "a", "Staging"); r.Outcome != engine.VoteAgain {
 		t.Fatalf("second vote of a: %+v", r)
 	}
 	r := vote("v1", "b", "production")
-	if r.Outcome != askbridge.VoteDecided || r.End.Result.Status != askbridge.StatusAnswered ||
+	if r.Outcome != engine.VoteDecided || r.End.Result.Status != askbridge.StatusAnswered ||
 		!slices.Equal(r.End.Result.Answers.Answers["deploy_target"], []string{"Production"}) || len(r.End.Result.Votes) != 2 {
 		t.Fatalf("deciding vote: %+v", r)
 	}
 	if n := s.rdb.ZScore(ctx, s.k.deadlines(), "v1").Err(); n == nil {
 		t.Fatal("an ended question kept its deadline")
 	}
-	if r := vote("v1", "c", "Production"); r.Outcome != askbridge.VoteClosed || r.End.Won {
+	if r := vote("v1", "c", "Production"); r.Outcome != engine.VoteClosed || r.End.Won {
 		t.Fatalf("vote after the end: %+v", r)
 	}
 
 	mustCreate(t, s, newQ("v2", t0, time.Minute))
 	vote("v2", "a")
 	vote("v2", "b", "Staging")
-	if r := vote("v2", "c", "Production"); r.Outcome != askbridge.VoteDecided || r.End.Result.Reason != askbridge.ReasonNoQuorum || len(r.End.Result.Votes) != 3 {
+	if r := vote("v2", "c", "Production"); r.Outcome != engine.VoteDecided || r.End.Result.Reason != askbridge.ReasonNoQuorum || len(r.End.Result.Votes) != 3 {
 		t.Fatalf("no agreement: %+v", r)
 	}
 
 	mustCreate(t, s, newQ("v3", t0, time.Second))
-	if r := vote("v3", "a", "Production"); r.Outcome != askbridge.VoteDecided || r.End.Result.Reason != askbridge.ReasonTimeout {
+	if r := vote("v3", "a", "Production"); r.Outcome != engine.VoteDecided || r.End.Result.Reason != askbridge.ReasonTimeout {
 		t.Fatalf("vote at the deadline: %+v", r)
 	}
-	if r, err := s.Vote(ctx, "nope", askbridge.Vote{Skipped: true}, 2, 3, t0); err != nil || r.Outcome != askbridge.VoteClosed || r.End.Found {
+	if r, err := s.Vote(ctx, "nope", askbridge.Vote{Skipped: true}, 2, 3, t0); err != nil || r.Outcome != engine.VoteClosed || r.End.Found {
 		t.Fatalf("vote on an unknown id: %+v, %v", r, err)
 	}
 
@@ -83,7 +84,7 @@ func testReach(t *testing.T, b backend) {
 		{Name: "telegram:42", Target: q.Target}, {Name: "ops", Target: askbridge.Target{Platform: "slack", Chat: "C1"}},
 		{Name: "lead", Target: askbridge.Target{Platform: "slack", Chat: "C2"}, Step: 1},
 	}
-	q.Timers = []askbridge.Timer{{ID: "r1", Name: "r1", At: t0.Add(10 * time.Second)}, {ID: "r1", Name: "e1", At: t0.Add(20 * time.Second)}}
+	q.Timers = []engine.Timer{{ID: "r1", Name: "r1", At: t0.Add(10 * time.Second)}, {ID: "r1", Name: "e1", At: t0.Add(20 * time.Second)}}
 	mustCreate(t, s, q)
 	rec, _, err := s.Get(ctx, "r1")
 	if err != nil || len(rec.Places) != 3 || rec.Places[2].Step != 1 {

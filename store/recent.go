@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // recentMax bounds the records a Store keeps in memory for Lookup: every
@@ -18,18 +19,18 @@ const recentMax = 1024
 // concurrent use.
 type recentRecords struct {
 	mu   sync.Mutex
-	byID map[string]askbridge.Record
+	byID map[string]engine.Record
 	// ring lists the ids in insertion order, next the slot to fill (and
 	// the oldest id, evicted when the ring is full).
 	ring []string
 	next int
 }
 
-func (c *recentRecords) put(r askbridge.Record) {
+func (c *recentRecords) put(r engine.Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byID == nil {
-		c.byID = make(map[string]askbridge.Record, recentMax)
+		c.byID = make(map[string]engine.Record, recentMax)
 		c.ring = make([]string, recentMax)
 	}
 	if _, ok := c.byID[r.ID]; !ok {
@@ -42,7 +43,7 @@ func (c *recentRecords) put(r askbridge.Record) {
 	c.byID[r.ID] = r
 }
 
-func (c *recentRecords) get(id string) (askbridge.Record, bool) {
+func (c *recentRecords) get(id string) (engine.Record, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.byID[id]
@@ -57,10 +58,10 @@ func (c *recentRecords) drop(id string) {
 }
 
 // Lookup reads a question like Get, from memory when this Store created it
-// or read it pending lately (see askbridge.Store). A record read here
+// or read it pending lately (see engine.Store). A record read here
 // pending is kept for the next Lookup; an ended one is not. Safe for
 // concurrent use.
-func (s *Store) Lookup(ctx context.Context, id string) (askbridge.Record, bool, error) {
+func (s *Store) Lookup(ctx context.Context, id string) (engine.Record, bool, error) {
 	if r, ok := s.recent.get(id); ok {
 		return r, true, nil
 	}

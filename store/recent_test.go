@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestRecentRecordsBounded: the memory behind Lookup holds at most
@@ -13,7 +14,7 @@ import (
 func TestRecentRecordsBounded(t *testing.T) {
 	var c recentRecords
 	for i := range recentMax + 10 {
-		c.put(askbridge.Record{ID: "q" + strconv.Itoa(i)})
+		c.put(engine.Record{ID: "q" + strconv.Itoa(i)})
 	}
 	if n := len(c.byID); n != recentMax {
 		t.Fatalf("%d records kept, want %d", n, recentMax)
@@ -32,7 +33,7 @@ func TestRecentRecordsBounded(t *testing.T) {
 		t.Fatal("a dropped record is still served")
 	}
 	// A record put again is updated in place, not given a second slot.
-	c.put(askbridge.Record{ID: "q100", Status: askbridge.StatusAnswered})
+	c.put(engine.Record{ID: "q100", Status: askbridge.StatusAnswered})
 	if r, _ := c.get("q100"); r.Status != askbridge.StatusAnswered || len(c.byID) != recentMax-1 {
 		t.Fatalf("q100 = %+v with %d kept; want updated, %d kept", r, len(c.byID), recentMax-1)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // defaultReadCount is the batch size of ReadRequests when max < 1.
@@ -22,7 +23,7 @@ const defaultReadCount = 10
 // and continues where the previous call stopped, so its cost per call is
 // bounded by max. Safe for concurrent use; each entry goes to one consumer
 // at a time.
-func (s *Store) ReadRequests(ctx context.Context, max int, block time.Duration) ([]askbridge.Entry, error) {
+func (s *Store) ReadRequests(ctx context.Context, max int, block time.Duration) ([]engine.Entry, error) {
 	if max < 1 {
 		max = defaultReadCount
 	}
@@ -44,7 +45,7 @@ func (s *Store) ReadRequests(ctx context.Context, max int, block time.Duration) 
 	return entries, nil
 }
 
-func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) ([]askbridge.Entry, error) {
+func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) ([]engine.Entry, error) {
 	out, err := s.readScript(ctx, max)
 	if err != nil || len(out) > 0 || block <= 0 {
 		return out, err
@@ -56,7 +57,7 @@ func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) 
 	streams, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group:    s.opts.Group,
 		Consumer: s.opts.Consumer,
-		Streams:  []string{s.k.requests(), ">"},
+		Streams:  []string{s.k.Requests(), ">"},
 		Count:    1,
 		Block:    block,
 	}).Result()
@@ -81,14 +82,14 @@ const oversizeHead = 4 << 10
 // way, then a pause of ClaimIdle/2 on Options.Clock; how long an entry has
 // been idle is Redis's own count), then new entries up to max, every one
 // measured inside Redis so an oversize body never leaves it.
-func (s *Store) readScript(ctx context.Context, max int) ([]askbridge.Entry, error) {
+func (s *Store) readScript(ctx context.Context, max int) ([]engine.Entry, error) {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
 	minIdle := int64(-1)
 	if s.claimStart != "0-0" || s.opts.Clock.Since(s.claimLast) >= s.opts.ClaimIdle/2 {
 		minIdle = s.opts.ClaimIdle.Milliseconds()
 	}
-	v, err := readRequestsScript.run(ctx, s.rdb, []string{s.k.requests()},
+	v, err := readRequestsScript.run(ctx, s.rdb, []string{s.k.Requests()},
 		s.opts.Group, s.opts.Consumer, max, minIdle, s.claimStart, askbridge.MaxEntryBytes, oversizeHead)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (s *Store) readScript(ctx context.Context, max int) ([]askbridge.Entry, err
 			s.claimLast = s.opts.Clock.Now()
 		}
 	}
-	out := make([]askbridge.Entry, 0, len(rows)-1)
+	out := make([]engine.Entry, 0, len(rows)-1)
 	for _, row := range rows[1:] {
 		e, err := scriptEntry(row)
 		if err != nil {
@@ -119,15 +120,15 @@ func (s *Store) readScript(ctx context.Context, max int) ([]askbridge.Entry, err
 }
 
 // scriptEntry maps one entry of read_requests.lua's reply to an Entry.
-func scriptEntry(row any) (askbridge.Entry, error) {
+func scriptEntry(row any) (engine.Entry, error) {
 	r, ok := row.([]any)
 	if !ok || len(r) < 2 {
-		return askbridge.Entry{}, fmt.Errorf("entry is %T, want {id, size, ...}", row)
+		return engine.Entry{}, fmt.Errorf("entry is %T, want {id, size, ...}", row)
 	}
 	id, _ := r[0].(string)
 	size, ok := r[1].(int64)
 	if id == "" || !ok {
-		return askbridge.Entry{}, fmt.Errorf("entry opens with %T, %T; want an id and a size", r[0], r[1])
+		return engine.Entry{}, fmt.Errorf("entry opens with %T, %T; want an id and a size", r[0], r[1])
 	}
 	if size < 0 {
 		return toEntry(redis.XMessage{ID: id}), nil
@@ -141,7 +142,7 @@ func scriptEntry(row any) (askbridge.Entry, error) {
 }
 
 // toEntry maps a requests stream entry read in full to an Entry.
-func toEntry(m redis.XMessage) askbridge.Entry {
+func toEntry(m redis.XMessage) engine.Entry {
 	if m.Values == nil {
 		return entryOf(m.ID, 0, nil)
 	}
@@ -159,8 +160,8 @@ func toEntry(m redis.XMessage) askbridge.Entry {
 // with its ask and cancel values to an Entry: exactly one of the fields
 // ask and cancel (others are ignored), else Malformed; over
 // MaxEntryBytes, Oversize with the head of the ask value Redis sent.
-func entryOf(id string, size int, values map[string]any) askbridge.Entry {
-	e := askbridge.Entry{StreamID: id}
+func entryOf(id string, size int, values map[string]any) engine.Entry {
+	e := engine.Entry{StreamID: id}
 	ask, hasAsk := values["ask"]
 	cancel, hasCancel := values["cancel"]
 	switch {
@@ -197,8 +198,8 @@ func (s *Store) AckRequest(ctx context.Context, streamIDs ...string) error {
 		return nil
 	}
 	pipe := s.rdb.Pipeline()
-	ack := pipe.XAck(ctx, s.k.requests(), s.opts.Group, streamIDs...)
-	del := pipe.XDel(ctx, s.k.requests(), streamIDs...)
+	ack := pipe.XAck(ctx, s.k.Requests(), s.opts.Group, streamIDs...)
+	del := pipe.XDel(ctx, s.k.Requests(), streamIDs...)
 	_, _ = pipe.Exec(ctx)
 	if err := ack.Err(); err != nil && !isNoGroup(err) {
 		return fmt.Errorf("store: ack request: %w", err)
@@ -215,7 +216,7 @@ func (s *Store) ensureGroup(ctx context.Context) error {
 	if s.groupReady.Load() {
 		return nil
 	}
-	err := s.rdb.XGroupCreateMkStream(ctx, s.k.requests(), s.opts.Group, "0").Err()
+	err := s.rdb.XGroupCreateMkStream(ctx, s.k.Requests(), s.opts.Group, "0").Err()
 	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
 		return fmt.Errorf("store: create consumer group: %w", err)
 	}

@@ -6,12 +6,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/askbridge/askbridge"
 )
 
-// Store is the askbridge.Store on Redis. It is safe for concurrent use by
+// Store is the engine.Store on Redis. It is safe for concurrent use by
 // many goroutines, and any number of Stores (one per replica, each with its
 // own Consumer) may share one Redis.
 type Store struct {
@@ -47,9 +46,9 @@ type Store struct {
 // Store plays every role of the root package: the engine's Store, the
 // channels' Coordinator and the web page's EventLog.
 var (
-	_ askbridge.Store       = (*Store)(nil)
-	_ askbridge.Coordinator = (*Store)(nil)
-	_ askbridge.EventLog    = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
+	_ engine.Coordinator = (*Store)(nil)
+	_ engine.EventLog    = (*Store)(nil)
 )
 
 // New returns a Store on client with opts (zero fields take their
@@ -57,7 +56,7 @@ var (
 // own the client: close it yourself after the Store's last use.
 func New(client redis.UniversalClient, opts Options) *Store {
 	o := opts.withDefaults()
-	s := &Store{rdb: client, opts: o, k: keys{prefix: o.Prefix}, claimStart: "0-0", apMin: apThreshold}
+	s := &Store{rdb: client, opts: o, k: newKeys(o.Prefix), claimStart: "0-0", apMin: apThreshold}
 	if o.AutoPipeline {
 		if ap, err := client.AutoPipeline(); err == nil {
 			s.ap = ap

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
 
@@ -56,18 +56,18 @@ func TestSlot(t *testing.T) {
 // id or lease name, with the default prefix and another one.
 func TestScriptKeysShareSlot(t *testing.T) {
 	for _, prefix := range []string{DefaultPrefix, "prod:eu:"} {
-		k := keys{prefix: prefix}
+		k := newKeys(prefix)
 		for _, id := range []string{"deploy-42", "1767322800000-0", "a.b:c_d", "x"} {
 			groups := map[string][]string{
-				"create":      {k.question(id)},
-				"end":         {k.question(id), k.result(id), k.messages(id)},
-				"reject":      {k.question(id), k.result(id)},
-				"add_message": {k.question(id), k.messages(id)},
+				"create":      {k.Question(id)},
+				"end":         {k.Question(id), k.Result(id), k.messages(id)},
+				"reject":      {k.Question(id), k.Result(id)},
+				"add_message": {k.Question(id), k.messages(id)},
 				"lease":       {k.lease(id), k.fence(id)},
 				"cursor_set":  {k.lease(id), k.cursor(id)},
 				// A per-question lease's keys are in the question's slot.
-				"deliver": {k.question(id), k.lease(QuestionLease(LeaseDeliver, id)), k.fence(QuestionLease(LeaseDeliver, id)), k.cursor(QuestionLease(LeaseDeliver, id))},
-				"finish":  {k.question(id), k.lease(QuestionLease(LeaseFinish, id)), k.fence(QuestionLease(LeaseFinish, id)), k.cursor(QuestionLease(LeaseFinish, id))},
+				"deliver": {k.Question(id), k.lease(QuestionLease(LeaseDeliver, id)), k.fence(QuestionLease(LeaseDeliver, id)), k.cursor(QuestionLease(LeaseDeliver, id))},
+				"finish":  {k.Question(id), k.lease(QuestionLease(LeaseFinish, id)), k.fence(QuestionLease(LeaseFinish, id)), k.cursor(QuestionLease(LeaseFinish, id))},
 			}
 			for name, ks := range groups {
 				for _, key := range ks[1:] {
@@ -90,7 +90,7 @@ func TestLeaseKeys(t *testing.T) {
 	if got := QuestionLease(LeaseFinish, "a.b:c_d"); got != "finish:a.b:c_d" {
 		t.Errorf("finishing lease name %q", got)
 	}
-	k := keys{prefix: DefaultPrefix}
+	k := newKeys(DefaultPrefix)
 	for got, want := range map[string]string{
 		k.lease("deliver:deploy-42"):  "askuser:lease:deliver:{deploy-42}",
 		k.fence("deliver:deploy-42"):  "askuser:lease:deliver:{deploy-42}:fence",
@@ -118,12 +118,12 @@ func TestLeaseKeys(t *testing.T) {
 
 // TestPublicKeys pins the key names the protocol publishes.
 func TestPublicKeys(t *testing.T) {
-	k := keys{prefix: DefaultPrefix}
+	k := newKeys(DefaultPrefix)
 	for got, want := range map[string]string{
-		k.requests():            "askuser:requests",
-		k.events():              "askuser:events",
-		k.result("deploy-42"):   "askuser:result:{deploy-42}",
-		k.question("deploy-42"): "askuser:question:{deploy-42}",
+		k.Requests():            "askuser:requests",
+		k.Events():              "askuser:events",
+		k.Result("deploy-42"):   "askuser:result:{deploy-42}",
+		k.Question("deploy-42"): "askuser:question:{deploy-42}",
 	} {
 		if got != want {
 			t.Errorf("key %q, want %q", got, want)
@@ -203,15 +203,15 @@ func TestToEntry(t *testing.T) {
 	tests := []struct {
 		name   string
 		values map[string]any
-		want   askbridge.Entry
+		want   engine.Entry
 	}{
-		{"ask", map[string]any{"ask": "{}"}, askbridge.Entry{StreamID: "1-0", Ask: []byte("{}")}},
-		{"empty ask is an ask", map[string]any{"ask": ""}, askbridge.Entry{StreamID: "1-0", Ask: []byte{}}},
-		{"cancel", map[string]any{"cancel": "q"}, askbridge.Entry{StreamID: "1-0", Cancel: "q"}},
-		{"extra fields are ignored", map[string]any{"cancel": "q", "trace": "t"}, askbridge.Entry{StreamID: "1-0", Cancel: "q"}},
-		{"both", map[string]any{"ask": "{}", "cancel": "q"}, askbridge.Entry{StreamID: "1-0", Malformed: "entry has both an ask and a cancel field"}},
-		{"neither", map[string]any{"x": "y"}, askbridge.Entry{StreamID: "1-0", Malformed: "entry has neither an ask nor a cancel field"}},
-		{"deleted", nil, askbridge.Entry{StreamID: "1-0", Malformed: "entry was deleted from the stream"}},
+		{"ask", map[string]any{"ask": "{}"}, engine.Entry{StreamID: "1-0", Ask: []byte("{}")}},
+		{"empty ask is an ask", map[string]any{"ask": ""}, engine.Entry{StreamID: "1-0", Ask: []byte{}}},
+		{"cancel", map[string]any{"cancel": "q"}, engine.Entry{StreamID: "1-0", Cancel: "q"}},
+		{"extra fields are ignored", map[string]any{"cancel": "q", "trace": "t"}, engine.Entry{StreamID: "1-0", Cancel: "q"}},
+		{"both", map[string]any{"ask": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has both an ask and a cancel field"}},
+		{"neither", map[string]any{"x": "y"}, engine.Entry{StreamID: "1-0", Malformed: "entry has neither an ask nor a cancel field"}},
+		{"deleted", nil, engine.Entry{StreamID: "1-0", Malformed: "entry was deleted from the stream"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +250,7 @@ func TestScriptCacheFlushed(t *testing.T) {
 	mustCreate(t, s, newQ("f1", t0, time.Second)) // pipelined create script
 	mustCreate(t, s, newQ("f2", t0, time.Second))
 	flush()
-	if _, err := s.AddMessage(ctx, "f1", askbridge.MessageRef{Platform: "web", Message: "1"}); err != nil {
+	if _, err := s.AddMessage(ctx, "f1", engine.MessageRef{Platform: "web", Message: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	flush()
@@ -259,7 +259,7 @@ func TestScriptCacheFlushed(t *testing.T) {
 		t.Fatalf("sweep after a flush: %v, %v", ended, err)
 	}
 	for _, id := range []string{"f1", "f2"} {
-		if n := c.LLen(ctx, s.k.result(id)).Val(); n != 1 {
+		if n := c.LLen(ctx, s.k.Result(id)).Val(); n != 1 {
 			t.Fatalf("%s: %d results", id, n)
 		}
 	}
@@ -272,10 +272,10 @@ func TestScriptCacheFlushed(t *testing.T) {
 // TestRefIdentity pins what the add-message script relies on: the JSON of a
 // ref is its identity followed by "}" (part 0) or by "," and the part.
 func TestRefIdentity(t *testing.T) {
-	for _, ref := range []askbridge.MessageRef{
+	for _, ref := range []engine.MessageRef{
 		{Platform: "telegram", Chat: "-100123", Message: "42"},
 		{Platform: "slack", Chat: "C1", Message: "1712345678.000100", Part: 3},
-		{Platform: "discord", Chat: "9", Message: `a"b,}<&>`, Part: askbridge.PartReplyBox},
+		{Platform: "discord", Chat: "9", Message: `a"b,}<&>`, Part: engine.PartReplyBox},
 		{Platform: "web", Message: "q-1"},
 	} {
 		ident, err := refIdentity(ref)

@@ -15,7 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/jonboulle/clockwork"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redact"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -24,7 +24,7 @@ import (
 const Platform = "telegram"
 
 // Capabilities of Telegram for the planner.
-var Capabilities = askbridge.Capabilities{
+var Capabilities = engine.Capabilities{
 	Buttons:        true,
 	ButtonsPerRow:  1,    // one full-width row per option (ask-user.md §3)
 	MaxButtonLabel: 64,   // Telegram shows long button texts cut; labels are at most 64 anyway
@@ -37,7 +37,7 @@ var Capabilities = askbridge.Capabilities{
 // webhook (in every replica). It is safe for concurrent use.
 type Channel struct {
 	cfg   Config
-	coord askbridge.Coordinator
+	coord engine.Coordinator
 	log   *slog.Logger
 	bot   *bot.Bot
 	botID int64
@@ -46,7 +46,7 @@ type Channel struct {
 	// that leaves the channel.
 	scrub redact.Scrubber
 
-	state    atomic.Value // askbridge.ChannelState
+	state    atomic.Value // engine.ChannelState
 	username atomic.Value // string: the bot's @username, from getMe
 	inbox    atomic.Pointer[inboxBox]
 
@@ -67,14 +67,14 @@ type Channel struct {
 	tapPatience time.Duration
 }
 
-type inboxBox struct{ in askbridge.Inbox }
+type inboxBox struct{ in engine.Inbox }
 
 var (
-	_ askbridge.Channel     = (*Channel)(nil)
-	_ askbridge.Notifier    = (*Channel)(nil)
-	_ askbridge.PartCounter = (*Channel)(nil)
-	_ askbridge.Updater     = (*Channel)(nil)
-	_ askbridge.Reminder    = (*Channel)(nil)
+	_ engine.Channel     = (*Channel)(nil)
+	_ engine.Notifier    = (*Channel)(nil)
+	_ engine.PartCounter = (*Channel)(nil)
+	_ engine.Updater     = (*Channel)(nil)
+	_ engine.Reminder    = (*Channel)(nil)
 )
 
 // New makes a Telegram channel. It validates cfg and makes no network call;
@@ -82,7 +82,7 @@ var (
 // update dedupe (the engine records the messages); log receives the
 // channel's events (never the token). Config.Replica must differ between
 // replicas: it holds the poller lease.
-func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, error) {
+func New(cfg Config, coord engine.Coordinator, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func New(cfg Config, coord askbridge.Coordinator, log *slog.Logger) (*Channel, e
 		cfg: cfg, coord: coord, log: log, scrub: newScrubber(cfg.Token, cfg.WebhookSecret),
 		pace: newPacer(cfg.ChatPace, cfg.GlobalPace, clockwork.NewRealClock()), tapPatience: tapPatience,
 	}
-	c.state.Store(askbridge.StateConnecting)
+	c.state.Store(engine.StateConnecting)
 	c.username.Store("")
 	b, err := c.newBot()
 	if err != nil {
@@ -127,16 +127,16 @@ func (c *Channel) newBot(extra ...bot.Option) (*bot.Bot, error) {
 func (c *Channel) Platform() string { return Platform }
 
 // Capabilities returns what Telegram can show; it never changes.
-func (c *Channel) Capabilities() askbridge.Capabilities { return Capabilities }
+func (c *Channel) Capabilities() engine.Capabilities { return Capabilities }
 
 // State reports the connection state: connecting, connected (polling or
 // webhook set), standby (another replica polls), retrying, bad credentials.
 // Safe for concurrent use; never blocks.
-func (c *Channel) State() askbridge.ChannelState {
-	return c.state.Load().(askbridge.ChannelState)
+func (c *Channel) State() engine.ChannelState {
+	return c.state.Load().(engine.ChannelState)
 }
 
-func (c *Channel) setState(s askbridge.ChannelState) {
+func (c *Channel) setState(s engine.ChannelState) {
 	if old := c.state.Swap(s); old != s {
 		c.log.Info("state", "state", string(s))
 	}
@@ -163,10 +163,10 @@ func chatID(chat string) any {
 // split into parts that leave room for the status line, with the keyboard
 // under the last part. Each message goes to d.Sent as soon as it is posted,
 // with its Part; an error of d.Sent stops Send and is returned as is. Each
-// part gets one try: a refusal comes back as a *askbridge.SendError (a 429
+// part gets one try: a refusal comes back as a *engine.SendError (a 429
 // with its retry_after) and the engine decides whether to go on. It blocks
 // while the pacer holds the chat, up to ctx. Not safe to repeat.
-func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
+func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 	parts := promptParts(d.Plan)
 	for i := max(d.From, 0); i < len(parts); i++ {
 		params := &bot.SendMessageParams{
@@ -192,7 +192,7 @@ func (c *Channel) Send(ctx context.Context, d askbridge.Delivery) error {
 }
 
 // Notify posts text (escaped) in chat, as a reply to message replyTo when
-// it is not empty. It makes one try (a refusal is a *askbridge.SendError)
+// it is not empty. It makes one try (a refusal is a *engine.SendError)
 // and blocks while the chat is paced. Not safe to repeat.
 func (c *Channel) Notify(ctx context.Context, chat, replyTo, text string) error {
 	_, err := c.postText(ctx, chat, replyTo, text)
@@ -213,8 +213,8 @@ func (c *Channel) postText(ctx context.Context, chat, replyTo, text string) (*mo
 	return c.sendMessage(ctx, chat, params)
 }
 
-func refOf(m *models.Message) askbridge.MessageRef {
-	return askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
+func refOf(m *models.Message) engine.MessageRef {
+	return engine.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
 }
 
 func (c *Channel) sendMessage(ctx context.Context, chat string, params *bot.SendMessageParams) (*models.Message, error) {
@@ -228,25 +228,25 @@ func (c *Channel) sendMessage(ctx context.Context, chat string, params *bot.Send
 }
 
 // call makes one paced Bot API call and returns its error as a
-// *askbridge.SendError, the token and the webhook secret taken out of its
+// *engine.SendError, the token and the webhook secret taken out of its
 // text and its reason. It does not retry: the engine owns the retries of
-// what it asked for (see askbridge.PostOwn for what the channel posts on its own).
+// what it asked for (see engine.PostOwn for what the channel posts on its own).
 // A 429 still holds every send of this replica for its retry_after: that
 // is pacing, so the other chats do not run into the limit too.
 func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Context) error) error {
 	if err := c.pace.wait(ctx, chat); err != nil {
-		return &askbridge.SendError{Kind: askbridge.Temporary, Reason: err.Error(), Err: wrap(op, err)}
+		return &engine.SendError{Kind: engine.Temporary, Reason: err.Error(), Err: wrap(op, err)}
 	}
 	se := classify(op, c.scrub.Err(fn(ctx)))
 	if se == nil {
 		return nil
 	}
 	switch se.Kind {
-	case askbridge.RateLimited:
+	case engine.RateLimited:
 		c.pace.limited(chat, se.RetryAfter)
-		askbridge.ShareCooldown(c.coord, Platform, chat, se.RetryAfter, c.log)
+		engine.ShareCooldown(c.coord, Platform, chat, se.RetryAfter, c.log)
 		c.log.Info("rate limited", "op", op, "chat", chat, "retry_after", se.RetryAfter)
-	case askbridge.Temporary:
+	case engine.Temporary:
 		c.log.Warn("call failed", "op", op, "chat", chat, "err", se.Err)
 	}
 	return se
@@ -256,9 +256,9 @@ func (c *Channel) call(ctx context.Context, op, chat string, fn func(context.Con
 // ref.Part of end.Plan, or the reply box), the status line under it, the
 // keyboard gone. It reads nothing back: everything comes with ref and end.
 // "Not modified" (already so) is success; a message that no longer exists
-// is logged and skipped. One try (a refusal is a *askbridge.SendError);
+// is logged and skipped. One try (a refusal is a *engine.SendError);
 // safe to repeat; blocks while the chat is paced.
-func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
 	msgID, err := messageID(ref)
 	if err != nil {
 		return err
@@ -281,8 +281,8 @@ func (c *Channel) Finish(ctx context.Context, ref askbridge.MessageRef, end askb
 // question id as params say (what names the edit in the log). Telegram's
 // "message is not modified" (it shows that already) is success, and so is
 // a message that is gone (logged): the edit is safe to repeat. Any other
-// refusal is a *askbridge.SendError.
-func (c *Channel) editText(ctx context.Context, what, id string, ref askbridge.MessageRef, params *bot.EditMessageTextParams) error {
+// refusal is a *engine.SendError.
+func (c *Channel) editText(ctx context.Context, what, id string, ref engine.MessageRef, params *bot.EditMessageTextParams) error {
 	err := c.call(ctx, "edit message", ref.Chat, func(ctx context.Context) error {
 		_, err := c.bot.EditMessageText(ctx, params)
 		return err
@@ -299,27 +299,27 @@ func (c *Channel) editText(ctx context.Context, what, id string, ref askbridge.M
 
 // messageID is the Telegram message id ref names; a ref that names none
 // is a Permanent error.
-func messageID(ref askbridge.MessageRef) (int, error) {
+func messageID(ref engine.MessageRef) (int, error) {
 	id, err := strconv.Atoi(ref.Message)
 	if err != nil {
-		return 0, &askbridge.SendError{Kind: askbridge.Permanent, Reason: "not a Telegram message id: " + ref.Message, Err: err}
+		return 0, &engine.SendError{Kind: engine.Permanent, Reason: "not a Telegram message id: " + ref.Message, Err: err}
 	}
 	return id, nil
 }
 
 // noSuchPart is the Permanent error of a message said to show a part the
 // plan does not have.
-func noSuchPart(ref askbridge.MessageRef, p askbridge.Plan) error {
-	return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan of %s does not have", ref.Message, ref.Part, p.ID)}
+func noSuchPart(ref engine.MessageRef, p engine.Plan) error {
+	return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan of %s does not have", ref.Message, ref.Part, p.ID)}
 }
 
-// finishedText is what a message that showed part (askbridge.PartReplyBox
+// finishedText is what a message that showed part (engine.PartReplyBox
 // for a reply box) of an ended question shows now: the question kept, the
 // instructions gone (ask-user.md §3, §7), the status line added, in the
 // words of the plan's catalog. prompt is false for a reply box; ok is false
 // for a part the plan does not have.
-func finishedText(part int, end askbridge.Ending) (text string, prompt, ok bool) {
-	if part == askbridge.PartReplyBox {
+func finishedText(part int, end engine.Ending) (text string, prompt, ok bool) {
+	if part == engine.PartReplyBox {
 		question := ""
 		if len(end.Plan.Sections) > 0 {
 			question = end.Plan.Sections[0].Question
@@ -335,4 +335,4 @@ func finishedText(part int, end askbridge.Ending) (text string, prompt, ok bool)
 
 // Parts is how many messages the prompt of p takes; its buttons are on the
 // last.
-func (c *Channel) Parts(p askbridge.Plan) int { return len(promptParts(p)) }
+func (c *Channel) Parts(p engine.Plan) int { return len(promptParts(p)) }

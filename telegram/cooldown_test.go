@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -55,14 +56,14 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := askbridge.BuildPlan("cool", req, a.Capabilities())
+	plan := engine.BuildPlan("cool", req, a.Capabilities())
 	chat := fmt.Sprint(opsGroup)
 	if _, err := sendAll(context.Background(), a, chat, plan); err != nil {
 		t.Fatal(err)
 	}
 	_, err = sendAll(context.Background(), a, chat, plan)
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter < 5*time.Second {
+	var se *engine.SendError
+	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter < 5*time.Second {
 		t.Fatalf("a 429 of at least 5 s: %v", err)
 	}
 	for !b.Held(chat) {

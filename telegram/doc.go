@@ -9,7 +9,7 @@
 // (parse_mode HTML) with every piece of agent text escaped (&, <, > and
 // quotes) and every "@name" defused with an invisible word joiner, so agent
 // text is shown as text and never mentions or notifies anyone. Every word
-// of the bridge's own is the plan's (askbridge.BuildPlan writes them in the
+// of the bridge's own is the plan's (engine.BuildPlan writes them in the
 // question's language) or comes from the plan's catalog (locale.For): the
 // reply box's lead, hint and placeholder. The request's Markdown context
 // sits between the intro and the questions, as Telegram HTML blocks from

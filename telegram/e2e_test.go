@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -36,7 +37,7 @@ func TestTapAnswers(t *testing.T) {
 		t.Errorf("want one full-width row per option then Other…|Skip, got %v", p.Keyboard)
 	}
 	a := e.tap(opsGroup, p.ID, alice, "Production")
-	if a.Text != en(askbridge.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
+	if a.Text != en(engine.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
 		t.Errorf("notice %+v", a)
 	}
 	r := e.result(id, 5*time.Second)
@@ -165,7 +166,7 @@ func TestSkipTimeoutCancel(t *testing.T) {
 	gone := ask1(e, "cancel-1", -300003)
 	ps, pt, pc := e.prompt(-300001, 1), e.prompt(-300002, 1), e.prompt(-300003, 1)
 
-	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != en(askbridge.NoticeSkipped) {
+	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != en(engine.NoticeSkipped) {
 		t.Errorf("skip notice %+v", a)
 	}
 	if r := e.result(skip, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
@@ -192,7 +193,7 @@ func TestOtherOpensAReplyBox(t *testing.T) {
 	e := twoReplicas(t, envOpts{})
 	id := ask1(e, "other-1", opsGroup)
 	p := e.prompt(opsGroup, 1)
-	if a := e.tap(opsGroup, p.ID, alice, "Other…"); a.Text != en(askbridge.NoticeOther) {
+	if a := e.tap(opsGroup, p.ID, alice, "Other…"); a.Text != en(engine.NoticeOther) {
 		t.Errorf("notice %+v", a)
 	}
 	box := e.prompt(opsGroup, 2)
@@ -216,7 +217,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	e := twoReplicas(t, envOpts{})
 	id := e.ask(`{"id":"auth-1","to":"telegram:-100500","answerers":["telegram:1001"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	p := e.prompt(opsGroup, 1)
-	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != en(askbridge.NoticeNotForYou) || a.ShowAlert {
+	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != en(engine.NoticeNotForYou) || a.ShowAlert {
 		t.Errorf("bob's tap: %+v", a)
 	}
 	e.reply(opsGroup, bob, p.ID, "1")
@@ -231,7 +232,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	// The poller hands updates over one at a time, in order: once the
 	// forged tap (the last update) is answered, the replies before it have
 	// been handled too.
-	if a := e.notice(q); a.Text != en(askbridge.NoticeUnknown) {
+	if a := e.notice(q); a.Text != en(engine.NoticeUnknown) {
 		t.Errorf("forged tap: %+v", a)
 	}
 	e.noMoreResults(id)
@@ -241,7 +242,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if n := len(e.fake.BotMessages(opsGroup)); n != 1 {
 		t.Errorf("the bot posted %d messages, want only the prompt", n)
 	}
-	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != en(askbridge.NoticeRecorded) {
+	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("alice's tap: %+v", a)
 	}
 	if r := e.result(id, 5*time.Second); r.Answers.Answers["a"][0] != "B" {
@@ -268,7 +269,7 @@ func TestLateTapClearsButtons(t *testing.T) {
 		t.Fatal("the buttons went away although the chat was blocked")
 	}
 	e.fake.Block(alice.ID, "")
-	if a := e.tap(alice.ID, p.ID, alice, "Production"); a.Text != en(askbridge.NoticeCancelled) {
+	if a := e.tap(alice.ID, p.ID, alice, "Production"); a.Text != en(engine.NoticeCancelled) {
 		t.Errorf("late tap notice %+v", a)
 	}
 	e.finished(alice.ID, p.ID, "Cancelled")
@@ -305,9 +306,9 @@ func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
 	for _, q := range ids {
 		a := e.notice(q)
 		switch noticeOf(a.Text, locale.Default) {
-		case askbridge.NoticeRecorded, askbridge.NoticeSkipped:
+		case engine.NoticeRecorded, engine.NoticeSkipped:
 			recorded++
-		case askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped:
+		case engine.NoticeAlreadyAnswered, engine.NoticeAlreadySkipped:
 		default:
 			t.Errorf("notice %q", a.Text)
 		}
@@ -460,7 +461,7 @@ func TestThai(t *testing.T) {
 
 	t.Run("Other… opens a Thai reply box", func(t *testing.T) {
 		id, p := ask("th-other", -500004)
-		if a := e.tap(-500004, p.ID, alice, "อื่น ๆ…"); a.Text != askbridge.NoticeOther.Text("th") {
+		if a := e.tap(-500004, p.ID, alice, "อื่น ๆ…"); a.Text != engine.NoticeOther.Text("th") {
 			t.Errorf("notice %q", a.Text)
 		}
 		box := e.prompt(-500004, 2)
@@ -517,12 +518,12 @@ func TestSeenThenAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := e.notice(q); a.Text != en(askbridge.NoticeAlreadySeen) {
+	if a := e.notice(q); a.Text != en(engine.NoticeAlreadySeen) {
 		t.Errorf("a second Seen: notice %q", a.Text)
 	}
 	e.noMoreResults(id)
 
-	if a := e.tap(opsGroup, p.ID, bob, "Production"); a.Text != en(askbridge.NoticeRecorded) {
+	if a := e.tap(opsGroup, p.ID, bob, "Production"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
 	r := e.result(id, 5*time.Second)
@@ -533,7 +534,7 @@ func TestSeenThenAnswer(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("read the question: %v (found %v)", err, found)
 	}
-	status := askbridge.StatusLine(rec.Request, r)
+	status := engine.StatusLine(rec.Request, r)
 	ended := e.finished(opsGroup, p.ID, status)
 	if want := questionOf(p.Text, locale.Default) + "\n\nSeen by Alice\n\n" + status; ended.Text != want {
 		t.Errorf("the ended message shows\n%s\nwant\n%s", ended.Text, want)
@@ -580,7 +581,7 @@ func TestReminderAndEscalation(t *testing.T) {
 	if got := buttonTexts(lead); !slices.Equal(got, buttonTexts(p)) {
 		t.Errorf("the escalated prompt's buttons %q, want the first prompt's %q", got, buttonTexts(p))
 	}
-	if a := e.tap(leadChat, lead.ID, carol, "Production"); a.Text != en(askbridge.NoticeRecorded) {
+	if a := e.tap(leadChat, lead.ID, carol, "Production"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
 	r := e.result(id, 5*time.Second)
@@ -588,7 +589,7 @@ func TestReminderAndEscalation(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("read the question: %v (found %v)", err, found)
 	}
-	status := askbridge.StatusLine(rec.Request, r)
+	status := engine.StatusLine(rec.Request, r)
 	if !strings.Contains(status, "Carol") || !strings.Contains(status, "telegram:-100600") {
 		t.Errorf("status line %q does not say who answered where", status)
 	}

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/go-telegram/bot"
-
-	"github.com/askbridge/askbridge"
 )
 
 // classify turns an error of the Bot API library into the engine's kinds:
@@ -16,23 +15,23 @@ import (
 // blocked or kicked, not enough rights, message too long, bad token);
 // everything else (network, 5xx, 409) → Temporary. Reason is Telegram's own
 // description, such as "Forbidden: bot was blocked by the user".
-func classify(op string, err error) *askbridge.SendError {
+func classify(op string, err error) *engine.SendError {
 	if err == nil {
 		return nil
 	}
-	se := &askbridge.SendError{Kind: askbridge.Temporary, Reason: description(err), Err: wrap(op, err)}
+	se := &engine.SendError{Kind: engine.Temporary, Reason: description(err), Err: wrap(op, err)}
 	var tooMany *bot.TooManyRequestsError
 	var migrate *bot.MigrateError
 	switch {
 	case errors.As(err, &tooMany):
-		se.Kind = askbridge.RateLimited
+		se.Kind = engine.RateLimited
 		// Telegram: retry_after is in whole seconds; 0 would spin.
 		se.RetryAfter = time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
 	case errors.As(err, &migrate):
-		se.Kind = askbridge.Permanent
+		se.Kind = engine.Permanent
 	case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden),
 		errors.Is(err, bot.ErrorUnauthorized), errors.Is(err, bot.ErrorNotFound):
-		se.Kind = askbridge.Permanent
+		se.Kind = engine.Permanent
 	}
 	return se
 }

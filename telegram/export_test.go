@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/go-telegram/bot/models"
-
-	"github.com/askbridge/askbridge"
 )
 
 // SetTapPatience sets how long a tap may take before it is answered "try
@@ -20,7 +19,7 @@ func (c *Channel) CrashOnStop() { c.crash.Store(true) }
 
 // HandleUpdateJSON feeds one raw update to the update handler, as the
 // poller and the webhook do, and waits for the work it started.
-func (c *Channel) HandleUpdateJSON(ctx context.Context, in askbridge.Inbox, data []byte) error {
+func (c *Channel) HandleUpdateJSON(ctx context.Context, in engine.Inbox, data []byte) error {
 	var upd models.Update
 	if err := json.Unmarshal(data, &upd); err != nil {
 		return nil

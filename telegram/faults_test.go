@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/askbridge/askbridge"
 )
 
 // outage cuts one replica off from Redis (its one client, shared by the
@@ -172,7 +171,7 @@ func TestStoreOutage(t *testing.T) {
 			e := newEnv(t, envOpts{webhook: tt.webhook, leaseTTL: tt.leaseTTL, tapPatience: 300 * time.Millisecond, logs: logs})
 			r := e.start("a")
 			t.Cleanup(r.redis.restore) // before the replica stops
-			e.eventually(5*time.Second, "the channel connected", func() bool { return r.ch.State() == askbridge.StateConnected })
+			e.eventually(5*time.Second, "the channel connected", func() bool { return r.ch.State() == engine.StateConnected })
 			tapped, replied := ask1(e, "outage-tap", bob.ID), ask1(e, "outage-reply", carol.ID)
 			tapPrompt, replyPrompt := e.prompt(bob.ID, 1), e.prompt(carol.ID, 1)
 
@@ -193,8 +192,8 @@ func TestStoreOutage(t *testing.T) {
 				reply()
 			}
 			if !tt.replyFirst {
-				if a := e.notice(query); a.Text != en(askbridge.NoticeTryAgain) {
-					t.Errorf("during the outage the tap was answered %q, want %q", a.Text, askbridge.NoticeTryAgain)
+				if a := e.notice(query); a.Text != en(engine.NoticeTryAgain) {
+					t.Errorf("during the outage the tap was answered %q, want %q", a.Text, engine.NoticeTryAgain)
 				}
 			} else {
 				e.eventually(5*time.Second, "the reply answered: try again", func() bool { return tryAgains(e, carol.ID) == 1 })
@@ -229,14 +228,14 @@ func TestStoreOutage(t *testing.T) {
 			e.finished(carol.ID, replyPrompt.ID, "Answered: Staging (Recommended)")
 			if tt.replyFirst {
 				// The tap waited behind the reply; it is answered once handled.
-				if a := e.notice(query); a.Text != en(askbridge.NoticeRecorded) {
-					t.Errorf("the tap was answered %q, want %q", a.Text, askbridge.NoticeRecorded)
+				if a := e.notice(query); a.Text != en(engine.NoticeRecorded) {
+					t.Errorf("the tap was answered %q, want %q", a.Text, engine.NoticeRecorded)
 				}
 			}
 			e.eventually(10*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
 			e.noMoreResults(tapped, replied)
 			if n := tryAgains(e, carol.ID); tt.replyFirst && n != 1 {
-				t.Errorf("the reply was answered %q %d times, want once", askbridge.NoticeTryAgain, n)
+				t.Errorf("the reply was answered %q %d times, want once", engine.NoticeTryAgain, n)
 			}
 			if st := e.fake.Stats(); st.AnswerRefused != 0 {
 				t.Errorf("%d callback queries answered twice", st.AnswerRefused)
@@ -249,7 +248,7 @@ func TestStoreOutage(t *testing.T) {
 func tryAgains(e *env, chat int64) int {
 	n := 0
 	for _, m := range e.fake.BotMessages(chat) {
-		if m.Text == en(askbridge.NoticeTryAgain) {
+		if m.Text == en(engine.NoticeTryAgain) {
 			n++
 		}
 	}
@@ -258,23 +257,23 @@ func tryAgains(e *env, chat int64) int {
 
 // panicky panics on every tap and reply of bob, and on every Attach (the
 // work an "Other…" tap starts in the background).
-type panicky struct{ askbridge.Inbox }
+type panicky struct{ engine.Inbox }
 
-func (p panicky) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (p panicky) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	if t.Person.ID == fmt.Sprint(bob.ID) {
 		panic("test: a tap that panics")
 	}
 	return p.Inbox.Tap(ctx, t)
 }
 
-func (p panicky) Reply(ctx context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (p panicky) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutcome {
 	if r.Person.ID == fmt.Sprint(bob.ID) {
 		panic("test: a reply that panics")
 	}
 	return p.Inbox.Reply(ctx, r)
 }
 
-func (p panicky) Attach(context.Context, string, askbridge.MessageRef) error {
+func (p panicky) Attach(context.Context, string, engine.MessageRef) error {
 	panic("test: an attach that panics")
 }
 
@@ -308,23 +307,23 @@ func TestPanicsAreRecovered(t *testing.T) {
 			t.Parallel()
 			logs := &syncBuffer{}
 			e := newEnv(t, envOpts{webhook: webhook, logs: logs})
-			r := e.startWith("a", func(in askbridge.Inbox) askbridge.Inbox { return panicky{in} })
-			e.eventually(5*time.Second, "the channel connected", func() bool { return r.ch.State() == askbridge.StateConnected })
+			r := e.startWith("a", func(in engine.Inbox) engine.Inbox { return panicky{in} })
+			e.eventually(5*time.Second, "the channel connected", func() bool { return r.ch.State() == engine.StateConnected })
 			bobs, alices := ask1(e, "panic-bob", bob.ID), ask1(e, "panic-alice", alice.ID)
 			bobPrompt, alicePrompt := e.prompt(bob.ID, 1), e.prompt(alice.ID, 1)
 
-			if a := e.tap(bob.ID, bobPrompt.ID, bob, "Production"); a.Text != en(askbridge.NoticeTryAgain) {
-				t.Errorf("a tap whose handling panicked was answered %q, want %q", a.Text, askbridge.NoticeTryAgain)
+			if a := e.tap(bob.ID, bobPrompt.ID, bob, "Production"); a.Text != en(engine.NoticeTryAgain) {
+				t.Errorf("a tap whose handling panicked was answered %q, want %q", a.Text, engine.NoticeTryAgain)
 			}
 			e.reply(bob.ID, bob, bobPrompt.ID, "staging")
 			// "Other…" opens a reply box in the background, whose Attach
 			// panics.
-			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Other…"); a.Text != en(askbridge.NoticeOther) {
+			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Other…"); a.Text != en(engine.NoticeOther) {
 				t.Errorf("Other… answered %q", a.Text)
 			}
 			e.eventually(5*time.Second, "the reply box posted", func() bool { return len(e.fake.BotMessages(alice.ID)) == 2 })
 			// The next update is handled.
-			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Production"); a.Text != en(askbridge.NoticeRecorded) {
+			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Production"); a.Text != en(engine.NoticeRecorded) {
 				t.Errorf("the tap after the panics was answered %q", a.Text)
 			}
 			if res := e.result(alices, 5*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -17,43 +18,43 @@ import (
 // the first byte of the payload or text, so every action after the engine
 // (reply box, finishing an ended question, corrections) runs.
 type fuzzInbox struct {
-	plan askbridge.Plan
+	plan engine.Plan
 
 	mu      sync.Mutex
-	taps    []askbridge.Tap
-	replies []askbridge.TextReply
+	taps    []engine.Tap
+	replies []engine.TextReply
 }
 
-func (f *fuzzInbox) Tap(_ context.Context, t askbridge.Tap) askbridge.TapReply {
+func (f *fuzzInbox) Tap(_ context.Context, t engine.Tap) engine.TapReply {
 	f.mu.Lock()
 	f.taps = append(f.taps, t)
 	f.mu.Unlock()
 	switch sel(t.Payload) % 4 {
 	case 0:
-		return askbridge.TapReply{Notice: askbridge.NoticeUnknown}
+		return engine.TapReply{Notice: engine.NoticeUnknown}
 	case 1:
-		return askbridge.TapReply{Notice: askbridge.NoticeOther, Action: askbridge.TapOpenReply, QuestionID: f.plan.ID, ReplyTo: f.plan.Sections[0].Question}
+		return engine.TapReply{Notice: engine.NoticeOther, Action: engine.TapOpenReply, QuestionID: f.plan.ID, ReplyTo: f.plan.Sections[0].Question}
 	case 2:
 		// The engine hands back the tapped message as it recorded it.
 		msg := t.Message
 		msg.Part = 0
-		end := askbridge.Ending{Plan: f.plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-		return askbridge.TapReply{Notice: askbridge.NoticeExpired, Action: askbridge.TapClear, Message: msg, Ending: &end, QuestionID: f.plan.ID}
+		end := engine.Ending{Plan: f.plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
+		return engine.TapReply{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: msg, Ending: &end, QuestionID: f.plan.ID}
 	}
-	return askbridge.TapReply{Notice: askbridge.Notice(t.Payload)}
+	return engine.TapReply{Notice: engine.Notice(t.Payload)}
 }
 
-func (f *fuzzInbox) Reply(_ context.Context, r askbridge.TextReply) askbridge.ReplyOutcome {
+func (f *fuzzInbox) Reply(_ context.Context, r engine.TextReply) engine.ReplyOutcome {
 	f.mu.Lock()
 	f.replies = append(f.replies, r)
 	f.mu.Unlock()
 	if sel(r.Text)%2 == 0 {
-		return askbridge.ReplyOutcome{Claimed: true, Respond: r.Text}
+		return engine.ReplyOutcome{Claimed: true, Respond: r.Text}
 	}
-	return askbridge.ReplyOutcome{}
+	return engine.ReplyOutcome{}
 }
 
-func (f *fuzzInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (f *fuzzInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 func sel(s string) int {
 	if s == "" {
@@ -80,7 +81,7 @@ func newFuzzRig(f *testing.F) *fuzzRig {
 	if err != nil {
 		f.Fatal(err)
 	}
-	plan := askbridge.BuildPlan("fuzz", req, ch.Capabilities())
+	plan := engine.BuildPlan("fuzz", req, ch.Capabilities())
 	if _, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan); err != nil {
 		f.Fatal(err)
 	}

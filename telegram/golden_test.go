@@ -11,6 +11,7 @@ import (
 	"github.com/rivo/uniseg"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/golden"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/internal/telegramtest"
@@ -214,8 +215,8 @@ func newGoldenRig(t *testing.T) (*telegramtest.Server, *telegram.Channel) {
 
 // ending is how a question asked with req and ended with res is shown:
 // the status line in the request's words, as the engine writes it.
-func ending(plan askbridge.Plan, req askbridge.Request, res askbridge.Result) askbridge.Ending {
-	return askbridge.Ending{Plan: plan, Outcome: res.Outcome(), Status: askbridge.StatusLine(req, res)}
+func ending(plan engine.Plan, req askbridge.Request, res askbridge.Result) engine.Ending {
+	return engine.Ending{Plan: plan, Outcome: res.Outcome(), Status: engine.StatusLine(req, res)}
 }
 
 // sendAndFinish shows a request through the real channel and library on
@@ -228,7 +229,7 @@ func sendAndFinish(t *testing.T, id, request string, res askbridge.Result) strin
 		t.Fatal(err)
 	}
 	fake, ch := newGoldenRig(t)
-	plan := askbridge.BuildPlan(id, req, ch.Capabilities())
+	plan := engine.BuildPlan(id, req, ch.Capabilities())
 	refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func checkQuiet(t *testing.T, when string, msgs []telegramtest.Message) {
 // checkEnded checks that each ended message is the message it was, the
 // instructions left out (with the blank line they leave, when another
 // follows: the notes), with the status line under it and no buttons.
-func checkEnded(t *testing.T, plan askbridge.Plan, status string, sent, ended []telegramtest.Message) {
+func checkEnded(t *testing.T, plan engine.Plan, status string, sent, ended []telegramtest.Message) {
 	t.Helper()
 	if len(ended) != len(sent) {
 		t.Fatalf("%d messages after the end, %d sent", len(ended), len(sent))
@@ -446,21 +447,21 @@ func TestGoldenSeen(t *testing.T) {
 // boxInbox opens a reply box for every tap, in the words of lang, and
 // keeps the box it is handed.
 type boxInbox struct {
-	plan askbridge.Plan
+	plan engine.Plan
 	lang string
-	box  askbridge.MessageRef
+	box  engine.MessageRef
 }
 
-func (b *boxInbox) Tap(context.Context, askbridge.Tap) askbridge.TapReply {
-	return askbridge.TapReply{Notice: askbridge.NoticeOther, Locale: b.lang, Action: askbridge.TapOpenReply,
+func (b *boxInbox) Tap(context.Context, engine.Tap) engine.TapReply {
+	return engine.TapReply{Notice: engine.NoticeOther, Locale: b.lang, Action: engine.TapOpenReply,
 		QuestionID: b.plan.ID, ReplyTo: b.plan.Sections[0].Question}
 }
 
-func (b *boxInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
-	return askbridge.ReplyOutcome{}
+func (b *boxInbox) Reply(context.Context, engine.TextReply) engine.ReplyOutcome {
+	return engine.ReplyOutcome{}
 }
 
-func (b *boxInbox) Attach(_ context.Context, _ string, ref askbridge.MessageRef) error {
+func (b *boxInbox) Attach(_ context.Context, _ string, ref engine.MessageRef) error {
 	b.box = ref
 	return nil
 }
@@ -479,7 +480,7 @@ func TestGoldenReplyBox(t *testing.T) {
 				t.Fatal(err)
 			}
 			fake, ch := newGoldenRig(t)
-			plan := askbridge.BuildPlan("golden-box", req, ch.Capabilities())
+			plan := engine.BuildPlan("golden-box", req, ch.Capabilities())
 			refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 			if err != nil {
 				t.Fatal(err)
@@ -488,12 +489,12 @@ func TestGoldenReplyBox(t *testing.T) {
 			in := &boxInbox{plan: plan, lang: plan.Locale}
 			query := tapOther(t, fake, ch, in, prompt)
 			msgs := fake.BotMessages(opsGroup)
-			if len(msgs) != 2 || in.box.Part != askbridge.PartReplyBox {
+			if len(msgs) != 2 || in.box.Part != engine.PartReplyBox {
 				t.Fatalf("%d messages, box %+v: no reply box attached", len(msgs), in.box)
 			}
 			w := locale.For(lang)
 			box := msgs[1]
-			if a, _ := fake.Answer(query); a.Text != askbridge.NoticeOther.Text(lang) {
+			if a, _ := fake.Answer(query); a.Text != engine.NoticeOther.Text(lang) {
 				t.Errorf("the tap was answered %q", a.Text)
 			}
 			if !box.ForceReply || !box.Selective || box.Placeholder != w.Get("ReplyBoxPlaceholder") || !slices.Equal(box.TextMentions, []int64{alice.ID}) {
@@ -532,7 +533,7 @@ func TestGoldenReplyBox(t *testing.T) {
 // tapOther feeds the channel Alice's tap on the prompt's "Other…" button
 // as Telegram delivers it, waits for the work it started, and returns the
 // callback query's id.
-func tapOther(t *testing.T, fake *telegramtest.Server, ch *telegram.Channel, in askbridge.Inbox, prompt telegramtest.Message) string {
+func tapOther(t *testing.T, fake *telegramtest.Server, ch *telegram.Channel, in engine.Inbox, prompt telegramtest.Message) string {
 	t.Helper()
 	var data string
 	for _, row := range prompt.Keyboard {
@@ -570,9 +571,9 @@ func TestLongPromptSplitsAndEveryPartIsEdited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := telegram.PromptParts(askbridge.BuildPlan("long", req, telegram.Capabilities))
+	parts := telegram.PromptParts(engine.BuildPlan("long", req, telegram.Capabilities))
 	if len(parts) < 2 {
-		t.Fatalf("the long prompt fits one message (%d characters)", askbridge.TextLength(parts[0]))
+		t.Fatalf("the long prompt fits one message (%d characters)", engine.TextLength(parts[0]))
 	}
 	out := sendAndFinish(t, "long", longRequest(), answered("q1", "Option 1.1 & more"))
 	if n := strings.Count(out, "\n\nAnswered: Option 1.1 & more\n"); n != len(parts) {
@@ -598,7 +599,7 @@ func TestLongContextSplitsBetweenBlocks(t *testing.T) {
 			if n := uniseg.GraphemeClusterCount(req.Context); n != askbridge.MaxContextChars {
 				t.Fatalf("the context has %d characters, want %d", n, askbridge.MaxContextChars)
 			}
-			plan := askbridge.BuildPlan("ctx", req, telegram.Capabilities)
+			plan := engine.BuildPlan("ctx", req, telegram.Capabilities)
 			parts := telegram.PromptParts(plan)
 			blocks := markup.Parse(req.Context).Telegram(4096 - 1000)
 			var at []int // the part each block is in
@@ -627,8 +628,8 @@ func TestLongContextSplitsBetweenBlocks(t *testing.T) {
 				t.Fatalf("Telegram refused a part: %v", err)
 			}
 			for i, m := range fake.BotMessages(opsGroup) {
-				if askbridge.TextLength(m.Text) > 4096-1000 {
-					t.Errorf("part %d has %d characters", i, askbridge.TextLength(m.Text))
+				if engine.TextLength(m.Text) > 4096-1000 {
+					t.Errorf("part %d has %d characters", i, engine.TextLength(m.Text))
 				}
 			}
 		})
@@ -647,7 +648,7 @@ func TestPartOfOnlyInstructions(t *testing.T) {
 			// A context just long enough to push the instructions into a
 			// part of their own.
 			var req askbridge.Request
-			var plan askbridge.Plan
+			var plan engine.Plan
 			var parts []string
 			for n := 2500; ; n++ {
 				if n > askbridge.MaxContextChars {
@@ -659,7 +660,7 @@ func TestPartOfOnlyInstructions(t *testing.T) {
 				if req, err = askbridge.DecodeRequest([]byte(request)); err != nil {
 					t.Fatal(err)
 				}
-				plan = askbridge.BuildPlan("alone", req, telegram.Capabilities)
+				plan = engine.BuildPlan("alone", req, telegram.Capabilities)
 				parts = telegram.PromptParts(plan)
 				if len(parts) == 2 && strings.HasPrefix(parts[1], "<i>") {
 					break
@@ -697,8 +698,8 @@ func TestPartOfOnlyInstructions(t *testing.T) {
 func TestOverlongPlanStillFits(t *testing.T) {
 	t.Parallel()
 	fake, ch := newGoldenRig(t)
-	plan := askbridge.Plan{ID: "huge", Mode: askbridge.ModeText, Intro: "Question for you:", FreeText: "Free text.", Closing: "Reply.",
-		Sections: []askbridge.Section{{Header: "H", Question: strings.Repeat("<&> 🙂 ", 1500)}}}
+	plan := engine.Plan{ID: "huge", Mode: engine.ModeText, Intro: "Question for you:", FreeText: "Free text.", Closing: "Reply.",
+		Sections: []engine.Section{{Header: "H", Question: strings.Repeat("<&> 🙂 ", 1500)}}}
 	refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 	if err != nil {
 		t.Fatal(err)
@@ -707,7 +708,7 @@ func TestOverlongPlanStillFits(t *testing.T) {
 		t.Fatalf("%d parts", len(refs))
 	}
 	for _, ref := range refs {
-		if err := ch.Finish(context.Background(), ref, askbridge.Ending{Plan: plan, Status: strings.Repeat("Answered: x & y, ", 40)}); err != nil {
+		if err := ch.Finish(context.Background(), ref, engine.Ending{Plan: plan, Status: strings.Repeat("Answered: x & y, ", 40)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -730,7 +731,7 @@ func TestNoLinkPreviews(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake, ch := newGoldenRig(t)
-	plan := askbridge.BuildPlan("links", req, ch.Capabilities())
+	plan := engine.BuildPlan("links", req, ch.Capabilities())
 	refs, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
@@ -100,7 +101,7 @@ type replica struct {
 	name    string
 	redis   *outage // cuts the replica off from Redis
 	ch      *telegram.Channel
-	engine  *askbridge.Engine
+	engine  *engine.Engine
 	cancel  context.CancelFunc // stops the channel, then the engine
 	done    chan struct{}
 	stopped atomic.Bool
@@ -184,7 +185,7 @@ func (e *env) start(name string) *replica {
 
 // startWith runs a replica whose channel hands what people do to
 // wrap(engine) instead of the engine itself.
-func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox) *replica {
+func (e *env) startWith(name string, wrap func(engine.Inbox) engine.Inbox) *replica {
 	e.t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 64})
 	cut := &outage{}
@@ -206,17 +207,17 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	if e.opts.tapPatience > 0 {
 		ch.SetTapPatience(e.opts.tapPatience)
 	}
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" {
-			return askbridge.Route{Target: askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
 	})
 	// A replica stops as the bridge does: the channel first (it finishes
@@ -228,7 +229,7 @@ func (e *env) startWith(name string, wrap func(askbridge.Inbox) askbridge.Inbox)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = eng.Run(engineCtx) }()
-	var in askbridge.Inbox = eng
+	var in engine.Inbox = eng
 	if wrap != nil {
 		in = wrap(eng)
 	}
@@ -313,7 +314,7 @@ func (e *env) prompt(chat int64, n int) telegramtest.Message {
 		}
 		return false
 	})
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(chat, 10), Message: strconv.Itoa(m.ID)}
+	ref := engine.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(chat, 10), Message: strconv.Itoa(m.ID)}
 	e.eventually(5*time.Second, "the message recorded", func() bool {
 		_, found, err := e.check.QuestionByMessage(context.Background(), ref)
 		return err == nil && found
@@ -384,7 +385,7 @@ func (e *env) poller() *replica {
 		p = nil
 		n := 0
 		for _, r := range e.replicas {
-			if !r.stopped.Load() && r.ch.State() == askbridge.StateConnected {
+			if !r.stopped.Load() && r.ch.State() == engine.StateConnected {
 				p, n = r, n+1
 			}
 		}
@@ -406,16 +407,16 @@ func questionOf(text, tag string) string {
 
 // en is notice n as a person reads it in English, the language of the
 // requests without a locale.
-func en(n askbridge.Notice) string { return n.Text(locale.Default) }
+func en(n engine.Notice) string { return n.Text(locale.Default) }
 
 // noticeOf is the notice a person read as text in the words of catalog
 // tag, "" when it is none of them.
-func noticeOf(text, tag string) askbridge.Notice {
-	for _, n := range []askbridge.Notice{
-		askbridge.NoticeRecorded, askbridge.NoticeSkipped, askbridge.NoticeAlreadyAnswered, askbridge.NoticeAlreadySkipped,
-		askbridge.NoticeExpired, askbridge.NoticeCancelled, askbridge.NoticeUndeliverable, askbridge.NoticeNotForYou,
-		askbridge.NoticeUnknown, askbridge.NoticeOther, askbridge.NoticeDuplicate, askbridge.NoticeTryAgain,
-		askbridge.NoticeSeen, askbridge.NoticeAlreadySeen,
+func noticeOf(text, tag string) engine.Notice {
+	for _, n := range []engine.Notice{
+		engine.NoticeRecorded, engine.NoticeSkipped, engine.NoticeAlreadyAnswered, engine.NoticeAlreadySkipped,
+		engine.NoticeExpired, engine.NoticeCancelled, engine.NoticeUndeliverable, engine.NoticeNotForYou,
+		engine.NoticeUnknown, engine.NoticeOther, engine.NoticeDuplicate, engine.NoticeTryAgain,
+		engine.NoticeSeen, engine.NoticeAlreadySeen,
 	} {
 		if n.Text(tag) == text {
 			return n

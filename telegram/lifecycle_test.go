@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -63,12 +64,12 @@ func TestStatesAndNoTokenInLogs(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = bad.Run(ctx, &fuzzInbox{}) }()
 	deadline := time.Now().Add(5 * time.Second)
-	for bad.State() != askbridge.StateBadCredentials && time.Now().Before(deadline) {
+	for bad.State() != engine.StateBadCredentials && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
 	<-done
-	if s := bad.State(); s != askbridge.StateBadCredentials {
+	if s := bad.State(); s != engine.StateBadCredentials {
 		t.Errorf("state with a wrong token: %s", s)
 	}
 	if strings.Contains(logs.String(), secret) {
@@ -92,10 +93,10 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 	// the lease, which may come a little after the poller took it.
 	for _, r := range others {
 		deadline := time.Now().Add(5 * time.Second)
-		for r.ch.State() != askbridge.StateStandby && time.Now().Before(deadline) {
+		for r.ch.State() != engine.StateStandby && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if s := r.ch.State(); s != askbridge.StateStandby {
+		if s := r.ch.State(); s != engine.StateStandby {
 			t.Errorf("replica %s is %s, want standby", r.name, s)
 		}
 	}

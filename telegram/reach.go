@@ -3,10 +3,9 @@ package telegram
 import (
 	"context"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
-
-	"github.com/askbridge/askbridge"
 )
 
 // Update edits message ref, part ref.Part of an open prompt, to show p:
@@ -15,10 +14,10 @@ import (
 // Seen button gone once someone pressed it). The notes never move a line
 // to another part, so the message keeps its part. Telegram's "message is
 // not modified" (it shows p already) is success, and so is a message that
-// is gone. One try: any other refusal is a *askbridge.SendError, as
+// is gone. One try: any other refusal is a *engine.SendError, as
 // Finish's are (a 429 with its retry_after). Safe to repeat; blocks while
 // the chat is paced.
-func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Plan) error {
 	msgID, err := messageID(ref)
 	if err != nil {
 		return err
@@ -43,12 +42,12 @@ func (c *Channel) Update(ctx context.Context, ref askbridge.MessageRef, p askbri
 // to it, which notifies the chat, and returns the message it posted
 // (Platform, Chat and Message; the engine sets Part and Place). A prompt
 // that is gone does not stop it (allow_sending_without_reply); link
-// previews are off. One try: a refusal is a *askbridge.SendError. Blocks
+// previews are off. One try: a refusal is a *engine.SendError. Blocks
 // while the chat is paced. Not safe to repeat.
-func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text string) (engine.MessageRef, error) {
 	msg, err := c.postText(ctx, prompt.Chat, prompt.Message, text)
 	if err != nil {
-		return askbridge.MessageRef{}, err
+		return engine.MessageRef{}, err
 	}
 	return refOf(msg), nil
 }
@@ -56,10 +55,10 @@ func (c *Channel) Remind(ctx context.Context, prompt askbridge.MessageRef, text 
 // Delete deletes message ref, which the bot posted (a reminder). A message
 // already gone ("message to delete not found") is success. Telegram lets a
 // bot delete its own messages for 48 hours: an older one ("message can't
-// be deleted") is a Permanent *askbridge.SendError, like any other refusal
+// be deleted") is a Permanent *engine.SendError, like any other refusal
 // the same request would get again. One try; safe to repeat; blocks while
 // the chat is paced.
-func (c *Channel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+func (c *Channel) Delete(ctx context.Context, ref engine.MessageRef) error {
 	msgID, err := messageID(ref)
 	if err != nil {
 		return err

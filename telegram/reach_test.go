@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/telegram"
@@ -28,7 +29,7 @@ func escalation(request string) string {
 // escalatedRecord is question id, asked with request and escalation: shown
 // in the ops group (place 0) and, by its step, in the leads' chat (place
 // 1); nobody has seen it yet.
-func escalatedRecord(t *testing.T, id, request string) askbridge.Record {
+func escalatedRecord(t *testing.T, id, request string) engine.Record {
 	t.Helper()
 	req, err := askbridge.DecodeRequest([]byte(escalation(request)))
 	if err != nil {
@@ -38,7 +39,7 @@ func escalatedRecord(t *testing.T, id, request string) askbridge.Record {
 		target := askbridge.Target{Platform: telegram.Platform, Chat: fmt.Sprint(chat)}
 		return askbridge.Place{Name: target.String(), Target: target, Step: step}
 	}
-	return askbridge.Record{ID: id, Status: askbridge.StatusPending, Request: req,
+	return engine.Record{ID: id, Status: askbridge.StatusPending, Request: req,
 		Target: askbridge.Target{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup)}, Created: time.Now(),
 		Places: []askbridge.Place{place(opsGroup, 0), place(leadChat, 1)}}
 }
@@ -123,7 +124,7 @@ func TestUpdateShowsWhoHasSeen(t *testing.T) {
 	// A part the plan does not have is refused without a call.
 	beyond := refs[0]
 	beyond.Part = 1
-	if err := ch.Update(ctx, beyond, seen); kindOf(err) != askbridge.Permanent {
+	if err := ch.Update(ctx, beyond, seen); kindOf(err) != engine.Permanent {
 		t.Errorf("a part the plan lacks: %v", err)
 	}
 	if m := fake.BotMessages(leadChat)[0]; m.EditCalls != 2 {
@@ -144,7 +145,7 @@ func TestNotesKeepThePartsOfALongPrompt(t *testing.T) {
 	fake, ch := newReachRig(t, telegramtest.Options{})
 	ctx := context.Background()
 	rec := escalatedRecord(t, "long-seen", longRequest())
-	bare := telegram.PromptParts(askbridge.BuildPlan(rec.ID, rec.Request, ch.Capabilities()))
+	bare := telegram.PromptParts(engine.BuildPlan(rec.ID, rec.Request, ch.Capabilities()))
 	open := rec.PlanFor(1, ch.Capabilities())
 	openParts := telegram.PromptParts(open)
 	if len(bare) < 2 || len(openParts) != len(bare) || !slices.Equal(openParts[:len(bare)-1], bare[:len(bare)-1]) {
@@ -197,11 +198,11 @@ func TestUpdateRefusals(t *testing.T) {
 		opts  telegramtest.Options
 		block string
 		fail  bool
-		kind  askbridge.ErrorKind
+		kind  engine.ErrorKind
 	}{
-		{"kicked", telegramtest.Options{}, telegramtest.ErrKicked, false, askbridge.Permanent},
-		{"429", telegramtest.Options{ChatRate: 0.1, ChatBurst: 1}, "", false, askbridge.RateLimited},
-		{"502", telegramtest.Options{}, "", true, askbridge.Temporary},
+		{"kicked", telegramtest.Options{}, telegramtest.ErrKicked, false, engine.Permanent},
+		{"429", telegramtest.Options{ChatRate: 0.1, ChatBurst: 1}, "", false, engine.RateLimited},
+		{"502", telegramtest.Options{}, "", true, engine.Temporary},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,13 +223,13 @@ func TestUpdateRefusals(t *testing.T) {
 			if kindOf(err) != tt.kind {
 				t.Fatalf("error %v, want kind %d", err, tt.kind)
 			}
-			_, wait, reason := askbridge.Classify(err)
+			_, wait, reason := engine.Classify(err)
 			switch tt.kind {
-			case askbridge.Permanent:
+			case engine.Permanent:
 				if reason != tt.block {
 					t.Errorf("reason %q, want Telegram's %q", reason, tt.block)
 				}
-			case askbridge.RateLimited:
+			case engine.RateLimited:
 				if wait < time.Second {
 					t.Errorf("retry after %s", wait)
 				}
@@ -262,7 +263,7 @@ func TestRemindRepliesToThePrompt(t *testing.T) {
 		t.Fatalf("%d messages, want the prompt and the reminder", len(msgs))
 	}
 	m := msgs[1]
-	if want := (askbridge.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: fmt.Sprint(m.ID)}); ref != want {
+	if want := (engine.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: fmt.Sprint(m.ID)}); ref != want {
 		t.Errorf("Remind returned %+v, want %+v", ref, want)
 	}
 	if m.ReplyTo != msgs[0].ID || !m.ReplyOptional {
@@ -284,7 +285,7 @@ func TestRemindRepliesToThePrompt(t *testing.T) {
 	}
 
 	fake.Block(opsGroup, telegramtest.ErrKicked)
-	if _, err := ch.Remind(ctx, prompt, text); kindOf(err) != askbridge.Permanent {
+	if _, err := ch.Remind(ctx, prompt, text); kindOf(err) != engine.Permanent {
 		t.Errorf("remind in a chat the bot was kicked from: %v", err)
 	}
 	if n := fake.Stats().Sent; n != 3 {
@@ -299,8 +300,8 @@ func TestDeleteReminder(t *testing.T) {
 	t.Parallel()
 	fake, ch := newReachRig(t, telegramtest.Options{})
 	ctx := context.Background()
-	prompt := askbridge.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: "1"}
-	remind := func() askbridge.MessageRef {
+	prompt := engine.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: "1"}
+	remind := func() engine.MessageRef {
 		t.Helper()
 		ref, err := ch.Remind(ctx, prompt, "Still waiting")
 		if err != nil {
@@ -323,13 +324,13 @@ func TestDeleteReminder(t *testing.T) {
 	id := fake.BotMessages(opsGroup)[0].ID
 	fake.Age(opsGroup, id, telegramtest.DeleteWindow)
 	err := ch.Delete(ctx, old)
-	if _, _, reason := askbridge.Classify(err); kindOf(err) != askbridge.Permanent || reason != telegramtest.ErrCantDelete {
+	if _, _, reason := engine.Classify(err); kindOf(err) != engine.Permanent || reason != telegramtest.ErrCantDelete {
 		t.Errorf("delete a reminder 48 hours old: %v", err)
 	}
 	if n := len(fake.BotMessages(opsGroup)); n != 1 {
 		t.Errorf("%d messages left, want the old reminder", n)
 	}
-	if err := ch.Delete(ctx, askbridge.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: "x"}); kindOf(err) != askbridge.Permanent {
+	if err := ch.Delete(ctx, engine.MessageRef{Platform: telegram.Platform, Chat: fmt.Sprint(opsGroup), Message: "x"}); kindOf(err) != engine.Permanent {
 		t.Errorf("delete a message that is no Telegram message: %v", err)
 	}
 	if fake.Stats().Deleted != 1 {
@@ -344,7 +345,7 @@ func TestDeleteReminder(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = ch.Delete(ctx, ref)
-		if _, wait, _ := askbridge.Classify(err); kindOf(err) != askbridge.RateLimited || wait < time.Second {
+		if _, wait, _ := engine.Classify(err); kindOf(err) != engine.RateLimited || wait < time.Second {
 			t.Errorf("delete over the limit: %v", err)
 		}
 		if fake.Stats().Deleted != 0 {
@@ -386,7 +387,7 @@ func TestNotesOnAFullPart(t *testing.T) {
 	}
 	// The longest status line a one-question answer has: its longest label,
 	// by someone with the longest name, in a place with the longest name.
-	end := askbridge.Ending{Plan: seen, Outcome: askbridge.OutcomeAnswered, Status: fmt.Sprintf("Answered by %s in %s: %s",
+	end := engine.Ending{Plan: seen, Outcome: askbridge.OutcomeAnswered, Status: fmt.Sprintf("Answered by %s in %s: %s",
 		strings.Repeat("B", 129), strings.Repeat("p", askbridge.MaxToChars), strings.Repeat("L", 64))}
 	if err := ch.Finish(ctx, refs[0], end); err != nil {
 		t.Fatalf("Telegram refused the ended prompt with its notes: %v", err)

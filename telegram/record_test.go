@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -39,7 +40,7 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	longParts := len(telegram.PromptParts(askbridge.BuildPlan("once-long", longReq, telegram.Capabilities)))
+	longParts := len(telegram.PromptParts(engine.BuildPlan("once-long", longReq, telegram.Capabilities)))
 	if longParts < 2 {
 		t.Fatalf("the long prompt takes %d message(s)", longParts)
 	}
@@ -53,11 +54,11 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 		box            bool // tap "Other…" and answer in the reply box
 	}{
 		{name: "one part", id: "once-one", body: fmt.Sprintf(oneQuestion, "once-one", "telegram:"+strconv.FormatInt(alice.ID, 10)),
-			chat: alice.ID, who: alice, parts: 1, tap: "Production", notice: en(askbridge.NoticeRecorded), status: "Answered: Production"},
+			chat: alice.ID, who: alice, parts: 1, tap: "Production", notice: en(engine.NoticeRecorded), status: "Answered: Production"},
 		{name: "several parts", id: "once-long", body: fmt.Sprintf(`{"id":"once-long","to":"telegram:%d",%s`, bob.ID, strings.TrimPrefix(longRequest(), "{")),
-			chat: bob.ID, who: bob, parts: longParts, tap: "Skip", notice: en(askbridge.NoticeSkipped), status: "Skipped"},
+			chat: bob.ID, who: bob, parts: longParts, tap: "Skip", notice: en(engine.NoticeSkipped), status: "Skipped"},
 		{name: "reply box", id: "once-box", body: fmt.Sprintf(oneQuestion, "once-box", "telegram:"+strconv.FormatInt(carol.ID, 10)),
-			chat: carol.ID, who: carol, parts: 1, tap: "Other…", notice: en(askbridge.NoticeOther), status: "Answered", box: true},
+			chat: carol.ID, who: carol, parts: 1, tap: "Other…", notice: en(engine.NoticeOther), status: "Answered", box: true},
 	}
 	shown := map[string][]telegramtest.Message{}
 	for _, tt := range tests {
@@ -107,11 +108,11 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []askbridge.MessageRef
+			var want []engine.MessageRef
 			for i, m := range msgs {
-				ref := askbridge.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(tt.chat, 10), Message: strconv.Itoa(m.ID), Part: i}
+				ref := engine.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(tt.chat, 10), Message: strconv.Itoa(m.ID), Part: i}
 				if tt.box && i == len(msgs)-1 {
-					ref.Part = askbridge.PartReplyBox
+					ref.Part = engine.PartReplyBox
 				}
 				want = append(want, ref)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/rivo/uniseg"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -80,7 +81,7 @@ type promptLine struct {
 // promptParts renders a plan as the HTML text of its messages, in order.
 // Each part holds at most partLimit characters as Telegram counts them
 // (after entities parsing).
-func promptParts(p askbridge.Plan) []string {
+func promptParts(p engine.Plan) []string {
 	packed := packPrompt(p)
 	parts := make([]string, len(packed))
 	for i, ls := range packed {
@@ -93,7 +94,7 @@ func promptParts(p askbridge.Plan) []string {
 // question has ended: the same split as promptParts, so part k is the same
 // message, without the instructions. A part that held only instructions is
 // "".
-func endedParts(p askbridge.Plan) []string {
+func endedParts(p engine.Plan) []string {
 	packed := packPrompt(p)
 	parts := make([]string, len(packed))
 	for i, ls := range packed {
@@ -106,7 +107,7 @@ func endedParts(p askbridge.Plan) []string {
 // question with its options, then the instructions, with a blank line
 // between them — and packs them into parts of at most partLimit; then it
 // adds the notes to the last part (see addNotes).
-func packPrompt(p askbridge.Plan) [][]promptLine {
+func packPrompt(p engine.Plan) [][]promptLine {
 	var lines []promptLine
 	blank := func() { lines = append(lines, promptLine{}) }
 	add := func(prefix, plain, suffix string, instruction bool) {
@@ -117,7 +118,7 @@ func packPrompt(p askbridge.Plan) [][]promptLine {
 		}
 		// Only a plan that breaks the request limits gets here: cut the
 		// text itself into pieces that fit.
-		for _, piece := range askbridge.SplitText(plain, partLimit-plainLen(prefix+suffix)) {
+		for _, piece := range engine.SplitText(plain, partLimit-plainLen(prefix+suffix)) {
 			lines = append(lines, promptLine{html: prefix + esc(piece) + suffix, instruction: instruction})
 		}
 	}
@@ -142,7 +143,7 @@ func packPrompt(p askbridge.Plan) [][]promptLine {
 		}
 		add(prefix+"<b>["+esc(s.Header)+"]</b> ", title, "", false)
 		for i, o := range s.Options {
-			add("", askbridge.OptionLine(i, o), "", false)
+			add("", engine.OptionLine(i, o), "", false)
 		}
 	}
 	blank()
@@ -261,7 +262,7 @@ var tagRe = regexp.MustCompile(`<[^>]*>`)
 // plainLen is the length Telegram counts for rendered HTML: tags dropped,
 // entities decoded, in UTF-16 code units.
 func plainLen(h string) int {
-	return askbridge.TextLength(html.UnescapeString(tagRe.ReplaceAllString(h, "")))
+	return engine.TextLength(html.UnescapeString(tagRe.ReplaceAllString(h, "")))
 }
 
 // withStatus is a part of an ended prompt (from endedParts): its text
@@ -319,7 +320,7 @@ type inlineButton struct {
 // keyboard renders the plan's rows, one row per option then the controls
 // (Telegram: callback_data is 1-64 bytes; the payloads are 21). It is nil
 // when the plan has no buttons.
-func keyboard(p askbridge.Plan) *inlineKeyboard {
+func keyboard(p engine.Plan) *inlineKeyboard {
 	if len(p.Rows) == 0 {
 		return nil
 	}
@@ -340,14 +341,14 @@ var noKeyboard = &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 // cutText cuts s to at most n characters as Telegram counts them (UTF-16
 // code units), on a grapheme boundary, ending it with "…" when cut.
 func cutText(s string, n int) string {
-	if askbridge.TextLength(s) <= n {
+	if engine.TextLength(s) <= n {
 		return s
 	}
 	var b strings.Builder
 	g := uniseg.NewGraphemes(s)
 	used := 1 // the "…"
 	for g.Next() {
-		w := askbridge.TextLength(g.Str())
+		w := engine.TextLength(g.Str())
 		if used+w > n {
 			break
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/lease"
 	"github.com/askbridge/askbridge/internal/retry"
 )
@@ -27,12 +27,12 @@ import (
 // or, with a WebhookURL, by registering the webhook and serving
 // WebhookHandler. It owns its reconnects and returns only when ctx is done,
 // after the work it started has finished. Call it once.
-func (c *Channel) Run(ctx context.Context, in askbridge.Inbox) error {
+func (c *Channel) Run(ctx context.Context, in engine.Inbox) error {
 	c.inbox.Store(&inboxBox{in: in})
 	// A 429 another replica got for a chat holds this one's sends to that
 	// chat too, so the replicas do not run into the limit in turn.
 	hctx, stopHearing := context.WithCancel(ctx)
-	heard := askbridge.HearCooldowns(hctx, c.coord, Platform, c.log, c.pace.heard)
+	heard := engine.HearCooldowns(hctx, c.coord, Platform, c.log, c.pace.heard)
 	defer func() { stopHearing(); heard() }()
 	if c.identify(ctx) {
 		if c.cfg.WebhookURL != "" {
@@ -74,9 +74,9 @@ func (c *Channel) identify(ctx context.Context) bool {
 func (c *Channel) failed(op string, err error) {
 	err = c.scrub.Err(err)
 	if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
-		c.setState(askbridge.StateBadCredentials)
+		c.setState(engine.StateBadCredentials)
 	} else {
-		c.setState(askbridge.StateRetrying)
+		c.setState(engine.StateRetrying)
 	}
 	c.log.Warn(op+" failed", "err", wrap(op, err))
 }
@@ -87,14 +87,14 @@ func (c *Channel) leaseName() string { return fmt.Sprintf("telegram:poll:%d", c.
 
 // runPolling polls while this replica holds the poller lease and stands
 // by while another one does.
-func (c *Channel) runPolling(ctx context.Context, in askbridge.Inbox) {
+func (c *Channel) runPolling(ctx context.Context, in engine.Inbox) {
 	lease.Hold(ctx, lease.Params{
 		Coord: c.coord, Name: c.leaseName(), Holder: c.cfg.Replica,
 		TTL: c.cfg.LeaseTTL, RenewEvery: c.cfg.RenewEvery, Log: c.log,
-		Standby: func() { c.setState(askbridge.StateStandby) },
-		Failed:  func(error) { c.setState(askbridge.StateRetrying) },
+		Standby: func() { c.setState(engine.StateStandby) },
+		Failed:  func(error) { c.setState(engine.StateRetrying) },
 		Abandon: c.crash.Load,
-	}, func(term context.Context, l askbridge.Lease) time.Duration {
+	}, func(term context.Context, l engine.Lease) time.Duration {
 		c.log.Info("polling", "lease", l.Name, "token", l.Token)
 		return c.poll(term, in, l)
 	})
@@ -107,7 +107,7 @@ func (c *Channel) runPolling(ctx context.Context, in askbridge.Inbox) {
 // (neither its offset nor any later one stored or asked for), so the next
 // term polls it again. It returns when term is done or the offset could not
 // be stored for want of the lease, with how long to stand aside.
-func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lease) time.Duration {
+func (c *Channel) poll(term context.Context, in engine.Inbox, l engine.Lease) time.Duration {
 	term, lost := context.WithCancel(term)
 	defer lost()
 	// getUpdates fails while a webhook is set (webhook mode before).
@@ -117,12 +117,12 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 	offset, found, err := c.coord.Cursor(term, l.Name)
 	if err != nil {
 		if term.Err() == nil {
-			c.setState(askbridge.StateRetrying)
+			c.setState(engine.StateRetrying)
 			c.log.Error("read update offset", "err", err)
 		}
 		return c.cfg.RenewEvery
 	}
-	c.setState(askbridge.StateConnected)
+	c.setState(engine.StateConnected)
 	gate := &pollGate{c: c, next: c.cfg.HTTPClient}
 	// givenBack is set once an update of this term was given back: every
 	// later one is left alone too, so no offset past it is stored (the
@@ -134,7 +134,7 @@ func (c *Channel) poll(term context.Context, in askbridge.Inbox, l askbridge.Lea
 		defer func() {
 			// handleUpdate recovers the handling; this is the rest.
 			if v := recover(); v != nil {
-				askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram poller handler", v, "update", upd.ID)
+				engine.LogPanic(c.log, c.cfg.Panicked, "telegram poller handler", v, "update", upd.ID)
 			}
 		}()
 		if givenBack || !c.handlePolled(term, in, upd) {
@@ -190,7 +190,7 @@ const handleTimeout = time.Minute
 // An update in hand is finished even when term ends, but not tried again
 // after: it is given back (its first-seen mark undone) and handlePolled
 // reports false, so nothing past it may be confirmed.
-func (c *Channel) handlePolled(term context.Context, in askbridge.Inbox, upd *models.Update) bool {
+func (c *Channel) handlePolled(term context.Context, in engine.Inbox, upd *models.Update) bool {
 	bo := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(term), handleTimeout)
@@ -272,7 +272,7 @@ func (g *pollGate) Do(req *http.Request) (*http.Response, error) {
 		return resp, nil // the library reports it
 	}
 	if r.OK {
-		g.c.setState(askbridge.StateConnected)
+		g.c.setState(engine.StateConnected)
 		g.add(len(r.Result))
 		return resp, nil
 	}
@@ -325,9 +325,9 @@ func (g *pollGate) waitIdle(ctx context.Context) error {
 func (c *Channel) pollRefused(ctx context.Context, code int, desc string) {
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusNotFound:
-		c.setState(askbridge.StateBadCredentials)
+		c.setState(engine.StateBadCredentials)
 	case code == http.StatusConflict && strings.Contains(desc, webhookIsActive):
-		c.setState(askbridge.StateRetrying)
+		c.setState(engine.StateRetrying)
 		if _, err := c.bot.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil && ctx.Err() == nil {
 			c.failed("delete webhook", err)
 		}
@@ -335,7 +335,7 @@ func (c *Channel) pollRefused(ctx context.Context, code int, desc string) {
 		// 409 "terminated by other getUpdates request": another process
 		// polls with this token outside the lease (or a crashed holder's
 		// request is still open); the library retries with backoff.
-		c.setState(askbridge.StateRetrying)
+		c.setState(engine.StateRetrying)
 	}
 	c.log.Warn("get updates refused", "code", code, "description", desc)
 }
@@ -349,7 +349,7 @@ func (c *Channel) runWebhook(ctx context.Context) {
 			URL: c.cfg.WebhookURL, SecretToken: c.cfg.WebhookSecret, AllowedUpdates: allowedUpdates,
 		})
 		if err == nil {
-			c.setState(askbridge.StateConnected)
+			c.setState(engine.StateConnected)
 			break
 		}
 		if ctx.Err() != nil {
@@ -380,7 +380,7 @@ const maxWebhookBody = 1 << 20
 func (c *Channel) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
-			askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram webhook handler", v)
+			engine.LogPanic(c.log, c.cfg.Panicked, "telegram webhook handler", v)
 			http.Error(w, "try again", http.StatusInternalServerError)
 		}
 	}()

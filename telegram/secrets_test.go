@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -143,7 +144,7 @@ func errorTexts(err error) []string {
 	walk = func(e error) {
 		for e != nil {
 			out = append(out, e.Error(), fmt.Sprintf("%+v", e))
-			if se, ok := e.(*askbridge.SendError); ok {
+			if se, ok := e.(*engine.SendError); ok {
 				out = append(out, se.Reason)
 			}
 			if ue, ok := e.(*url.Error); ok {
@@ -216,12 +217,12 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan := askbridge.BuildPlan("q1", req, hook.Capabilities())
+			plan := engine.BuildPlan("q1", req, hook.Capabilities())
 			_, err = sendAll(ctx, hook, "-100500", plan)
 			errs = append(errs, err)
 			errs = append(errs, hook.Notify(ctx, "-100500", "7", "Reply with a number."))
-			errs = append(errs, hook.Finish(ctx, askbridge.MessageRef{Platform: "telegram", Chat: "-100500", Message: "7"},
-				askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}))
+			errs = append(errs, hook.Finish(ctx, engine.MessageRef{Platform: "telegram", Chat: "-100500", Message: "7"},
+				engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}))
 			tap := `{"update_id":5,"callback_query":{"id":"cq1","from":{"id":1001,"is_bot":false,"first_name":"Alice"},"message":{"message_id":7,"date":1,"chat":{"id":-100500,"type":"supergroup"}},"data":"x"}}`
 			if err := hook.HandleUpdateJSON(ctx, noticeInbox{}, []byte(tap)); err != nil {
 				t.Fatal(err)
@@ -288,12 +289,12 @@ func lines(out, s string) string {
 // noticeInbox answers every tap "unknown" and takes no text.
 type noticeInbox struct{}
 
-func (noticeInbox) Tap(context.Context, askbridge.Tap) askbridge.TapReply {
-	return askbridge.TapReply{Notice: askbridge.NoticeUnknown}
+func (noticeInbox) Tap(context.Context, engine.Tap) engine.TapReply {
+	return engine.TapReply{Notice: engine.NoticeUnknown}
 }
-func (noticeInbox) Reply(context.Context, askbridge.TextReply) askbridge.ReplyOutcome {
-	return askbridge.ReplyOutcome{}
+func (noticeInbox) Reply(context.Context, engine.TextReply) engine.ReplyOutcome {
+	return engine.ReplyOutcome{}
 }
-func (noticeInbox) Attach(context.Context, string, askbridge.MessageRef) error { return nil }
+func (noticeInbox) Attach(context.Context, string, engine.MessageRef) error { return nil }
 
 func (noticeInbox) Locale() string { return "en" }

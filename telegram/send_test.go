@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
 
 // newSendRig is a channel on a fake with one group chat, and the plan of
 // the long (multi-part) request.
-func newSendRig(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *telegram.Channel, askbridge.Plan) {
+func newSendRig(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *telegram.Channel, engine.Plan) {
 	t.Helper()
 	fake := telegramtest.New(o)
 	t.Cleanup(fake.Close)
@@ -29,7 +30,7 @@ func newSendRig(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fake, ch, askbridge.BuildPlan("long", req, ch.Capabilities())
+	return fake, ch, engine.BuildPlan("long", req, ch.Capabilities())
 }
 
 // TestFailureMidPromptGoesOnFromTheFirstPartNotPosted: a 502 on the second
@@ -43,15 +44,15 @@ func TestFailureMidPromptGoesOnFromTheFirstPartNotPosted(t *testing.T) {
 	chat := fmt.Sprint(opsGroup)
 	fake.FailNext("sendMessage", 1, 1) // part one goes out, then one 502
 	sent, err := sendAll(context.Background(), ch, chat, plan)
-	var se *askbridge.SendError
-	if !errors.As(err, &se) || se.Kind != askbridge.Temporary || !strings.Contains(se.Reason, "502 Bad Gateway") {
+	var se *engine.SendError
+	if !errors.As(err, &se) || se.Kind != engine.Temporary || !strings.Contains(se.Reason, "502 Bad Gateway") {
 		t.Fatalf("a 502: %v", err)
 	}
 	if len(sent) != 1 || sent[0].Part != 0 {
 		t.Fatalf("sent %+v before the 502, want part 0 only", sent)
 	}
-	var rest []askbridge.MessageRef
-	err = ch.Send(context.Background(), askbridge.Delivery{Chat: chat, Plan: plan, From: 1, Sent: func(ref askbridge.MessageRef) error {
+	var rest []engine.MessageRef
+	err = ch.Send(context.Background(), engine.Delivery{Chat: chat, Plan: plan, From: 1, Sent: func(ref engine.MessageRef) error {
 		rest = append(rest, ref)
 		return nil
 	}})
@@ -87,14 +88,14 @@ func TestOneTryPerCall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := askbridge.BuildPlan("limited", req, ch.Capabilities())
+		plan := engine.BuildPlan("limited", req, ch.Capabilities())
 		if _, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		sent, err := sendAll(context.Background(), ch, fmt.Sprint(opsGroup), plan)
-		var se *askbridge.SendError
-		if !errors.As(err, &se) || se.Kind != askbridge.RateLimited || se.RetryAfter < time.Second {
+		var se *engine.SendError
+		if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter < time.Second {
 			t.Fatalf("a 429: %v", err)
 		}
 		if len(sent) != 0 || fake.Stats().RateLimited != 1 {
@@ -115,11 +116,11 @@ func TestOneTryPerCall(t *testing.T) {
 		// One 502 each: a second try would have gone through.
 		fake.FailNext("sendMessage", 0, 1)
 		fake.FailNext("editMessageText", 0, 1)
-		if _, err := sendAll(context.Background(), ch, chat, plan); kindOf(err) != askbridge.Temporary {
+		if _, err := sendAll(context.Background(), ch, chat, plan); kindOf(err) != engine.Temporary {
 			t.Errorf("send: %v", err)
 		}
-		err = ch.Finish(context.Background(), refs[0], askbridge.Ending{Plan: plan, Status: "Skipped"})
-		if kindOf(err) != askbridge.Temporary {
+		err = ch.Finish(context.Background(), refs[0], engine.Ending{Plan: plan, Status: "Skipped"})
+		if kindOf(err) != engine.Temporary {
 			t.Errorf("finish: %v", err)
 		}
 		if st := fake.Stats(); st.Sent != len(refs) || st.Edited != 0 {
@@ -135,7 +136,7 @@ func TestSendStopsWhereSentFails(t *testing.T) {
 	fake, ch, plan := newSendRig(t, telegramtest.Options{})
 	parts := len(telegram.PromptParts(plan))
 	errStore := errors.New("store down")
-	err := ch.Send(context.Background(), askbridge.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, Sent: func(askbridge.MessageRef) error {
+	err := ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, Sent: func(engine.MessageRef) error {
 		return errStore
 	}})
 	if err != errStore {
@@ -144,7 +145,7 @@ func TestSendStopsWhereSentFails(t *testing.T) {
 	if n := len(fake.BotMessages(opsGroup)); n != 1 {
 		t.Errorf("%d messages posted, want 1", n)
 	}
-	err = ch.Send(context.Background(), askbridge.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, From: parts, Sent: func(ref askbridge.MessageRef) error {
+	err = ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, From: parts, Sent: func(ref engine.MessageRef) error {
 		t.Errorf("sent %+v from past the last part", ref)
 		return nil
 	}})
@@ -170,7 +171,7 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := askbridge.Ending{Plan: plan, Outcome: askbridge.OutcomeSkipped, Status: "Skipped"}
+	end := engine.Ending{Plan: plan, Outcome: askbridge.OutcomeSkipped, Status: "Skipped"}
 	for _, ref := range slices.Backward(refs) {
 		if err := fresh.Finish(context.Background(), ref, end); err != nil {
 			t.Fatal(err)
@@ -192,7 +193,7 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 	}
 
 	box := refs[0]
-	box.Part = askbridge.PartReplyBox
+	box.Part = engine.PartReplyBox
 	if err := fresh.Finish(context.Background(), box, end); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 	beyond := refs[0]
 	beyond.Part = len(parts)
 	calls := fake.BotMessages(opsGroup)[0].EditCalls
-	if err := fresh.Finish(context.Background(), beyond, end); kindOf(err) != askbridge.Permanent {
+	if err := fresh.Finish(context.Background(), beyond, end); kindOf(err) != engine.Permanent {
 		t.Errorf("a part the plan lacks: %v", err)
 	}
 	if fake.BotMessages(opsGroup)[0].EditCalls != calls {
@@ -211,9 +212,9 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 	}
 }
 
-// kindOf is the kind of a *askbridge.SendError, 0 for any other error.
-func kindOf(err error) askbridge.ErrorKind {
-	var se *askbridge.SendError
+// kindOf is the kind of a *engine.SendError, 0 for any other error.
+func kindOf(err error) engine.ErrorKind {
+	var se *engine.SendError
 	if errors.As(err, &se) {
 		return se.Kind
 	}

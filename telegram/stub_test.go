@@ -2,18 +2,18 @@ package telegram_test
 
 import (
 	"context"
-	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/cooldowntest"
 )
 
 // memCoord keeps the update dedupe in memory for tests that need no
 // Redis (the one thing the channel asks of a coordinator outside of
 // polling). Any other method panics: the embedded interface is nil.
 type memCoord struct {
-	askbridge.Coordinator
+	engine.Coordinator
 	// cool shares and hears cooldowns (on no bus: nothing).
 	cool cooldowntest.Member
 
@@ -51,9 +51,9 @@ func (m *memCoord) ForgetSeen(_ context.Context, platform, id string) error {
 
 // sendAll shows plan in chat from its first part and returns the messages
 // Send handed to Sent, in order.
-func sendAll(ctx context.Context, ch askbridge.Channel, chat string, plan askbridge.Plan) ([]askbridge.MessageRef, error) {
-	var refs []askbridge.MessageRef
-	err := ch.Send(ctx, askbridge.Delivery{Chat: chat, Plan: plan, Sent: func(ref askbridge.MessageRef) error {
+func sendAll(ctx context.Context, ch engine.Channel, chat string, plan engine.Plan) ([]engine.MessageRef, error) {
+	var refs []engine.MessageRef
+	err := ch.Send(ctx, engine.Delivery{Chat: chat, Plan: plan, Sent: func(ref engine.MessageRef) error {
 		refs = append(refs, ref)
 		return nil
 	}})

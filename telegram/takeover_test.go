@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
@@ -58,10 +59,10 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 	if d := time.Since(crashed); d > 15*time.Second {
 		t.Errorf("takeover took %s", d)
 	}
-	if a := e.notice(q0); a.Text != en(askbridge.NoticeRecorded) {
+	if a := e.notice(q0); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
-	if a := e.notice(q1); a.Text != en(askbridge.NoticeSkipped) {
+	if a := e.notice(q1); a.Text != en(engine.NoticeSkipped) {
 		t.Errorf("notice %+v", a)
 	}
 	wants := []string{"Answered: Production", "Skipped", "Answered: Staging (Recommended)"}
@@ -117,14 +118,14 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 	a, b := e.start("a"), e.start("b")
 	e.fake.SetWebhookTarget(&roundRobin{handlers: []http.Handler{a.ch.WebhookHandler(), b.ch.WebhookHandler()}})
 	e.eventually(5*time.Second, "the webhook set", func() bool {
-		return a.ch.State() == askbridge.StateConnected && b.ch.State() == askbridge.StateConnected
+		return a.ch.State() == engine.StateConnected && b.ch.State() == engine.StateConnected
 	})
 	if a.ch.WebhookPath() != "/hooks/telegram" {
 		t.Errorf("webhook path %q", a.ch.WebhookPath())
 	}
 	id := ask1(e, "hook-1", opsGroup)
 	p := e.prompt(opsGroup, 1)
-	if n := e.tap(opsGroup, p.ID, alice, "Production"); n.Text != en(askbridge.NoticeRecorded) {
+	if n := e.tap(opsGroup, p.ID, alice, "Production"); n.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", n)
 	}
 	e.result(id, 5*time.Second)
@@ -184,12 +185,12 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 
 // hookedInbox calls hook before each tap reaches the engine.
 type hookedInbox struct {
-	askbridge.Inbox
+	engine.Inbox
 	name string
-	hook func(replica string, t askbridge.Tap)
+	hook func(replica string, t engine.Tap)
 }
 
-func (h hookedInbox) Tap(ctx context.Context, t askbridge.Tap) askbridge.TapReply {
+func (h hookedInbox) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
 	h.hook(h.name, t)
 	return h.Inbox.Tap(ctx, t)
 }
@@ -204,7 +205,7 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 	blocked := make(chan string, 1)
 	release := make(chan struct{})
 	var once sync.Once
-	hook := func(replica string, tap askbridge.Tap) {
+	hook := func(replica string, tap engine.Tap) {
 		if tap.Person.ID != strconv.FormatInt(bob.ID, 10) {
 			return
 		}
@@ -214,7 +215,7 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 		})
 	}
 	for _, name := range []string{"a", "b"} {
-		e.startWith(name, func(in askbridge.Inbox) askbridge.Inbox { return hookedInbox{Inbox: in, name: name, hook: hook} })
+		e.startWith(name, func(in engine.Inbox) engine.Inbox { return hookedInbox{Inbox: in, name: name, hook: hook} })
 	}
 	e.poller()
 	users := []telegramtest.User{bob, carol, alice}
@@ -255,7 +256,7 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 		t.Fatal("the crashed replica still polls")
 	}
 	for i, id := range ids {
-		if a := e.notice(queries[i]); a.Text != en(askbridge.NoticeRecorded) {
+		if a := e.notice(queries[i]); a.Text != en(engine.NoticeRecorded) {
 			t.Errorf("tap %d: notice %+v", i, a)
 		}
 		if res := e.result(id, 5*time.Second); res.Answers.Answers["deploy_target"][0] != "Production" {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -62,13 +63,13 @@ var errUnhandled = errors.New("the engine could not handle it")
 // handling leaves a claim that lapses, and another poller, which never
 // skips a claimed update that is not settled, handles it then. The engine
 // gets no event id from this channel: this dedupe is the one that counts.
-func (c *Channel) handleUpdate(ctx context.Context, in askbridge.Inbox, upd *models.Update) (err error) {
+func (c *Channel) handleUpdate(ctx context.Context, in engine.Inbox, upd *models.Update) (err error) {
 	if upd == nil {
 		return nil
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram update", v, "update", upd.ID)
+			engine.LogPanic(c.log, c.cfg.Panicked, "telegram update", v, "update", upd.ID)
 			c.marks.drop(upd.ID)
 			c.tryAgain(ctx, in, upd)
 			err = nil
@@ -145,13 +146,13 @@ func (c *Channel) giveBack(id int64) {
 const forgetTimeout = 5 * time.Second
 
 // tryAgain answers the callback query of upd, if it has one that is not
-// answered yet, with askbridge.NoticeTryAgain: the spinner stops and the
+// answered yet, with engine.NoticeTryAgain: the spinner stops and the
 // person knows the tap did not count (yet). No question is known here (the
 // engine was not asked, or did not answer), so the notice is in the
 // bridge's default language.
-func (c *Channel) tryAgain(ctx context.Context, in askbridge.Inbox, upd *models.Update) {
+func (c *Channel) tryAgain(ctx context.Context, in engine.Inbox, upd *models.Update) {
 	if cq := upd.CallbackQuery; cq != nil && cq.ID != "" {
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeTryAgain.Text(in.Locale()))
+		c.answerOnce(ctx, cq.ID, engine.NoticeTryAgain.Text(in.Locale()))
 	}
 }
 
@@ -159,7 +160,7 @@ func (c *Channel) tryAgain(ctx context.Context, in askbridge.Inbox, upd *models.
 // handling takes longer than tapPatience (Redis hanging rather than
 // refusing): Telegram clients stop waiting for an answer after a few
 // seconds. The handling goes on; its own answer is then not sent.
-func (c *Channel) handleTimely(ctx context.Context, in askbridge.Inbox, upd *models.Update) error {
+func (c *Channel) handleTimely(ctx context.Context, in engine.Inbox, upd *models.Update) error {
 	if upd == nil || upd.CallbackQuery == nil || upd.CallbackQuery.ID == "" {
 		return c.handleUpdate(ctx, in, upd)
 	}
@@ -339,7 +340,7 @@ func isGroup(chat models.Chat) bool {
 // question leaves every message to the engine's finisher; a duplicate is
 // left to the delivery that got there first. It reports false when the
 // engine could not handle the tap.
-func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.CallbackQuery) bool {
+func (c *Channel) onTap(ctx context.Context, in engine.Inbox, cq *models.CallbackQuery) bool {
 	var chat models.Chat
 	var msgID int
 	switch {
@@ -354,26 +355,26 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 	if msgID == 0 {
 		// A button of an inline message: the bridge never sends those, so
 		// no question (and no language) is known.
-		c.answerOnce(ctx, cq.ID, askbridge.NoticeUnknown.Text(in.Locale()))
+		c.answerOnce(ctx, cq.ID, engine.NoticeUnknown.Text(in.Locale()))
 		return true
 	}
-	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
+	ref := engine.MessageRef{Platform: Platform, Chat: strconv.FormatInt(chat.ID, 10), Message: strconv.Itoa(msgID)}
 	person := personOf(&cq.From)
-	reply := in.Tap(ctx, askbridge.Tap{Message: ref, Person: person, Payload: cq.Data})
+	reply := in.Tap(ctx, engine.Tap{Message: ref, Person: person, Payload: cq.Data})
 	if tapFailed(reply) {
 		c.answerOnce(ctx, cq.ID, reply.Text())
 		return false
 	}
-	if reply.Action == askbridge.TapDuplicate {
+	if reply.Action == engine.TapDuplicate {
 		return true
 	}
 	c.answerOnce(ctx, cq.ID, reply.Text())
 	switch reply.Action {
-	case askbridge.TapOpenReply:
+	case engine.TapOpenReply:
 		if id, question, tag := reply.QuestionID, reply.ReplyTo, reply.Locale; id != "" {
 			c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, id, question, tag) })
 		}
-	case askbridge.TapClear:
+	case engine.TapClear:
 		if reply.Ending != nil {
 			msg, end := reply.Message, *reply.Ending
 			c.spawn(func(ctx context.Context) {
@@ -390,9 +391,9 @@ func (c *Channel) onTap(ctx context.Context, in askbridge.Inbox, cq *models.Call
 // tap or a reply because it could not reach the store: it then did nothing
 // and forgot its own first-seen mark of the event (Retry). A panic the
 // engine recovered is not among them: the same update would fail again.
-func tapFailed(r askbridge.TapReply) bool { return r.Retry }
+func tapFailed(r engine.TapReply) bool { return r.Retry }
 
-func replyFailed(o askbridge.ReplyOutcome) bool { return o.Retry }
+func replyFailed(o engine.ReplyOutcome) bool { return o.Retry }
 
 // answerOnce answers a callback query unless this replica answered it
 // before (Telegram refuses a second answer).
@@ -421,7 +422,7 @@ func (c *Channel) answer(ctx context.Context, id string, notice string) {
 // question in the words of catalog tag (the question's), and attaches it to
 // question id, so the reply to it answers. In a group the box is selective:
 // it opens only for the tapper, who is mentioned.
-func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt askbridge.MessageRef, chat models.Chat, who askbridge.Person, id, question, tag string) {
+func (c *Channel) openReplyBox(ctx context.Context, in engine.Inbox, prompt engine.MessageRef, chat models.Chat, who askbridge.Person, id, question, tag string) {
 	group := isGroup(chat)
 	w := locale.For(tag)
 	params := &bot.SendMessageParams{
@@ -435,7 +436,7 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 		params.ReplyParameters = &models.ReplyParameters{MessageID: mid, AllowSendingWithoutReply: true}
 	}
 	var msg *models.Message
-	err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
+	err := engine.PostOwn(ctx, func(ctx context.Context) error {
 		var err error
 		msg, err = c.sendMessage(ctx, prompt.Chat, params)
 		return err
@@ -445,7 +446,7 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 		return
 	}
 	box := refOf(msg)
-	box.Part = askbridge.PartReplyBox
+	box.Part = engine.PartReplyBox
 	if err := in.Attach(ctx, id, box); err != nil {
 		c.log.Error("attach reply box", "question", id, "err", err)
 	}
@@ -455,13 +456,13 @@ func (c *Channel) openReplyBox(ctx context.Context, in askbridge.Inbox, prompt a
 // (a correction, or a request to reply to one question) as a reply. It
 // reports false when the engine could not handle the message; its request
 // to try again is posted once, however often the message is tried.
-func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.Message) bool {
+func (c *Channel) onMessage(ctx context.Context, in engine.Inbox, m *models.Message) bool {
 	if m.Text == "" || m.From == nil {
 		// Not text, or posted by a channel or an anonymous admin: no person.
 		return true
 	}
-	ref := askbridge.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
-	r := askbridge.TextReply{
+	ref := engine.MessageRef{Platform: Platform, Chat: strconv.FormatInt(m.Chat.ID, 10), Message: strconv.Itoa(m.ID)}
+	r := engine.TextReply{
 		Message: ref, Person: personOf(m.From),
 		Text: c.stripBotName(m.Text), FromBot: m.From.IsBot,
 	}
@@ -472,7 +473,7 @@ func (c *Channel) onMessage(ctx context.Context, in askbridge.Inbox, m *models.M
 	failed := replyFailed(out)
 	if out.Respond != "" && (!failed || c.once.first("try again:"+r.EventID)) {
 		c.spawn(func(ctx context.Context) {
-			err := askbridge.PostOwn(ctx, func(ctx context.Context) error {
+			err := engine.PostOwn(ctx, func(ctx context.Context) error {
 				return c.Notify(ctx, ref.Chat, ref.Message, out.Respond)
 			})
 			if err != nil {
@@ -511,7 +512,7 @@ func (c *Channel) spawn(fn func(context.Context)) {
 		defer c.effects.Done()
 		defer func() {
 			if v := recover(); v != nil {
-				askbridge.LogPanic(c.log, c.cfg.Panicked, "telegram background work", v)
+				engine.LogPanic(c.log, c.cfg.Panicked, "telegram background work", v)
 			}
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), effectTimeout)

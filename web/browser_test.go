@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -1122,7 +1123,7 @@ func browserReach(t *testing.T) {
 
 	// Alice sees the escalated one on Slack.
 	alice := askbridge.Person{Platform: "slack", ID: "U1", Name: "Alice"}
-	if n, err := b.engine.Acknowledge(t.Context(), up, alice, 0); err != nil || n != askbridge.NoticeSeen {
+	if n, err := b.engine.Acknowledge(t.Context(), up, alice, 0); err != nil || n != engine.NoticeSeen {
 		t.Fatalf("Acknowledge = %v, %v", n, err)
 	}
 	tb.waitJS("Seen by Alice", fmt.Sprintf(`(document.querySelector(%s) || {}).dataset?.seen === "Alice"`, jsq(upCard)), 10*time.Second)

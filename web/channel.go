@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // Platform is the platform name of the web page, as in targets ("web").
@@ -131,7 +132,7 @@ func personName(p askbridge.Person) string {
 	return p.Platform + ":" + p.ID
 }
 
-// Channel is the web page as an askbridge.Channel. Nothing is pushed to the
+// Channel is the web page as an engine.Channel. Nothing is pushed to the
 // page: it reads the open questions and the timeline from Redis. It is safe
 // for concurrent use.
 type Channel struct {
@@ -140,17 +141,17 @@ type Channel struct {
 }
 
 var (
-	_ askbridge.Channel  = (*Channel)(nil)
-	_ askbridge.Updater  = (*Channel)(nil)
-	_ askbridge.Reminder = (*Channel)(nil)
-	_ askbridge.Premade  = (*Channel)(nil)
+	_ engine.Channel  = (*Channel)(nil)
+	_ engine.Updater  = (*Channel)(nil)
+	_ engine.Reminder = (*Channel)(nil)
+	_ engine.Premade  = (*Channel)(nil)
 )
 
 // pageCapabilities are what the page can show: buttons for everything, no
 // limit on rows or text. PayloadBytes only has to admit the planner's
 // payloads; the page answers through the API, not with payloads. Local: the
 // page posts nothing, so showing a question twice does no harm.
-var pageCapabilities = askbridge.Capabilities{Buttons: true, PayloadBytes: 64, Local: true}
+var pageCapabilities = engine.Capabilities{Buttons: true, PayloadBytes: 64, Local: true}
 
 // reminderMark joins a question id and a reminder's own part in the
 // message of a reminder on the page: "<question id>/reminder/<unique>".
@@ -171,7 +172,7 @@ func NewChannel(history History, now func() time.Time) *Channel {
 func (c *Channel) Platform() string { return Platform }
 
 // Capabilities of the page (pageCapabilities).
-func (c *Channel) Capabilities() askbridge.Capabilities { return pageCapabilities }
+func (c *Channel) Capabilities() engine.Capabilities { return pageCapabilities }
 
 // Send "shows" a question on the page: the page lists the open questions of
 // the web chat, so the one message the prompt takes (part 0: platform "web",
@@ -180,7 +181,7 @@ func (c *Channel) Capabilities() askbridge.Capabilities { return pageCapabilitie
 // nothing anywhere, so it fails only when d.Sent does, with that error, and
 // blocks only as long as d.Sent. A repeat hands the same reference to
 // d.Sent again.
-func (c *Channel) Send(_ context.Context, d askbridge.Delivery) error {
+func (c *Channel) Send(_ context.Context, d engine.Delivery) error {
 	if d.From > 0 {
 		return nil
 	}
@@ -189,8 +190,8 @@ func (c *Channel) Send(_ context.Context, d askbridge.Delivery) error {
 
 // Premade returns the one message that shows question id on the page, the
 // one Send hands over: the engine records it with the question.
-func (c *Channel) Premade(_, id string) askbridge.MessageRef {
-	return askbridge.MessageRef{Platform: Platform, Chat: chat, Message: id}
+func (c *Channel) Premade(_, id string) engine.MessageRef {
+	return engine.MessageRef{Platform: Platform, Chat: chat, Message: id}
 }
 
 // Finish adds the ended question to the timeline, from end alone: its plan,
@@ -199,7 +200,7 @@ func (c *Channel) Premade(_, id string) askbridge.MessageRef {
 // even when the record has already left the store. It blocks on Redis and
 // may be called concurrently. A repeat after an error may add the entry
 // twice; the timeline drops repeats of an id when it is read.
-func (c *Channel) Finish(ctx context.Context, _ askbridge.MessageRef, end askbridge.Ending) error {
+func (c *Channel) Finish(ctx context.Context, _ engine.MessageRef, end engine.Ending) error {
 	b, err := json.Marshal(c.entry(end))
 	if err != nil {
 		return fmt.Errorf("web: finish: encode: %w", err)
@@ -211,7 +212,7 @@ func (c *Channel) Finish(ctx context.Context, _ askbridge.MessageRef, end askbri
 }
 
 // entry is the timeline entry of an ended question.
-func (c *Channel) entry(end askbridge.Ending) HistoryEntry {
+func (c *Channel) entry(end engine.Ending) HistoryEntry {
 	rec := end.Question
 	e := HistoryEntry{
 		ID:      end.Plan.ID,
@@ -278,7 +279,7 @@ func declared(q askbridge.Question, v string) bool {
 // notes, "Seen by …", the Seen button only while nobody has seen it), and
 // lists the questions again on every acknowledged event, the change the
 // engine updates prompts for, which it publishes before it calls Update.
-func (c *Channel) Update(context.Context, askbridge.MessageRef, askbridge.Plan) error { return nil }
+func (c *Channel) Update(context.Context, engine.MessageRef, engine.Plan) error { return nil }
 
 // Remind "posts" a reminder under a prompt of the page and returns its
 // reference: platform "web", chat "web", message "<question id>/reminder/
@@ -288,11 +289,11 @@ func (c *Channel) Update(context.Context, askbridge.MessageRef, askbridge.Plan) 
 // again, and the card shows the reminders recorded for it (a badge, in
 // the question's language; the countdown already says the time left, so
 // text is not kept). A prompt that is not the page's is refused for good.
-func (c *Channel) Remind(_ context.Context, prompt askbridge.MessageRef, _ string) (askbridge.MessageRef, error) {
+func (c *Channel) Remind(_ context.Context, prompt engine.MessageRef, _ string) (engine.MessageRef, error) {
 	if prompt.Platform != Platform || !askbridge.ValidRequestID(prompt.Message) {
-		return askbridge.MessageRef{}, &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a prompt of the page", prompt.Platform, prompt.Message)}
+		return engine.MessageRef{}, &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a prompt of the page", prompt.Platform, prompt.Message)}
 	}
-	return askbridge.MessageRef{Platform: Platform, Chat: chat, Message: prompt.Message + reminderMark + rand.Text()}, nil
+	return engine.MessageRef{Platform: Platform, Chat: chat, Message: prompt.Message + reminderMark + rand.Text()}, nil
 }
 
 // Delete takes a reminder off the page, which has nothing to remove: a
@@ -301,21 +302,21 @@ func (c *Channel) Remind(_ context.Context, prompt askbridge.MessageRef, _ strin
 // all, off the page. It succeeds for a reminder of the page, however
 // often; any other message is refused for good, since the page deletes
 // nothing else.
-func (c *Channel) Delete(_ context.Context, ref askbridge.MessageRef) error {
+func (c *Channel) Delete(_ context.Context, ref engine.MessageRef) error {
 	id, _, ok := strings.Cut(ref.Message, reminderMark)
 	if ref.Platform != Platform || !ok || !askbridge.ValidRequestID(id) {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a reminder of the page", ref.Platform, ref.Message)}
+		return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("web: %s message %q is not a reminder of the page", ref.Platform, ref.Message)}
 	}
 	return nil
 }
 
 // Run has nothing to receive, the page answers through the Handler; it
 // blocks until ctx is done and returns nil.
-func (c *Channel) Run(ctx context.Context, _ askbridge.Inbox) error {
+func (c *Channel) Run(ctx context.Context, _ engine.Inbox) error {
 	<-ctx.Done()
 	return nil
 }
 
 // State is always connected: the page needs nothing but Redis, which
 // /readyz checks on its own.
-func (c *Channel) State() askbridge.ChannelState { return askbridge.StateConnected }
+func (c *Channel) State() engine.ChannelState { return engine.StateConnected }

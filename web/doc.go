@@ -13,7 +13,7 @@
 // goes to the engine's Submit, the one path every answer takes: the engine
 // decides and says what became of the answer, and the page turns that into a
 // status code. When a question ends, the engine calls [Channel.Finish] with
-// everything the entry needs (askbridge.Ending), which appends a compact entry
+// everything the entry needs (engine.Ending), which appends a compact entry
 // to the timeline kept in Redis (see [History]); GET api/history reads it
 // back, newest first.
 //
@@ -74,7 +74,7 @@
 // Order: GET api/questions lists the open questions in the order the
 // agents asked them (each with its asked time), not the order replicas
 // took them up in, which concurrent handling can swap. The time of an ask
-// is its requests stream entry; askbridge.Record does not carry the entry
+// is its requests stream entry; engine.Record does not carry the entry
 // the store keeps with the question, so the page reads it only from the
 // id of a question asked without one (named after its entry), and places
 // any other by when it was taken up (Record.Created).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/retry"
 )
 
@@ -201,7 +202,7 @@ var errClosed = errors.New("web: handler closed")
 // a hundred open pages cost one blocking read, not a hundred Redis
 // connections. The tail runs only while at least one page is connected.
 type hub struct {
-	events    askbridge.EventLog
+	events    engine.EventLog
 	questions Questions
 	log       *slog.Logger
 
@@ -225,7 +226,7 @@ type subscriber struct {
 	gone chan struct{}
 }
 
-func newHub(events askbridge.EventLog, questions Questions, log *slog.Logger) *hub {
+func newHub(events engine.EventLog, questions Questions, log *slog.Logger) *hub {
 	return &hub{
 		events: events, questions: questions, log: log,
 		subs: map[*subscriber]struct{}{}, done: make(chan struct{}), placed: map[string]bool{},

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -32,10 +33,10 @@ import (
 type Questions interface {
 	// Get reads a question; found is false for an unknown id. It blocks on
 	// Redis, may be called concurrently and is safe to repeat.
-	Get(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
+	Get(ctx context.Context, id string) (q engine.Record, found bool, err error)
 	// Lookup is Get for taking an answer: the record may come from memory
-	// and its status be a moment old (see askbridge.Store).
-	Lookup(ctx context.Context, id string) (q askbridge.Record, found bool, err error)
+	// and its status be a moment old (see engine.Store).
+	Lookup(ctx context.Context, id string) (q engine.Record, found bool, err error)
 	// OpenInChat lists the pending questions shown in a chat, oldest
 	// first. It blocks on Redis, may be called concurrently and is safe to
 	// repeat.
@@ -44,11 +45,11 @@ type Questions interface {
 	// they were added: the list reads in which other places a question
 	// is open and how many reminders the page has had. It blocks on
 	// Redis, may be called concurrently and is safe to repeat.
-	Messages(ctx context.Context, id string) ([]askbridge.MessageRef, error)
+	Messages(ctx context.Context, id string) ([]engine.MessageRef, error)
 }
 
 // Submitter is the engine as the page uses it: the one path an answer, and
-// a Seen, takes. *askbridge.Engine implements it. Both methods block on
+// a Seen, takes. *engine.Engine implements it. Both methods block on
 // Redis and may be called concurrently.
 type Submitter interface {
 	// SubmitRecord decides whether the person may answer and whether the
@@ -58,14 +59,14 @@ type Submitter interface {
 	// the store. A repeat after the question ended reports how it ended.
 	// It takes the question as the handler has just read it, so the
 	// question is read once per answer.
-	SubmitRecord(ctx context.Context, rec askbridge.Record, a askbridge.Answer) (askbridge.Submitted, error)
+	SubmitRecord(ctx context.Context, rec engine.Record, a engine.Answer) (engine.Submitted, error)
 	// Acknowledge records that by, in place k of question id, has seen it
 	// (ask-user.md §5): reminders and escalation stop, and the question
 	// stays open. It returns the notice for by: Seen, AlreadySeen,
 	// NotForYou, Unknown (the question offers no Seen), or how the
 	// question ended; an error is trouble reaching the store. Safe to
 	// repeat: a repeat reports AlreadySeen.
-	Acknowledge(ctx context.Context, id string, by askbridge.Person, k int) (askbridge.Notice, error)
+	Acknowledge(ctx context.Context, id string, by askbridge.Person, k int) (engine.Notice, error)
 }
 
 // Config wires a Handler. Questions, History, Events and Submitter are
@@ -75,7 +76,7 @@ type Config struct {
 	// History is read for the timeline (the channel writes it).
 	History History
 	// Events is tailed for the page's live updates.
-	Events    askbridge.EventLog
+	Events    engine.EventLog
 	Submitter Submitter
 	// BasePath is where the page is served; it starts and ends with "/"
 	// (default "/"). The API lives under BasePath + "api/".
@@ -108,7 +109,7 @@ type Config struct {
 type Handler struct {
 	questions Questions
 	history   History
-	events    askbridge.EventLog
+	events    engine.EventLog
 	submitter Submitter
 	base      string
 	token     []byte // sha256 of the token; nil when none is required
@@ -388,7 +389,7 @@ type questionView struct {
 	// someone has, on any platform.
 	SeenBy string `json:"seenBy,omitempty"`
 	// Notes are the lines the question's state adds to its prompt on the
-	// page (askbridge.Record.PlanFor), in Locale: why an escalation step
+	// page (engine.Record.PlanFor), in Locale: why an escalation step
 	// brought it here, who has seen it.
 	Notes []string `json:"notes,omitempty"`
 	// Reminders is how many reminders the page has shown for it (the
@@ -487,7 +488,7 @@ func (a askedKey) compare(b askedKey) int {
 // without one (created before the store kept it) is placed by its id when
 // that is the entry's id (an ask without an id of its own), else by
 // Created, when a replica took it up.
-func askedAt(rec askbridge.Record) askedKey {
+func askedAt(rec engine.Record) askedKey {
 	k := askedKey{created: rec.Created.UnixMilli(), id: rec.ID}
 	e, ok := parseStreamID(rec.Entry)
 	if !ok {
@@ -505,7 +506,7 @@ func askedAt(rec askbridge.Record) askedKey {
 // place in it. Only a question shown in several places, or reminded, has
 // its messages read (one more round trip): they say where else it is open
 // and how many reminders the page has had.
-func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questionView, error) {
+func (h *Handler) view(ctx context.Context, rec engine.Record, k int) (questionView, error) {
 	plan := rec.PlanFor(k, pageCapabilities)
 	v := questionView{
 		ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
@@ -533,7 +534,7 @@ func (h *Handler) view(ctx context.Context, rec askbridge.Record, k int) (questi
 // quorumView adds what a quorum question's card shows (ask-user.md §6) to
 // v: the tally line, taken out of the notes; the tally; who has voted; and
 // the page's own vote, once it has voted.
-func quorumView(v *questionView, rec askbridge.Record, k int) {
+func quorumView(v *questionView, rec engine.Record, k int) {
 	v.Quorum = rec.Request.Quorum
 	// The tally line is what the quorum adds to the notes: the notes of
 	// the same question without it are the others.
@@ -545,7 +546,7 @@ func quorumView(v *questionView, rec askbridge.Record, k int) {
 		notes = append(notes, extra[1:]...)
 	}
 	v.Notes = notes
-	t := askbridge.TallyOf(rec)
+	t := engine.TallyOf(rec)
 	for _, key := range t.Keys {
 		v.Tally = append(v.Tally, tallyView{Answers: historyAnswers(rec.Request.Questions, t.Answers[key]), Count: t.Counts[key]})
 	}
@@ -582,7 +583,7 @@ func splitNotes(notes, base []string) (kept, extra []string) {
 // a prompt posted (a place not reached yet has none, nor one the platform
 // refused before any part of the prompt was out), and how many reminders
 // were posted in place k.
-func reach(rec askbridge.Record, k int, refs []askbridge.MessageRef) ([]placeView, int) {
+func reach(rec engine.Record, k int, refs []engine.MessageRef) ([]placeView, int) {
 	open := make([]bool, len(rec.Places))
 	reminders := 0
 	for _, ref := range refs {
@@ -662,7 +663,7 @@ type answerReply struct {
 	// quorum question's vote that did not decide it (Voted, Abstained),
 	// or a second vote of the page (AlreadyVoted).
 	Open bool `json:"open,omitempty"`
-	// Notice is what became of this answer, as a code (askbridge.Notice:
+	// Notice is what became of this answer, as a code (engine.Notice:
 	// "Recorded", "AlreadyAnswered", "Voted"…); Message is its text.
 	Notice  string `json:"notice"`
 	Message string `json:"message"`
@@ -702,7 +703,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a := askbridge.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers, Place: k}
+	a := engine.Answer{By: pagePerson, Via: askbridge.ViaWeb, Skip: req.Skip, Values: req.Answers, Place: k}
 	sub, err := h.submitter.SubmitRecord(ctx, rec, a)
 	var invalid *askbridge.ValidationError
 	switch {
@@ -715,15 +716,15 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	case !sub.End.Found:
 		// Gone from the store since it was read.
 		writeError(w, http.StatusNotFound, "no such question")
-	case sub.Notice == askbridge.NoticeNotForYou:
+	case sub.Notice == engine.NoticeNotForYou:
 		writeNotice(w, http.StatusForbidden, sub.Notice, rec.Request.Locale)
 	case sub.End.Result.Status != askbridge.StatusPending:
 		writeJSON(w, http.StatusConflict, reply(sub))
-	case sub.Notice == askbridge.NoticeVoted || sub.Notice == askbridge.NoticeAbstained:
+	case sub.Notice == engine.NoticeVoted || sub.Notice == engine.NoticeAbstained:
 		// A vote that did not decide it: counted, and the question stays
 		// open.
 		writeJSON(w, http.StatusOK, reply(sub))
-	case sub.Notice == askbridge.NoticeAlreadyVoted:
+	case sub.Notice == engine.NoticeAlreadyVoted:
 		writeJSON(w, http.StatusConflict, reply(sub))
 	default:
 		h.fail(w, r, "submit answer", fmt.Errorf("question %s is still open and the answer did not end it (%s)", rec.ID, sub.Notice))
@@ -763,7 +764,7 @@ func (h *Handler) readPost(w http.ResponseWriter, r *http.Request, v any, limit 
 // here), 403 with the notice NotForYou when the page's place names
 // answerers other than the page, open or ended. ok is false when it has
 // answered.
-func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *http.Request) (rec askbridge.Record, k int, ok bool) {
+func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *http.Request) (rec engine.Record, k int, ok bool) {
 	id := r.PathValue("id")
 	if !askbridge.ValidRequestID(id) {
 		writeError(w, http.StatusNotFound, "no such question")
@@ -782,7 +783,7 @@ func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *ht
 		return rec, -1, false
 	}
 	if !rec.MayAnswerIn(pagePerson, k) {
-		writeNotice(w, http.StatusForbidden, askbridge.NoticeNotForYou, rec.Request.Locale)
+		writeNotice(w, http.StatusForbidden, engine.NoticeNotForYou, rec.Request.Locale)
 		return rec, -1, false
 	}
 	return rec, k, true
@@ -791,21 +792,21 @@ func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *ht
 // reply tells the page what became of its answer: the notice the engine
 // gave (with a vote's count) and the question's result, this answer's or
 // the one that won before; of a question still open, only that it is.
-func reply(sub askbridge.Submitted) answerReply {
+func reply(sub engine.Submitted) answerReply {
 	rec, res := sub.End.Record, sub.End.Result
 	tag := locale.For(rec.Request.Locale).Tag()
 	out := answerReply{
 		ID: rec.ID, Notice: string(sub.Notice), Message: sub.Notice.TextCount(tag, sub.Count, sub.Need),
 		Locale: tag, Result: res,
 	}
-	if sub.Notice == askbridge.NoticeVoted {
+	if sub.Notice == engine.NoticeVoted {
 		out.Count, out.Need = sub.Count, sub.Need
 	}
 	if res.Status == askbridge.StatusPending {
 		out.Open = true
 		return out
 	}
-	out.Outcome, out.Status = string(res.Outcome()), askbridge.StatusLine(rec.Request, res)
+	out.Outcome, out.Status = string(res.Outcome()), engine.StatusLine(rec.Request, res)
 	return out
 }
 
@@ -848,13 +849,13 @@ func (h *Handler) seen(w http.ResponseWriter, r *http.Request) {
 	tag := locale.For(rec.Request.Locale).Tag()
 	out := seenReply{ID: rec.ID, Notice: string(n), Message: n.Text(tag), Locale: tag}
 	switch n {
-	case askbridge.NoticeSeen:
+	case engine.NoticeSeen:
 		writeJSON(w, http.StatusOK, out)
-	case askbridge.NoticeAlreadySeen:
+	case engine.NoticeAlreadySeen:
 		writeJSON(w, http.StatusConflict, out)
-	case askbridge.NoticeUnknown:
+	case engine.NoticeUnknown:
 		writeJSON(w, http.StatusBadRequest, out)
-	case askbridge.NoticeNotForYou:
+	case engine.NoticeNotForYou:
 		writeNotice(w, http.StatusForbidden, n, tag)
 	default:
 		h.seenEnded(ctx, w, r, rec, out)
@@ -864,7 +865,7 @@ func (h *Handler) seen(w http.ResponseWriter, r *http.Request) {
 // seenEnded answers a Seen that came after its question ended: 409 with
 // how it ended, read again unless rec, as read before, had ended already;
 // 404 when it has left the store since.
-func (h *Handler) seenEnded(ctx context.Context, w http.ResponseWriter, r *http.Request, rec askbridge.Record, out seenReply) {
+func (h *Handler) seenEnded(ctx context.Context, w http.ResponseWriter, r *http.Request, rec engine.Record, out seenReply) {
 	if rec.Result == nil {
 		now, found, err := h.questions.Get(ctx, rec.ID)
 		switch {
@@ -880,7 +881,7 @@ func (h *Handler) seenEnded(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 		rec = now
 	}
-	out.Outcome, out.Status = string(rec.Result.Outcome()), askbridge.StatusLine(rec.Request, *rec.Result)
+	out.Outcome, out.Status = string(rec.Result.Outcome()), engine.StatusLine(rec.Request, *rec.Result)
 	writeJSON(w, http.StatusConflict, out)
 }
 
@@ -971,7 +972,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 
 // writeNotice refuses a request with the engine's notice: its code, and
 // its text in catalog tag (the question's language).
-func writeNotice(w http.ResponseWriter, code int, n askbridge.Notice, tag string) {
+func writeNotice(w http.ResponseWriter, code int, n engine.Notice, tag string) {
 	writeJSON(w, code, map[string]string{"error": n.Text(tag), "notice": string(n)})
 }
 

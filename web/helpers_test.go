@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
@@ -71,7 +72,7 @@ type bridge struct {
 	// rdb is the agent's own client.
 	rdb     *redis.Client
 	store   *store.Store
-	engine  *askbridge.Engine
+	engine  *engine.Engine
 	channel *web.Channel
 	handler *web.Handler
 	srv     *httptest.Server
@@ -137,10 +138,10 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 	replica := fmt.Sprintf("replica-%d", replicaSeq.Add(1))
 	st := store.New(newClient(t), store.Options{Prefix: o.prefix, Consumer: replica, ClaimIdle: 5 * time.Second, AutoPipeline: true})
 	ch := web.NewChannel(st, o.clock.now)
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
+	eng := engine.NewEngine(engine.EngineConfig{
 		Store:      st,
 		Resolve:    resolve,
-		Channels:   []askbridge.Channel{ch, fakeChannel{platform: "slack"}, fakeChannel{platform: "telegram"}, fakeChannel{platform: "discord", refuse: true}},
+		Channels:   []engine.Channel{ch, fakeChannel{platform: "slack"}, fakeChannel{platform: "telegram"}, fakeChannel{platform: "discord", refuse: true}},
 		Replica:    replica,
 		Clock:      o.clock,
 		SweepEvery: 50 * time.Millisecond,
@@ -186,17 +187,17 @@ func (b *bridge) config() web.Config {
 // "telegram:<chat>" or "discord:<chat>" target to that chat (fakeChannel:
 // Slack and Telegram show questions, Discord cannot be reached), and the
 // route "oncall-lead" to slack:C0999; anything else is refused.
-func resolve(to string) (askbridge.Route, error) {
+func resolve(to string) (engine.Route, error) {
 	switch to {
 	case "", "web":
-		return askbridge.Route{Target: askbridge.Target{Platform: "web"}}, nil
+		return engine.Route{Target: askbridge.Target{Platform: "web"}}, nil
 	case "oncall-lead":
-		return askbridge.Route{Target: askbridge.Target{Platform: "slack", Chat: "C0999"}}, nil
+		return engine.Route{Target: askbridge.Target{Platform: "slack", Chat: "C0999"}}, nil
 	}
 	if platform, chat, ok := strings.Cut(to, ":"); ok && chat != "" && (platform == "slack" || platform == "telegram" || platform == "discord") {
-		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}}, nil
+		return engine.Route{Target: askbridge.Target{Platform: platform, Chat: chat}}, nil
 	}
-	return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+	return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 }
 
 // fakeChannel is a chat platform beside the page, for questions shown in
@@ -211,30 +212,30 @@ type fakeChannel struct {
 
 func (f fakeChannel) Platform() string { return f.platform }
 
-func (f fakeChannel) Capabilities() askbridge.Capabilities {
-	return askbridge.Capabilities{Buttons: true, PayloadBytes: 64}
+func (f fakeChannel) Capabilities() engine.Capabilities {
+	return engine.Capabilities{Buttons: true, PayloadBytes: 64}
 }
 
-func (f fakeChannel) Send(_ context.Context, d askbridge.Delivery) error {
+func (f fakeChannel) Send(_ context.Context, d engine.Delivery) error {
 	if f.refuse {
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: "chat not found"}
+		return &engine.SendError{Kind: engine.Permanent, Reason: "chat not found"}
 	}
 	if d.From > 0 {
 		return nil
 	}
-	return d.Sent(askbridge.MessageRef{Platform: f.platform, Chat: d.Chat, Message: d.Plan.ID + "@" + f.platform})
+	return d.Sent(engine.MessageRef{Platform: f.platform, Chat: d.Chat, Message: d.Plan.ID + "@" + f.platform})
 }
 
-func (f fakeChannel) Finish(context.Context, askbridge.MessageRef, askbridge.Ending) error {
+func (f fakeChannel) Finish(context.Context, engine.MessageRef, engine.Ending) error {
 	return nil
 }
 
-func (f fakeChannel) Run(ctx context.Context, _ askbridge.Inbox) error {
+func (f fakeChannel) Run(ctx context.Context, _ engine.Inbox) error {
 	<-ctx.Done()
 	return nil
 }
 
-func (f fakeChannel) State() askbridge.ChannelState { return askbridge.StateConnected }
+func (f fakeChannel) State() engine.ChannelState { return engine.StateConnected }
 
 // testLogger writes to the test log when -v is set and the test is running.
 func testLogger(t testing.TB) *slog.Logger {

@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -204,7 +204,7 @@ func TestThaiQuestion(t *testing.T) {
 	if out["outcome"] != "answered" || out["status"] != "ตอบแล้ว: โปรดักชัน" || out["locale"] != "th" {
 		t.Errorf("reply = %v; want answered, the Thai status line, locale th", out)
 	}
-	wantNotice(t, out, askbridge.NoticeRecorded, "th")
+	wantNotice(t, out, engine.NoticeRecorded, "th")
 	if out["message"] != "บันทึกคำตอบแล้ว" {
 		t.Errorf("message = %v", out["message"])
 	}
@@ -225,14 +225,14 @@ func TestThaiQuestion(t *testing.T) {
 	only := b.ask(t, `{"id":"thai-only","to":"web","locale":"th","answerers":["telegram:7"],"questions":[{"id":"q","header":"ก","question":"ข?","options":[{"label":"ค"},{"label":"ง"}]}]}`)
 	b.waitOpen(t, only)
 	if code, out := b.answer(t, only, map[string]any{"skip": true}); code != http.StatusForbidden ||
-		out["notice"] != string(askbridge.NoticeNotForYou) || out["error"] != "คำถามนี้ไม่ได้ถามคุณ" {
+		out["notice"] != string(engine.NoticeNotForYou) || out["error"] != "คำถามนี้ไม่ได้ถามคุณ" {
 		t.Errorf("answer to a question for others = %d %v; want 403 in Thai", code, out)
 	}
 	code, out = b.answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusConflict || out["status"] != "ตอบแล้ว: โปรดักชัน" {
 		t.Errorf("answer after the end = %d %v", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeAlreadyAnswered, "th")
+	wantNotice(t, out, engine.NoticeAlreadyAnswered, "th")
 }
 
 // What a person types in the "Other" box is read like a chat reply: a
@@ -280,7 +280,7 @@ func TestThaiSkip(t *testing.T) {
 	if code != http.StatusOK || out["outcome"] != "skipped" || out["status"] != "ข้ามแล้ว" {
 		t.Fatalf("skip = %d %v", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeSkipped, "th")
+	wantNotice(t, out, engine.NoticeSkipped, "th")
 	if e := b.waitHistory(t, id); e.Outcome != "skipped" || e.Status != "ข้ามแล้ว" || e.Locale != "th" || e.ContextHTML != "" {
 		t.Errorf("entry = %s", mustJSON(t, e))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/web"
 )
@@ -33,13 +34,13 @@ func quorumQuestion(id, extra string) string {
 
 // vote votes on question id as who would on their platform: through the
 // engine, with the question as it stands. A nil answer is an abstention.
-func (b *bridge) vote(t testing.TB, id string, who askbridge.Person, answers map[string][]string) askbridge.Submitted {
+func (b *bridge) vote(t testing.TB, id string, who askbridge.Person, answers map[string][]string) engine.Submitted {
 	t.Helper()
 	rec, found, err := b.store.Get(t.Context(), id)
 	if err != nil || !found {
 		t.Fatalf("get %s: %v, found %v", id, err, found)
 	}
-	a := askbridge.Answer{By: who, Via: askbridge.ViaButton, Skip: answers == nil, Values: answers, Place: rec.PlaceAt(askbridge.Target{Platform: "web"})}
+	a := engine.Answer{By: who, Via: askbridge.ViaButton, Skip: answers == nil, Values: answers, Place: rec.PlaceAt(askbridge.Target{Platform: "web"})}
 	sub, err := b.engine.SubmitRecord(t.Context(), rec, a)
 	if err != nil {
 		t.Fatalf("%s votes on %s: %v", who.Name, id, err)
@@ -88,7 +89,7 @@ func TestQuorumVotes(t *testing.T) {
 		t.Fatalf("listed before any vote: %+v", q)
 	}
 
-	if sub := b.vote(t, id, alice, change("Reject")); sub.Won || sub.Notice != askbridge.NoticeVoted {
+	if sub := b.vote(t, id, alice, change("Reject")); sub.Won || sub.Notice != engine.NoticeVoted {
 		t.Fatalf("Alice's vote = %+v", sub)
 	}
 	if ev := s.next(t, "voted", id); ev.Data["by"] != "telegram:1" {
@@ -99,7 +100,7 @@ func TestQuorumVotes(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("the page's vote = %d %v", code, out)
 	}
-	if out["notice"] != string(askbridge.NoticeVoted) || out["message"] != "Vote recorded (1 of 2 needed)." ||
+	if out["notice"] != string(engine.NoticeVoted) || out["message"] != "Vote recorded (1 of 2 needed)." ||
 		out["open"] != true || out["count"] != float64(1) || out["need"] != float64(2) || out["locale"] != "en" {
 		t.Errorf("the page's vote reply = %v", out)
 	}
@@ -139,7 +140,7 @@ func TestQuorumVotes(t *testing.T) {
 	// The page's first vote stands.
 	for _, body := range []map[string]any{{"answers": change("Reject")}, {"skip": true}} {
 		code, out := b.answer(t, id, body)
-		if code != http.StatusConflict || out["notice"] != string(askbridge.NoticeAlreadyVoted) ||
+		if code != http.StatusConflict || out["notice"] != string(engine.NoticeAlreadyVoted) ||
 			out["message"] != "You already answered; your first answer stands." || out["open"] != true {
 			t.Errorf("second vote %v = %d %v; want 409 AlreadyVoted", body, code, out)
 		}
@@ -172,7 +173,7 @@ func TestQuorumVotes(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != "answered" || out["status"] != "Answered: Approve" || out["open"] != nil {
 		t.Errorf("a vote after the end = %d %v", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeAlreadyAnswered, "en")
+	wantNotice(t, out, engine.NoticeAlreadyAnswered, "en")
 }
 
 // The page's skip is an abstention (200 Abstained); when the others
@@ -186,7 +187,7 @@ func TestQuorumAbstainedNoAgreement(t *testing.T) {
 	b.waitOpen(t, id)
 
 	code, out := b.answer(t, id, map[string]any{"skip": true})
-	if code != http.StatusOK || out["notice"] != string(askbridge.NoticeAbstained) || out["message"] != "Abstention recorded." || out["open"] != true {
+	if code != http.StatusOK || out["notice"] != string(engine.NoticeAbstained) || out["message"] != "Abstention recorded." || out["open"] != true {
 		t.Fatalf("the page's skip = %d %v; want 200 Abstained", code, out)
 	}
 	if _, ok := out["count"]; ok {
@@ -202,7 +203,7 @@ func TestQuorumAbstainedNoAgreement(t *testing.T) {
 		t.Errorf("tally line = %q", q.TallyLine)
 	}
 
-	if sub := b.vote(t, id, alice, change("Approve")); sub.Won || sub.Notice != askbridge.NoticeVoted {
+	if sub := b.vote(t, id, alice, change("Approve")); sub.Won || sub.Notice != engine.NoticeVoted {
 		t.Fatalf("Alice's vote = %+v", sub)
 	}
 	if sub := b.vote(t, id, bob, change("Reject")); !sub.Won {
@@ -223,7 +224,7 @@ func TestQuorumAbstainedNoAgreement(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != "no_quorum" || out["status"] != "No agreement" {
 		t.Errorf("a vote after the end = %d %v", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeNoQuorum, "en")
+	wantNotice(t, out, engine.NoticeNoQuorum, "en")
 }
 
 // The page's vote decides: 200 with the outcome, as any answer that ends
@@ -239,7 +240,7 @@ func TestQuorumDecidedByThePage(t *testing.T) {
 	b.vote(t, agreed, alice, change("Approve"))
 	code, out := b.answer(t, agreed, map[string]any{"answers": change(" approve ")})
 	if code != http.StatusOK || out["outcome"] != "answered" || out["status"] != "Answered: Approve" ||
-		out["notice"] != string(askbridge.NoticeVoted) || out["message"] != "Vote recorded (2 of 2 needed)." || out["open"] != nil {
+		out["notice"] != string(engine.NoticeVoted) || out["message"] != "Vote recorded (2 of 2 needed)." || out["open"] != nil {
 		t.Fatalf("the deciding vote = %d %v", code, out)
 	}
 	var r askbridge.Result
@@ -270,7 +271,7 @@ func TestQuorumThai(t *testing.T) {
 	id := b.ask(t, quorumQuestion("quorum-thai", `,"locale":"th"`))
 	b.waitOpen(t, id)
 	code, out := b.answer(t, id, map[string]any{"answers": change("Approve")})
-	if want := askbridge.NoticeVoted.TextCount("th", 1, 2); code != http.StatusOK || out["message"] != want || out["locale"] != "th" {
+	if want := engine.NoticeVoted.TextCount("th", 1, 2); code != http.StatusOK || out["message"] != want || out["locale"] != "th" {
 		t.Errorf("Thai vote = %d %v; want %q", code, out, want)
 	}
 	if !strings.HasPrefix(out["message"].(string), "บันทึกคะแนนแล้ว") {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // seen presses Seen on the page's behalf: POST …/seen with {} and the
@@ -55,14 +56,14 @@ func (b *bridge) placeQuestion(t testing.TB, id, req string, places []askbridge.
 		t.Fatal(err)
 	}
 	now := b.clock.now()
-	if _, _, err := b.store.Create(t.Context(), askbridge.NewQuestion{
+	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
 		ID: id, Request: r, Target: places[0].Target, Answerers: places[0].Answerers, Places: places,
 		Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range shown {
-		ref := askbridge.MessageRef{Platform: places[k].Target.Platform, Chat: places[k].Target.Chat, Message: id + "@" + places[k].Target.Platform, Place: k}
+		ref := engine.MessageRef{Platform: places[k].Target.Platform, Chat: places[k].Target.Chat, Message: id + "@" + places[k].Target.Platform, Place: k}
 		if ref.Platform == "web" {
 			ref.Chat, ref.Message = "web", id
 		}
@@ -130,10 +131,10 @@ func TestWebPlaceAnswerers(t *testing.T) {
 	if q, _ := l.listed("place-closed"); q.MayAnswer {
 		t.Errorf("place-closed: mayAnswer = true; the page's place is for telegram:7 only")
 	}
-	if code, out := b.seen(t, "place-closed", nil); code != http.StatusForbidden || out["notice"] != string(askbridge.NoticeNotForYou) {
+	if code, out := b.seen(t, "place-closed", nil); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
 		t.Errorf("seen on place-closed = %d %v; want 403 NotForYou", code, out)
 	}
-	if code, out := b.answer(t, "place-closed", map[string]any{"skip": true}); code != http.StatusForbidden || out["notice"] != string(askbridge.NoticeNotForYou) {
+	if code, out := b.answer(t, "place-closed", map[string]any{"skip": true}); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
 		t.Errorf("answer to place-closed = %d %v; want 403 NotForYou", code, out)
 	}
 	if code, out := b.seen(t, "place-open", nil); code != http.StatusOK {
@@ -225,7 +226,7 @@ func TestListReach(t *testing.T) {
 
 	// Seen on Slack, by Alice: the page learns it, and who.
 	alice := askbridge.Person{Platform: "slack", ID: "U1", Name: "Alice"}
-	if n, err := b.engine.Acknowledge(t.Context(), id, alice, 0); err != nil || n != askbridge.NoticeSeen {
+	if n, err := b.engine.Acknowledge(t.Context(), id, alice, 0); err != nil || n != engine.NoticeSeen {
 		t.Fatalf("Acknowledge = %v, %v", n, err)
 	}
 	if ev := s.next(t, "acknowledged", id); ev.Data["by"] != "slack:U1" {
@@ -273,7 +274,7 @@ func TestSeen(t *testing.T) {
 	if code != http.StatusOK || out["id"] != id || out["locale"] != "en" || out["outcome"] != nil {
 		t.Fatalf("seen = %d %v; want 200 with the question still open", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeSeen, "en")
+	wantNotice(t, out, engine.NoticeSeen, "en")
 	if ev := s.next(t, "acknowledged", id); ev.Data["by"] != "web:web" {
 		t.Errorf("acknowledged event = %v", ev.Data)
 	}
@@ -286,7 +287,7 @@ func TestSeen(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != nil {
 		t.Errorf("seen again = %d %v; want 409 with the question open", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeAlreadySeen, "en")
+	wantNotice(t, out, engine.NoticeAlreadySeen, "en")
 
 	// Seen answers nothing: the question is still the page's to answer.
 	if code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
@@ -296,7 +297,7 @@ func TestSeen(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != "answered" || out["status"] != "Answered: Production" {
 		t.Errorf("seen after the answer = %d %v; want 409 saying how it ended", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeAlreadyAnswered, "en")
+	wantNotice(t, out, engine.NoticeAlreadyAnswered, "en")
 }
 
 // A Seen after the end says how the question ended, in its language, even
@@ -314,7 +315,7 @@ func TestSeenEnded(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != "cancelled" || out["status"] != "ยกเลิกแล้ว" || out["locale"] != "th" {
 		t.Errorf("seen = %d %v; want 409, cancelled, in Thai", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeCancelled, "th")
+	wantNotice(t, out, engine.NoticeCancelled, "th")
 
 	// And a Thai Seen is in Thai.
 	open := b.ask(t, withPings("seen-thai", `,"to":"web","locale":"th"`))
@@ -337,13 +338,13 @@ func TestSeenRefused(t *testing.T) {
 	if code != http.StatusBadRequest {
 		t.Errorf("seen without pings = %d %v; want 400", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeUnknown, "en")
+	wantNotice(t, out, engine.NoticeUnknown, "en")
 	if q, _ := b.open(t).listed(plain); q.OffersSeen {
 		t.Errorf("listed %+v; want no Seen offered", q)
 	}
 
 	code, out = b.seen(t, others, nil)
-	if code != http.StatusForbidden || out["notice"] != string(askbridge.NoticeNotForYou) || out["error"] != askbridge.NoticeNotForYou.Text("en") {
+	if code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) || out["error"] != engine.NoticeNotForYou.Text("en") {
 		t.Errorf("seen on a question for others = %d %v; want 403 NotForYou", code, out)
 	}
 	for _, id := range []string{"never-asked", "bad%7Bid%7D"} {
@@ -421,8 +422,8 @@ func TestChannelReach(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, bridgeOptions{})
 	ch := b.channel
-	prompt := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "rem-1"}
-	if err := ch.Update(t.Context(), prompt, askbridge.Plan{ID: "rem-1"}); err != nil {
+	prompt := engine.MessageRef{Platform: "web", Chat: "web", Message: "rem-1"}
+	if err := ch.Update(t.Context(), prompt, engine.Plan{ID: "rem-1"}); err != nil {
 		t.Errorf("Update = %v", err)
 	}
 	first, err := ch.Remind(t.Context(), prompt, "Still waiting for your answer — 12 min left.")
@@ -433,7 +434,7 @@ func TestChannelReach(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Remind = %v", err)
 	}
-	for _, ref := range []askbridge.MessageRef{first, second} {
+	for _, ref := range []engine.MessageRef{first, second} {
 		if ref.Platform != "web" || ref.Chat != "web" || !strings.HasPrefix(ref.Message, "rem-1/reminder/") || len(ref.Message) <= len("rem-1/reminder/") {
 			t.Errorf("reminder = %+v; want web, web, rem-1/reminder/…", ref)
 		}
@@ -445,19 +446,19 @@ func TestChannelReach(t *testing.T) {
 		t.Errorf("two reminders share the reference %v", first)
 	}
 	// What is not the page's is refused for good.
-	for _, ref := range []askbridge.MessageRef{{Platform: "slack", Chat: "C1", Message: "rem-1/reminder/x"}, prompt} {
+	for _, ref := range []engine.MessageRef{{Platform: "slack", Chat: "C1", Message: "rem-1/reminder/x"}, prompt} {
 		if err := ch.Delete(t.Context(), ref); !permanent(err) {
 			t.Errorf("Delete(%v) = %v; want a permanent refusal", ref, err)
 		}
 	}
-	if _, err := ch.Remind(t.Context(), askbridge.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}, "x"); !permanent(err) {
+	if _, err := ch.Remind(t.Context(), engine.MessageRef{Platform: "slack", Chat: "C1", Message: "1.2"}, "x"); !permanent(err) {
 		t.Errorf("Remind under a Slack message = %v; want a permanent refusal", err)
 	}
 }
 
 func permanent(err error) bool {
-	var se *askbridge.SendError
-	return errors.As(err, &se) && se.Kind == askbridge.Permanent
+	var se *engine.SendError
+	return errors.As(err, &se) && se.Kind == engine.Permanent
 }
 
 // pageTarget is the target of the page's place.

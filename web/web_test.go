@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/web"
 )
 
@@ -133,7 +134,7 @@ func TestAnswer(t *testing.T) {
 			if out["outcome"] != "answered" || out["status"] != tc.status || out["locale"] != "en" {
 				t.Errorf("reply = %v; want outcome answered, status %q", out, tc.status)
 			}
-			wantNotice(t, out, askbridge.NoticeRecorded, "en")
+			wantNotice(t, out, engine.NoticeRecorded, "en")
 			res := b.result(t, id, 5*time.Second)
 			if res.Status != askbridge.StatusAnswered || res.Via != askbridge.ViaWeb || res.AnsweredBy == nil || res.AnsweredBy.Platform != "web" {
 				t.Fatalf("result = %+v", res)
@@ -147,7 +148,7 @@ func TestAnswer(t *testing.T) {
 
 // wantNotice checks an answer reply's notice: its code (for decisions)
 // and its text in catalog tag (for the person).
-func wantNotice(t *testing.T, out map[string]any, n askbridge.Notice, tag string) {
+func wantNotice(t *testing.T, out map[string]any, n engine.Notice, tag string) {
 	t.Helper()
 	if out["notice"] != string(n) || out["message"] != n.Text(tag) {
 		t.Errorf("notice, message = %v, %v; want %q, %q", out["notice"], out["message"], n, n.Text(tag))
@@ -175,7 +176,7 @@ func TestSkip(t *testing.T) {
 	if code != http.StatusOK || out["outcome"] != "skipped" || out["status"] != "Skipped" {
 		t.Fatalf("skip = %d %v", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeSkipped, "en")
+	wantNotice(t, out, engine.NoticeSkipped, "en")
 	res := b.result(t, id, 5*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonSkipped {
 		t.Fatalf("result = %+v; want no_answer/skipped", res)
@@ -201,7 +202,7 @@ func TestAnswerTwice(t *testing.T) {
 		if out["outcome"] != "answered" || out["status"] != "Answered: Production" {
 			t.Errorf("409 reply = %v; want the existing result", out)
 		}
-		wantNotice(t, out, askbridge.NoticeAlreadyAnswered, "en")
+		wantNotice(t, out, engine.NoticeAlreadyAnswered, "en")
 		res, _ := out["result"].(map[string]any)
 		if res["status"] != "answered" {
 			t.Errorf("409 result = %v", res)
@@ -231,10 +232,10 @@ func TestEndedBeforeAnswer(t *testing.T) {
 	}
 	tests := []struct {
 		id, outcome string
-		notice      askbridge.Notice
+		notice      engine.Notice
 	}{
-		{expired, "expired", askbridge.NoticeExpired},
-		{cancelled, "cancelled", askbridge.NoticeCancelled},
+		{expired, "expired", engine.NoticeExpired},
+		{cancelled, "cancelled", engine.NoticeCancelled},
 	}
 	for _, tc := range tests {
 		code, out := b.answer(t, tc.id, map[string]any{"answers": map[string][]string{"q": {"A"}}})
@@ -313,7 +314,7 @@ func TestOtherPlatformNotAnswerable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.store.Create(t.Context(), askbridge.NewQuestion{
+	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
 		ID: "tg-1", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "42"},
 		Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
@@ -336,7 +337,7 @@ func TestAnswerersLimitThePage(t *testing.T) {
 		t.Errorf("mayAnswer = true for a question only telegram:7 may answer")
 	}
 	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden ||
-		out["notice"] != string(askbridge.NoticeNotForYou) || out["error"] != askbridge.NoticeNotForYou.Text("en") {
+		out["notice"] != string(engine.NoticeNotForYou) || out["error"] != engine.NoticeNotForYou.Text("en") {
 		t.Fatalf("answer = %d %v; want 403 with the notice NotForYou and its text", code, out)
 	}
 	// Still not the page's once it has ended: it learns nothing more.
@@ -781,7 +782,7 @@ func TestChannel(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, bridgeOptions{})
 	ch := b.channel
-	if ch.Platform() != "web" || ch.State() != askbridge.StateConnected {
+	if ch.Platform() != "web" || ch.State() != engine.StateConnected {
 		t.Errorf("platform, state = %q, %q", ch.Platform(), ch.State())
 	}
 	caps := ch.Capabilities()
@@ -792,27 +793,27 @@ func TestChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := askbridge.BuildPlan("send-1", req, caps)
-	var sent []askbridge.MessageRef
-	record := func(ref askbridge.MessageRef) error { sent = append(sent, ref); return nil }
+	plan := engine.BuildPlan("send-1", req, caps)
+	var sent []engine.MessageRef
+	record := func(ref engine.MessageRef) error { sent = append(sent, ref); return nil }
 
-	if err := ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, Sent: record}); err != nil {
+	if err := ch.Send(t.Context(), engine.Delivery{Chat: "web", Plan: plan, Sent: record}); err != nil {
 		t.Fatalf("Send = %v", err)
 	}
-	want := askbridge.MessageRef{Platform: "web", Chat: "web", Message: "send-1", Part: 0}
-	if !slices.Equal(sent, []askbridge.MessageRef{want}) {
+	want := engine.MessageRef{Platform: "web", Chat: "web", Message: "send-1", Part: 0}
+	if !slices.Equal(sent, []engine.MessageRef{want}) {
 		t.Errorf("sent %v; want [%v]", sent, want)
 	}
 
 	// A later try has nothing left to post: the prompt is one part.
 	sent = nil
-	if err := ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, From: 1, Sent: record}); err != nil || len(sent) != 0 {
+	if err := ch.Send(t.Context(), engine.Delivery{Chat: "web", Plan: plan, From: 1, Sent: record}); err != nil || len(sent) != 0 {
 		t.Errorf("Send from part 1 = %v, sent %v; want nil and nothing", err, sent)
 	}
 
 	// The engine's refusal to record stops Send with that very error.
 	refused := errors.New("store down")
-	err = ch.Send(t.Context(), askbridge.Delivery{Chat: "web", Plan: plan, Sent: func(askbridge.MessageRef) error { return refused }})
+	err = ch.Send(t.Context(), engine.Delivery{Chat: "web", Plan: plan, Sent: func(engine.MessageRef) error { return refused }})
 	if err != refused {
 		t.Errorf("Send with a failing Sent = %v; want %v as is", err, refused)
 	}
@@ -882,15 +883,15 @@ func TestFinishFromEnding(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := tc.res
-			rec := askbridge.Record{
+			rec := engine.Record{
 				ID: tc.id, Status: res.Status, Request: req, Target: askbridge.Target{Platform: "web"},
 				Created: created, Deadline: created.Add(15 * time.Minute), Result: &res,
 			}
-			end := askbridge.Ending{
-				Plan:    askbridge.BuildPlan(tc.id, req, ch.Capabilities()),
+			end := engine.Ending{
+				Plan:    engine.BuildPlan(tc.id, req, ch.Capabilities()),
 				Outcome: res.Outcome(), Status: tc.status, Question: rec,
 			}
-			ref := askbridge.MessageRef{Platform: "web", Chat: "web", Message: tc.id}
+			ref := engine.MessageRef{Platform: "web", Chat: "web", Message: tc.id}
 			if err := ch.Finish(t.Context(), ref, end); err != nil {
 				t.Fatalf("Finish = %v", err)
 			}
@@ -917,7 +918,7 @@ func TestAnswerUndeliverable(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := b.store.Create(t.Context(), askbridge.NewQuestion{
+	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
 		ID: id, Request: req, Target: askbridge.Target{Platform: "web"}, Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
 		t.Fatal(err)
@@ -929,5 +930,5 @@ func TestAnswerUndeliverable(t *testing.T) {
 	if code != http.StatusConflict || out["outcome"] != "undeliverable" || out["status"] != "Not delivered" {
 		t.Fatalf("answer = %d %v; want 409 undeliverable", code, out)
 	}
-	wantNotice(t, out, askbridge.NoticeUndeliverable, "en")
+	wantNotice(t, out, engine.NoticeUndeliverable, "en")
 }

@@ -20,14 +20,17 @@ import (
 
 // prefix is the bridge's default key prefix; agents use the keys of
 // docs/redis-protocol.md under it.
-const prefix = "askuser:"
+const prefix = askbridge.DefaultPrefix
 
-func requestsKey() string        { return prefix + "requests" }
-func resultKey(id string) string { return prefix + "result:{" + id + "}" }
+// keys are the protocol's keys under prefix.
+var keys = askbridge.Keys{Prefix: prefix}
+
+func requestsKey() string        { return keys.Requests() }
+func resultKey(id string) string { return keys.Result(id) }
 
 // questionKey is the question's hash, which the protocol lets agents read
 // (status, result, created, deadline).
-func questionKey(id string) string { return prefix + "question:{" + id + "}" }
+func questionKey(id string) string { return keys.Question(id) }
 
 // askBody is a request of one single-select question with two options: a
 // native button prompt on every platform.

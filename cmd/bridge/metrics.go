@@ -11,9 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
-// metrics implements askbridge.Metrics on Prometheus, and times the calls
+// metrics implements engine.Metrics on Prometheus, and times the calls
 // to Redis (redisHook) and to the platforms' APIs (platformTransport).
 // Every label value comes from a fixed or code-bounded set: no key, chat,
 // question id or token ever becomes a label.
@@ -109,12 +110,12 @@ func (m *metrics) Sent(platform string, messages int) {
 	m.sent.WithLabelValues(platform).Add(float64(messages))
 }
 
-func (m *metrics) PlatformError(platform string, kind askbridge.ErrorKind) {
+func (m *metrics) PlatformError(platform string, kind engine.ErrorKind) {
 	name := "temporary"
 	switch kind {
-	case askbridge.RateLimited:
+	case engine.RateLimited:
 		name = "rate_limited"
-	case askbridge.Permanent:
+	case engine.Permanent:
 		name = "permanent"
 	}
 	m.errors.WithLabelValues(platform, name).Inc()
@@ -323,22 +324,22 @@ func httpMethod(m string) string {
 // channelStates reports each channel's state at scrape time as
 // askbridge_channel_state: 1 for the state it is in, 0 for the others.
 type channelStates struct {
-	channels []askbridge.Channel
+	channels []engine.Channel
 }
 
 var channelStateDesc = prometheus.NewDesc("askbridge_channel_state",
 	"1 for the state each platform's channel is in, 0 for the others: connecting, connected, retrying, bad_credentials, standby (another replica holds the platform's single inbound connection).",
 	[]string{"platform", "state"}, nil)
 
-// channelStateList is every state a channel reports (askbridge.ChannelState).
-var channelStateList = []askbridge.ChannelState{
-	askbridge.StateConnecting, askbridge.StateConnected, askbridge.StateRetrying,
-	askbridge.StateBadCredentials, askbridge.StateStandby,
+// channelStateList is every state a channel reports (engine.ChannelState).
+var channelStateList = []engine.ChannelState{
+	engine.StateConnecting, engine.StateConnected, engine.StateRetrying,
+	engine.StateBadCredentials, engine.StateStandby,
 }
 
 // stateLabel is a state as a label: its words joined by '_'
 // ("bad credentials" is bad_credentials).
-func stateLabel(s askbridge.ChannelState) string {
+func stateLabel(s engine.ChannelState) string {
 	return strings.ReplaceAll(string(s), " ", "_")
 }
 

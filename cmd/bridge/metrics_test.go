@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestMetrics scrapes /metrics after one question of each ending the
@@ -273,10 +274,10 @@ func TestPlatformTransport(t *testing.T) {
 // The channel state gauge is 1 for the state each channel is in and 0 for
 // the others, read when scraped.
 func TestChannelStates(t *testing.T) {
-	ch := &stateChannel{platform: "telegram", state: askbridge.StateConnecting}
+	ch := &stateChannel{platform: "telegram", state: engine.StateConnecting}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(channelStates{channels: []askbridge.Channel{ch}})
-	for _, state := range []askbridge.ChannelState{askbridge.StateBadCredentials, askbridge.StateStandby} {
+	reg.MustRegister(channelStates{channels: []engine.Channel{ch}})
+	for _, state := range []engine.ChannelState{engine.StateBadCredentials, engine.StateStandby} {
 		ch.state = state
 		got := gauges(t, reg, "askbridge_channel_state")
 		if len(got) != len(channelStateList) {
@@ -300,13 +301,13 @@ func TestChannelStates(t *testing.T) {
 // stateChannel is a Channel whose state the test sets; the engine never
 // sees it.
 type stateChannel struct {
-	askbridge.Channel
+	engine.Channel
 	platform string
-	state    askbridge.ChannelState
+	state    engine.ChannelState
 }
 
-func (c *stateChannel) Platform() string              { return c.platform }
-func (c *stateChannel) State() askbridge.ChannelState { return c.state }
+func (c *stateChannel) Platform() string           { return c.platform }
+func (c *stateChannel) State() engine.ChannelState { return c.state }
 
 // nopPending has no pending questions.
 type nopPending struct{}

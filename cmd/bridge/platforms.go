@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -17,7 +17,7 @@ import (
 // platform is a chat platform's channel and the HTTP endpoints it serves
 // (webhooks), if any.
 type platform struct {
-	channel askbridge.Channel
+	channel engine.Channel
 	routes  map[string]http.Handler // mux pattern -> handler
 }
 

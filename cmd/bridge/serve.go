@@ -21,6 +21,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redislog"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
@@ -165,17 +166,17 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		b.close()
 		return nil, err
 	}
-	channels := []askbridge.Channel{web.NewChannel(st, nil)}
+	channels := []engine.Channel{web.NewChannel(st, nil)}
 	for _, p := range platforms {
 		channels = append(channels, p.channel)
 	}
 	reg.MustRegister(channelStates{channels: channels})
 
-	engine := askbridge.NewEngine(askbridge.EngineConfig{
+	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolver(cfg), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle,
-		Callbacks: askbridge.CallbackConfig{
+		Callbacks: engine.CallbackConfig{
 			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
 		},
 	})
@@ -187,7 +188,7 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	}
 	b.Addr = ln.Addr().String()
 	b.webh, err = web.NewHandler(web.Config{
-		Questions: st, History: st, Events: st, Submitter: engine, Token: cfg.HTTP.Token,
+		Questions: st, History: st, Events: st, Submitter: eng, Token: cfg.HTTP.Token,
 		Logger: log.With("part", "web"), Origins: pageOrigins(b.Addr, cfg.HTTP.OriginList()),
 		MaxStreams: cfg.HTTP.MaxEventStreams,
 	})
@@ -253,13 +254,13 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 		b.channels.Add(1)
 		go func() {
 			defer b.channels.Done()
-			_ = ch.Run(runCtx, engine)
+			_ = ch.Run(runCtx, eng)
 		}()
 	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		_ = engine.Run(engineCtx)
+		_ = eng.Run(engineCtx)
 	}()
 	if cfg.HTTP.MetricsAddr != "" {
 		ops := http.NewServeMux()
@@ -477,21 +478,21 @@ func (b *bridge) close() {
 // policy on direct targets (ASKUSER_TARGETS, the platforms' lists of
 // chats), both config's. An error is the request's error result, its
 // message prefixed "to: " like the engine's own refusals of `to`.
-func resolver(cfg *config.Config) askbridge.Resolver {
-	return func(to string) (askbridge.Route, error) {
+func resolver(cfg *config.Config) engine.Resolver {
+	return func(to string) (engine.Route, error) {
 		route, err := cfg.Resolve(to)
 		if err != nil {
-			return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
+			return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}
 		platform, chat, err := config.ParseTarget(route.To)
 		if err != nil {
-			return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
+			return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}
 		var ladder []askbridge.Step
 		for _, st := range route.Escalate {
 			ladder = append(ladder, askbridge.Step{AfterSeconds: st.AfterSeconds, To: askbridge.ToList(st.To)})
 		}
-		return askbridge.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale, Escalate: ladder}, nil
+		return engine.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale, Escalate: ladder}, nil
 	}
 }
 
@@ -499,7 +500,7 @@ func resolver(cfg *config.Config) askbridge.Resolver {
 // which embedded Redis runs (emb nil: a shared one) with what it loses. It
 // shows state words only: Redis's error, which may name internal addresses,
 // goes to the log.
-func readyHandler(rdb redis.UniversalClient, channels []askbridge.Channel, emb *store.Embedded, log *slog.Logger) http.Handler {
+func readyHandler(rdb redis.UniversalClient, channels []engine.Channel, emb *store.Embedded, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -64,7 +64,7 @@ func (a Agent) Result(t testing.TB, id string, within time.Duration) askbridge.R
 // ResultCount is how many results wait on question id's list (LLEN).
 func (a Agent) ResultCount(t testing.TB, id string) int64 {
 	t.Helper()
-	n, err := a.RDB.LLen(context.Background(), a.Prefix+"result:{"+id+"}").Result()
+	n, err := a.RDB.LLen(context.Background(), askbridge.Keys{Prefix: a.Prefix}.Result(id)).Result()
 	if err != nil {
 		t.Fatalf("agent: LLEN: %v", err)
 	}

@@ -1,5 +1,5 @@
 // Package cooldowntest is an in-process stand-in for the cooldowns the
-// replicas share through Redis (askbridge.Coordinator's ShareCooldown and
+// replicas share through Redis (engine.Coordinator's ShareCooldown and
 // Cooldowns), for channel tests that run without a store: the coordinators
 // of several channels share one Bus, as replicas share one Redis.
 package cooldowntest

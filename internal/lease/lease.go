@@ -15,7 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/retry"
 )
 
@@ -29,7 +29,7 @@ func Nonce() string {
 
 // Params configures Hold. Coord, Name, Holder and TTL are required.
 type Params struct {
-	Coord askbridge.Coordinator
+	Coord engine.Coordinator
 	// Name is the lease's name; Holder names this replica in it (Hold adds
 	// a nonce of its own, so two replicas given one name stay apart).
 	Name, Holder string
@@ -54,7 +54,7 @@ type Params struct {
 // Term is the work run while holding the lease. Its context ends when ctx
 // of Hold ends or when the lease is lost. It returns how long to stand aside
 // before contending again (0: at once), after Hold has released the lease.
-type Term func(ctx context.Context, l askbridge.Lease) (standAside time.Duration)
+type Term func(ctx context.Context, l engine.Lease) (standAside time.Duration)
 
 // Hold contends for the lease until ctx is done and runs term for each
 // stretch it holds it. A lease refused (another holder) is tried again
@@ -114,7 +114,7 @@ func (p Params) failed(op string, err error) {
 
 // hold runs one term with a renewer beside it, then releases the lease
 // (unless abandoned as a crash would).
-func (p Params) hold(ctx context.Context, l askbridge.Lease, term Term) time.Duration {
+func (p Params) hold(ctx context.Context, l engine.Lease, term Term) time.Duration {
 	v := &validity{clock: p.Clock, ttl: p.TTL}
 	v.renewed(p.Clock.Now().Add(-p.RenewEvery / 10))
 	tctx, lost := context.WithCancel(context.WithValue(ctx, validityKey{}, v))
@@ -141,7 +141,7 @@ func (p Params) hold(ctx context.Context, l askbridge.Lease, term Term) time.Dur
 // renew keeps the lease alive every RenewEvery; it calls lost when the
 // store refuses a renewal, or when renewals have failed for so long that
 // the lease may have run out.
-func (p Params) renew(ctx context.Context, l askbridge.Lease, lost context.CancelFunc, v *validity) {
+func (p Params) renew(ctx context.Context, l engine.Lease, lost context.CancelFunc, v *validity) {
 	t := p.Clock.NewTicker(p.RenewEvery)
 	defer t.Stop()
 	last := p.Clock.Now()

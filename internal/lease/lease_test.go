@@ -13,7 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/lease"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
@@ -41,12 +41,12 @@ type holder struct {
 	holding atomic.Bool
 	terms   atomic.Int64
 	standby atomic.Int64
-	ended   chan askbridge.Lease // a term's lease, as the term ends
+	ended   chan engine.Lease // a term's lease, as the term ends
 }
 
-func hold(t *testing.T, st askbridge.Coordinator, name string, p lease.Params) *holder {
+func hold(t *testing.T, st engine.Coordinator, name string, p lease.Params) *holder {
 	t.Helper()
-	h := &holder{name: name, done: make(chan struct{}), ended: make(chan askbridge.Lease, 16)}
+	h := &holder{name: name, done: make(chan struct{}), ended: make(chan engine.Lease, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	p.Coord, p.Holder = st, name
@@ -59,7 +59,7 @@ func hold(t *testing.T, st askbridge.Coordinator, name string, p lease.Params) *
 	p.Standby = func() { h.standby.Add(1) }
 	go func() {
 		defer close(h.done)
-		lease.Hold(ctx, p, func(ctx context.Context, l askbridge.Lease) time.Duration {
+		lease.Hold(ctx, p, func(ctx context.Context, l engine.Lease) time.Duration {
 			h.holding.Store(true)
 			h.terms.Add(1)
 			<-ctx.Done()
@@ -172,21 +172,21 @@ func TestStoreDownRetries(t *testing.T) {
 
 // flakyCoord fails AcquireLease while fail is set.
 type flakyCoord struct {
-	askbridge.Coordinator
+	engine.Coordinator
 	fail atomic.Bool
 }
 
-func (f *flakyCoord) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (askbridge.Lease, bool, error) {
+func (f *flakyCoord) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (engine.Lease, bool, error) {
 	if f.fail.Load() {
-		return askbridge.Lease{}, false, errors.New("connection refused")
+		return engine.Lease{}, false, errors.New("connection refused")
 	}
 	return f.Coordinator.AcquireLease(ctx, name, holder, ttl)
 }
 
 // renewFails refuses every renewal with a store error.
-type renewFails struct{ askbridge.Coordinator }
+type renewFails struct{ engine.Coordinator }
 
-func (renewFails) RenewLease(context.Context, askbridge.Lease, time.Duration) (bool, error) {
+func (renewFails) RenewLease(context.Context, engine.Lease, time.Duration) (bool, error) {
 	return false, errors.New("i/o timeout")
 }
 
@@ -207,7 +207,7 @@ func TestValidEndsWithTheLease(t *testing.T) {
 	go func() {
 		defer close(done)
 		lease.Hold(ctx, lease.Params{Coord: renewFails{st}, Name: "test:valid", Holder: "a", TTL: time.Minute, Clock: clk},
-			func(ctx context.Context, _ askbridge.Lease) time.Duration {
+			func(ctx context.Context, _ engine.Lease) time.Duration {
 				terms <- ctx
 				<-ctx.Done()
 				return 0

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
@@ -327,7 +328,7 @@ func (e *env) prompts() map[int][]telegramtest.Message {
 // recorded reports whether the bridge has recorded message m (a person
 // cannot tap a prompt before; a test can).
 func (e *env) recorded(m telegramtest.Message) bool {
-	ref := askbridge.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(m.ChatID, 10), Message: strconv.Itoa(m.ID)}
+	ref := engine.MessageRef{Platform: "telegram", Chat: strconv.FormatInt(m.ChatID, 10), Message: strconv.Itoa(m.ID)}
 	_, found, err := e.check.QuestionByMessage(context.Background(), ref)
 	return err == nil && found
 }
@@ -591,7 +592,7 @@ func (p *people) run() {
 			p.mu.Unlock()
 			if len(qs) > 0 {
 				a, ok := p.e.fake.Answer(qs[len(qs)-1])
-				if !ok || a.Text != en(askbridge.NoticeTryAgain) {
+				if !ok || a.Text != en(engine.NoticeTryAgain) {
 					continue
 				}
 				p.mu.Lock()
@@ -665,4 +666,4 @@ func seq(n int) []int {
 
 // en is notice n as a person reads it in English, the language of the
 // suite's requests.
-func en(n askbridge.Notice) string { return n.Text(locale.Default) }
+func en(n engine.Notice) string { return n.Text(locale.Default) }

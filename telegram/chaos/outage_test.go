@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 )
 
@@ -69,7 +69,7 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 				if !ok {
 					return false
 				}
-				if a.Text != en(askbridge.NoticeTryAgain) {
+				if a.Text != en(engine.NoticeTryAgain) {
 					t.Errorf("question %d: tap told %q but the question has no result", i, a.Text)
 				}
 				tryAgain[i] = true
@@ -91,7 +91,7 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 			continue // the held update was handled meanwhile
 		}
 		if i%2 == 0 {
-			if n := e.notice(e.tap(prompts[i], choice(i)), 10*time.Second); n.Text != en(askbridge.NoticeRecorded) && n.Text != en(askbridge.NoticeAlreadyAnswered) {
+			if n := e.notice(e.tap(prompts[i], choice(i)), 10*time.Second); n.Text != en(engine.NoticeRecorded) && n.Text != en(engine.NoticeAlreadyAnswered) {
 				t.Errorf("question %d: tap after the outage told %q", i, n.Text)
 			}
 		} else if _, err := e.fake.Reply(prompts[i].ChatID, alice, prompts[i].ID, choice(i)); err != nil {
@@ -123,7 +123,7 @@ func (e *env) hasAnswer(query string) bool {
 // in chat.
 func (e *env) toldTryAgain(chat int64, msg int) bool {
 	for _, m := range e.fake.BotMessages(chat) {
-		if m.ReplyTo == msg && m.Text == en(askbridge.NoticeTryAgain) {
+		if m.ReplyTo == msg && m.Text == en(engine.NoticeTryAgain) {
 			return true
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestPausedPollerNeverPollsBeside SIGSTOPs the replica that polls
@@ -51,7 +51,7 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 	}
 	e.ended(seq(questions), 20*time.Second)
 	for _, q := range queries {
-		if n := e.notice(q, 10*time.Second); n.Text != en(askbridge.NoticeRecorded) {
+		if n := e.notice(q, 10*time.Second); n.Text != en(engine.NoticeRecorded) {
 			t.Errorf("tap %s told %q", q, n.Text)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/retry"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -100,14 +101,14 @@ func runReplica(raw string) int {
 		log.Error("telegram channel", "err", err)
 		return 2
 	}
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
-	eng := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch}, Logger: log,
+	eng := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: cfg.Name, Clock: clock, SweepEvery: 100 * time.Millisecond, SendBudget: cfg.SendBudget,
 		FinishLease: 3 * time.Second, LeftoverEvery: time.Second, LeftoverGrace: 2 * time.Second,
 		TimerHold: cfg.ClaimIdle,

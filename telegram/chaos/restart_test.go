@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestRedisRestartKeepsQuestions crashes Redis (SIGKILL; AOF on, fsync on
@@ -36,7 +37,7 @@ func TestRedisRestartKeepsQuestions(t *testing.T) {
 	}
 	// Two are answered before the crash.
 	for i := range 2 {
-		if n := e.notice(e.tap(e.prompt(i), choice(i)), 10*time.Second); n.Text != en(askbridge.NoticeRecorded) {
+		if n := e.notice(e.tap(e.prompt(i), choice(i)), 10*time.Second); n.Text != en(engine.NoticeRecorded) {
 			t.Errorf("question %d before the restart: notice %q", i, n.Text)
 		}
 	}
@@ -51,14 +52,14 @@ func TestRedisRestartKeepsQuestions(t *testing.T) {
 
 	// Taps after the restart answer the questions asked before it.
 	for i := 2; i < pending; i++ {
-		if n := e.notice(e.tap(e.prompt(i), choice(i)), 20*time.Second); n.Text != en(askbridge.NoticeRecorded) {
+		if n := e.notice(e.tap(e.prompt(i), choice(i)), 20*time.Second); n.Text != en(engine.NoticeRecorded) {
 			t.Errorf("question %d after the restart: notice %q", i, n.Text)
 		}
 	}
 	// A question asked after the restart is shown and answered.
 	after := pending + 1
 	e.ask(after, e.chatOf(after), 600)
-	if n := e.notice(e.tap(e.prompt(after), choice(after)), 20*time.Second); n.Text != en(askbridge.NoticeRecorded) {
+	if n := e.notice(e.tap(e.prompt(after), choice(after)), 20*time.Second); n.Text != en(engine.NoticeRecorded) {
 		t.Errorf("question %d asked after the restart: notice %q", after, n.Text)
 	}
 	e.ended(append(seq(pending), after), 20*time.Second)

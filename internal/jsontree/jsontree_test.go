@@ -1,4 +1,4 @@
-package askbridge
+package jsontree
 
 import (
 	"bytes"
@@ -7,9 +7,13 @@ import (
 	"io"
 	"reflect"
 	"testing"
+
+	"github.com/askbridge/askbridge"
 )
 
-// v1Tree is what request validation decoded before decodeTree: the
+const validRequest = `{"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
+
+// v1Tree is what request validation decodes without Decode: the
 // encoding/json tree of data, with UseNumber, and whether it was one value
 // and nothing after it.
 func v1Tree(data []byte) (any, bool) {
@@ -41,14 +45,14 @@ func TestDecodeTree(t *testing.T) {
 		{`"\ud800"`, nil, false}, // a lone surrogate: left to encoding/json
 		{``, nil, false},
 	} {
-		got, ok := decodeTree([]byte(tc.in))
+		got, ok := Decode([]byte(tc.in))
 		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("decodeTree(%s) = %#v, %v; want %#v, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("Decode(%s) = %#v, %v; want %#v, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }
 
-// FuzzDecodeTree: whatever decodeTree reads, encoding/json reads alike, to
+// FuzzDecodeTree: whatever Decode reads, encoding/json reads alike, to
 // the same tree; what it refuses goes to encoding/json, so it never changes
 // what a request means or which error it gets.
 func FuzzDecodeTree(f *testing.F) {
@@ -56,24 +60,26 @@ func FuzzDecodeTree(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast, ok := decodeTree(data)
+		fast, ok := Decode(data)
 		if !ok {
 			return
 		}
 		slow, ok := v1Tree(data)
 		if !ok {
-			t.Fatalf("decodeTree read %q, encoding/json refuses it", data)
+			t.Fatalf("Decode read %q, encoding/json refuses it", data)
 		}
 		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("decodeTree(%q) = %#v, encoding/json %#v", data, fast, slow)
+			t.Fatalf("Decode(%q) = %#v, encoding/json %#v", data, fast, slow)
 		}
 	})
 }
 
+// BenchmarkDecodeRequest decodes a request as the engine does: the tree
+// read by Decode, then validated.
 func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeRequest([]byte(validRequest)); err != nil {
+		if _, err := askbridge.DecodeRequestWith([]byte(validRequest), Decode); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
@@ -30,7 +31,7 @@ var prefixSeq atomic.Int64
 // sends and edits, and can be told to fail.
 type fakeChannel struct {
 	platform string
-	caps     askbridge.Capabilities
+	caps     engine.Capabilities
 
 	mu       sync.Mutex
 	sent     []sentPrompt
@@ -60,39 +61,39 @@ type fakeChannel struct {
 	failPart map[int]error
 	// beforeSent, when set, runs after a part is posted and before it is
 	// handed to the engine (the instant a tap may already come in).
-	beforeSent func(ref askbridge.MessageRef)
+	beforeSent func(ref engine.MessageRef)
 	// failChat fails every Send to a chat with its error.
 	failChat map[string]error
 	// updated holds the last plan each message was updated to show,
 	// reminders the reminders posted, deleted the messages deleted.
-	updated   map[string]askbridge.Plan
+	updated   map[string]engine.Plan
 	reminders []reminder
 	deleted   map[string]bool
 }
 
 type sentPrompt struct {
 	chat string
-	plan askbridge.Plan
-	refs []askbridge.MessageRef
+	plan engine.Plan
+	refs []engine.MessageRef
 }
 
 func newFakeChannel(platform string) *fakeChannel {
 	return &fakeChannel{
 		platform: platform,
-		caps:     askbridge.Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64, ReplyBox: true},
+		caps:     engine.Capabilities{Buttons: true, ButtonsPerRow: 1, PayloadBytes: 64, ReplyBox: true},
 		finished: map[string]string{},
 	}
 }
 
-func (f *fakeChannel) Platform() string                     { return f.platform }
-func (f *fakeChannel) Capabilities() askbridge.Capabilities { return f.caps }
-func (f *fakeChannel) State() askbridge.ChannelState        { return askbridge.StateConnected }
-func (f *fakeChannel) Run(ctx context.Context, in askbridge.Inbox) error {
+func (f *fakeChannel) Platform() string                  { return f.platform }
+func (f *fakeChannel) Capabilities() engine.Capabilities { return f.caps }
+func (f *fakeChannel) State() engine.ChannelState        { return engine.StateConnected }
+func (f *fakeChannel) Run(ctx context.Context, in engine.Inbox) error {
 	<-ctx.Done()
 	return nil
 }
 
-func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
+func (f *fakeChannel) Send(ctx context.Context, d engine.Delivery) error {
 	f.entered.Add(1)
 	chat, plan := d.Chat, d.Plan
 	f.mu.Lock()
@@ -103,7 +104,7 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: ctx.Err().Error()}
+			return &engine.SendError{Kind: engine.Temporary, Reason: ctx.Err().Error()}
 		}
 	}
 	f.mu.Lock()
@@ -123,7 +124,7 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 			return err
 		}
 		f.nextID++
-		ref := askbridge.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID), Part: part}
+		ref := engine.MessageRef{Platform: f.platform, Chat: chat, Message: fmt.Sprint(f.nextID), Part: part}
 		if part == 0 {
 			f.sent = append(f.sent, sentPrompt{chat: chat, plan: plan})
 		}
@@ -143,9 +144,9 @@ func (f *fakeChannel) Send(ctx context.Context, d askbridge.Delivery) error {
 
 // Parts: a prompt takes parts messages (1 by default), like a real
 // channel's long prompt.
-func (f *fakeChannel) Parts(askbridge.Plan) int { return max(f.parts, 1) }
+func (f *fakeChannel) Parts(engine.Plan) int { return max(f.parts, 1) }
 
-func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end askbridge.Ending) error {
+func (f *fakeChannel) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
 	if f.panicOnFinish.Load() {
 		panic("fake channel: finish failed badly")
 	}
@@ -160,7 +161,7 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return &askbridge.SendError{Kind: askbridge.Temporary, Reason: ctx.Err().Error()}
+			return &engine.SendError{Kind: engine.Temporary, Reason: ctx.Err().Error()}
 		}
 	}
 	f.mu.Lock()
@@ -172,35 +173,35 @@ func (f *fakeChannel) Finish(ctx context.Context, ref askbridge.MessageRef, end 
 	}
 	if ref.Part >= max(f.parts, 1) {
 		// As the real channels do: a part the plan does not have.
-		return &askbridge.SendError{Kind: askbridge.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan does not have", ref.Message, ref.Part)}
+		return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan does not have", ref.Message, ref.Part)}
 	}
 	f.finished[ref.Message] = end.Status
 	return nil
 }
 
 // Update records the notes an open prompt was edited to show (Updater).
-func (f *fakeChannel) Update(ctx context.Context, ref askbridge.MessageRef, p askbridge.Plan) error {
+func (f *fakeChannel) Update(ctx context.Context, ref engine.MessageRef, p engine.Plan) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.updated == nil {
-		f.updated = map[string]askbridge.Plan{}
+		f.updated = map[string]engine.Plan{}
 	}
 	f.updated[ref.Message] = p
 	return nil
 }
 
 // Remind posts a reminder under prompt (Reminder).
-func (f *fakeChannel) Remind(ctx context.Context, prompt askbridge.MessageRef, text string) (askbridge.MessageRef, error) {
+func (f *fakeChannel) Remind(ctx context.Context, prompt engine.MessageRef, text string) (engine.MessageRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	ref := askbridge.MessageRef{Platform: f.platform, Chat: prompt.Chat, Message: fmt.Sprint(f.nextID)}
+	ref := engine.MessageRef{Platform: f.platform, Chat: prompt.Chat, Message: fmt.Sprint(f.nextID)}
 	f.reminders = append(f.reminders, reminder{ref: ref, under: prompt.Message, text: text})
 	return ref, nil
 }
 
 // Delete deletes a reminder (Reminder).
-func (f *fakeChannel) Delete(ctx context.Context, ref askbridge.MessageRef) error {
+func (f *fakeChannel) Delete(ctx context.Context, ref engine.MessageRef) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.deleted == nil {
@@ -211,7 +212,7 @@ func (f *fakeChannel) Delete(ctx context.Context, ref askbridge.MessageRef) erro
 }
 
 type reminder struct {
-	ref   askbridge.MessageRef
+	ref   engine.MessageRef
 	under string
 	text  string
 }
@@ -300,7 +301,7 @@ type harness struct {
 	prefix string
 	agent  *redis.Client
 	ch     *fakeChannel
-	engine *askbridge.Engine
+	engine *engine.Engine
 	store  *store.Store
 	// stop stops the engine; stopped is closed when its Run returned.
 	stop    context.CancelFunc
@@ -316,8 +317,8 @@ type harnessOpts struct {
 	// sweepEvery overrides the sweeper's interval (a long one stands for
 	// a sweeper that lags); wrap, when set, wraps the store the engine uses.
 	sweepEvery time.Duration
-	wrap       func(askbridge.Store) askbridge.Store
-	metrics    askbridge.Metrics
+	wrap       func(engine.Store) engine.Store
+	metrics    engine.Metrics
 	stopGrace  time.Duration
 	// finishConcurrency bounds the questions finished at once.
 	finishConcurrency int
@@ -331,7 +332,7 @@ type harnessOpts struct {
 	timerHold time.Duration
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
-	channel func(*fakeChannel) askbridge.Channel
+	channel func(*fakeChannel) engine.Channel
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -353,34 +354,34 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Cleanup(func() { rdb.Close(); agent.Close() })
 	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0, AutoPipeline: true})
 	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
-	resolve := func(to string) (askbridge.Route, error) {
+	resolve := func(to string) (engine.Route, error) {
 		if to == "" {
 			to = "ops"
 		}
 		if t, ok := routes[to]; ok {
-			return askbridge.Route{Target: t}, nil
+			return engine.Route{Target: t}, nil
 		}
 		if to == "thai-ops" {
-			return askbridge.Route{Target: routes["ops"], Locale: "th"}, nil
+			return engine.Route{Target: routes["ops"], Locale: "th"}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
-			return askbridge.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
+			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
-		return askbridge.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
+		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}
 	if o.sweepEvery == 0 {
 		o.sweepEvery = 20 * time.Millisecond
 	}
-	var engineStore askbridge.Store = st
+	var engineStore engine.Store = st
 	if o.wrap != nil {
 		engineStore = o.wrap(st)
 	}
-	var channel askbridge.Channel = o.ch
+	var channel engine.Channel = o.ch
 	if o.channel != nil {
 		channel = o.channel(o.ch)
 	}
-	e := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []askbridge.Channel{channel},
+	e := engine.NewEngine(engine.EngineConfig{
+		Store: engineStore, Resolve: resolve, Metrics: o.metrics, Channels: []engine.Channel{channel},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
@@ -456,8 +457,8 @@ const threeQuestions = `{"id":%q,"questions":[
 
 var alice = askbridge.Person{Platform: "telegram", ID: "alice", Name: "Alice"}
 
-func tap(h *harness, p sentPrompt, button int, who askbridge.Person, event string) askbridge.TapReply {
-	return h.engine.Tap(context.Background(), askbridge.Tap{
+func tap(h *harness, p sentPrompt, button int, who askbridge.Person, event string) engine.TapReply {
+	return h.engine.Tap(context.Background(), engine.Tap{
 		EventID: event, Message: p.refs[0], Person: who, Payload: p.plan.Buttons()[button].Payload,
 	})
 }
@@ -467,11 +468,11 @@ func TestEngineTapAnswers(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(fmt.Sprintf(oneQuestion, "tap-1"))
 	p := h.waitSent(1)[0]
-	if p.chat != "ops-room" || p.plan.Mode != askbridge.ModeButtons {
+	if p.chat != "ops-room" || p.plan.Mode != engine.ModeButtons {
 		t.Fatalf("sent to %q in mode %v", p.chat, p.plan.Mode)
 	}
 	reply := tap(h, p, 1, alice, "ev1")
-	if reply.Notice != askbridge.NoticeRecorded {
+	if reply.Notice != engine.NoticeRecorded {
 		t.Errorf("notice %q", reply.Notice)
 	}
 	r := h.result(id, 2*time.Second)
@@ -485,10 +486,10 @@ func TestEngineTapAnswers(t *testing.T) {
 
 	// A late tap, and the same tap delivered twice, change nothing.
 	late := tap(h, p, 0, alice, "ev2")
-	if late.Notice != askbridge.NoticeAlreadyAnswered || late.Action != askbridge.TapClear || late.Ending == nil || late.Ending.Status != "Answered: Production" {
+	if late.Notice != engine.NoticeAlreadyAnswered || late.Action != engine.TapClear || late.Ending == nil || late.Ending.Status != "Answered: Production" {
 		t.Errorf("late tap: %+v", late)
 	}
-	if dup := tap(h, p, 0, alice, "ev1"); dup.Notice != askbridge.NoticeDuplicate {
+	if dup := tap(h, p, 0, alice, "ev1"); dup.Notice != engine.NoticeDuplicate {
 		t.Errorf("duplicate tap: %+v", dup)
 	}
 	if n := h.resultCount(id); n != 0 {
@@ -503,10 +504,10 @@ func TestEngineSkipAndOther(t *testing.T) {
 	p := h.waitSent(1)[0]
 	buttons := p.plan.Buttons()
 	other, skip := len(buttons)-2, len(buttons)-1
-	if r := tap(h, p, other, alice, "o1"); r.Action != askbridge.TapOpenReply || r.Notice != askbridge.NoticeOther {
+	if r := tap(h, p, other, alice, "o1"); r.Action != engine.TapOpenReply || r.Notice != engine.NoticeOther {
 		t.Errorf("Other tap: %+v", r)
 	}
-	if r := tap(h, p, skip, alice, "s1"); r.Notice != askbridge.NoticeSkipped {
+	if r := tap(h, p, skip, alice, "s1"); r.Notice != engine.NoticeSkipped {
 		t.Errorf("Skip tap: %+v", r)
 	}
 	r := h.result(id, 2*time.Second)
@@ -527,19 +528,19 @@ func TestEngineForgedAndUnauthorizedTaps(t *testing.T) {
 		p, q = q, p
 	}
 	bob := askbridge.Person{Platform: "telegram", ID: "bob"}
-	if r := tap(h, p, 0, bob, "b1"); r.Notice != askbridge.NoticeNotForYou {
+	if r := tap(h, p, 0, bob, "b1"); r.Notice != engine.NoticeNotForYou {
 		t.Errorf("bob's tap: %+v", r)
 	}
 	// A payload of question auth-2 on the message of auth-1 is refused.
-	forged := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "f1", Message: p.refs[0], Person: alice, Payload: q.plan.Buttons()[0].Payload})
-	if forged.Notice != askbridge.NoticeUnknown {
+	forged := h.engine.Tap(context.Background(), engine.Tap{EventID: "f1", Message: p.refs[0], Person: alice, Payload: q.plan.Buttons()[0].Payload})
+	if forged.Notice != engine.NoticeUnknown {
 		t.Errorf("forged tap: %+v", forged)
 	}
-	if r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "f2", Message: p.refs[0], Person: alice, Payload: "garbage"}); r.Notice != askbridge.NoticeUnknown {
+	if r := h.engine.Tap(context.Background(), engine.Tap{EventID: "f2", Message: p.refs[0], Person: alice, Payload: "garbage"}); r.Notice != engine.NoticeUnknown {
 		t.Errorf("garbage tap: %+v", r)
 	}
 	// Bob's text is ignored too.
-	if out := h.engine.Reply(context.Background(), askbridge.TextReply{Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "m1"}, ReplyTo: p.refs[0].Message, Person: bob, Text: "1"}); out.Claimed {
+	if out := h.engine.Reply(context.Background(), engine.TextReply{Message: engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "m1"}, ReplyTo: p.refs[0].Message, Person: bob, Text: "1"}); out.Claimed {
 		t.Errorf("bob's reply claimed: %+v", out)
 	}
 	if n := h.resultCount("auth-1"); n != 0 {
@@ -549,7 +550,7 @@ func TestEngineForgedAndUnauthorizedTaps(t *testing.T) {
 		t.Fatalf("a result was pushed")
 	}
 	// Alice may.
-	if r := tap(h, p, 1, alice, "a1"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, p, 1, alice, "a1"); r.Notice != engine.NoticeRecorded {
 		t.Errorf("alice's tap: %+v", r)
 	}
 	if r := h.result("auth-1", 2*time.Second); r.Answers.Answers["a"][0] != "B" {
@@ -557,10 +558,10 @@ func TestEngineForgedAndUnauthorizedTaps(t *testing.T) {
 	}
 }
 
-func reply(h *harness, chat, replyTo, text string, who askbridge.Person) askbridge.ReplyOutcome {
-	return h.engine.Reply(context.Background(), askbridge.TextReply{
+func reply(h *harness, chat, replyTo, text string, who askbridge.Person) engine.ReplyOutcome {
+	return h.engine.Reply(context.Background(), engine.TextReply{
 		EventID: fmt.Sprint(time.Now().UnixNano()),
-		Message: askbridge.MessageRef{Platform: "telegram", Chat: chat, Message: "m"}, ReplyTo: replyTo, Person: who, Text: text,
+		Message: engine.MessageRef{Platform: "telegram", Chat: chat, Message: "m"}, ReplyTo: replyTo, Person: who, Text: text,
 	})
 }
 
@@ -569,7 +570,7 @@ func TestEngineTextReplies(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(fmt.Sprintf(threeQuestions, "text-1"))
 	p := h.waitSent(1)[0]
-	if p.plan.Mode != askbridge.ModeText {
+	if p.plan.Mode != engine.ModeText {
 		t.Fatalf("mode %v", p.plan.Mode)
 	}
 	// A partial reply gets a correction and the question stays open.
@@ -595,7 +596,7 @@ func TestEngineTextReplies(t *testing.T) {
 		t.Errorf("chatter claimed: %+v", out)
 	}
 	// Bots never answer.
-	if out := h.engine.Reply(context.Background(), askbridge.TextReply{Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room"}, Text: "1", FromBot: true}); out.Claimed {
+	if out := h.engine.Reply(context.Background(), engine.TextReply{Message: engine.MessageRef{Platform: "telegram", Chat: "ops-room"}, Text: "1", FromBot: true}); out.Claimed {
 		t.Errorf("bot claimed")
 	}
 }
@@ -687,8 +688,8 @@ func TestEngineUndeliverableAndRetries(t *testing.T) {
 	t.Parallel()
 	ch := newFakeChannel("telegram")
 	ch.failures = []error{
-		&askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: 50 * time.Millisecond, Reason: "Too Many Requests"},
-		&askbridge.SendError{Kind: askbridge.Temporary, Reason: "502 Bad Gateway"},
+		&engine.SendError{Kind: engine.RateLimited, RetryAfter: 50 * time.Millisecond, Reason: "Too Many Requests"},
+		&engine.SendError{Kind: engine.Temporary, Reason: "502 Bad Gateway"},
 	}
 	h := newHarness(t, harnessOpts{ch: ch})
 	h.ask(fmt.Sprintf(oneQuestion, "retry-1"))
@@ -700,7 +701,7 @@ func TestEngineUndeliverableAndRetries(t *testing.T) {
 	}
 
 	ch.mu.Lock()
-	ch.failures = []error{&askbridge.SendError{Kind: askbridge.Permanent, Reason: "Bad Request: chat not found"}}
+	ch.failures = []error{&engine.SendError{Kind: engine.Permanent, Reason: "Bad Request: chat not found"}}
 	ch.mu.Unlock()
 	id := h.ask(fmt.Sprintf(oneQuestion, "gone-1"))
 	r := h.result(id, 2*time.Second)
@@ -814,10 +815,10 @@ func deadReplicaEnded(t *testing.T, id, msg string, reason askbridge.Reason) (st
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+	if _, _, err := dead.Create(ctx, engine.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dead.AddMessage(ctx, id, askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: msg}); err != nil {
+	if _, err := dead.AddMessage(ctx, id, engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: msg}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dead.MarkFinishing(ctx, id, now); err != nil {
@@ -859,7 +860,7 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 // batchingAcks records the batches the engine acknowledges; the first call
 // waits for gate, as a slow Redis would.
 type batchingAcks struct {
-	askbridge.Store
+	engine.Store
 	gate     chan struct{}
 	mu       sync.Mutex
 	batches  []int
@@ -877,7 +878,7 @@ func (b *batchingAcks) AckRequest(ctx context.Context, ids ...string) error {
 	return b.Store.AckRequest(ctx, ids...)
 }
 
-func (b *batchingAcks) ReleaseLease(ctx context.Context, l askbridge.Lease) error {
+func (b *batchingAcks) ReleaseLease(ctx context.Context, l engine.Lease) error {
 	defer b.released.Add(1)
 	return b.Store.ReleaseLease(ctx, l)
 }
@@ -888,7 +889,7 @@ func (b *batchingAcks) ReleaseLease(ctx context.Context, l askbridge.Lease) erro
 func TestEngineAcksABurstTogether(t *testing.T) {
 	t.Parallel()
 	acks := &batchingAcks{gate: make(chan struct{})}
-	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { acks.Store = s; return acks }})
+	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { acks.Store = s; return acks }})
 	const n = 30
 	for i := range n {
 		h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("burst-ack-", i)))

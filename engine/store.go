@@ -1,24 +1,11 @@
-package askbridge
+package engine
 
 import (
 	"context"
 	"time"
+
+	"github.com/askbridge/askbridge"
 )
-
-// Target is where a question is shown: a platform and a chat on it. For the
-// web page Platform is "web" and Chat is empty.
-type Target struct {
-	Platform string `json:"platform"`
-	Chat     string `json:"chat,omitempty"`
-}
-
-// String renders the target in the `to` syntax of the protocol.
-func (t Target) String() string {
-	if t.Chat == "" {
-		return t.Platform
-	}
-	return t.Platform + ":" + t.Chat
-}
 
 // MessageRef names one platform message that showed a question.
 type MessageRef struct {
@@ -60,27 +47,34 @@ type Record struct {
 	// question ("<ms>-<seq>", NewQuestion.Entry): when the agent asked.
 	// Empty when there was none.
 	Entry   string
-	Status  Status
-	Request Request // normalised
+	Status  askbridge.Status
+	Request askbridge. // normalised
+		Request
 	// Target and Answerers are those of the first place (Places[0]).
-	Target Target
-	// Answerers lists "<platform>:<user id>" who may answer; empty means
-	// anyone in the target chat.
+	Target askbridge.
+		// Answerers lists "<platform>:<user id>" who may answer; empty means
+		// anyone in the target chat.
+		Target
+
 	Answerers []string
 	// Places lists every place the question is, or will be, shown in
 	// (ask-user.md §5): the request's `to`, then each escalation step's.
 	// It always holds at least the first place.
-	Places   []Place
+	Places   []askbridge.Place
 	Created  time.Time
 	Deadline time.Time
 	// Acknowledged is who pressed Seen, once someone has.
-	Acknowledged *Person
-	// Fired names the timers whose work is done and announced (FireOnce).
+	Acknowledged *askbridge.
+		// Fired names the timers whose work is done and announced (FireOnce).
+		Person
+
 	Fired []string
 	// Votes are the votes of a quorum question so far, in order.
-	Votes []Vote
-	// Result is set once the question has ended.
-	Result *Result
+	Votes []askbridge.
+		// Result is set once the question has ended.
+		Vote
+
+	Result *askbridge.Result
 }
 
 // NewQuestion is what the engine hands the store to create a question.
@@ -88,12 +82,12 @@ type NewQuestion struct {
 	ID string
 	// Entry is the requests stream entry of the ask, when there is one.
 	Entry     string
-	Request   Request // normalised
-	Target    Target
+	Request   askbridge.Request // normalised
+	Target    askbridge.Target
 	Answerers []string
 	// Places are every place of the question (see Record.Places); empty
 	// for a question with one place, Target.
-	Places   []Place
+	Places   []askbridge.Place
 	Created  time.Time
 	Deadline time.Time
 	// Timers are the reminders and escalation steps to fire, scheduled
@@ -165,54 +159,15 @@ type EndResult struct {
 	// Result is the question's final result: the one just written when Won,
 	// otherwise the one that won earlier (Status is pending if the question
 	// is still open, which happens only when the call could not end it).
-	Result Result
-	// Record is the question as it stood after the call.
+	Result askbridge.
+		// Record is the question as it stood after the call.
+		Result
+
 	Record Record
 	// Messages are the messages recorded as showing the question when it
 	// ended (set when Won): what the winner edits.
 	Messages []MessageRef
 }
-
-// Event is one entry of the events stream of the protocol.
-type Event struct {
-	// StreamID is the events stream entry id; set when read, ignored on Publish.
-	StreamID string
-	Kind     EventKind
-	ID       string
-	At       time.Time
-	Platform string
-	Chat     string
-	Message  string
-	By       string
-	Error    string
-	// To names the place of a per-place event (reminded, escalated, an
-	// undeliverable place), as the request or route named it.
-	To string
-}
-
-// EventKind is the `event` field of an events stream entry.
-type EventKind string
-
-// The event kinds of the protocol (redis-protocol.md, "Events").
-const (
-	EventRequested     EventKind = "requested"
-	EventDelivered     EventKind = "delivered"
-	EventAnswered      EventKind = "answered"
-	EventSkipped       EventKind = "skipped"
-	EventExpired       EventKind = "expired"
-	EventCancelled     EventKind = "cancelled"
-	EventUndeliverable EventKind = "undeliverable"
-	EventRejected      EventKind = "rejected"
-	// ask-user.md §5.
-	EventAcknowledged EventKind = "acknowledged"
-	EventReminded     EventKind = "reminded"
-	EventEscalated    EventKind = "escalated"
-	// ask-user.md §6: one person's vote on a quorum question.
-	EventVoted EventKind = "voted"
-)
-
-// EventOf is the event kind that announces an outcome.
-func EventOf(o Outcome) EventKind { return EventKind(o) }
 
 // Lease is a held lease with its fencing token: the token grows every time
 // the lease changes hands, so writes fenced by an old token are refused.
@@ -322,7 +277,7 @@ type Store interface {
 	Replay(ctx context.Context, id, entry string) (pushed bool, err error)
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
-	Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
+	Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error)
 	// End ends a pending question with res: first writer wins. The winner
 	// writes the result, pushes it onto the agent's result list and sets the
 	// retention; every other caller learns what won. An ending other than a
@@ -332,7 +287,7 @@ type Store interface {
 	// and the call still wins (Won true, Result the timeout result), so the
 	// caller must look at Result rather than assume res was stored. Safe to
 	// repeat and to call concurrently.
-	End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error)
+	End(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error)
 	// Get reads a question. found is false for an unknown id.
 	Get(ctx context.Context, id string) (q Record, found bool, err error)
 	// Lookup is Get for taking an answer: it may serve the record from
@@ -354,7 +309,7 @@ type Store interface {
 	// status as the message was recorded ("" for an unknown id), so a
 	// message posted after the question ended is known at once. Safe to
 	// repeat.
-	AddMessage(ctx context.Context, id string, ref MessageRef) (Status, error)
+	AddMessage(ctx context.Context, id string, ref MessageRef) (askbridge.Status, error)
 	// Messages lists every message recorded for a question, in the order
 	// they were added.
 	Messages(ctx context.Context, id string) ([]MessageRef, error)
@@ -379,24 +334,24 @@ type Store interface {
 	// nodes). The end never runs without the mark made before it. Should
 	// the mark fail where the end ran, the end stands (added is false) and
 	// only the mark's error is lost: the end is not undone.
-	MarkAndEnd(ctx context.Context, id string, res Result, now time.Time) (added bool, r EndResult, err error)
+	MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (added bool, r EndResult, err error)
 	KeepFinishing(ctx context.Context, id string, at time.Time) error
 	Finished(ctx context.Context, id string) error
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
 
 	// Publish appends events to the capped events stream, in order, in one
 	// round trip.
-	Publish(ctx context.Context, evs ...Event) error
+	Publish(ctx context.Context, evs ...askbridge.Event) error
 
 	// Acknowledge records that by has seen an open question: won is true
 	// for the first acknowledgement of a pending question, and rec is the
 	// question as it stands after the call (found false for an unknown
 	// id). Safe to repeat and to call concurrently.
-	Acknowledge(ctx context.Context, id string, by Person) (won bool, rec Record, found bool, err error)
+	Acknowledge(ctx context.Context, id string, by askbridge.Person) (won bool, rec Record, found bool, err error)
 	// PlaceFailed records that place (an index of Record.Places) cannot be
 	// reached, for reason, and returns which of the places 0..count-1 have
 	// failed so far and the question's status. Safe to repeat.
-	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status Status, err error)
+	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status askbridge.Status, err error)
 	// DueTimers hands out up to max timers due at now, each to one caller
 	// at a time: a timer handed out comes back hold later unless TimerDone
 	// removed it, so one whose firer died is fired by another replica.
@@ -417,7 +372,7 @@ type Store interface {
 	// at or after the deadline ends the question as a timeout instead.
 	// A person votes once; their first vote stands. Safe to call
 	// concurrently: two votes never both decide, and none is lost.
-	Vote(ctx context.Context, id string, v Vote, quorum, voters int, now time.Time) (VoteResult, error)
+	Vote(ctx context.Context, id string, v askbridge.Vote, quorum, voters int, now time.Time) (VoteResult, error)
 }
 
 // VoteOutcome is what became of a vote.
@@ -448,5 +403,5 @@ type EventLog interface {
 	// Events reads events after the given stream id ("$" for only new ones,
 	// "0" for all kept), blocking up to block. It returns the events and the
 	// id to continue from.
-	Events(ctx context.Context, after string, max int, block time.Duration) ([]Event, string, error)
+	Events(ctx context.Context, after string, max int, block time.Duration) ([]askbridge.Event, string, error)
 }

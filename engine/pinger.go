@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -180,7 +181,7 @@ func (p *pinger) fire(ctx context.Context, t Timer) error {
 	// A timer fired and announced before (its firer died before removing
 	// it, or it was handed out again while it was fired) is done: its work
 	// is not redone in the places shown since.
-	if found && rec.Status == StatusPending && rec.Acknowledged == nil && !slices.Contains(rec.Fired, t.Name) {
+	if found && rec.Status == askbridge.StatusPending && rec.Acknowledged == nil && !slices.Contains(rec.Fired, t.Name) {
 		n, _ := strconv.Atoi(t.Name[1:])
 		switch t.Name[0] {
 		case 'e':
@@ -203,7 +204,7 @@ func (p *pinger) fire(ctx context.Context, t Timer) error {
 // escalate shows rec in the places of step k, with the line saying why,
 // and announces it once.
 func (p *pinger) escalate(ctx context.Context, rec Record, k int, name string) error {
-	var places []Place
+	var places []askbridge.Place
 	for _, pl := range rec.Places {
 		if pl.Step == k {
 			places = append(places, pl)
@@ -215,7 +216,7 @@ func (p *pinger) escalate(ctx context.Context, rec Record, k int, name string) e
 	if err := p.in.deliverAll(ctx, rec, k, Lease{}); err != nil {
 		return err
 	}
-	return p.announce(ctx, rec, name, EventEscalated, places)
+	return p.announce(ctx, rec, name, askbridge.EventEscalated, places)
 }
 
 // remind posts reminder n under the prompt in every place rec is shown in
@@ -238,7 +239,7 @@ func (p *pinger) remind(ctx context.Context, rec Record, n int, name string) err
 	text := locale.For(rec.Request.Locale).Format("Reminder", map[string]any{
 		"Left": HumanDuration(locale.For(rec.Request.Locale), rec.Deadline.Sub(p.clock.Now())),
 	})
-	var places []Place
+	var places []askbridge.Place
 	for k := range rec.Places {
 		ref, shown := prompt[k]
 		if !shown {
@@ -255,7 +256,7 @@ func (p *pinger) remind(ctx context.Context, rec Record, n int, name string) err
 	if len(places) == 0 {
 		return nil
 	}
-	return p.announce(ctx, rec, name, EventReminded, places)
+	return p.announce(ctx, rec, name, askbridge.EventReminded, places)
 }
 
 // remindIn posts reminder n in place k under prompt and records it. A
@@ -290,7 +291,7 @@ func (p *pinger) remindIn(ctx context.Context, rec Record, k, n int, prompt Mess
 	if err != nil {
 		return fmt.Errorf("record reminder: %w", err)
 	}
-	if status != StatusPending {
+	if status != askbridge.StatusPending {
 		// Ended meanwhile: the finisher may have listed the messages
 		// before this one.
 		if err := r.Delete(ctx, posted); err != nil {
@@ -302,7 +303,7 @@ func (p *pinger) remindIn(ctx context.Context, rec Record, k, n int, prompt Mess
 
 // announce publishes a timer's event once, naming its places, and counts
 // it per place.
-func (p *pinger) announce(ctx context.Context, rec Record, name string, kind EventKind, places []Place) error {
+func (p *pinger) announce(ctx context.Context, rec Record, name string, kind askbridge.EventKind, places []askbridge.Place) error {
 	first, err := p.store.FireOnce(ctx, rec.ID, name)
 	if err != nil {
 		return fmt.Errorf("mark timer fired: %w", err)
@@ -317,5 +318,5 @@ func (p *pinger) announce(ctx context.Context, rec Record, name string, kind Eve
 	}
 	to := strings.Join(names, ",")
 	p.log.Info("question "+string(kind), "question", rec.ID, "timer", name, "to", to)
-	return p.publish(ctx, Event{Kind: kind, ID: rec.ID, To: to})
+	return p.publish(ctx, askbridge.Event{Kind: kind, ID: rec.ID, To: to})
 }

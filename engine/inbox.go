@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/textparse"
 )
@@ -48,7 +49,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 			}
 		}()
 	}
-	p, err := DecodePayload(t.Payload)
+	p, err := askbridge.DecodePayload(t.Payload)
 	if err != nil {
 		return TapReply{Notice: NoticeUnknown}
 	}
@@ -74,7 +75,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		return TapReply{Notice: NoticeExpired, QuestionID: id}
 	}
 	lang = rec.Request.Locale
-	if rec.Status != StatusPending && rec.Result != nil {
+	if rec.Status != askbridge.StatusPending && rec.Result != nil {
 		return e.clearReply(ctx, rec, *rec.Result, t.Message)
 	}
 	k, err := e.placeOf(ctx, rec, t.Message)
@@ -82,23 +83,23 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		log.Error("find the place of a message", "question", id, "err", err)
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
 	}
-	a := Answer{By: t.Person, Via: ViaButton, Place: k}
+	a := Answer{By: t.Person, Via: askbridge.ViaButton, Place: k}
 	switch p.Choice.Kind {
-	case ControlSeen:
+	case askbridge.ControlSeen:
 		n, err := e.acknowledge(ctx, rec, t.Person, k)
 		if err != nil {
 			log.Error("acknowledge", "question", id, "err", err)
 			return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
 		}
 		return TapReply{Notice: n, QuestionID: id}
-	case ControlOther:
+	case askbridge.ControlOther:
 		if !rec.MayAnswerIn(t.Person, k) {
 			return TapReply{Notice: NoticeNotForYou, QuestionID: id}
 		}
 		return TapReply{Notice: NoticeOther, Action: TapOpenReply, QuestionID: id, ReplyTo: rec.Request.Questions[0].Question}
-	case ControlSkip:
+	case askbridge.ControlSkip:
 		a.Skip = true
-	case ControlOption:
+	case askbridge.ControlOption:
 		qs := rec.Request.Questions
 		if len(qs) != 1 || qs[0].MultiSelect || p.Choice.Option >= len(qs[0].Options) {
 			return TapReply{Notice: NoticeUnknown, QuestionID: id}
@@ -110,7 +111,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 		log.Error("end question", "question", id, "err", err)
 		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
 	}
-	if !sub.End.Won && sub.End.Found && sub.End.Result.Status != StatusPending {
+	if !sub.End.Won && sub.End.Found && sub.End.Result.Status != askbridge.StatusPending {
 		reply := e.clearReply(ctx, sub.End.Record, sub.End.Result, t.Message)
 		reply.Notice = sub.Notice
 		return reply
@@ -125,7 +126,7 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 // payload's digest), and the question is open in the same chat; the
 // message is then recorded as the prompt's last part (the part with the
 // buttons), so the tap answers and the message is finished with the rest.
-func (e *Engine) adopt(ctx context.Context, ref MessageRef, p Payload) (string, bool, error) {
+func (e *Engine) adopt(ctx context.Context, ref MessageRef, p askbridge.Payload) (string, bool, error) {
 	ids, err := e.store.OpenInChat(ctx, ref.Platform, ref.Chat)
 	if err != nil {
 		return "", false, err
@@ -176,7 +177,7 @@ func (e *Engine) buttonsPart(ctx context.Context, id, platform string) (int, err
 
 // clearReply answers a tap on a question that had already ended: the notice
 // says how, and the channel makes sure the tapped message shows the end.
-func (e *Engine) clearReply(ctx context.Context, rec Record, res Result, tapped MessageRef) TapReply {
+func (e *Engine) clearReply(ctx context.Context, rec Record, res askbridge.Result, tapped MessageRef) TapReply {
 	reply := TapReply{Notice: endedNotice(res), QuestionID: rec.ID}
 	ch, ok := e.channels[tapped.Platform]
 	if !ok {
@@ -199,17 +200,17 @@ func (e *Engine) clearReply(ctx context.Context, rec Record, res Result, tapped 
 }
 
 // endedNotice says how a question had already ended.
-func endedNotice(res Result) Notice {
+func endedNotice(res askbridge.Result) Notice {
 	switch res.Outcome() {
-	case OutcomeAnswered:
+	case askbridge.OutcomeAnswered:
 		return NoticeAlreadyAnswered
-	case OutcomeSkipped:
+	case askbridge.OutcomeSkipped:
 		return NoticeAlreadySkipped
-	case OutcomeCancelled:
+	case askbridge.OutcomeCancelled:
 		return NoticeCancelled
-	case OutcomeUndeliverable:
+	case askbridge.OutcomeUndeliverable:
 		return NoticeUndeliverable
-	case OutcomeNoQuorum:
+	case askbridge.OutcomeNoQuorum:
 		return NoticeNoQuorum
 	}
 	return NoticeExpired
@@ -268,7 +269,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 		log.Error("find the place of a reply", "question", rec.ID, "err", err)
 		return tryAgain
 	}
-	a := Answer{By: r.Person, Via: ViaText, Place: k}
+	a := Answer{By: r.Person, Via: askbridge.ViaText, Place: k}
 	switch parsed.Kind {
 	case textparse.Empty:
 		return ReplyOutcome{}
@@ -323,7 +324,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 			if !rec.MayAnswerIn(r.Person, k) {
 				return Record{}, ReplyOutcome{}, false, nil
 			}
-			if rec.Status != StatusPending && rec.Result != nil {
+			if rec.Status != askbridge.StatusPending && rec.Result != nil {
 				return Record{}, ReplyOutcome{Claimed: true, Respond: endedNotice(*rec.Result).Text(rec.Request.Locale)}, false, nil
 			}
 			return rec, ReplyOutcome{}, true, nil
@@ -339,7 +340,7 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 		if err != nil {
 			return Record{}, ReplyOutcome{}, false, err
 		}
-		if !found || rec.Status != StatusPending {
+		if !found || rec.Status != askbridge.StatusPending {
 			continue
 		}
 		k, err := e.placeOf(ctx, rec, MessageRef{Platform: r.Message.Platform, Chat: r.Message.Chat})
@@ -426,9 +427,11 @@ func (e *Engine) Attach(ctx context.Context, id string, ref MessageRef) error {
 // Answer is a person's answer to a question, or their skip, by any path:
 // a tap, a text reply, the web page.
 type Answer struct {
-	By  Person
-	Via Via
-	// Skip is set for a skip; Values is then empty.
+	By  askbridge.Person
+	Via askbridge.
+		// Skip is set for a skip; Values is then empty.
+		Via
+
 	Skip bool
 	// Values maps question ids to the chosen labels or the person's own
 	// words.
@@ -484,22 +487,22 @@ func (e *Engine) SubmitRecord(ctx context.Context, rec Record, a Answer) (Submit
 
 // submit is Submit for a question already read.
 func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, error) {
-	if rec.Status != StatusPending && rec.Result != nil {
+	if rec.Status != askbridge.StatusPending && rec.Result != nil {
 		return Submitted{Notice: endedNotice(*rec.Result), End: EndResult{Found: true, Result: *rec.Result, Record: rec}}, nil
 	}
 	if !rec.MayAnswerIn(a.By, a.Place) {
-		return Submitted{Notice: NoticeNotForYou, End: EndResult{Found: true, Result: Result{ID: rec.ID, Status: rec.Status}, Record: rec}}, nil
+		return Submitted{Notice: NoticeNotForYou, End: EndResult{Found: true, Result: askbridge.Result{ID: rec.ID, Status: rec.Status}, Record: rec}}, nil
 	}
 	if rec.Request.Quorum > 0 {
 		return e.vote(ctx, rec, a)
 	}
-	res := NoAnswer(rec.ID, ReasonSkipped, "")
+	res := askbridge.NoAnswer(rec.ID, askbridge.ReasonSkipped, "")
 	if !a.Skip {
 		clean, err := CheckAnswers(rec.Request, a.Values)
 		if err != nil {
 			return Submitted{}, err
 		}
-		res = Answered(rec.ID, clean, personPtr(a.By), a.Via)
+		res = askbridge.Answered(rec.ID, clean, personPtr(a.By), a.Via)
 		if len(rec.Places) > 1 && a.Place >= 0 && a.Place < len(rec.Places) {
 			res.Place = rec.Places[a.Place].Name
 		}
@@ -509,7 +512,7 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 		return Submitted{}, err
 	}
 	switch {
-	case r.Won && r.Result.Reason == ReasonTimeout:
+	case r.Won && r.Result.Reason == askbridge.ReasonTimeout:
 		// Past its deadline: the store ended it as a timeout instead.
 		return Submitted{Notice: NoticeExpired, End: r}, nil
 	case r.Won && a.Skip:
@@ -526,10 +529,10 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 // question answered, no unknown question, one value for a single-select
 // question. Values are trimmed, declared labels take their declared casing,
 // and duplicates are dropped.
-func CheckAnswers(req Request, answers map[string][]string) (map[string][]string, error) {
-	v := &validator{}
+func CheckAnswers(req askbridge.Request, answers map[string][]string) (map[string][]string, error) {
+	v := &answerProblems{}
 	for key := range answers {
-		if !slices.ContainsFunc(req.Questions, func(q Question) bool { return q.ID == key }) {
+		if !slices.ContainsFunc(req.Questions, func(q askbridge.Question) bool { return q.ID == key }) {
 			v.addf("answers.%s is not a question of this request", key)
 		}
 	}
@@ -538,7 +541,7 @@ func CheckAnswers(req Request, answers map[string][]string) (map[string][]string
 		var vals []string
 		for _, raw := range answers[q.ID] {
 			val := canonical(q, strings.TrimSpace(raw))
-			if val != "" && !contains(vals, val) {
+			if val != "" && !slices.Contains(vals, val) {
 				vals = append(vals, val)
 			}
 		}
@@ -549,16 +552,24 @@ func CheckAnswers(req Request, answers map[string][]string) (map[string][]string
 			v.addf("answers.%s takes one answer", q.ID)
 		}
 		for _, val := range vals {
-			if len([]rune(val)) > MaxQuestionChars*4 {
+			if len([]rune(val)) > askbridge.MaxQuestionChars*4 {
 				v.addf("answers.%s is too long", q.ID)
 			}
 		}
 		clean[q.ID] = vals
 	}
 	if len(v.problems) > 0 {
-		return nil, v.err()
+		return nil, &askbridge.ValidationError{Problems: v.problems}
 	}
 	return clean, nil
+}
+
+// answerProblems collects what is wrong with an answer, as request
+// validation does.
+type answerProblems struct{ problems []string }
+
+func (v *answerProblems) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
 }
 
 // canonical reads one value given for q the way a typed reply is read:
@@ -567,7 +578,7 @@ func CheckAnswers(req Request, answers map[string][]string) (map[string][]string
 // as declared; anything else, a skip word included, is the person's own
 // words, as given. So "2" typed in the web page's "Other" box picks the
 // second option, as it would in a chat.
-func canonical(q Question, val string) string {
+func canonical(q askbridge.Question, val string) string {
 	if val == "" {
 		return val
 	}
@@ -590,11 +601,11 @@ func canonical(q Question, val string) string {
 
 // MayAnswer reports whether p may answer the question: anyone in the chat
 // when the question names no answerers, else only those named.
-func (r Record) MayAnswer(p Person) bool {
-	return len(r.Answerers) == 0 || contains(r.Answerers, p.Platform+":"+p.ID)
+func (r Record) MayAnswer(p askbridge.Person) bool {
+	return len(r.Answerers) == 0 || slices.Contains(r.Answerers, p.Platform+":"+p.ID)
 }
 
-func personPtr(p Person) *Person {
+func personPtr(p askbridge.Person) *askbridge.Person {
 	if p.ID == "" && p.Platform == "" {
 		return nil
 	}
@@ -602,7 +613,7 @@ func personPtr(p Person) *Person {
 }
 
 // parserQuestions converts a request's questions for textparse.
-func parserQuestions(req Request) []textparse.Question {
+func parserQuestions(req askbridge.Request) []textparse.Question {
 	qs := make([]textparse.Question, len(req.Questions))
 	for i, q := range req.Questions {
 		labels := make([]string, len(q.Options))

@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"

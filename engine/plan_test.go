@@ -1,10 +1,11 @@
-package askbridge
+package engine
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/golden"
 )
 
@@ -15,9 +16,9 @@ var (
 	capsTextOnly = Capabilities{}
 )
 
-func mustDecode(t testing.TB, s string) Request {
+func mustDecode(t testing.TB, s string) askbridge.Request {
 	t.Helper()
-	r, err := DecodeRequest([]byte(s))
+	r, err := askbridge.DecodeRequest([]byte(s))
 	if err != nil {
 		t.Fatalf("DecodeRequest: %v", err)
 	}
@@ -63,20 +64,20 @@ func TestPlanGolden(t *testing.T) {
 // labels joined as the catalog joins a list.
 func TestStatusLineLanguages(t *testing.T) {
 	req := mustDecode(t, planShapes[2].req)
-	res := Answered("q", map[string][]string{"checks": {"Unit tests (Recommended)", "Load test", "my own words"}}, nil, ViaText)
+	res := askbridge.Answered("q", map[string][]string{"checks": {"Unit tests (Recommended)", "Load test", "my own words"}}, nil, askbridge.ViaText)
 	for _, c := range []struct {
 		locale string
-		res    Result
+		res    askbridge.Result
 		want   string
 	}{
 		{"en", res, "Answered: Unit tests (Recommended), Load test"},
 		{"th", res, "ตอบแล้ว: Unit tests (Recommended), Load test"},
-		{"th", Answered("q", map[string][]string{"checks": {"free"}}, nil, ViaText), "ตอบแล้ว"},
-		{"th", NoAnswer("q", ReasonSkipped, ""), "ข้ามแล้ว"},
-		{"th", NoAnswer("q", ReasonTimeout, ""), "หมดเวลาแล้ว"},
-		{"th", NoAnswer("q", ReasonCancelled, ""), "ยกเลิกแล้ว"},
-		{"th", NoAnswer("q", ReasonUndeliverable, "gone"), "ส่งไม่สำเร็จ"},
-		{"fr", NoAnswer("q", ReasonSkipped, ""), "Skipped"},
+		{"th", askbridge.Answered("q", map[string][]string{"checks": {"free"}}, nil, askbridge.ViaText), "ตอบแล้ว"},
+		{"th", askbridge.NoAnswer("q", askbridge.ReasonSkipped, ""), "ข้ามแล้ว"},
+		{"th", askbridge.NoAnswer("q", askbridge.ReasonTimeout, ""), "หมดเวลาแล้ว"},
+		{"th", askbridge.NoAnswer("q", askbridge.ReasonCancelled, ""), "ยกเลิกแล้ว"},
+		{"th", askbridge.NoAnswer("q", askbridge.ReasonUndeliverable, "gone"), "ส่งไม่สำเร็จ"},
+		{"fr", askbridge.NoAnswer("q", askbridge.ReasonSkipped, ""), "Skipped"},
 	} {
 		req.Locale = c.locale
 		if got := StatusLine(req, c.res); got != c.want {
@@ -110,7 +111,7 @@ func TestPlanMode(t *testing.T) {
 	single := mustDecode(t, validRequest)
 	tests := []struct {
 		name         string
-		req          Request
+		req          askbridge.Request
 		caps         Capabilities
 		wantMode     Mode
 		wantButtons  []string
@@ -135,7 +136,7 @@ func TestPlanMode(t *testing.T) {
 				if len(b.Payload) > tt.caps.PayloadBytes {
 					t.Errorf("payload %q longer than %d bytes", b.Payload, tt.caps.PayloadBytes)
 				}
-				got, err := DecodePayload(b.Payload)
+				got, err := askbridge.DecodePayload(b.Payload)
 				if err != nil || got.Choice != b.Choice || !got.Matches("q") {
 					t.Errorf("payload %q does not decode to %+v: %+v %v", b.Payload, b.Choice, got, err)
 				}
@@ -191,16 +192,16 @@ func TestStatusLine(t *testing.T) {
 	req := mustDecode(t, planShapes[4].req)
 	tests := []struct {
 		name string
-		res  Result
+		res  askbridge.Result
 		want string
 	}{
-		{"labels in question order", Answered("q", map[string][]string{"notify": {"Nobody"}, "target": {"Staging"}, "checks": {"Load", "Unit"}}, nil, ViaText), "Answered: Staging, Load, Unit, Nobody"},
-		{"free text not echoed", Answered("q", map[string][]string{"target": {"the secret cluster"}, "checks": {"Unit"}, "notify": {"ops@x"}}, nil, ViaText), "Answered: Unit"},
-		{"only free text", Answered("q", map[string][]string{"target": {"somewhere"}}, nil, ViaText), "Answered"},
-		{"skipped", NoAnswer("q", ReasonSkipped, ""), "Skipped"},
-		{"expired", NoAnswer("q", ReasonTimeout, ""), "Expired"},
-		{"cancelled", NoAnswer("q", ReasonCancelled, ""), "Cancelled"},
-		{"undeliverable", NoAnswer("q", ReasonUndeliverable, "chat not found"), "Not delivered"},
+		{"labels in question order", askbridge.Answered("q", map[string][]string{"notify": {"Nobody"}, "target": {"Staging"}, "checks": {"Load", "Unit"}}, nil, askbridge.ViaText), "Answered: Staging, Load, Unit, Nobody"},
+		{"free text not echoed", askbridge.Answered("q", map[string][]string{"target": {"the secret cluster"}, "checks": {"Unit"}, "notify": {"ops@x"}}, nil, askbridge.ViaText), "Answered: Unit"},
+		{"only free text", askbridge.Answered("q", map[string][]string{"target": {"somewhere"}}, nil, askbridge.ViaText), "Answered"},
+		{"skipped", askbridge.NoAnswer("q", askbridge.ReasonSkipped, ""), "Skipped"},
+		{"expired", askbridge.NoAnswer("q", askbridge.ReasonTimeout, ""), "Expired"},
+		{"cancelled", askbridge.NoAnswer("q", askbridge.ReasonCancelled, ""), "Cancelled"},
+		{"undeliverable", askbridge.NoAnswer("q", askbridge.ReasonUndeliverable, "chat not found"), "Not delivered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

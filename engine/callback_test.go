@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -112,24 +113,24 @@ func (r *receiver) url(path string) string { return "http://" + r.addr + path }
 
 // cbEngine is one bridge replica with callbacks on.
 type cbEngine struct {
-	engine *askbridge.Engine
+	engine *engine.Engine
 	store  *store.Store
 	stop   func()
 }
 
 // localPolicy allows plain http to 127.0.0.1 and its loopback address.
-var localPolicy = askbridge.CallbackPolicy{HTTPHosts: []string{"127.0.0.1"}, PrivateHosts: []string{"127.0.0.1"}}
+var localPolicy = engine.CallbackPolicy{HTTPHosts: []string{"127.0.0.1"}, PrivateHosts: []string{"127.0.0.1"}}
 
-func startCallbackEngine(t *testing.T, prefix, replica string, clock *clockwork.FakeClock, ch *fakeChannel, cb askbridge.CallbackConfig) *cbEngine {
+func startCallbackEngine(t *testing.T, prefix, replica string, clock *clockwork.FakeClock, ch *fakeChannel, cb engine.CallbackConfig) *cbEngine {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{Prefix: prefix, Consumer: replica, ClaimIdle: time.Second})
-	resolve := func(string) (askbridge.Route, error) {
-		return askbridge.Route{Target: askbridge.Target{Platform: ch.platform, Chat: "ops-room"}}, nil
+	resolve := func(string) (engine.Route, error) {
+		return engine.Route{Target: askbridge.Target{Platform: ch.platform, Chat: "ops-room"}}, nil
 	}
-	e := askbridge.NewEngine(askbridge.EngineConfig{
-		Store: st, Resolve: resolve, Channels: []askbridge.Channel{ch},
+	e := engine.NewEngine(engine.EngineConfig{
+		Store: st, Resolve: resolve, Channels: []engine.Channel{ch},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: clock,
 		Replica: replica, SweepEvery: 20 * time.Millisecond, SendBudget: 5 * time.Second, Callbacks: cb,
 	})
@@ -197,10 +198,10 @@ func waitPrompt(t *testing.T, ch *fakeChannel, n int) sentPrompt {
 	return ch.sends()[n-1]
 }
 
-func answer(t *testing.T, e *askbridge.Engine, p sentPrompt, event string) {
+func answer(t *testing.T, e *engine.Engine, p sentPrompt, event string) {
 	t.Helper()
-	reply := e.Tap(context.Background(), askbridge.Tap{EventID: event, Message: p.refs[0], Person: alice, Payload: p.plan.Buttons()[1].Payload})
-	if reply.Notice != askbridge.NoticeRecorded {
+	reply := e.Tap(context.Background(), engine.Tap{EventID: event, Message: p.refs[0], Person: alice, Payload: p.plan.Buttons()[1].Payload})
+	if reply.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap: %q", reply.Notice)
 	}
 }
@@ -234,7 +235,7 @@ func TestCallbackSignedAndDelivered(t *testing.T) {
 			t.Parallel()
 			rcv := newReceiver(t)
 			prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-			b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: tc.secret, Policy: localPolicy})
+			b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: tc.secret, Policy: localPolicy})
 			agent := agentClient(t)
 			askWithCallback(t, agent, prefix, "signed-1", rcv.url("/hooks/askbridge?token=abc"))
 			answer(t, b.engine, waitPrompt(t, ch, 1), "ev1")
@@ -288,7 +289,7 @@ func TestCallbackRetriesWithBackoff(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.down()
 	prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-	b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
+	b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
 	agent := agentClient(t)
 	askWithCallback(t, agent, prefix, "retry-1", rcv.url("/hook"))
 	answer(t, b.engine, waitPrompt(t, ch, 1), "ev1")
@@ -351,7 +352,7 @@ func TestCallbackSurvivesRestart(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.set(http.StatusServiceUnavailable, "")
 	prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-	cfg := askbridge.CallbackConfig{Secret: cbSecret, Policy: localPolicy}
+	cfg := engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy}
 	first := startCallbackEngine(t, prefix, "r1", clock, ch, cfg)
 	agent := agentClient(t)
 	askWithCallback(t, agent, prefix, "restart-1", rcv.url("/hook"))
@@ -378,7 +379,7 @@ func TestCallbackAfterEndWithoutNudge(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
 	prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-	b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
+	b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
 	agent := agentClient(t)
 	askWithCallback(t, agent, prefix, "orphan-1", rcv.url("/hook"))
 	waitPrompt(t, ch, 1)
@@ -404,7 +405,7 @@ func TestCallbackAfterEndWithoutNudge(t *testing.T) {
 func TestCallbackRefusedRequests(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
-	policy := askbridge.CallbackPolicy{Hosts: []string{"*.example.com"}, HTTPHosts: []string{"127.0.0.1"}, PrivateHosts: []string{"127.0.0.1"}}
+	policy := engine.CallbackPolicy{Hosts: []string{"*.example.com"}, HTTPHosts: []string{"127.0.0.1"}, PrivateHosts: []string{"127.0.0.1"}}
 	tests := []struct {
 		name, secret, callback string
 		want                   []string
@@ -419,7 +420,7 @@ func TestCallbackRefusedRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-			b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: tc.secret, Policy: policy})
+			b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: tc.secret, Policy: policy})
 			agent := agentClient(t)
 			id := fmt.Sprintf("refused-%d", i)
 			askWithCallback(t, agent, prefix, id, tc.callback)
@@ -444,7 +445,7 @@ func TestCallbackRefusedRequests(t *testing.T) {
 	t.Run("refused for another reason, called back", func(t *testing.T) {
 		t.Parallel()
 		prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-		startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: cbSecret, Policy: policy})
+		startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: policy})
 		agent := agentClient(t)
 		body := fmt.Sprintf(`{"id":"bad-q","callback":%q,"questions":[]}`, rcv.url("/refused"))
 		if err := agent.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "requests", Values: []any{"ask", body}}).Err(); err != nil {
@@ -490,8 +491,8 @@ func TestCallbackAddressAndRedirect(t *testing.T) {
 		t.Parallel()
 		rcv := newReceiver(t)
 		prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-		policy := askbridge.CallbackPolicy{HTTPHosts: []string{"localhost"}}
-		b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: cbSecret, Policy: policy})
+		policy := engine.CallbackPolicy{HTTPHosts: []string{"localhost"}}
+		b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: policy})
 		agent := agentClient(t)
 		_, port, _ := net.SplitHostPort(rcv.addr)
 		askWithCallback(t, agent, prefix, "private-1", "http://localhost:"+port+"/hook")
@@ -510,7 +511,7 @@ func TestCallbackAddressAndRedirect(t *testing.T) {
 		target, rcv := newReceiver(t), newReceiver(t)
 		rcv.set(http.StatusFound, target.url("/elsewhere"))
 		prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
-		b := startCallbackEngine(t, prefix, "r1", clock, ch, askbridge.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
+		b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
 		agent := agentClient(t)
 		askWithCallback(t, agent, prefix, "redirect-1", rcv.url("/hook"))
 		answer(t, b.engine, waitPrompt(t, ch, 1), "ev1")
@@ -549,7 +550,7 @@ func TestCallbackExactlyOnceAcrossReplicas(t *testing.T) {
 	}))
 	t.Cleanup(rcv.Close)
 	prefix, clock := newCallbackPrefix(), newClock()
-	cfg := askbridge.CallbackConfig{Secret: cbSecret, Policy: localPolicy}
+	cfg := engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy}
 	ch1, ch2 := newFakeChannel("telegram"), newFakeChannel("telegram")
 	startCallbackEngine(t, prefix, "r1", clock, ch1, cfg)
 	startCallbackEngine(t, prefix, "r2", clock, ch2, cfg)

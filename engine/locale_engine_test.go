@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // TestEngineLocale: the language of a prompt comes from the request, then
@@ -16,7 +16,7 @@ import (
 func TestEngineLocale(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOpts{})
-	ask := func(id, extra string) askbridge.Plan {
+	ask := func(id, extra string) engine.Plan {
 		t.Helper()
 		n := len(h.ch.sends())
 		h.ask(fmt.Sprintf(`{"id":%q%s,"questions":[{"id":"env","header":"Env","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]}]}`, id, extra))
@@ -48,7 +48,7 @@ func TestEngineLocale(t *testing.T) {
 		t.Errorf("closing %q", sent.plan.Closing)
 	}
 	r := tap(h, sent, 1, alice, "loc-tap")
-	if r.Notice != askbridge.NoticeRecorded || r.Locale != "th" || r.Text() != "บันทึกคำตอบแล้ว" {
+	if r.Notice != engine.NoticeRecorded || r.Locale != "th" || r.Text() != "บันทึกคำตอบแล้ว" {
 		t.Fatalf("tap reply %+v, text %q", r, r.Text())
 	}
 	h.waitStatus(sent.refs[0].Message, "ตอบแล้ว: Production")
@@ -71,8 +71,8 @@ func TestEngineDefaultLocale(t *testing.T) {
 	if p.plan.Locale != "th" || !strings.HasPrefix(p.plan.FreeText, "ไม่มีตัวเลือก") {
 		t.Errorf("plan in %q: %q", p.plan.Locale, p.plan.FreeText)
 	}
-	forged := h.engine.Tap(t.Context(), askbridge.Tap{EventID: "forged-2", Message: p.refs[0], Person: alice, Payload: "garbage"})
-	if forged.Notice != askbridge.NoticeUnknown || forged.Text() != "ปุ่มนี้ใช้ไม่ได้แล้ว" {
+	forged := h.engine.Tap(t.Context(), engine.Tap{EventID: "forged-2", Message: p.refs[0], Person: alice, Payload: "garbage"})
+	if forged.Notice != engine.NoticeUnknown || forged.Text() != "ปุ่มนี้ใช้ไม่ได้แล้ว" {
 		t.Errorf("unknown button: %+v %q", forged, forged.Text())
 	}
 }
@@ -115,7 +115,7 @@ func TestEngineWhichQuestionInThai(t *testing.T) {
 	h.ask(`{"id":"which-th","locale":"th","questions":[{"id":"env","header":"Env","question":"ที่ไหน?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	h.waitSent(2)
 	deadline := time.Now().Add(5 * time.Second)
-	var out askbridge.ReplyOutcome
+	var out engine.ReplyOutcome
 	for time.Now().Before(deadline) {
 		if out = reply(h, "ops-room", "", "1", alice); strings.Contains(out.Respond, "2") {
 			break

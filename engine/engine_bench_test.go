@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -28,15 +29,15 @@ func BenchmarkEngineAnswered(b *testing.B) {
 	trips := &tripCounter{}
 	rdb.AddHook(trips)
 	ch := newFakeChannel("telegram")
-	engine := askbridge.NewEngine(askbridge.EngineConfig{
+	eng := engine.NewEngine(engine.EngineConfig{
 		Store: store.New(rdb, store.Options{Prefix: prefix, Consumer: "bench"}),
-		Resolve: func(string) (askbridge.Route, error) {
-			return askbridge.Route{Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}}, nil
+		Resolve: func(string) (engine.Route, error) {
+			return engine.Route{Target: askbridge.Target{Platform: "telegram", Chat: "ops-room"}}, nil
 		},
-		Channels: []askbridge.Channel{ch}, Replica: "bench",
+		Channels: []engine.Channel{ch}, Replica: "bench",
 	})
 	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
+	go func() { defer close(done); _ = eng.Run(ctx) }()
 	defer func() { stop(); <-done }()
 	var seq atomic.Int64
 	b.SetParallelism(16) // 32 agents on 2 cores: the engine is never idle
@@ -51,7 +52,7 @@ func BenchmarkEngineAnswered(b *testing.B) {
 				b.Fatal(err)
 			}
 			for {
-				s, err := engine.Submit(ctx, id, askbridge.Answer{By: alice, Via: askbridge.ViaWeb, Values: map[string][]string{"deploy_target": {"Production"}}})
+				s, err := eng.Submit(ctx, id, engine.Answer{By: alice, Via: askbridge.ViaWeb, Values: map[string][]string{"deploy_target": {"Production"}}})
 				if err != nil {
 					b.Fatal(err)
 				}

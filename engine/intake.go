@@ -1,13 +1,16 @@
-package askbridge
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/jsontree"
 	"github.com/askbridge/askbridge/internal/retry"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -152,14 +155,14 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 	var err error
 	switch {
 	case entry.Oversize > 0:
-		err = in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, MaxEntryBytes), in.clock.Now())
+		err = in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, askbridge.MaxEntryBytes), in.clock.Now())
 	case entry.Ask != nil:
 		err = in.ask(ctx, entry)
 	case entry.Cancel != "":
 		err = in.cancel(ctx, entry)
 	default:
 		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
-		err = in.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: entry.Malformed})
+		err = in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: entry.Malformed})
 	}
 	if errors.Is(err, errDelivering) {
 		in.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
@@ -214,11 +217,11 @@ func (in *intake) ackAll(ids <-chan string) {
 // cancelled result either way.
 func (in *intake) cancel(ctx context.Context, entry Entry) error {
 	id := entry.Cancel
-	if !ValidRequestID(id) {
+	if !askbridge.ValidRequestID(id) {
 		in.log.Warn("cancel with an invalid question id", "entry", entry.StreamID)
-		return in.publish(ctx, Event{Kind: EventRejected, ID: entry.StreamID, Error: "cancel: not a question id: " + quoteShort(id)})
+		return in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: "cancel: not a question id: " + quoteShort(id)})
 	}
-	res := NoAnswer(id, ReasonCancelled, "")
+	res := askbridge.NoAnswer(id, askbridge.ReasonCancelled, "")
 	for range 2 {
 		r, err := in.end(ctx, id, res)
 		if err != nil || r.Found {
@@ -231,7 +234,7 @@ func (in *intake) cancel(ctx context.Context, entry Entry) error {
 		}
 		if t.Won {
 			in.log.Info("cancel came before its question; the question will not be shown", "question", id)
-			return in.publish(ctx, Event{Kind: EventCancelled, ID: id, At: now})
+			return in.publish(ctx, askbridge.Event{Kind: askbridge.EventCancelled, ID: id, At: now})
 		}
 		// The ask was created between the two calls: end it.
 	}
@@ -250,7 +253,7 @@ func quoteShort(s string) string {
 // error only for infrastructure trouble.
 func (in *intake) ask(ctx context.Context, entry Entry) error {
 	now := in.clock.Now()
-	req, err := DecodeRequest(entry.Ask)
+	req, err := askbridge.DecodeRequestWith(entry.Ask, jsontree.Decode)
 	if err != nil {
 		return in.refuse(ctx, refusedID(entry), err, now)
 	}
@@ -301,7 +304,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if !created {
 		// A retried XADD or a redelivered entry: deliver only if the
 		// question is still open and no replica has shown it yet.
-		if existing.Status != StatusPending {
+		if existing.Status != askbridge.StatusPending {
 			if in.maxPerAgent > 0 {
 				if err := in.store.Unadmit(ctx, req.Agent, id); err != nil {
 					in.log.Warn("ended question left in its agent's count until its deadline", "question", id, "err", err)
@@ -314,7 +317,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	} else {
 		first := places[0].Target
 		in.log.Info("question requested", "question", id, "to", req.To.String(), "places", len(places))
-		if err := in.publish(ctx, Event{Kind: EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}); err != nil {
+		if err := in.publish(ctx, askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}); err != nil {
 			return err
 		}
 	}
@@ -336,10 +339,10 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 // timersOf lists the reminders and escalation steps of a request accepted
 // at now: reminder n at n × remindEverySeconds (at most MaxReminders, all
 // before the deadline), step k at its afterSeconds.
-func timersOf(id string, req Request, now time.Time) []Timer {
+func timersOf(id string, req askbridge.Request, now time.Time) []Timer {
 	var ts []Timer
 	if every := req.RemindEverySeconds; every > 0 {
-		for n := 1; n <= MaxReminders && n*every < req.TimeoutSeconds; n++ {
+		for n := 1; n <= askbridge.MaxReminders && n*every < req.TimeoutSeconds; n++ {
 			ts = append(ts, Timer{ID: id, Name: fmt.Sprintf("r%d", n), At: now.Add(time.Duration(n*every) * time.Second)})
 		}
 	}
@@ -415,14 +418,14 @@ func (in *intake) replay(ctx context.Context, id, entry string) error {
 // that is cut short (an oversize entry's first bytes) or broken after its
 // id still reaches the agent waiting on that id.
 func refusedID(entry Entry) string {
-	if id := RequestIDOf(entry.Ask); ValidRequestID(id) {
+	if id := askbridge.RequestIDOf(entry.Ask); askbridge.ValidRequestID(id) {
 		return id
 	}
 	return entry.StreamID
 }
 
 func (in *intake) refuse(ctx context.Context, id string, cause error, now time.Time) error {
-	res := Refused(id, cause).Stamp(now, now)
+	res := askbridge.Refused(id, cause).Stamp(now, now)
 	r, err := in.store.Reject(ctx, id, res, now)
 	if err != nil {
 		return fmt.Errorf("reject request: %w", err)
@@ -433,8 +436,8 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 		return in.replay(ctx, id, "")
 	}
 	in.log.Info("request refused", "question", id, "error", cause.Error())
-	in.metrics.Ended("", OutcomeRejected, 0)
-	return in.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()})
+	in.metrics.Ended("", askbridge.OutcomeRejected, 0)
+	return in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: id, At: now, Error: cause.Error()})
 }
 
 // places resolves where req is shown: the places of its `to` (step 0)
@@ -443,14 +446,14 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 // first route. A request without escalation steps takes the default ladder
 // of its first route that has one, written into req. Two places that lead
 // to one chat are refused, naming both.
-func (in *intake) places(req *Request) ([]Place, string, error) {
+func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, error) {
 	to := req.To
 	if len(to) == 0 {
-		to = ToList{""}
+		to = askbridge.ToList{""}
 	}
-	var places []Place
+	var places []askbridge.Place
 	var routeLocale string
-	add := func(path string, names ToList, step int) error {
+	add := func(path string, names askbridge.ToList, step int) error {
 		for i, name := range names {
 			p := path
 			if len(names) > 1 {
@@ -485,7 +488,7 @@ func (in *intake) places(req *Request) ([]Place, string, error) {
 			if name == "" {
 				name = r.Target.String()
 			}
-			places = append(places, Place{Name: name, Target: r.Target, Answerers: answerers, Step: step})
+			places = append(places, askbridge.Place{Name: name, Target: r.Target, Answerers: answerers, Step: step})
 		}
 		return nil
 	}
@@ -506,7 +509,7 @@ func (in *intake) places(req *Request) ([]Place, string, error) {
 
 // narrow is who may answer in a place: the route's answerers (allowed;
 // empty is anyone there) narrowed by the request's.
-func narrow(req, allowed []string, target Target) ([]string, error) {
+func narrow(req, allowed []string, target askbridge.Target) ([]string, error) {
 	if len(req) == 0 {
 		return allowed, nil
 	}
@@ -515,7 +518,7 @@ func narrow(req, allowed []string, target Target) ([]string, error) {
 	}
 	var both []string
 	for _, a := range req {
-		if contains(allowed, a) {
+		if slices.Contains(allowed, a) {
 			both = append(both, a)
 		}
 	}
@@ -586,7 +589,7 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 		ended := false
 		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
 			ref.Place = k
-			status, err := StatusPending, error(nil)
+			status, err := askbridge.StatusPending, error(nil)
 			if premade == nil || !ref.Same(*premade) || ref.Part != premade.Part {
 				status, err = in.record(ctx, id, ref, deadline)
 			}
@@ -594,7 +597,7 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 				recordErr = fmt.Errorf("record message: %w", err)
 				return recordErr
 			}
-			if status != StatusPending {
+			if status != askbridge.StatusPending {
 				// Ended while it was being posted: post no more, and
 				// finish what is out (the finisher that won the end may
 				// have listed the messages before this one).
@@ -603,7 +606,7 @@ func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease)
 			}
 			posted++
 			from = ref.Part + 1
-			_ = in.publish(ctx, Event{Kind: EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+			_ = in.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
 			if in.stopping.Err() != nil {
 				// Stopping: no new part is started here; another replica
 				// goes on from the next one (nothing, if this was the last).
@@ -690,7 +693,7 @@ func placeLease(id string, k int) string {
 // an event (naming it) while the question stays open elsewhere; it ends
 // undeliverable once every place of the request's `to` has failed. A place
 // of an escalation step never ends it.
-func (in *intake) undeliverable(ctx context.Context, id string, places []Place, k int, reason string) error {
+func (in *intake) undeliverable(ctx context.Context, id string, places []askbridge.Place, k int, reason string) error {
 	count := 0
 	for _, p := range places {
 		if p.Step == 0 {
@@ -698,7 +701,7 @@ func (in *intake) undeliverable(ctx context.Context, id string, places []Place, 
 		}
 	}
 	if len(places) == 1 {
-		_, err := in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, reason))
+		_, err := in.end(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, reason))
 		return err
 	}
 	p := places[k]
@@ -706,19 +709,19 @@ func (in *intake) undeliverable(ctx context.Context, id string, places []Place, 
 	if err != nil {
 		return fmt.Errorf("record a place that failed: %w", err)
 	}
-	if err := in.publish(ctx, Event{Kind: EventUndeliverable, ID: id, Platform: p.Target.Platform, Chat: p.Target.Chat, To: p.Name, Error: reason}); err != nil {
+	if err := in.publish(ctx, askbridge.Event{Kind: askbridge.EventUndeliverable, ID: id, Platform: p.Target.Platform, Chat: p.Target.Chat, To: p.Name, Error: reason}); err != nil {
 		return err
 	}
-	in.metrics.Reached(EventUndeliverable, p.Target.Platform)
+	in.metrics.Reached(askbridge.EventUndeliverable, p.Target.Platform)
 	in.log.Warn("a place of the question cannot be reached; it stays open elsewhere", "question", id, "place", p.Name, "reason", reason)
-	if status != StatusPending || p.Step != 0 || len(failed) < count {
+	if status != askbridge.StatusPending || p.Step != 0 || len(failed) < count {
 		return nil
 	}
 	var why []string
 	for _, f := range failed {
 		why = append(why, places[f].Name)
 	}
-	_, err = in.end(ctx, id, NoAnswer(id, ReasonUndeliverable, "no place could be reached ("+strings.Join(why, ", ")+"): "+reason))
+	_, err = in.end(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "no place could be reached ("+strings.Join(why, ", ")+"): "+reason))
 	return err
 }
 
@@ -727,13 +730,13 @@ func (in *intake) undeliverable(ctx context.Context, id string, places []Place, 
 // the first part not posted. Parts the platform has but the store does not
 // (posted by a replica that died before recording them) are found, when
 // the channel can look, and recorded instead of being posted again.
-func (in *intake) resume(ctx context.Context, id string, places []Place, k int, plan Plan, until time.Time) (from int, done bool, err error) {
+func (in *intake) resume(ctx context.Context, id string, places []askbridge.Place, k int, plan Plan, until time.Time) (from int, done bool, err error) {
 	target := places[k].Target
 	rec, found, err := in.store.Get(ctx, id)
 	if err != nil {
 		return 0, false, fmt.Errorf("read question: %w", err)
 	}
-	if !found || rec.Status != StatusPending {
+	if !found || rec.Status != askbridge.StatusPending {
 		in.log.Info("question ended before it was shown", "question", id)
 		return 0, true, nil
 	}
@@ -765,10 +768,10 @@ func (in *intake) resume(ctx context.Context, id string, places []Place, k int, 
 		if err != nil {
 			return 0, false, fmt.Errorf("record message found: %w", err)
 		}
-		if status != StatusPending {
+		if status != askbridge.StatusPending {
 			return 0, true, in.finishLate(ctx, id)
 		}
-		_ = in.publish(ctx, Event{Kind: EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		_ = in.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
 		from = max(from, ref.Part+1)
 	}
 	return from, false, nil
@@ -783,7 +786,7 @@ const findSkew = time.Minute
 // and treated as finding nothing: the prompt is posted again rather than
 // not at all, and a tap on a copy nobody recorded is still taken (adopted
 // by the inbox).
-func (in *intake) find(ctx context.Context, id string, target Target, plan Plan, from int, created time.Time) ([]MessageRef, error) {
+func (in *intake) find(ctx context.Context, id string, target askbridge.Target, plan Plan, from int, created time.Time) ([]MessageRef, error) {
 	f, ok := in.channels[target.Platform].(Finder)
 	if !ok {
 		return nil, nil
@@ -807,7 +810,7 @@ func (in *intake) find(ctx context.Context, id string, target Target, plan Plan,
 // copy's buttons orphaned, so a store that cannot be reached is tried
 // again, with backoff, until it answers or the send budget (until) is
 // spent.
-func (in *intake) record(ctx context.Context, id string, ref MessageRef, until time.Time) (Status, error) {
+func (in *intake) record(ctx context.Context, id string, ref MessageRef, until time.Time) (askbridge.Status, error) {
 	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for try := 1; ; try++ {
 		status, err := in.store.AddMessage(ctx, id, ref)

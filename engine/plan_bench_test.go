@@ -1,9 +1,13 @@
-package askbridge
+package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge"
+)
 
 func BenchmarkBuildPlan(b *testing.B) {
-	req, err := DecodeRequest([]byte(validRequest))
+	req, err := askbridge.DecodeRequest([]byte(validRequest))
 	if err != nil {
 		b.Fatal(err)
 	}

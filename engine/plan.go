@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivo/uniseg"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -51,7 +52,7 @@ const (
 // Button is one native control of a prompt.
 type Button struct {
 	Label   string
-	Choice  Choice
+	Choice  askbridge.Choice
 	Payload string
 }
 
@@ -67,7 +68,7 @@ type Section struct {
 	// MultiHint follows the question of a multi-select section, in the
 	// plan's language: "(choose one or more)". Empty otherwise.
 	MultiHint string
-	Options   []Option
+	Options   []askbridge.Option
 }
 
 // Plan is what a channel shows for a question: the readable text in parts,
@@ -106,7 +107,7 @@ type Plan struct {
 // BuildPlan decides how request req, question id, is shown on a channel with
 // capabilities caps, in the words of req.Locale's catalog. It is pure: the
 // same input gives the same plan, on every replica.
-func BuildPlan(id string, req Request, caps Capabilities) Plan {
+func BuildPlan(id string, req askbridge.Request, caps Capabilities) Plan {
 	w := locale.For(req.Locale)
 	p := Plan{ID: id, Mode: ModeText, Locale: w.Tag(), Intro: intro(w, req), Context: req.Context}
 	several := len(req.Questions) > 1
@@ -120,7 +121,7 @@ func BuildPlan(id string, req Request, caps Capabilities) Plan {
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	buttons := caps.Buttons && caps.PayloadBytes >= PayloadLen
+	buttons := caps.Buttons && caps.PayloadBytes >= askbridge.PayloadLen
 	if buttons && !several && !req.Questions[0].MultiSelect {
 		p.Mode = ModeButtons
 		p.Rows = optionRows(id, req.Questions[0].Options, caps)
@@ -128,8 +129,8 @@ func BuildPlan(id string, req Request, caps Capabilities) Plan {
 	if buttons {
 		row := controlRow(w, id, p.Mode, caps)
 		if req.Pings() {
-			c := Choice{Kind: ControlSeen}
-			row = append(row, Button{Label: CutLabel(w.Get("ButtonSeen"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
+			c := askbridge.Choice{Kind: askbridge.ControlSeen}
+			row = append(row, Button{Label: CutLabel(w.Get("ButtonSeen"), caps.MaxButtonLabel), Choice: c, Payload: askbridge.EncodePayload(id, c)})
 		}
 		p.Rows = append(p.Rows, row)
 	}
@@ -138,14 +139,14 @@ func BuildPlan(id string, req Request, caps Capabilities) Plan {
 	return p
 }
 
-func intro(w *locale.Words, req Request) string {
+func intro(w *locale.Words, req askbridge.Request) string {
 	if req.Agent != "" {
 		return w.Count("IntroFrom", len(req.Questions), map[string]any{"Agent": req.Agent})
 	}
 	return w.Count("IntroAnon", len(req.Questions), nil)
 }
 
-func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
+func optionRows(id string, opts []askbridge.Option, caps Capabilities) [][]Button {
 	per := caps.ButtonsPerRow
 	if per <= 0 {
 		per = len(opts)
@@ -155,8 +156,8 @@ func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
 		if i%per == 0 {
 			rows = append(rows, nil)
 		}
-		c := Choice{Kind: ControlOption, Option: i}
-		b := Button{Label: CutLabel(o.Label, caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)}
+		c := askbridge.Choice{Kind: askbridge.ControlOption, Option: i}
+		b := Button{Label: CutLabel(o.Label, caps.MaxButtonLabel), Choice: c, Payload: askbridge.EncodePayload(id, c)}
 		rows[len(rows)-1] = append(rows[len(rows)-1], b)
 	}
 	return rows
@@ -167,14 +168,14 @@ func optionRows(id string, opts []Option, caps Capabilities) [][]Button {
 func controlRow(w *locale.Words, id string, mode Mode, caps Capabilities) []Button {
 	var row []Button
 	if caps.ReplyBox && mode == ModeButtons {
-		c := Choice{Kind: ControlOther}
-		row = append(row, Button{Label: CutLabel(w.Get("ButtonOther"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
+		c := askbridge.Choice{Kind: askbridge.ControlOther}
+		row = append(row, Button{Label: CutLabel(w.Get("ButtonOther"), caps.MaxButtonLabel), Choice: c, Payload: askbridge.EncodePayload(id, c)})
 	}
-	c := Choice{Kind: ControlSkip}
-	return append(row, Button{Label: CutLabel(w.Get("ButtonSkip"), caps.MaxButtonLabel), Choice: c, Payload: EncodePayload(id, c)})
+	c := askbridge.Choice{Kind: askbridge.ControlSkip}
+	return append(row, Button{Label: CutLabel(w.Get("ButtonSkip"), caps.MaxButtonLabel), Choice: c, Payload: askbridge.EncodePayload(id, c)})
 }
 
-func closing(w *locale.Words, req Request, mode Mode) string {
+func closing(w *locale.Words, req askbridge.Request, mode Mode) string {
 	if mode == ModeButtons {
 		return w.Get("ClosingButtons")
 	}
@@ -237,7 +238,7 @@ func (r Record) PlanFor(k int, caps Capabilities) Plan {
 	return p
 }
 
-func placePlan(id string, req Request, places []Place, k int, seen *Person, caps Capabilities) Plan {
+func placePlan(id string, req askbridge.Request, places []askbridge.Place, k int, seen *askbridge.Person, caps Capabilities) Plan {
 	p := BuildPlan(id, req, caps)
 	w := locale.For(req.Locale)
 	if k >= 0 && k < len(places) {
@@ -249,7 +250,7 @@ func placePlan(id string, req Request, places []Place, k int, seen *Person, caps
 	if seen != nil {
 		p.Notes = append(p.Notes, w.Format("SeenBy", map[string]any{"Who": seen.Display()}))
 		for i, row := range p.Rows {
-			p.Rows[i] = slices.DeleteFunc(row, func(b Button) bool { return b.Choice.Kind == ControlSeen })
+			p.Rows[i] = slices.DeleteFunc(row, func(b Button) bool { return b.Choice.Kind == askbridge.ControlSeen })
 		}
 		p.Rows = slices.DeleteFunc(p.Rows, func(row []Button) bool { return len(row) == 0 })
 	}
@@ -272,15 +273,6 @@ func HumanDuration(w *locale.Words, d time.Duration) string {
 	return w.Count("DurationHours", h, nil) + " " + w.Count("DurationMinutes", m, nil)
 }
 
-// Display is how a person is named in a line others read: their name,
-// else their id.
-func (p Person) Display() string {
-	if p.Name != "" {
-		return p.Name
-	}
-	return p.ID
-}
-
 // Title is the first line of a section: its number when there are several,
 // its header as a chip, the question, and a hint for multi-select.
 func (s Section) Title() string {
@@ -296,7 +288,7 @@ func (s Section) Title() string {
 }
 
 // OptionLine renders option i (zero-based) as a numbered line.
-func OptionLine(i int, o Option) string {
+func OptionLine(i int, o askbridge.Option) string {
 	line := fmt.Sprintf("  %d. %s", i+1, o.Label)
 	if o.Description != "" {
 		line += " — " + o.Description
@@ -336,10 +328,10 @@ func CutLabel(s string, n int) string {
 // StatusLine is the line added to every message of a question when it ends,
 // in the words of req.Locale: "Answered: <declared labels>" (free text is
 // never echoed back), "Skipped", "Expired", "Cancelled".
-func StatusLine(req Request, res Result) string {
+func StatusLine(req askbridge.Request, res askbridge.Result) string {
 	w := locale.For(req.Locale)
 	switch res.Outcome() {
-	case OutcomeAnswered:
+	case askbridge.OutcomeAnswered:
 		labels := AnsweredLabels(req, res)
 		if res.Place != "" && res.AnsweredBy != nil {
 			// Several places: who answered, and where.
@@ -354,15 +346,15 @@ func StatusLine(req Request, res Result) string {
 			return w.Get("StatusAnswered")
 		}
 		return w.Format("StatusAnsweredWith", map[string]any{"Labels": strings.Join(labels, w.Get("ListSeparator"))})
-	case OutcomeSkipped:
+	case askbridge.OutcomeSkipped:
 		return w.Get("StatusSkipped")
-	case OutcomeCancelled:
+	case askbridge.OutcomeCancelled:
 		return w.Get("StatusCancelled")
-	case OutcomeUndeliverable:
+	case askbridge.OutcomeUndeliverable:
 		return w.Get("StatusUndeliverable")
-	case OutcomeRejected:
+	case askbridge.OutcomeRejected:
 		return w.Get("StatusRefused")
-	case OutcomeNoQuorum:
+	case askbridge.OutcomeNoQuorum:
 		return w.Get("StatusNoQuorum")
 	}
 	return w.Get("StatusExpired")
@@ -370,7 +362,7 @@ func StatusLine(req Request, res Result) string {
 
 // AnsweredLabels lists the declared labels chosen in an answer, in question
 // order then answer order; free-text values are left out.
-func AnsweredLabels(req Request, res Result) []string {
+func AnsweredLabels(req askbridge.Request, res askbridge.Result) []string {
 	if res.Answers == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/store"
 )
@@ -96,8 +97,8 @@ func TestEngineLateAnswerExpires(t *testing.T) {
 	id := h.ask(`{"id":"late-2","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	p := h.waitSent(1)[0]
 	h.clock.Advance(31 * time.Second) // the sweeper's next pass is an hour away
-	if r := tap(h, p, 0, alice, "late-tap"); r.Notice != askbridge.NoticeExpired {
-		t.Errorf("late tap: notice %q, want %q", r.Notice, askbridge.NoticeExpired)
+	if r := tap(h, p, 0, alice, "late-tap"); r.Notice != engine.NoticeExpired {
+		t.Errorf("late tap: notice %q, want %q", r.Notice, engine.NoticeExpired)
 	}
 	if r := h.result(id, 2*time.Second); r.Reason != askbridge.ReasonTimeout {
 		t.Errorf("result %+v, want timeout", r)
@@ -108,13 +109,13 @@ func TestEngineLateAnswerExpires(t *testing.T) {
 // flakyStore fails the calls a reply or a tap makes while down is set, as
 // a Redis that cannot be reached.
 type flakyStore struct {
-	askbridge.Store
+	engine.Store
 	down atomic.Bool
 }
 
 var errDown = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
 
-func (f *flakyStore) QuestionByMessage(ctx context.Context, ref askbridge.MessageRef) (string, bool, error) {
+func (f *flakyStore) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
 	if f.down.Load() {
 		return "", false, errDown
 	}
@@ -135,21 +136,21 @@ func (f *flakyStore) OpenInChat(ctx context.Context, platform, chat string) ([]s
 func TestEngineReplyDuringOutage(t *testing.T) {
 	t.Parallel()
 	var flaky *flakyStore
-	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store {
+	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store {
 		flaky = &flakyStore{Store: s}
 		return flaky
 	}})
 	id := h.ask(fmt.Sprintf(oneQuestion, "outage-1"))
 	p := h.waitSent(1)[0]
-	msg := askbridge.TextReply{
-		EventID: "ops-room:900", Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "900"},
+	msg := engine.TextReply{
+		EventID: "ops-room:900", Message: engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "900"},
 		ReplyTo: p.refs[0].Message, Person: alice, Text: "2",
 	}
 	flaky.down.Store(true)
-	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != askbridge.NoticeTryAgain.Text("en") {
+	if out := h.engine.Reply(context.Background(), msg); !out.Claimed || out.Respond != engine.NoticeTryAgain.Text("en") {
 		t.Fatalf("reply during the outage: %+v, want a try-again response", out)
 	}
-	if r := tap(h, p, 0, alice, "tap-900"); r.Notice != askbridge.NoticeTryAgain {
+	if r := tap(h, p, 0, alice, "tap-900"); r.Notice != engine.NoticeTryAgain {
 		t.Fatalf("tap during the outage: %q", r.Notice)
 	}
 	flaky.down.Store(false)
@@ -193,13 +194,13 @@ func TestEngineEndedWhileShown(t *testing.T) {
 
 // panicCounter counts recovered panics.
 type panicCounter struct {
-	askbridge.Metrics
+	engine.Metrics
 	n atomic.Int64
 }
 
 func (p *panicCounter) Ended(string, askbridge.Outcome, time.Duration) {}
 func (p *panicCounter) Sent(string, int)                               {}
-func (p *panicCounter) PlatformError(string, askbridge.ErrorKind)      {}
+func (p *panicCounter) PlatformError(string, engine.ErrorKind)         {}
 func (p *panicCounter) RetryAfter(string, time.Duration)               {}
 func (p *panicCounter) Reached(askbridge.EventKind, string)            {}
 func (p *panicCounter) Panicked(string)                                { p.n.Add(1) }
@@ -214,7 +215,7 @@ func TestEnginePanicRecovered(t *testing.T) {
 	h := newHarness(t, harnessOpts{ch: ch, metrics: m})
 	h.ask(fmt.Sprintf(oneQuestion, "boom-1"))
 	p := h.waitSent(1)[0]
-	if r := tap(h, p, 0, alice, "boom-tap"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, p, 0, alice, "boom-tap"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap: %q", r.Notice)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -237,22 +238,22 @@ func TestEnginePanicRecovered(t *testing.T) {
 // lostEnd performs End and then loses its reply, as a replica whose
 // connection dropped (or that died) right after winning an end would.
 type lostEnd struct {
-	askbridge.Store
+	engine.Store
 	lose atomic.Bool
 }
 
-func (l *lostEnd) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (askbridge.EndResult, error) {
+func (l *lostEnd) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
 	r, err := l.Store.End(ctx, id, res, now)
 	if err == nil && l.lose.Load() {
-		return askbridge.EndResult{}, errors.New("read tcp: connection reset by peer")
+		return engine.EndResult{}, errors.New("read tcp: connection reset by peer")
 	}
 	return r, err
 }
 
-func (l *lostEnd) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, askbridge.EndResult, error) {
+func (l *lostEnd) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, engine.EndResult, error) {
 	added, r, err := l.Store.MarkAndEnd(ctx, id, res, now)
 	if err == nil && l.lose.Load() {
-		return false, askbridge.EndResult{}, errors.New("read tcp: connection reset by peer")
+		return false, engine.EndResult{}, errors.New("read tcp: connection reset by peer")
 	}
 	return added, r, err
 }
@@ -264,14 +265,14 @@ func TestEngineEndWonThenLostLeavesNoLiveButtons(t *testing.T) {
 	t.Parallel()
 	var lossy *lostEnd
 	ch := newFakeChannel("telegram")
-	a := newHarness(t, harnessOpts{replica: "a", ch: ch, wrap: func(s askbridge.Store) askbridge.Store {
+	a := newHarness(t, harnessOpts{replica: "a", ch: ch, wrap: func(s engine.Store) engine.Store {
 		lossy = &lostEnd{Store: s}
 		return lossy
 	}})
 	a.ask(fmt.Sprintf(oneQuestion, "lost-end"))
 	p := a.waitSent(1)[0]
 	lossy.lose.Store(true)
-	if r := tap(a, p, 1, alice, "lost-tap"); r.Notice != askbridge.NoticeTryAgain {
+	if r := tap(a, p, 1, alice, "lost-tap"); r.Notice != engine.NoticeTryAgain {
 		t.Fatalf("tap: %q", r.Notice)
 	}
 	if r := a.result("lost-end", 2*time.Second); r.Answers == nil {
@@ -317,7 +318,7 @@ func TestEngineRateLimitedEditsLand(t *testing.T) {
 	t.Parallel()
 	ch := newFakeChannel("telegram")
 	for range 8 {
-		ch.finishFailures = append(ch.finishFailures, &askbridge.SendError{Kind: askbridge.RateLimited, RetryAfter: time.Second, Reason: "ratelimited"})
+		ch.finishFailures = append(ch.finishFailures, &engine.SendError{Kind: engine.RateLimited, RetryAfter: time.Second, Reason: "ratelimited"})
 	}
 	h := newHarness(t, harnessOpts{ch: ch})
 	h.ask(fmt.Sprintf(oneQuestion, "edit-429"))
@@ -381,12 +382,12 @@ func TestEngineAdoptsUnrecordedPrompt(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(fmt.Sprintf(oneQuestion, "orphan-tap"))
 	p := h.waitSent(1)[0]
-	orphan := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "orphan-999"}
-	r := h.engine.Tap(context.Background(), askbridge.Tap{
+	orphan := engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "orphan-999"}
+	r := h.engine.Tap(context.Background(), engine.Tap{
 		EventID: "orphan-ev", Message: orphan, Person: alice, Payload: p.plan.Buttons()[1].Payload,
 	})
-	if r.Notice != askbridge.NoticeRecorded {
-		t.Fatalf("tap on the unrecorded copy: %q, want %q", r.Notice, askbridge.NoticeRecorded)
+	if r.Notice != engine.NoticeRecorded {
+		t.Fatalf("tap on the unrecorded copy: %q, want %q", r.Notice, engine.NoticeRecorded)
 	}
 	if res := h.result(id, 2*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
 		t.Fatalf("result %+v", res)
@@ -395,7 +396,7 @@ func TestEngineAdoptsUnrecordedPrompt(t *testing.T) {
 	h.waitStatus(orphan.Message, "Answered: Production")
 	// A payload of another question on an unknown message is still refused.
 	other := askbridge.EncodePayload("another-question", askbridge.Choice{Kind: askbridge.ControlOption})
-	if r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "forged", Message: askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "x"}, Person: alice, Payload: other}); r.Notice != askbridge.NoticeUnknown {
+	if r := h.engine.Tap(context.Background(), engine.Tap{EventID: "forged", Message: engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "x"}, Person: alice, Payload: other}); r.Notice != engine.NoticeUnknown {
 		t.Fatalf("forged tap: %q", r.Notice)
 	}
 }
@@ -408,7 +409,7 @@ func TestEnginePartlySentPromptGoesOn(t *testing.T) {
 	t.Parallel()
 	ch := newFakeChannel("telegram")
 	ch.parts = 3
-	ch.failPart = map[int]error{1: &askbridge.SendError{Kind: askbridge.Temporary, Reason: "502 Bad Gateway"}}
+	ch.failPart = map[int]error{1: &engine.SendError{Kind: engine.Temporary, Reason: "502 Bad Gateway"}}
 	h := newHarness(t, harnessOpts{ch: ch})
 	id := h.ask(fmt.Sprintf(oneQuestion, "long-1"))
 	h.advanceWhileRetrying(100*time.Millisecond, func() bool {
@@ -432,11 +433,11 @@ func TestEnginePartlySentPromptGoesOn(t *testing.T) {
 // failingRecord fails the next n AddMessage calls, as a Redis that is
 // briefly unreachable right after a prompt was posted.
 type failingRecord struct {
-	askbridge.Store
+	engine.Store
 	n atomic.Int64
 }
 
-func (f *failingRecord) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
+func (f *failingRecord) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
 	if f.n.Add(-1) >= 0 {
 		return "", errDown
 	}
@@ -451,7 +452,7 @@ func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
 	t.Parallel()
 	var failing *failingRecord
 	ch := newFakeChannel("telegram")
-	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s askbridge.Store) askbridge.Store {
+	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s engine.Store) engine.Store {
 		failing = &failingRecord{Store: s}
 		failing.n.Store(3)
 		return failing
@@ -467,7 +468,7 @@ func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
 		t.Fatalf("recorded %v, %v", msgs, err)
 	}
 	p := ch.sends()[0]
-	if r := tap(h, p, 0, alice, "after-outage"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, p, 0, alice, "after-outage"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap on the prompt: %q", r.Notice)
 	}
 }
@@ -480,14 +481,14 @@ type findingChannel struct {
 	lookupErr error
 }
 
-func (f *findingChannel) Find(ctx context.Context, l askbridge.Lookup) ([]askbridge.MessageRef, error) {
+func (f *findingChannel) Find(ctx context.Context, l engine.Lookup) ([]engine.MessageRef, error) {
 	f.lookups.Add(1)
 	if f.lookupErr != nil {
 		return nil, f.lookupErr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []askbridge.MessageRef
+	var out []engine.MessageRef
 	for _, p := range f.sent {
 		if p.chat != l.Chat || p.plan.ID != l.Plan.ID {
 			continue
@@ -521,11 +522,11 @@ func deadReplicaPosting(t *testing.T, id string, ch *fakeChannel) string {
 	}
 	now := time.Now()
 	target := askbridge.Target{Platform: "telegram", Chat: "ops-room"}
-	if _, _, err := dead.Create(ctx, askbridge.NewQuestion{ID: id, Request: req, Target: target, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
+	if _, _, err := dead.Create(ctx, engine.NewQuestion{ID: id, Request: req, Target: target, Created: now, Deadline: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	plan := askbridge.BuildPlan(id, req, ch.caps)
-	refs := []askbridge.MessageRef{
+	plan := engine.BuildPlan(id, req, ch.caps)
+	refs := []engine.MessageRef{
 		{Platform: "telegram", Chat: "ops-room", Message: "dead-0", Part: 0},
 		{Platform: "telegram", Chat: "ops-room", Message: "dead-1", Part: 1},
 	}
@@ -550,7 +551,7 @@ func TestEngineFindsPartsADeadReplicaPosted(t *testing.T) {
 		posted    []string // messages of the prompt, in order
 	}{
 		{"found", nil, []string{"dead-0", "dead-1", "1"}},
-		{"lookup fails", &askbridge.SendError{Kind: askbridge.Temporary, Reason: "502"}, []string{"dead-0", "dead-1", "1", "2"}},
+		{"lookup fails", &engine.SendError{Kind: engine.Temporary, Reason: "502"}, []string{"dead-0", "dead-1", "1", "2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -560,7 +561,7 @@ func TestEngineFindsPartsADeadReplicaPosted(t *testing.T) {
 			prefix := deadReplicaPosting(t, id, ch)
 			finder := &findingChannel{fakeChannel: ch, lookupErr: tc.lookupErr}
 			h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", claimIdle: 200 * time.Millisecond, ch: ch,
-				channel: func(*fakeChannel) askbridge.Channel { return finder }})
+				channel: func(*fakeChannel) engine.Channel { return finder }})
 			h.waitHandled()
 			var got []string
 			for _, r := range ch.sends()[0].refs {
@@ -585,8 +586,8 @@ func TestEngineFindsPartsADeadReplicaPosted(t *testing.T) {
 			}
 			// The buttons are on the last part; a tap there answers.
 			last := ch.sends()[0].refs[len(got)-1]
-			r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: id + "-tap", Message: last, Person: alice, Payload: ch.sends()[0].plan.Buttons()[1].Payload})
-			if r.Notice != askbridge.NoticeRecorded {
+			r := h.engine.Tap(context.Background(), engine.Tap{EventID: id + "-tap", Message: last, Person: alice, Payload: ch.sends()[0].plan.Buttons()[1].Payload})
+			if r.Notice != engine.NoticeRecorded {
 				t.Fatalf("tap: %q", r.Notice)
 			}
 			h.result(id, 2*time.Second)
@@ -676,7 +677,7 @@ func TestEngineSlowEditsKeepTheirMark(t *testing.T) {
 	slow.mu.Lock()
 	slow.finishGate = make(chan struct{})
 	slow.mu.Unlock()
-	if r := tap(a, p, 1, alice, "slow-edits-tap"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(a, p, 1, alice, "slow-edits-tap"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap: %q", r.Notice)
 	}
 	a.result(id, 2*time.Second)
@@ -710,19 +711,19 @@ func TestEngineTapBeforeTheRecord(t *testing.T) {
 			t.Parallel()
 			ch := newFakeChannel("telegram")
 			ch.parts = parts
-			tapped := make(chan askbridge.TapReply, 1)
+			tapped := make(chan engine.TapReply, 1)
 			var h *harness
-			ch.beforeSent = func(ref askbridge.MessageRef) {
+			ch.beforeSent = func(ref engine.MessageRef) {
 				if ref.Part != parts-1 {
 					return
 				}
 				p := ch.sends()[0]
-				tapped <- h.engine.Tap(context.Background(), askbridge.Tap{EventID: "early", Message: ref, Person: alice, Payload: p.plan.Buttons()[1].Payload})
+				tapped <- h.engine.Tap(context.Background(), engine.Tap{EventID: "early", Message: ref, Person: alice, Payload: p.plan.Buttons()[1].Payload})
 			}
 			h = newHarness(t, harnessOpts{ch: ch})
 			id := h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("early-tap-", parts)))
-			if r := <-tapped; r.Notice != askbridge.NoticeRecorded {
-				t.Fatalf("tap before the record: %q, want %q", r.Notice, askbridge.NoticeRecorded)
+			if r := <-tapped; r.Notice != engine.NoticeRecorded {
+				t.Fatalf("tap before the record: %q, want %q", r.Notice, engine.NoticeRecorded)
 			}
 			if res := h.result(id, 2*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
 				t.Fatalf("result %+v", res)
@@ -867,14 +868,14 @@ func TestEngineReaskAfterResultTaken(t *testing.T) {
 
 // batchCounter counts the batches of creates the engine hands the store.
 type batchCounter struct {
-	askbridge.Store
+	engine.Store
 	batches, calls atomic.Int64
 }
 
-func (b *batchCounter) CreateHoldingBatch(ctx context.Context, calls []*askbridge.CreateCall) {
+func (b *batchCounter) CreateHoldingBatch(ctx context.Context, calls []*engine.CreateCall) {
 	b.batches.Add(1)
 	b.calls.Add(int64(len(calls)))
-	b.Store.(askbridge.BatchCreator).CreateHoldingBatch(ctx, calls)
+	b.Store.(engine.BatchCreator).CreateHoldingBatch(ctx, calls)
 }
 
 // askBurst adds n one-question asks, ids <prefix>-0 … <prefix>-<n-1>, with
@@ -898,7 +899,7 @@ func (h *harness) askBurst(prefix string, n, timeout int) {
 func TestEngineCreatesABurstInBatches(t *testing.T) {
 	t.Parallel()
 	counter := &batchCounter{}
-	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { counter.Store = s; return counter }})
+	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { counter.Store = s; return counter }})
 	const n = 200
 	h.askBurst("burst", n, 60)
 	sent := h.waitSent(n)
@@ -987,28 +988,28 @@ func TestEngineLocalChannelTakesNoLease(t *testing.T) {
 // (askbridge.Premade), as the web page does: Send hands over that message.
 type premadeChannel struct{ *fakeChannel }
 
-func (p premadeChannel) Premade(chat, id string) askbridge.MessageRef {
-	return askbridge.MessageRef{Platform: p.platform, Chat: chat, Message: "page-" + id}
+func (p premadeChannel) Premade(chat, id string) engine.MessageRef {
+	return engine.MessageRef{Platform: p.platform, Chat: chat, Message: "page-" + id}
 }
 
-func (p premadeChannel) Send(_ context.Context, d askbridge.Delivery) error {
+func (p premadeChannel) Send(_ context.Context, d engine.Delivery) error {
 	if d.From > 0 {
 		return nil
 	}
 	ref := p.Premade(d.Chat, d.Plan.ID)
 	p.mu.Lock()
-	p.sent = append(p.sent, sentPrompt{chat: d.Chat, plan: d.Plan, refs: []askbridge.MessageRef{ref}})
+	p.sent = append(p.sent, sentPrompt{chat: d.Chat, plan: d.Plan, refs: []engine.MessageRef{ref}})
 	p.mu.Unlock()
 	return d.Sent(ref)
 }
 
 // addCounter counts AddMessage calls.
 type addCounter struct {
-	askbridge.Store
+	engine.Store
 	adds atomic.Int64
 }
 
-func (a *addCounter) AddMessage(ctx context.Context, id string, ref askbridge.MessageRef) (askbridge.Status, error) {
+func (a *addCounter) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
 	a.adds.Add(1)
 	return a.Store.AddMessage(ctx, id, ref)
 }
@@ -1024,16 +1025,16 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 	counter := &addCounter{}
 	h := newHarness(t, harnessOpts{
 		ch:      ch,
-		channel: func(f *fakeChannel) askbridge.Channel { return premadeChannel{f} },
-		wrap:    func(s askbridge.Store) askbridge.Store { counter.Store = s; return counter },
+		channel: func(f *fakeChannel) engine.Channel { return premadeChannel{f} },
+		wrap:    func(s engine.Store) engine.Store { counter.Store = s; return counter },
 	})
 	body := fmt.Sprintf(oneQuestion, "premade-1")
 	id := h.ask(body)
 	p := h.waitSent(1)[0]
 	h.waitHandled()
-	want := askbridge.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "page-" + id}
+	want := engine.MessageRef{Platform: "telegram", Chat: "ops-room", Message: "page-" + id}
 	refs, err := h.store.Messages(context.Background(), id)
-	if err != nil || !slices.Equal(refs, []askbridge.MessageRef{want}) {
+	if err != nil || !slices.Equal(refs, []engine.MessageRef{want}) {
 		t.Fatalf("Messages = %v, %v; want %v", refs, err, want)
 	}
 	if n := counter.adds.Load(); n != 0 {
@@ -1053,7 +1054,7 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 	if n := len(ch.sends()); n != 1 {
 		t.Errorf("shown %d times, want once", n)
 	}
-	if reply := tap(h, p, 1, alice, "pm1"); reply.Notice != askbridge.NoticeRecorded {
+	if reply := tap(h, p, 1, alice, "pm1"); reply.Notice != engine.NoticeRecorded {
 		t.Errorf("tap notice %q", reply.Notice)
 	}
 	if r := h.result(id, 2*time.Second); r.Status != askbridge.StatusAnswered {
@@ -1064,7 +1065,7 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 // sweepMeter holds each Sweep call until another is under way too (or
 // a while has passed), and records the most under way at once.
 type sweepMeter struct {
-	askbridge.Store
+	engine.Store
 	mu      sync.Mutex
 	in      int
 	most    int
@@ -1072,7 +1073,7 @@ type sweepMeter struct {
 	barrier bool
 }
 
-func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]askbridge.EndResult, error) {
+func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]engine.EndResult, error) {
 	m.mu.Lock()
 	m.in++
 	m.calls++
@@ -1099,7 +1100,7 @@ func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]ask
 func TestSweeperWorksABacklogAtOnce(t *testing.T) {
 	t.Parallel()
 	meter := &sweepMeter{}
-	h := newHarness(t, harnessOpts{wrap: func(s askbridge.Store) askbridge.Store { meter.Store = s; return meter }})
+	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { meter.Store = s; return meter }})
 	const n = 450 // four and a half batches of 100
 	h.askBurst("due", n, 30)
 	h.waitSent(n)

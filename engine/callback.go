@@ -1,11 +1,8 @@
-package askbridge
+package engine
 
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/redact"
 	"github.com/askbridge/askbridge/internal/retry"
 )
@@ -45,67 +43,6 @@ import (
 // Sweep (the due time brought forward), and ReadRequests (a refused
 // request has no decoded request to take the URL from, so it is noted as
 // the entry is read).
-
-// EventCallbackFailed is the event of a callback attempt that failed
-// (redis-protocol.md, Additions v1.1); its Error says why, and whether
-// another try follows.
-const EventCallbackFailed EventKind = "callback_failed"
-
-// MaxCallbackBytes bounds a request's callback URL.
-const MaxCallbackBytes = 2048
-
-// MinCallbackSecretBytes is the shortest callback secret (characters, or
-// decoded bytes of a whsec_ secret): the project's rule for secrets.
-const MinCallbackSecretBytes = 16
-
-// DefaultCallbackTolerance is how far a callback's timestamp may be from
-// the receiver's clock (Standard Webhooks recommends five minutes).
-const DefaultCallbackTolerance = 5 * time.Minute
-
-// Headers of a callback (Standard Webhooks).
-const (
-	HeaderWebhookID        = "webhook-id"
-	HeaderWebhookTimestamp = "webhook-timestamp"
-	HeaderWebhookSignature = "webhook-signature"
-)
-
-// ParseCallbackURL checks the form of a request's callback: an absolute
-// http or https URL with a host, at most MaxCallbackBytes, without spaces,
-// control characters, credentials or a fragment. Whether the bridge may
-// call it is CallbackPolicy.Check's.
-func ParseCallbackURL(raw string) (*url.URL, error) {
-	if len(raw) > MaxCallbackBytes {
-		return nil, fmt.Errorf("callback: must be at most %d bytes (got %d)", MaxCallbackBytes, len(raw))
-	}
-	if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return nil, errors.New("callback: must not contain spaces or control characters")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		reason := "unparseable"
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			reason = ue.Err.Error()
-		}
-		return nil, fmt.Errorf("callback: not a URL (%s)", reason)
-	}
-	switch {
-	case u.Scheme != "https" && u.Scheme != "http":
-		return nil, errors.New("callback: must be an https:// URL (http:// only to hosts the bridge's operator allows)")
-	case u.Opaque != "" || u.Hostname() == "":
-		return nil, errors.New("callback: must name a host, as in https://agents.example.com/hooks/askbridge")
-	case u.User != nil:
-		return nil, errors.New("callback: must not carry a user name or password; the bridge signs every callback instead")
-	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return nil, errors.New("callback: must not have a fragment (#…)")
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("callback: port %q is not 1 to 65535", p)
-		}
-	}
-	return u, nil
-}
 
 // CallbackPolicy is the operator's say on which callbacks the bridge
 // makes. A host pattern is a host name ("agents.example.com"), "*." and a
@@ -147,7 +84,7 @@ func CheckCallbackHostPattern(p string) error {
 // Check reports why the bridge may not call raw back, naming the field and
 // the setting that decides, or nil when it may.
 func (p CallbackPolicy) Check(raw string) error {
-	u, err := ParseCallbackURL(raw)
+	u, err := askbridge.ParseCallbackURL(raw)
 	if err != nil {
 		return err
 	}
@@ -254,36 +191,6 @@ func (p CallbackPolicy) checkedDial(timeout time.Duration) func(ctx context.Cont
 		}}
 		return d.DialContext(ctx, network, addr)
 	}
-}
-
-// CallbackKey is the HMAC key of a callback secret: the base64-decoded
-// bytes after the prefix of a "whsec_…" secret (the form the Standard
-// Webhooks libraries make and take), else the secret's own bytes. It
-// refuses a secret shorter than MinCallbackSecretBytes.
-func CallbackKey(secret string) ([]byte, error) {
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		key, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			return nil, errors.New("a secret that starts with whsec_ must be standard base64 after it (make one with: echo whsec_$(openssl rand -base64 32))")
-		}
-		if len(key) < MinCallbackSecretBytes {
-			return nil, fmt.Errorf("a whsec_ secret must decode to at least %d bytes (got %d)", MinCallbackSecretBytes, len(key))
-		}
-		return key, nil
-	}
-	if len(secret) < MinCallbackSecretBytes {
-		return nil, fmt.Errorf("must be at least %d characters (make one with: openssl rand -hex 32)", MinCallbackSecretBytes)
-	}
-	return []byte(secret), nil
-}
-
-// CallbackSignature is the webhook-signature header value of a callback:
-// "v1," and the base64 HMAC-SHA256, with key, of "<id>.<timestamp>.<body>".
-func CallbackSignature(key []byte, id string, timestamp int64, body []byte) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + strconv.FormatInt(timestamp, 10) + "."))
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // CallbackQueue keeps the pending callbacks in Redis, so that any replica
@@ -503,7 +410,7 @@ func newCallbacks(c *core, cfg CallbackConfig, inner Store) *callbacks {
 		cfg.Queue, _ = inner.(CallbackQueue)
 	}
 	cb := &callbacks{core: c, cfg: cfg, inner: inner, kick: make(chan struct{}, 1), hints: map[string]callbackHint{}}
-	switch key, err := CallbackKey(cfg.Secret); {
+	switch key, err := askbridge.CallbackKey(cfg.Secret); {
 	case cfg.Secret == "":
 		cb.off = errors.New("callback: this bridge makes no callbacks (ASKUSER_CALLBACK_SECRET is not set); ask its operator to set it, or wait for the result with BLPOP")
 	case err != nil:
@@ -598,14 +505,14 @@ func (cb *callbacks) screen(ctx context.Context, qs []NewQuestion) []*screened {
 // will not make, as the intake refuses any request.
 func (cb *callbacks) refuse(ctx context.Context, id string, cause error) *screened {
 	now := cb.clock.Now()
-	r, err := cb.inner.Reject(ctx, id, Refused(id, cause).Stamp(now, now), now)
+	r, err := cb.inner.Reject(ctx, id, askbridge.Refused(id, cause).Stamp(now, now), now)
 	if err != nil {
 		return &screened{err: fmt.Errorf("reject request: %w", err)}
 	}
 	if r.Won {
 		cb.log.Info("request refused", "question", id, "error", cause.Error())
-		cb.metrics.Ended("", OutcomeRejected, 0)
-		if err := cb.publish(ctx, Event{Kind: EventRejected, ID: id, At: now, Error: cause.Error()}); err != nil {
+		cb.metrics.Ended("", askbridge.OutcomeRejected, 0)
+		if err := cb.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: id, At: now, Error: cause.Error()}); err != nil {
 			cb.log.Warn("publish rejected event", "question", id, "err", err)
 		}
 	}
@@ -747,7 +654,7 @@ func (s *callbackStore) ReadRequests(ctx context.Context, max int, block time.Du
 
 // Reject registers the callback of the refused request, if it has one the
 // bridge may make, before storing the refusal.
-func (s *callbackStore) Reject(ctx context.Context, id string, res Result, now time.Time) (EndResult, error) {
+func (s *callbackStore) Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
 	u := ""
 	if s.cb.on() {
 		u = s.cb.takeHint(id)
@@ -769,7 +676,7 @@ func (s *callbackStore) Reject(ctx context.Context, id string, res Result, now t
 // End brings the question's callback, if any, forward to a few seconds
 // from now before ending it, and to now once the end is won: a replica
 // that dies in between leaves it due soon all the same.
-func (s *callbackStore) End(ctx context.Context, id string, res Result, now time.Time) (EndResult, error) {
+func (s *callbackStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
 	if !s.cb.on() {
 		return s.Store.End(ctx, id, res, now)
 	}
@@ -785,7 +692,7 @@ func (s *callbackStore) End(ctx context.Context, id string, res Result, now time
 
 // MarkAndEnd is End, marked finishing first in the same round trip (see
 // Store), with End's callback nudges around it.
-func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res Result, now time.Time) (bool, EndResult, error) {
+func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, EndResult, error) {
 	if !s.cb.on() {
 		return s.Store.MarkAndEnd(ctx, id, res, now)
 	}
@@ -946,7 +853,7 @@ func (cb *callbacks) failed(ctx context.Context, id, text string, final bool) {
 	}
 	cb.cfg.Metrics.CallbackFailed(final)
 	cb.log.Warn("callback failed", "question", id, "error", text, "final", final)
-	if err := cb.publish(ctx, Event{Kind: EventCallbackFailed, ID: id, Error: text}); err != nil {
+	if err := cb.publish(ctx, askbridge.Event{Kind: askbridge.EventCallbackFailed, ID: id, Error: text}); err != nil {
 		cb.log.Warn("publish callback_failed event", "question", id, "err", err)
 	}
 }
@@ -955,7 +862,7 @@ func (cb *callbacks) failed(ctx context.Context, id, text string, final bool) {
 // secret and of the URL beyond its host, and whether retrying cannot help
 // (permanent: the URL is no longer allowed).
 func (cb *callbacks) send(ctx context.Context, a CallbackAttempt) (permanent bool, err error) {
-	u, err := ParseCallbackURL(a.URL)
+	u, err := askbridge.ParseCallbackURL(a.URL)
 	if err != nil {
 		return true, err
 	}
@@ -969,9 +876,9 @@ func (cb *callbacks) send(ctx context.Context, a CallbackAttempt) (permanent boo
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "askbridge-callback")
-	req.Header.Set(HeaderWebhookID, a.ID)
-	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderWebhookSignature, CallbackSignature(cb.key, a.ID, ts, a.Body))
+	req.Header.Set(askbridge.HeaderWebhookID, a.ID)
+	req.Header.Set(askbridge.HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(askbridge.HeaderWebhookSignature, askbridge.CallbackSignature(cb.key, a.ID, ts, a.Body))
 	resp, err := cb.client.Do(req)
 	if err != nil {
 		var ue *url.Error

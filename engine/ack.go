@@ -1,12 +1,15 @@
-package askbridge
+package engine
 
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/askbridge/askbridge"
 )
 
 // PlaceAt is the index of the place whose target is t, or -1.
-func (r Record) PlaceAt(t Target) int {
+func (r Record) PlaceAt(t askbridge.Target) int {
 	for k, p := range r.Places {
 		if p.Target == t {
 			return k
@@ -18,12 +21,12 @@ func (r Record) PlaceAt(t Target) int {
 // MayAnswerIn reports whether p may answer the question in place k: anyone
 // there when the place names no answerers, else only those named. A k
 // that is not a place reads as the first place.
-func (r Record) MayAnswerIn(p Person, k int) bool {
+func (r Record) MayAnswerIn(p askbridge.Person, k int) bool {
 	if k < 0 || k >= len(r.Places) {
 		return r.MayAnswer(p)
 	}
 	a := r.Places[k].Answerers
-	return len(a) == 0 || contains(a, p.Platform+":"+p.ID)
+	return len(a) == 0 || slices.Contains(a, p.Platform+":"+p.ID)
 }
 
 // placeOf finds the place of rec a message belongs to: the place whose
@@ -33,7 +36,7 @@ func (c *core) placeOf(ctx context.Context, rec Record, ref MessageRef) (int, er
 	if len(rec.Places) <= 1 {
 		return 0, nil
 	}
-	if k := rec.PlaceAt(Target{Platform: ref.Platform, Chat: ref.Chat}); k >= 0 {
+	if k := rec.PlaceAt(askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}); k >= 0 {
 		return k, nil
 	}
 	if ref.Message != "" {
@@ -63,7 +66,7 @@ func (c *core) placeOf(ctx context.Context, rec Record, ref MessageRef) (int, er
 // when this call acknowledged, AlreadySeen when someone had, NotForYou for
 // a person who may not answer there, Unknown for a question that offers no
 // Seen, or how the question ended. An error is trouble reaching the store.
-func (e *Engine) Acknowledge(ctx context.Context, id string, by Person, k int) (Notice, error) {
+func (e *Engine) Acknowledge(ctx context.Context, id string, by askbridge.Person, k int) (Notice, error) {
 	rec, found, err := e.store.Get(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("read question: %w", err)
@@ -74,9 +77,9 @@ func (e *Engine) Acknowledge(ctx context.Context, id string, by Person, k int) (
 	return e.acknowledge(ctx, rec, by, k)
 }
 
-func (e *Engine) acknowledge(ctx context.Context, rec Record, by Person, k int) (Notice, error) {
+func (e *Engine) acknowledge(ctx context.Context, rec Record, by askbridge.Person, k int) (Notice, error) {
 	switch {
-	case rec.Status != StatusPending && rec.Result != nil:
+	case rec.Status != askbridge.StatusPending && rec.Result != nil:
 		return endedNotice(*rec.Result), nil
 	case !rec.Request.Pings():
 		return NoticeUnknown, nil
@@ -92,7 +95,7 @@ func (e *Engine) acknowledge(ctx context.Context, rec Record, by Person, k int) 
 	switch {
 	case !found:
 		return NoticeExpired, nil
-	case now.Status != StatusPending && now.Result != nil:
+	case now.Status != askbridge.StatusPending && now.Result != nil:
 		return endedNotice(*now.Result), nil
 	case !won:
 		return NoticeAlreadySeen, nil
@@ -101,9 +104,9 @@ func (e *Engine) acknowledge(ctx context.Context, rec Record, by Person, k int) 
 	if k >= 0 && k < len(now.Places) {
 		where = now.Places[k].Name
 	}
-	e.metrics.Reached(EventAcknowledged, by.Platform)
+	e.metrics.Reached(askbridge.EventAcknowledged, by.Platform)
 	e.log.Info("question acknowledged", "question", rec.ID, "by", by.Platform+":"+by.ID, "place", where)
-	if err := e.publish(ctx, Event{Kind: EventAcknowledged, ID: rec.ID, By: by.Platform + ":" + by.ID, Platform: by.Platform, To: where}); err != nil {
+	if err := e.publish(ctx, askbridge.Event{Kind: askbridge.EventAcknowledged, ID: rec.ID, By: by.Platform + ":" + by.ID, Platform: by.Platform, To: where}); err != nil {
 		e.log.Warn("publish acknowledged event", "question", rec.ID, "err", err)
 	}
 	if !e.finisher.launch(func() { e.refresh(now) }, rec.ID) {
@@ -138,7 +141,7 @@ func (c *core) refresh(rec Record) {
 			c.log.Warn("read a question after updating its prompts", "question", rec.ID, "err", err)
 			return
 		}
-		if found && now.Status != StatusPending && now.Result != nil {
+		if found && now.Status != askbridge.StatusPending && now.Result != nil {
 			c.finisher.edit(ctx, now, *now.Result, updated)
 		}
 	}()
@@ -149,7 +152,7 @@ func (c *core) refresh(rec Record) {
 			c.log.Warn("read a question to update its prompts", "question", rec.ID, "err", err)
 			return
 		}
-		if !found || now.Status != StatusPending {
+		if !found || now.Status != askbridge.StatusPending {
 			return
 		}
 		state := shownState(now)

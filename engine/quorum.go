@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -47,7 +48,7 @@ func foldAnswer(v string) string {
 // voters counts who may vote on rec: everyone named in any of its places.
 // ok is false when a place lets anyone there answer (no one can be
 // counted).
-func voters(places []Place) (n int, ok bool) {
+func voters(places []askbridge.Place) (n int, ok bool) {
 	seen := map[string]bool{}
 	for _, p := range places {
 		if len(p.Answerers) == 0 {
@@ -61,7 +62,7 @@ func voters(places []Place) (n int, ok bool) {
 }
 
 // checkQuorum refuses a quorum that the places' answerers cannot reach.
-func checkQuorum(req Request, places []Place) error {
+func checkQuorum(req askbridge.Request, places []askbridge.Place) error {
 	if req.Quorum == 0 {
 		return nil
 	}
@@ -81,7 +82,7 @@ func checkQuorum(req Request, places []Place) error {
 // leaves its edits to another; a mark this call added is taken back when the
 // vote did not end it.
 func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, error) {
-	v := Vote{By: a.By, Skipped: a.Skip, At: e.clock.Now().UnixMilli()}
+	v := askbridge.Vote{By: a.By, Skipped: a.Skip, At: e.clock.Now().UnixMilli()}
 	if !a.Skip {
 		clean, err := CheckAnswers(rec.Request, a.Values)
 		if err != nil {
@@ -114,7 +115,7 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 		return Submitted{Notice: NoticeAlreadyVoted, End: r.End}, nil
 	}
 	by := a.By.Platform + ":" + a.By.ID
-	if err := e.publish(ctx, Event{Kind: EventVoted, ID: rec.ID, By: by, Platform: a.By.Platform}); err != nil {
+	if err := e.publish(ctx, askbridge.Event{Kind: askbridge.EventVoted, ID: rec.ID, By: by, Platform: a.By.Platform}); err != nil {
 		e.log.Warn("publish voted event", "question", rec.ID, "err", err)
 	}
 	tally := TallyOf(r.End.Record)
@@ -125,9 +126,9 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 	if r.Outcome == VoteDecided {
 		sub.Won = true
 		switch r.End.Result.Reason {
-		case ReasonTimeout:
+		case askbridge.ReasonTimeout:
 			sub.Won, sub.Notice = false, NoticeExpired
-		case ReasonNoQuorum:
+		case askbridge.ReasonNoQuorum:
 			// This vote made agreement impossible.
 			sub.Notice = NoticeNoQuorum
 		}
@@ -169,7 +170,7 @@ func TallyOf(rec Record) Tally {
 }
 
 // Count is how many votes agree with v (v among them once recorded).
-func (t Tally) Count(v Vote) int {
+func (t Tally) Count(v askbridge.Vote) int {
 	if v.Skipped {
 		return 0
 	}
@@ -189,7 +190,7 @@ func (t Tally) Lead() int {
 // and after (ask-user.md §6), in w's words: "Votes: 1 of 2 needed —
 // Approve 1, Reject 0". A one-question prompt lists every option, and
 // "Other" for free text; several questions list the answers given.
-func tallyLine(w *locale.Words, req Request, rec Record) string {
+func tallyLine(w *locale.Words, req askbridge.Request, rec Record) string {
 	t := TallyOf(rec)
 	var parts []string
 	if len(req.Questions) == 1 {
@@ -198,7 +199,7 @@ func tallyLine(w *locale.Words, req Request, rec Record) string {
 		other := 0
 		for _, k := range t.Keys {
 			vals := t.Answers[k][q.ID]
-			if len(vals) == 1 && slices.ContainsFunc(q.Options, func(o Option) bool { return o.Label == vals[0] }) {
+			if len(vals) == 1 && slices.ContainsFunc(q.Options, func(o askbridge.Option) bool { return o.Label == vals[0] }) {
 				counts[vals[0]] += t.Counts[k]
 				continue
 			}

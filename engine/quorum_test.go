@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 func TestAnswerKey(t *testing.T) {
@@ -22,7 +23,7 @@ func TestAnswerKey(t *testing.T) {
 		{{"q": {"Unit", "Unit"}}, {"q": {"Unit"}}},
 	}
 	for _, p := range same {
-		if askbridge.AnswerKey(p[0]) != askbridge.AnswerKey(p[1]) {
+		if engine.AnswerKey(p[0]) != engine.AnswerKey(p[1]) {
 			t.Errorf("%v and %v should agree", p[0], p[1])
 		}
 	}
@@ -32,7 +33,7 @@ func TestAnswerKey(t *testing.T) {
 		{{"a": {"X"}, "b": {"Y"}}, {"a": {"Y"}, "b": {"X"}}},
 	}
 	for _, p := range differ {
-		if askbridge.AnswerKey(p[0]) == askbridge.AnswerKey(p[1]) {
+		if engine.AnswerKey(p[0]) == engine.AnswerKey(p[1]) {
 			t.Errorf("%v and %v should not agree", p[0], p[1])
 		}
 	}
@@ -57,9 +58,9 @@ func person(id string) askbridge.Person {
 var trio = []string{"telegram:alice", "telegram:bob", "telegram:carol"}
 
 // vote answers question id as who in a text reply to its prompt p.
-func vote(h *harness, p sentPrompt, who, text string) askbridge.ReplyOutcome {
-	return h.engine.Reply(context.Background(), askbridge.TextReply{
-		EventID: fmt.Sprint(p.refs[0].Message, "-", who, "-", text), Message: askbridge.MessageRef{Platform: "telegram", Chat: p.chat, Message: "m-" + who},
+func vote(h *harness, p sentPrompt, who, text string) engine.ReplyOutcome {
+	return h.engine.Reply(context.Background(), engine.TextReply{
+		EventID: fmt.Sprint(p.refs[0].Message, "-", who, "-", text), Message: engine.MessageRef{Platform: "telegram", Chat: p.chat, Message: "m-" + who},
 		ReplyTo: p.refs[0].Message, Person: person(who), Text: text,
 	})
 }
@@ -75,13 +76,13 @@ func TestQuorumAgreement(t *testing.T) {
 	if !slices.Contains(p.plan.Notes, "Votes: 0 of 2 needed — Approve 0, Reject 0") {
 		t.Fatalf("first post without the tally: %v", p.plan.Notes)
 	}
-	if r := tap(h, p, 1, person("alice"), "a1"); r.Notice != askbridge.NoticeVoted || r.Text() != "Vote recorded (1 of 2 needed)." {
+	if r := tap(h, p, 1, person("alice"), "a1"); r.Notice != engine.NoticeVoted || r.Text() != "Vote recorded (1 of 2 needed)." {
 		t.Fatalf("alice's vote told %s %q", r.Notice, r.Text())
 	}
-	if r := tap(h, p, 0, person("alice"), "a2"); r.Notice != askbridge.NoticeAlreadyVoted {
+	if r := tap(h, p, 0, person("alice"), "a2"); r.Notice != engine.NoticeAlreadyVoted {
 		t.Fatalf("alice's second vote told %s", r.Notice)
 	}
-	if r := tap(h, p, 0, askbridge.Person{Platform: "telegram", ID: "dave"}, "d1"); r.Notice != askbridge.NoticeNotForYou {
+	if r := tap(h, p, 0, askbridge.Person{Platform: "telegram", ID: "dave"}, "d1"); r.Notice != engine.NoticeNotForYou {
 		t.Fatalf("dave, not a voter, told %s", r.Notice)
 	}
 	waitFor(t, "the tally on the prompt", func() bool {
@@ -97,7 +98,7 @@ func TestQuorumAgreement(t *testing.T) {
 		res.Votes[0].By.ID != "alice" || res.Votes[1].By.ID != "bob" || res.Votes[1].At == 0 {
 		t.Fatalf("result %+v", res)
 	}
-	if r := tap(h, p, 0, person("carol"), "c1"); r.Notice != askbridge.NoticeAlreadyAnswered {
+	if r := tap(h, p, 0, person("carol"), "c1"); r.Notice != engine.NoticeAlreadyAnswered {
 		t.Fatalf("carol, late, told %s", r.Notice)
 	}
 	h.waitStatus(p.refs[0].Message, "Answered: Reject")
@@ -118,7 +119,7 @@ func TestQuorumImpossible(t *testing.T) {
 	p := h.waitSent(1)[0]
 	tap(h, p, 0, person("alice"), "a")
 	tap(h, p, 1, person("bob"), "b")
-	if r := tap(h, p, 2, person("carol"), "c"); r.Notice != askbridge.NoticeNoQuorum {
+	if r := tap(h, p, 2, person("carol"), "c"); r.Notice != engine.NoticeNoQuorum {
 		t.Fatalf("carol's vote, which made agreement impossible, told %s", r.Notice)
 	}
 	res := h.result(id, 2*time.Second)
@@ -133,7 +134,7 @@ func TestQuorumImpossible(t *testing.T) {
 	if out := vote(h, p, "alice", "skip"); out.Respond != "Abstention recorded." {
 		t.Fatalf("alice's skip: %+v", out)
 	}
-	if r := tap(h, p, 0, person("bob"), "b2"); r.Notice != askbridge.NoticeVoted {
+	if r := tap(h, p, 0, person("bob"), "b2"); r.Notice != engine.NoticeVoted {
 		t.Fatalf("bob told %s", r.Notice)
 	}
 	tap(h, p, 1, person("carol"), "c2")

@@ -1,10 +1,11 @@
-package askbridge
+package engine
 
 import (
 	"context"
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/retry"
 )
 
@@ -71,11 +72,11 @@ func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
 	if len(rs) == 0 {
 		return
 	}
-	evs := make([]Event, 0, len(rs))
+	evs := make([]askbridge.Event, 0, len(rs))
 	now := f.clock.Now()
 	for _, r := range rs {
 		rec, res := r.Record, r.Result
-		ev := Event{Kind: EventOf(res.Outcome()), ID: rec.ID, At: now, Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
+		ev := askbridge.Event{Kind: askbridge.EventOf(res.Outcome()), ID: rec.ID, At: now, Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
 		if res.AnsweredBy != nil {
 			ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
 		}
@@ -159,7 +160,7 @@ func (f *finisher) worker(job func()) {
 // (KeepFinishing, every leftoverGrace/3), so the leftover pass of another
 // replica, which takes only marks older than leftoverGrace, leaves it
 // alone; if this replica dies the mark goes stale and another takes over.
-func (f *finisher) finishOwn(rec Record, res Result, refs []MessageRef) {
+func (f *finisher) finishOwn(rec Record, res askbridge.Result, refs []MessageRef) {
 	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
 	defer cancel()
 	stop := make(chan struct{})
@@ -262,7 +263,7 @@ func (f *finisher) exec(ctx context.Context) {
 // limit is no reason to leave buttons live). It reports whether every
 // message is done (edited, or refused for good); what is not is left to the
 // leftover pass.
-func (f *finisher) finish(ctx context.Context, rec Record, res Result) bool {
+func (f *finisher) finish(ctx context.Context, rec Record, res askbridge.Result) bool {
 	refs, err := f.store.Messages(ctx, rec.ID)
 	if err != nil {
 		f.log.Error("list messages to finish", "question", rec.ID, "err", err)
@@ -272,7 +273,7 @@ func (f *finisher) finish(ctx context.Context, rec Record, res Result) bool {
 }
 
 // edit finishes every message in refs; it reports whether all are done.
-func (f *finisher) edit(ctx context.Context, rec Record, res Result, refs []MessageRef) bool {
+func (f *finisher) edit(ctx context.Context, rec Record, res askbridge.Result, refs []MessageRef) bool {
 	done := true
 	for _, ref := range numberLegacyParts(refs, f.partsOf(rec)) {
 		ch, ok := f.channels[ref.Platform]

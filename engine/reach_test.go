@@ -1,4 +1,4 @@
-package askbridge_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
 )
 
 // askIn is a one-question request shown in the places to (JSON), with the
@@ -70,13 +71,13 @@ func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // seenButton is the index of p's Seen button.
 func seenButton(p sentPrompt) int {
-	return slices.IndexFunc(p.plan.Buttons(), func(b askbridge.Button) bool { return b.Choice.Kind == askbridge.ControlSeen })
+	return slices.IndexFunc(p.plan.Buttons(), func(b engine.Button) bool { return b.Choice.Kind == askbridge.ControlSeen })
 }
 
-func (f *fakeChannel) snapshot() (rem []reminder, deleted map[string]bool, updated map[string]askbridge.Plan) {
+func (f *fakeChannel) snapshot() (rem []reminder, deleted map[string]bool, updated map[string]engine.Plan) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	deleted, updated = map[string]bool{}, map[string]askbridge.Plan{}
+	deleted, updated = map[string]bool{}, map[string]engine.Plan{}
 	for k, v := range f.deleted {
 		deleted[k] = v
 	}
@@ -106,7 +107,7 @@ func TestEngineSeveralPlaces(t *testing.T) {
 		}
 	}
 	bob := askbridge.Person{Platform: "telegram", ID: "bob", Name: "Bob"}
-	if r := h.engine.Tap(context.Background(), askbridge.Tap{EventID: "p1", Message: inOps.refs[0], Person: bob, Payload: inOps.plan.Buttons()[1].Payload}); r.Notice != askbridge.NoticeRecorded {
+	if r := h.engine.Tap(context.Background(), engine.Tap{EventID: "p1", Message: inOps.refs[0], Person: bob, Payload: inOps.plan.Buttons()[1].Payload}); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap told %s", r.Notice)
 	}
 	res := h.result(id, 2*time.Second)
@@ -130,8 +131,8 @@ func TestEnginePlaceUndeliverable(t *testing.T) {
 	t.Parallel()
 	ch := newFakeChannel("telegram")
 	ch.failChat = map[string]error{
-		"gone":  &askbridge.SendError{Kind: askbridge.Permanent, Reason: "Bad Request: chat not found"},
-		"gone2": &askbridge.SendError{Kind: askbridge.Permanent, Reason: "Forbidden: bot was kicked"},
+		"gone":  &engine.SendError{Kind: engine.Permanent, Reason: "Bad Request: chat not found"},
+		"gone2": &engine.SendError{Kind: engine.Permanent, Reason: "Forbidden: bot was kicked"},
 	}
 	h := newHarness(t, harnessOpts{ch: ch})
 	id := h.ask(askIn("half-1", `["telegram:gone","ops"]`, ""))
@@ -139,7 +140,7 @@ func TestEnginePlaceUndeliverable(t *testing.T) {
 	waitFor(t, "undeliverable event for the gone place", func() bool {
 		return slices.Contains(kinds(h.events(id)), "undeliverable:telegram:gone")
 	})
-	if r := tap(h, sent[0], 0, alice, "h1"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, sent[0], 0, alice, "h1"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap in the place that works told %s", r.Notice)
 	}
 	if res := h.result(id, 2*time.Second); res.Status != askbridge.StatusAnswered {
@@ -161,11 +162,11 @@ func TestEnginePlaceAnswerers(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	id := h.ask(askIn("who-1", `["telegram:a","telegram:b"]`, `"answerers":["telegram:carol"]`))
 	sent := h.waitSent(2)
-	if r := tap(h, sent[0], 0, alice, "w1"); r.Notice != askbridge.NoticeNotForYou {
+	if r := tap(h, sent[0], 0, alice, "w1"); r.Notice != engine.NoticeNotForYou {
 		t.Fatalf("alice, not an answerer, told %s", r.Notice)
 	}
 	carol := askbridge.Person{Platform: "telegram", ID: "carol"}
-	if r := tap(h, sent[1], 0, carol, "w2"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, sent[1], 0, carol, "w2"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("carol told %s", r.Notice)
 	}
 	h.result(id, 2*time.Second)
@@ -207,10 +208,10 @@ func TestEngineRemindersAndSeen(t *testing.T) {
 	remindersAfter(60*time.Second, 4)
 
 	// Seen: no more reminders, every prompt says who saw it.
-	if r := tap(h, sent[0], seenButton(sent[0]), alice, "seen-1"); r.Notice != askbridge.NoticeSeen {
+	if r := tap(h, sent[0], seenButton(sent[0]), alice, "seen-1"); r.Notice != engine.NoticeSeen {
 		t.Fatalf("Seen told %s", r.Notice)
 	}
-	if r := tap(h, sent[1], seenButton(sent[1]), alice, "seen-2"); r.Notice != askbridge.NoticeAlreadySeen {
+	if r := tap(h, sent[1], seenButton(sent[1]), alice, "seen-2"); r.Notice != engine.NoticeAlreadySeen {
 		t.Fatalf("second Seen told %s", r.Notice)
 	}
 	waitFor(t, "both prompts updated", func() bool {
@@ -219,7 +220,7 @@ func TestEngineRemindersAndSeen(t *testing.T) {
 	})
 	_, _, up := h.ch.snapshot()
 	for msg, p := range up {
-		if !slices.Contains(p.Notes, "Seen by Alice") || slices.ContainsFunc(p.Buttons(), func(b askbridge.Button) bool { return b.Choice.Kind == askbridge.ControlSeen }) {
+		if !slices.Contains(p.Notes, "Seen by Alice") || slices.ContainsFunc(p.Buttons(), func(b engine.Button) bool { return b.Choice.Kind == askbridge.ControlSeen }) {
 			t.Errorf("prompt %s updated to notes %v, buttons %+v", msg, p.Notes, p.Buttons())
 		}
 	}
@@ -229,7 +230,7 @@ func TestEngineRemindersAndSeen(t *testing.T) {
 		t.Fatalf("%d reminders after Seen, want 4", len(rem))
 	}
 
-	if r := tap(h, sent[0], 1, alice, "answer"); r.Notice != askbridge.NoticeRecorded {
+	if r := tap(h, sent[0], 1, alice, "answer"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("answer told %s", r.Notice)
 	}
 	res := h.result(id, 2*time.Second)
@@ -295,7 +296,7 @@ func TestEngineEscalation(t *testing.T) {
 		t.Fatalf("step 1 shown in %s with notes %v", lead.chat, lead.plan.Notes)
 	}
 	// The lead has seen it: step 2 does not come.
-	if r := tap(h, lead, seenButton(lead), alice, "seen"); r.Notice != askbridge.NoticeSeen {
+	if r := tap(h, lead, seenButton(lead), alice, "seen"); r.Notice != engine.NoticeSeen {
 		t.Fatalf("Seen told %s", r.Notice)
 	}
 	h.advance(4 * time.Minute)

@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/retry"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -61,7 +62,7 @@ type Ending struct {
 	// Plan is the question's plan for the channel's capabilities.
 	Plan Plan
 	// Outcome is how the question ended.
-	Outcome Outcome
+	Outcome askbridge.Outcome
 	// Status is the status line every channel shows under the kept text.
 	Status string
 	// Question is the ended question; its Result is set.
@@ -180,7 +181,7 @@ type Tap struct {
 	// EventID is the platform's id of this press, for deduplication.
 	EventID string
 	Message MessageRef
-	Person  Person
+	Person  askbridge.Person
 	Payload string
 }
 
@@ -286,7 +287,7 @@ type TextReply struct {
 	// ReplyTo is the message it replies to (reply, thread, reference);
 	// empty when it is not a reply.
 	ReplyTo string
-	Person  Person
+	Person  askbridge.Person
 	Text    string
 	// FromBot is set for messages of bots, including this one.
 	FromBot bool

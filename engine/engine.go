@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -19,7 +20,7 @@ import (
 // Prometheus; every method must be cheap and safe for concurrent use.
 type Metrics interface {
 	// Ended counts a question that ended, with how long it was open.
-	Ended(platform string, outcome Outcome, open time.Duration)
+	Ended(platform string, outcome askbridge.Outcome, open time.Duration)
 	// Sent counts messages posted for prompts.
 	Sent(platform string, messages int)
 	// PlatformError counts a refused platform call by kind.
@@ -32,33 +33,35 @@ type Metrics interface {
 	// posted, an escalation step shown, a Seen, a place that could not be
 	// reached (EventReminded, EventEscalated, EventAcknowledged,
 	// EventUndeliverable), on platform.
-	Reached(kind EventKind, platform string)
+	Reached(kind askbridge.EventKind, platform string)
 }
 
 type nopMetrics struct{}
 
-func (nopMetrics) Ended(string, Outcome, time.Duration) {}
-func (nopMetrics) Sent(string, int)                     {}
-func (nopMetrics) PlatformError(string, ErrorKind)      {}
-func (nopMetrics) RetryAfter(string, time.Duration)     {}
-func (nopMetrics) Panicked(string)                      {}
-func (nopMetrics) Reached(EventKind, string)            {}
+func (nopMetrics) Ended(string, askbridge.Outcome, time.Duration) {}
+func (nopMetrics) Sent(string, int)                               {}
+func (nopMetrics) PlatformError(string, ErrorKind)                {}
+func (nopMetrics) RetryAfter(string, time.Duration)               {}
+func (nopMetrics) Panicked(string)                                {}
+func (nopMetrics) Reached(askbridge.EventKind, string)            {}
 
 // Route is where a request's `to` leads: the chat, who may answer there,
 // and the language the route's questions are shown in (empty: the
 // bridge's default).
 type Route struct {
-	Target    Target
+	Target    askbridge.Target
 	Answerers []string
 	Locale    string
 	// Escalate is the route's default escalation ladder (ask-user.md §5),
 	// used when a request shown here first gives none.
-	Escalate []Step
+	Escalate []askbridge.
+
+		// Resolver turns a request's `to` (empty for the default route) into a
+		// Route. An error is shown to the agent as the reason its request was
+		// refused.
+		Step
 }
 
-// Resolver turns a request's `to` (empty for the default route) into a
-// Route. An error is shown to the agent as the reason its request was
-// refused.
 type Resolver func(to string) (Route, error)
 
 // EngineConfig wires an engine. Store, Resolve and Channels are required;
@@ -227,7 +230,7 @@ type core struct {
 	nonce    string
 	attempts atomic.Int64
 	// events publishes the events of callers that come at once together.
-	events *groupCommit[Event]
+	events *groupCommit[askbridge.Event]
 }
 
 // NewEngine makes an engine. It does not start anything.
@@ -238,8 +241,8 @@ func NewEngine(cfg EngineConfig) *Engine {
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
 		stopping: context.Background(), grace: cfg.StopGrace, nonce: nonce(),
 	}
-	publish := func(ctx context.Context, evs []Event) error { return cfg.Store.Publish(ctx, evs...) }
-	c.events = &groupCommit[Event]{run: publish, timeout: 10 * time.Second}
+	publish := func(ctx context.Context, evs []askbridge.Event) error { return cfg.Store.Publish(ctx, evs...) }
+	c.events = &groupCommit[askbridge.Event]{run: publish, timeout: 10 * time.Second}
 	c.halt, c.haltNow = context.WithCancel(context.Background())
 	// Every store call of the engine goes through the callbacks' decorator,
 	// which registers a question's callback and brings it forward at its end.
@@ -311,7 +314,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // Cancel ends a pending question as cancelled. Cancelling an unknown or
 // ended question does nothing.
 func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
-	return e.end(ctx, id, NoAnswer(id, ReasonCancelled, ""))
+	return e.end(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonCancelled, ""))
 }
 
 // end ends a question with res (first writer wins); a won end goes to the
@@ -324,7 +327,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 // that happened before it (that winner had marked before ending, and has
 // finished since, or left its own mark); a mark made while the winner was
 // ending is left to the winner (or the leftover pass) to clear.
-func (c *core) end(ctx context.Context, id string, res Result) (EndResult, error) {
+func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndResult, error) {
 	now := c.clock.Now()
 	added, r, err := c.store.MarkAndEnd(ctx, id, res, now)
 	if err != nil {
@@ -347,7 +350,7 @@ func (c *core) end(ctx context.Context, id string, res Result) (EndResult, error
 // decides whether another's end came before its own.
 const clockSkew = time.Second
 
-func (c *core) publish(ctx context.Context, evs ...Event) error {
+func (c *core) publish(ctx context.Context, evs ...askbridge.Event) error {
 	for i := range evs {
 		if evs[i].At.IsZero() {
 			evs[i].At = c.clock.Now()
@@ -469,7 +472,7 @@ func (c *core) holder() string {
 
 // ending is what a channel with caps needs to show the end of rec in
 // place k.
-func ending(rec Record, res Result, caps Capabilities, k int) Ending {
+func ending(rec Record, res askbridge.Result, caps Capabilities, k int) Ending {
 	rec.Result = &res
 	return Ending{
 		Plan:     rec.PlanFor(k, caps),

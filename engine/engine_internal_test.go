@@ -1,4 +1,4 @@
-package askbridge
+package engine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge"
 )
 
 func TestNumberLegacyParts(t *testing.T) {
@@ -181,7 +184,7 @@ func FuzzRequestIDOf(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got := RequestIDOf(data)
+		got := askbridge.RequestIDOf(data)
 		var whole map[string]json.RawMessage
 		if json.Unmarshal(data, &whole) != nil {
 			return
@@ -201,7 +204,7 @@ func FuzzRequestIDOf(f *testing.F) {
 // script or a label in any form picks the option as declared; anything
 // else stays the person's own words, as given.
 func TestCheckAnswersReadsValuesLikeReplies(t *testing.T) {
-	req := Request{Questions: []Question{{ID: "env", Header: "Env", Question: "Where?", Options: []Option{
+	req := askbridge.Request{Questions: []askbridge.Question{{ID: "env", Header: "Env", Question: "Where?", Options: []askbridge.Option{
 		{Label: "Staging (Recommended)"}, {Label: "Production"}, {Label: "สเตจจิ้ง (แนะนำ)"},
 	}}}}
 	for _, tc := range []struct{ in, want string }{
@@ -278,8 +281,50 @@ func finisherWorkers() int {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "askbridge.(*finisher).worker(")
+			return strings.Count(string(buf[:n]), "engine.(*finisher).worker(")
 		}
 		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// The operator's policy: the allowlist with wildcards, plain http only to
+// HTTP hosts, and host matching that ignores case and a trailing dot.
+func TestCallbackPolicyCheck(t *testing.T) {
+	p := CallbackPolicy{Hosts: []string{"agents.example.com", "*.hooks.example.org", "203.0.113.7"}, HTTPHosts: []string{"intranet.local"}, PrivateHosts: []string{"10.1.2.3"}}
+	for _, tc := range []struct{ url, want string }{
+		{"https://agents.example.com/x", ""},
+		{"https://AGENTS.example.com./x", ""},
+		{"https://a.hooks.example.org/x", ""},
+		{"https://a.b.hooks.example.org:8443/x", ""},
+		{"https://hooks.example.org/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://evilhooks.example.org/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://agents.example.com.evil.test/x", "ASKUSER_CALLBACK_HOSTS"},
+		{"https://203.0.113.7/x", ""},
+		{"http://agents.example.com/x", "ASKUSER_CALLBACK_HTTP_HOSTS"},
+		{"http://intranet.local/x", ""},
+		{"https://10.1.2.3/x", ""},
+		{"http://10.1.2.3/x", "ASKUSER_CALLBACK_HTTP_HOSTS"},
+	} {
+		err := p.Check(tc.url)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Check(%s) = %v, want allowed", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "callback: ")):
+			t.Errorf("Check(%s) = %v, want a refusal naming callback and %s", tc.url, err, tc.want)
+		}
+	}
+}
+
+// Non-public addresses are named; public ones are not.
+func TestBlockedAddr(t *testing.T) {
+	for addr, blocked := range map[string]bool{
+		"127.0.0.1": true, "::1": true, "10.0.0.8": true, "172.16.3.4": true, "192.168.1.1": true,
+		"169.254.169.254": true, "fe80::1": true, "fd00::1": true, "0.0.0.0": true, "::": true,
+		"224.0.0.1": true, "100.64.0.1": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true,
+		"8.8.8.8": false, "2001:4860:4860::8888": false, "203.0.113.7": false,
+	} {
+		if got := blockedAddr(netip.MustParseAddr(addr)) != ""; got != blocked {
+			t.Errorf("blockedAddr(%s) blocked = %v, want %v", addr, got, blocked)
+		}
 	}
 }

@@ -1,0 +1,53 @@
+package askbridge
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// DefaultPrefix is the key prefix of the protocol (redis-protocol.md), the
+// bridge's default ASKUSER_REDIS_PREFIX.
+const DefaultPrefix = "askuser:"
+
+// MaxPrefixBytes bounds a key prefix.
+const MaxPrefixBytes = 64
+
+// CheckPrefix says what is wrong with a key prefix, or nil: at most
+// MaxPrefixBytes, and no braces (they would break the {<id>} hash tags
+// that keep a question's keys in one Redis Cluster slot), spaces or
+// control characters. The empty prefix is allowed here; a bridge's
+// configuration asks for one.
+func CheckPrefix(p string) error {
+	switch {
+	case len(p) > MaxPrefixBytes:
+		return fmt.Errorf("must be at most %d bytes (got %d)", MaxPrefixBytes, len(p))
+	case strings.ContainsAny(p, "{}"):
+		return fmt.Errorf("%q must not contain braces (they would break the {<id>} hash tags Redis Cluster needs)", p)
+	case strings.IndexFunc(p, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return fmt.Errorf("%q must not contain spaces or control characters", p)
+	}
+	return nil
+}
+
+// Keys are the public Redis keys of the protocol (redis-protocol.md) under
+// one prefix. Every per-question key carries the question id as a hash tag
+// ({<id>}), so the keys of one question share a Redis Cluster slot.
+type Keys struct {
+	Prefix string
+}
+
+// Requests is the STREAM agents push `ask` and `cancel` entries to.
+func (k Keys) Requests() string { return k.Prefix + "requests" }
+
+// Events is the capped STREAM of lifecycle events: fields event, id, at
+// and, where set, platform, chat, message, by, error, to.
+func (k Keys) Events() string { return k.Prefix + "events" }
+
+// Result is the LIST the one result JSON of question id is pushed onto;
+// agents BLPOP it.
+func (k Keys) Result(id string) string { return k.Prefix + "result:{" + id + "}" }
+
+// Question is the HASH holding question id (public fields status, result,
+// request, created, deadline).
+func (k Keys) Question(id string) string { return k.Prefix + "question:{" + id + "}" }
