@@ -13,6 +13,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // question (the first store call of a press or a reply after its dedupe)
 // fail.
 type flakyStore struct {
-	engine.Store
+	enginetest.Store
 	left   *atomic.Int64 // lookups still to fail
 	failed *atomic.Int64 // lookups failed so far
 }
@@ -75,7 +76,7 @@ func (a afterFirst) Attach(ctx context.Context, id string, ref engine.MessageRef
 func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	t.Parallel()
 	var left, failed atomic.Int64
-	e := newEnv(t, envOpts{replicas: 1, wrap: func(_ int, st engine.Store) engine.Store {
+	e := newEnv(t, envOpts{replicas: 1, wrap: func(_ int, st enginetest.Store) enginetest.Store {
 		return flakyStore{Store: st, left: &left, failed: &failed}
 	}})
 	e.waitGateway()

@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
@@ -110,7 +111,7 @@ type replica struct {
 	ch     *discord.Channel
 	engine *engine.Engine
 	inbox  *inbox // the engine, as ch.Run gets it
-	store  engine.Store
+	store  enginetest.Store
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -118,7 +119,7 @@ type replica struct {
 type envOpts struct {
 	fake discordtest.Options
 	// wrap lets a test wrap a replica's store (slow Redis, dead Redis).
-	wrap     func(i int, st engine.Store) engine.Store
+	wrap     func(i int, st enginetest.Store) enginetest.Store
 	replicas int
 	budget   time.Duration
 	// client gives a replica its own HTTP client (nil: the default).
@@ -167,7 +168,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	name := fmt.Sprintf("replica-%d", i)
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st engine.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
+	var st enginetest.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}

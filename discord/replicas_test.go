@@ -14,12 +14,13 @@ import (
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 )
 
 // slowStore delays Get, Lookup and End (alone or marked), like a Redis
 // under load.
 type slowStore struct {
-	engine.Store
+	enginetest.Store
 	delay atomic.Int64
 }
 
@@ -53,7 +54,7 @@ func (s *slowStore) End(ctx context.Context, id string, res askbridge.Result, no
 func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 	t.Parallel()
 	var slow []*slowStore
-	e := newEnv(t, envOpts{wrap: func(i int, st engine.Store) engine.Store {
+	e := newEnv(t, envOpts{wrap: func(i int, st enginetest.Store) enginetest.Store {
 		s := &slowStore{Store: st}
 		slow = append(slow, s)
 		return s
@@ -87,7 +88,7 @@ func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 
 // deadStore fails every call once killed, like a replica cut off or gone.
 type deadStore struct {
-	engine.Store
+	enginetest.Store
 	dead atomic.Bool
 }
 
@@ -117,7 +118,7 @@ func (s *deadStore) ReleaseLease(ctx context.Context, l engine.Lease) error {
 func TestGatewayTakeover(t *testing.T) {
 	t.Parallel()
 	stores := map[int]*deadStore{}
-	e := newEnv(t, envOpts{wrap: func(i int, st engine.Store) engine.Store {
+	e := newEnv(t, envOpts{wrap: func(i int, st enginetest.Store) enginetest.Store {
 		d := &deadStore{Store: st}
 		stores[i] = d
 		return d

@@ -383,7 +383,7 @@ const (
 type callbacks struct {
 	*core
 	cfg   CallbackConfig
-	inner Store
+	inner fullStore
 	// off, when set, is why a request with a callback is refused.
 	off error
 	key []byte
@@ -404,7 +404,7 @@ type callbackHint struct {
 	at  time.Time
 }
 
-func newCallbacks(c *core, cfg CallbackConfig, inner Store) *callbacks {
+func newCallbacks(c *core, cfg CallbackConfig, inner fullStore) *callbacks {
 	cfg = cfg.withDefaults()
 	if cfg.Queue == nil {
 		cfg.Queue, _ = inner.(CallbackQueue)
@@ -452,8 +452,8 @@ func (cb *callbacks) allowed(raw string) error {
 }
 
 // wrap decorates the engine's store where questions begin and end.
-func (cb *callbacks) wrap(inner Store) Store {
-	s := &callbackStore{Store: inner, cb: cb}
+func (cb *callbacks) wrap(inner fullStore) fullStore {
+	s := &callbackStore{fullStore: inner, cb: cb}
 	if bc, ok := inner.(BatchCreator); ok {
 		return &callbackBatchStore{callbackStore: s, batch: bc}
 	}
@@ -597,7 +597,7 @@ func topLevelString(data []byte, key string) string {
 // callbackStore is the engine's Store with callbacks: the calls where a
 // question begins and ends register its callback and bring it forward.
 type callbackStore struct {
-	Store
+	fullStore
 	cb *callbacks
 }
 
@@ -612,14 +612,14 @@ func (s *callbackStore) Create(ctx context.Context, q NewQuestion) (bool, Record
 	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
 		return false, out.rec, out.err
 	}
-	return s.Store.Create(ctx, q)
+	return s.fullStore.Create(ctx, q)
 }
 
 func (s *callbackStore) CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (bool, Record, Lease, error) {
 	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
 		return false, out.rec, Lease{}, out.err
 	}
-	return s.Store.CreateHolding(ctx, q, holder, ttl)
+	return s.fullStore.CreateHolding(ctx, q, holder, ttl)
 }
 
 // CreateHoldingBatch screens every call's callback, answers the refused
@@ -645,7 +645,7 @@ func (s *callbackBatchStore) CreateHoldingBatch(ctx context.Context, calls []*Cr
 
 // ReadRequests notes the callbacks of the entries read, for their refusal.
 func (s *callbackStore) ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error) {
-	entries, err := s.Store.ReadRequests(ctx, max, block)
+	entries, err := s.fullStore.ReadRequests(ctx, max, block)
 	if err == nil && s.cb.on() {
 		s.cb.noteHints(entries)
 	}
@@ -660,13 +660,13 @@ func (s *callbackStore) Reject(ctx context.Context, id string, res askbridge.Res
 		u = s.cb.takeHint(id)
 	}
 	if u == "" {
-		return s.Store.Reject(ctx, id, res, now)
+		return s.fullStore.Reject(ctx, id, res, now)
 	}
 	reg := CallbackRegistration{ID: id, URL: u, Due: now.Add(callbackRecheck), Now: now, Keep: callbackRecheck + s.cb.cfg.GiveUpAfter}
 	if err := s.cb.cfg.Queue.RegisterCallbacks(ctx, reg); err != nil {
 		return EndResult{}, fmt.Errorf("register callback: %w", err)
 	}
-	r, err := s.Store.Reject(ctx, id, res, now)
+	r, err := s.fullStore.Reject(ctx, id, res, now)
 	if err == nil && r.Won {
 		s.cb.due(ctx, now, id)
 	}
@@ -678,12 +678,12 @@ func (s *callbackStore) Reject(ctx context.Context, id string, res askbridge.Res
 // that dies in between leaves it due soon all the same.
 func (s *callbackStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
 	if !s.cb.on() {
-		return s.Store.End(ctx, id, res, now)
+		return s.fullStore.End(ctx, id, res, now)
 	}
 	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
 		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
 	}
-	r, err := s.Store.End(ctx, id, res, now)
+	r, err := s.fullStore.End(ctx, id, res, now)
 	if err == nil && r.Won && r.Record.Request.Callback != "" {
 		s.cb.due(ctx, now, id)
 	}
@@ -694,12 +694,12 @@ func (s *callbackStore) End(ctx context.Context, id string, res askbridge.Result
 // Store), with End's callback nudges around it.
 func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, EndResult, error) {
 	if !s.cb.on() {
-		return s.Store.MarkAndEnd(ctx, id, res, now)
+		return s.fullStore.MarkAndEnd(ctx, id, res, now)
 	}
 	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
 		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
 	}
-	added, r, err := s.Store.MarkAndEnd(ctx, id, res, now)
+	added, r, err := s.fullStore.MarkAndEnd(ctx, id, res, now)
 	if err == nil && r.Won && r.Record.Request.Callback != "" {
 		s.cb.due(ctx, now, id)
 	}
@@ -708,7 +708,7 @@ func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res askbridge
 
 // Sweep brings the callbacks of the questions it ended forward to now.
 func (s *callbackStore) Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error) {
-	ended, err := s.Store.Sweep(ctx, now, max)
+	ended, err := s.fullStore.Sweep(ctx, now, max)
 	if s.cb.on() {
 		var ids []string
 		for _, r := range ended {

@@ -67,7 +67,7 @@ type Resolver func(to string) (Route, error)
 // EngineConfig wires an engine. Store, Resolve and Channels are required;
 // every other field has a default.
 type EngineConfig struct {
-	Store    Store
+	Store    fullStore
 	Resolve  Resolver
 	Channels []Channel
 	// Locale is the catalog of questions whose request and route name
@@ -208,15 +208,17 @@ type Engine struct {
 // and the one way a question ends (end, which hands a won end to the
 // finisher).
 type core struct {
-	store    Store
+	store    fullStore
 	channels map[string]Channel
 	// locale is the bridge's default catalog (EngineConfig.Locale).
-	locale   string
-	log      *slog.Logger
-	metrics  Metrics
-	clock    clockwork.Clock
-	replica  string
-	finisher *finisher
+	locale  string
+	log     *slog.Logger
+	metrics Metrics
+	clock   clockwork.Clock
+	replica string
+	// edits is the one part that edits a question's messages (the
+	// finisher); the others reach it only through this.
+	edits editor
 
 	// stopping is done once Run's context is: nothing new starts. halt
 	// is done StopGrace later (or when Run returns): work in hand stops.
@@ -251,23 +253,25 @@ func NewEngine(cfg EngineConfig) *Engine {
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch
 	}
-	c.finisher = newFinisher(c, finisherParams{
+	fin := newFinisher(c, finisherParams{
 		timeout: cfg.FinishTimeout, editAttempts: cfg.EditAttempts, leaseTTL: cfg.FinishLease,
 		leftoverEvery: cfg.LeftoverEvery, leftoverGrace: cfg.LeftoverGrace, leftoverBatch: cfg.LeftoverBatch,
 		concurrency: cfg.FinishConcurrency,
 	})
-	in := newIntake(c, intakeParams{
+	c.edits = fin
+	// The intake and the pinger show questions the same way.
+	d := newDelivery(c, deliveryParams{sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease})
+	in := newIntake(c, d, intakeParams{
 		resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
-		maxPerAgent:  cfg.MaxPendingPerAgent,
-		sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease,
+		maxPerAgent: cfg.MaxPendingPerAgent, leaseTTL: cfg.FinishLease,
 	})
 	return &Engine{
 		core:      c,
 		callbacks: cb,
-		finisher:  c.finisher,
+		finisher:  fin,
 		intake:    in,
 		sweeper:   newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch, workers: cfg.SweepWorkers}),
-		pinger: newPinger(c, in, pingerParams{
+		pinger: newPinger(c, d, pingerParams{
 			interval: cfg.SweepEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
 		}),
 	}
@@ -334,7 +338,7 @@ func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndRes
 		return r, fmt.Errorf("end question: %w", err)
 	}
 	if r.Won {
-		c.finisher.ended(ctx, r, true)
+		c.afterEnd(ctx, true, r)
 		return r, nil
 	}
 	ended := time.UnixMilli(r.Result.EndedAt)
@@ -344,6 +348,28 @@ func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndRes
 		}
 	}
 	return r, nil
+}
+
+// afterEnd is the one path of won ends, from wherever they come (an
+// answer, a cancel, a vote, a sweep): the finisher publishes each end,
+// counts it and edits its messages. marked says the questions were marked
+// finishing before they ended.
+func (c *core) afterEnd(ctx context.Context, marked bool, rs ...EndResult) {
+	c.edits.ended(ctx, rs, marked)
+}
+
+// editor is what the other parts ask of the finisher, through the core.
+// None of its methods blocks on a platform.
+type editor interface {
+	// ended takes won ends: their events, metrics and message edits.
+	ended(ctx context.Context, rs []EndResult, marked bool)
+	// finish edits the messages of an ended question again, as the end
+	// left them (an edit that landed after the end, a late post).
+	finish(ctx context.Context, rec Record, res askbridge.Result) bool
+	// refreshLater re-shows a pending question's prompts as it now stands
+	// (who has seen it, the tally); false when too many edits are under
+	// way.
+	refreshLater(rec Record) bool
 }
 
 // clockSkew is how far apart the clocks of two replicas may be when one

@@ -17,6 +17,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 )
@@ -317,7 +318,7 @@ type harnessOpts struct {
 	// sweepEvery overrides the sweeper's interval (a long one stands for
 	// a sweeper that lags); wrap, when set, wraps the store the engine uses.
 	sweepEvery time.Duration
-	wrap       func(engine.Store) engine.Store
+	wrap       func(enginetest.Store) enginetest.Store
 	metrics    engine.Metrics
 	stopGrace  time.Duration
 	// finishConcurrency bounds the questions finished at once.
@@ -372,7 +373,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.sweepEvery == 0 {
 		o.sweepEvery = 20 * time.Millisecond
 	}
-	var engineStore engine.Store = st
+	var engineStore enginetest.Store = st
 	if o.wrap != nil {
 		engineStore = o.wrap(st)
 	}
@@ -860,7 +861,7 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 // batchingAcks records the batches the engine acknowledges; the first call
 // waits for gate, as a slow Redis would.
 type batchingAcks struct {
-	engine.Store
+	enginetest.Store
 	gate     chan struct{}
 	mu       sync.Mutex
 	batches  []int
@@ -889,7 +890,7 @@ func (b *batchingAcks) ReleaseLease(ctx context.Context, l engine.Lease) error {
 func TestEngineAcksABurstTogether(t *testing.T) {
 	t.Parallel()
 	acks := &batchingAcks{gate: make(chan struct{})}
-	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { acks.Store = s; return acks }})
+	h := newHarness(t, harnessOpts{wrap: func(s enginetest.Store) enginetest.Store { acks.Store = s; return acks }})
 	const n = 30
 	for i := range n {
 		h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("burst-ack-", i)))

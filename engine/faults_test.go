@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -109,7 +110,7 @@ func TestEngineLateAnswerExpires(t *testing.T) {
 // flakyStore fails the calls a reply or a tap makes while down is set, as
 // a Redis that cannot be reached.
 type flakyStore struct {
-	engine.Store
+	enginetest.Store
 	down atomic.Bool
 }
 
@@ -136,7 +137,7 @@ func (f *flakyStore) OpenInChat(ctx context.Context, platform, chat string) ([]s
 func TestEngineReplyDuringOutage(t *testing.T) {
 	t.Parallel()
 	var flaky *flakyStore
-	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store {
+	h := newHarness(t, harnessOpts{wrap: func(s enginetest.Store) enginetest.Store {
 		flaky = &flakyStore{Store: s}
 		return flaky
 	}})
@@ -238,7 +239,7 @@ func TestEnginePanicRecovered(t *testing.T) {
 // lostEnd performs End and then loses its reply, as a replica whose
 // connection dropped (or that died) right after winning an end would.
 type lostEnd struct {
-	engine.Store
+	enginetest.Store
 	lose atomic.Bool
 }
 
@@ -265,7 +266,7 @@ func TestEngineEndWonThenLostLeavesNoLiveButtons(t *testing.T) {
 	t.Parallel()
 	var lossy *lostEnd
 	ch := newFakeChannel("telegram")
-	a := newHarness(t, harnessOpts{replica: "a", ch: ch, wrap: func(s engine.Store) engine.Store {
+	a := newHarness(t, harnessOpts{replica: "a", ch: ch, wrap: func(s enginetest.Store) enginetest.Store {
 		lossy = &lostEnd{Store: s}
 		return lossy
 	}})
@@ -433,7 +434,7 @@ func TestEnginePartlySentPromptGoesOn(t *testing.T) {
 // failingRecord fails the next n AddMessage calls, as a Redis that is
 // briefly unreachable right after a prompt was posted.
 type failingRecord struct {
-	engine.Store
+	enginetest.Store
 	n atomic.Int64
 }
 
@@ -452,7 +453,7 @@ func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
 	t.Parallel()
 	var failing *failingRecord
 	ch := newFakeChannel("telegram")
-	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s engine.Store) engine.Store {
+	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s enginetest.Store) enginetest.Store {
 		failing = &failingRecord{Store: s}
 		failing.n.Store(3)
 		return failing
@@ -868,7 +869,7 @@ func TestEngineReaskAfterResultTaken(t *testing.T) {
 
 // batchCounter counts the batches of creates the engine hands the store.
 type batchCounter struct {
-	engine.Store
+	enginetest.Store
 	batches, calls atomic.Int64
 }
 
@@ -899,7 +900,7 @@ func (h *harness) askBurst(prefix string, n, timeout int) {
 func TestEngineCreatesABurstInBatches(t *testing.T) {
 	t.Parallel()
 	counter := &batchCounter{}
-	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { counter.Store = s; return counter }})
+	h := newHarness(t, harnessOpts{wrap: func(s enginetest.Store) enginetest.Store { counter.Store = s; return counter }})
 	const n = 200
 	h.askBurst("burst", n, 60)
 	sent := h.waitSent(n)
@@ -1005,7 +1006,7 @@ func (p premadeChannel) Send(_ context.Context, d engine.Delivery) error {
 
 // addCounter counts AddMessage calls.
 type addCounter struct {
-	engine.Store
+	enginetest.Store
 	adds atomic.Int64
 }
 
@@ -1026,7 +1027,7 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 	h := newHarness(t, harnessOpts{
 		ch:      ch,
 		channel: func(f *fakeChannel) engine.Channel { return premadeChannel{f} },
-		wrap:    func(s engine.Store) engine.Store { counter.Store = s; return counter },
+		wrap:    func(s enginetest.Store) enginetest.Store { counter.Store = s; return counter },
 	})
 	body := fmt.Sprintf(oneQuestion, "premade-1")
 	id := h.ask(body)
@@ -1065,7 +1066,7 @@ func TestEnginePremadeMessageRecordedAtCreate(t *testing.T) {
 // sweepMeter holds each Sweep call until another is under way too (or
 // a while has passed), and records the most under way at once.
 type sweepMeter struct {
-	engine.Store
+	enginetest.Store
 	mu      sync.Mutex
 	in      int
 	most    int
@@ -1100,7 +1101,7 @@ func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]eng
 func TestSweeperWorksABacklogAtOnce(t *testing.T) {
 	t.Parallel()
 	meter := &sweepMeter{}
-	h := newHarness(t, harnessOpts{wrap: func(s engine.Store) engine.Store { meter.Store = s; return meter }})
+	h := newHarness(t, harnessOpts{wrap: func(s enginetest.Store) enginetest.Store { meter.Store = s; return meter }})
 	const n = 450 // four and a half batches of 100
 	h.askBurst("due", n, 30)
 	h.waitSent(n)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ type finisherParams struct {
 type finisher struct {
 	*core
 	finisherParams
+	store finisherStore
 	// edits tracks the edits under way, so Run returns after them; mu
 	// keeps an end that comes in while Run waits (a channel still handing
 	// in a tap as it stops) from adding to edits during that Wait.
@@ -49,26 +51,33 @@ type finisher struct {
 }
 
 func newFinisher(c *core, p finisherParams) *finisher {
-	return &finisher{core: c, finisherParams: p, slots: make(chan struct{}, max(p.concurrency, 1)), work: make(chan func())}
+	return &finisher{core: c, finisherParams: p, store: c.store, slots: make(chan struct{}, max(p.concurrency, 1)), work: make(chan func())}
+}
+
+// finisherStore is the store as the finisher sees it: the ended question
+// and its messages, and its finishing mark.
+type finisherStore interface {
+	Get(ctx context.Context, id string) (Record, bool, error)
+	Messages(ctx context.Context, id string) ([]MessageRef, error)
+	MarkFinishing(ctx context.Context, id string, now time.Time) (bool, error)
+	KeepFinishing(ctx context.Context, id string, now time.Time) error
+	Finished(ctx context.Context, id string) error
+	Unfinished(ctx context.Context, olderThan time.Time, max int) ([]string, error)
 }
 
 // workerIdle is how long a finisher worker waits for another question
 // before it exits.
 const workerIdle = 10 * time.Second
 
-// ended takes a won end: it publishes the event, counts it, and edits the
-// question's messages in the background. marked says the question was
-// marked finishing before it ended (core.end and Store.Sweep do). It never
-// blocks on a platform.
-func (f *finisher) ended(ctx context.Context, r EndResult, marked bool) {
-	f.endedAll(ctx, []EndResult{r}, marked)
-}
-
-// endedAll takes several won ends at once (a sweep's batch): their events
+// ended takes won ends: it publishes their events, counts them, and
+// edits each question's messages in the background. marked says the
+// questions were marked finishing before they ended (core.end and
+// Store.Sweep do). It never blocks on a platform. Several ends at once (a
+// sweep's batch): their events
 // go out in one round trip, and each question's edits start in the
 // background while fewer than concurrency are under way; the others stay
 // marked finishing, for the leftover pass.
-func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
+func (f *finisher) ended(ctx context.Context, rs []EndResult, marked bool) {
 	if len(rs) == 0 {
 		return
 	}
@@ -102,6 +111,12 @@ func (f *finisher) endedAll(ctx context.Context, rs []EndResult, marked bool) {
 	if deferred > 0 {
 		f.log.Warn("many questions ending at once; their edits are left to the leftover pass", "deferred", deferred)
 	}
+}
+
+// refreshLater refreshes rec's open prompts in the background (refresh),
+// and reports whether it could: false when too many edits are under way.
+func (f *finisher) refreshLater(rec Record) bool {
+	return f.launch(func() { f.refresh(rec) }, rec.ID)
 }
 
 // launch runs the edits of question id (run) in the background if fewer
@@ -397,4 +412,99 @@ func (c *core) partsOf(rec Record) func(platform string, place int) int {
 		seen[key] = n
 		return n
 	}
+}
+
+// refresh edits the open prompts of question rec to show what its state
+// adds (who has seen it, the tally of a quorum question): in each place,
+// the part with the buttons (its last). It reads the question afresh, so
+// the newest state is shown, and goes on until what it showed is still
+// the state after the edits (votes that came meanwhile, on any replica,
+// are shown too), a few rounds at most. A channel that cannot edit in
+// place is left as it is. Rate limits are waited out within the
+// finisher's timeout; other failures are tried a few times, then left
+// (the end edits every message anyway).
+func (f *finisher) refresh(rec Record) {
+	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
+	defer cancel()
+	var updated []MessageRef
+	defer func() {
+		// An answer may have come meanwhile, and its edits with it: an
+		// update that landed after them would put live buttons back on
+		// an ended prompt. Ended now, the updated messages are finished
+		// again (safe to repeat), so the end is their last edit.
+		if len(updated) == 0 {
+			return
+		}
+		now, found, err := f.store.Get(ctx, rec.ID)
+		if err != nil {
+			f.log.Warn("read a question after updating its prompts", "question", rec.ID, "err", err)
+			return
+		}
+		if found && now.Status != askbridge.StatusPending && now.Result != nil {
+			f.edit(ctx, now, *now.Result, updated)
+		}
+	}()
+	shown := ""
+	for range 5 {
+		now, found, err := f.store.Get(ctx, rec.ID)
+		if err != nil {
+			f.log.Warn("read a question to update its prompts", "question", rec.ID, "err", err)
+			return
+		}
+		if !found || now.Status != askbridge.StatusPending {
+			return
+		}
+		state := shownState(now)
+		if state == shown {
+			return
+		}
+		shown = state
+		refs, err := f.store.Messages(ctx, rec.ID)
+		if err != nil {
+			f.log.Warn("list messages to refresh", "question", rec.ID, "err", err)
+			return
+		}
+		last := map[int]MessageRef{}
+		for _, ref := range numberLegacyParts(refs, f.partsOf(now)) {
+			if ref.IsPrompt() && ref.Part >= last[ref.Place].Part {
+				last[ref.Place] = ref
+			}
+		}
+		for k, ref := range last {
+			if f.update(ctx, now, k, ref) {
+				updated = append(updated, ref)
+			}
+		}
+	}
+}
+
+// shownState is what refresh shows of rec's state: who has seen it and
+// how many have voted.
+func shownState(rec Record) string {
+	seen := ""
+	if rec.Acknowledged != nil {
+		seen = rec.Acknowledged.Platform + ":" + rec.Acknowledged.ID
+	}
+	return fmt.Sprintf("%s/%d", seen, len(rec.Votes))
+}
+
+// update edits one prompt message, part ref of place k, to rec's plan; it
+// reports whether the edit landed.
+func (f *finisher) update(ctx context.Context, rec Record, k int, ref MessageRef) bool {
+	ch, ok := f.channels[ref.Platform]
+	if !ok {
+		return false
+	}
+	u, ok := ch.(Updater)
+	if !ok {
+		return false
+	}
+	plan := rec.PlanFor(k, ch.Capabilities())
+	err := f.editMessage(ctx, ref, func(ctx context.Context) error { return u.Update(ctx, ref, plan) })
+	if err != nil {
+		_, _, reason := Classify(err)
+		f.log.Warn("could not update a prompt; its end will", "question", rec.ID, "platform", ref.Platform, "reason", reason)
+		return false
+	}
+	return true
 }

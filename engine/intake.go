@@ -24,11 +24,7 @@ type intakeParams struct {
 	readBlock   time.Duration
 	// maxPerAgent caps the pending questions of one agent (0: no cap).
 	maxPerAgent int
-	// sendAttempts and sendBudget bound the tries of one delivery.
-	sendAttempts int
-	sendBudget   time.Duration
-	// leaseTTL is the life of the delivery lease, renewed while a replica
-	// delivers: one that dies hands the question over within about that.
+	// leaseTTL is the life of the delivery lease a create takes.
 	leaseTTL time.Duration
 }
 
@@ -39,6 +35,8 @@ type intakeParams struct {
 type intake struct {
 	*core
 	intakeParams
+	store   intakeStore
+	deliver *delivery
 	// acks carries the entries handled to ackAll.
 	acks chan string
 	// creates, when the store creates in batches, carries the questions
@@ -46,8 +44,8 @@ type intake struct {
 	creates *groupCommit[*CreateCall]
 }
 
-func newIntake(c *core, p intakeParams) *intake {
-	in := &intake{core: c, intakeParams: p, acks: make(chan string, max(p.concurrency, 1))}
+func newIntake(c *core, d *delivery, p intakeParams) *intake {
+	in := &intake{core: c, intakeParams: p, store: c.store, deliver: d, acks: make(chan string, max(p.concurrency, 1))}
 	if bc, ok := c.store.(BatchCreator); ok {
 		in.creates = &groupCommit[*CreateCall]{timeout: 10 * time.Second, run: func(ctx context.Context, calls []*CreateCall) error {
 			bc.CreateHoldingBatch(ctx, calls)
@@ -55,6 +53,12 @@ func newIntake(c *core, p intakeParams) *intake {
 		}}
 	}
 	return in
+}
+
+// intakeStore is the store as the intake sees it: the requests stream
+// and the creates.
+type intakeStore interface {
+	Requests
 }
 
 // create stores a new question and, unless holder is "", takes its
@@ -138,7 +142,7 @@ func (in *intake) run(ctx context.Context) {
 				}()
 				// A request in hand is finished even while stopping: its
 				// context is not the one that stops intake.
-				hctx, cancel := context.WithTimeout(in.halt, in.sendBudget+30*time.Second)
+				hctx, cancel := context.WithTimeout(in.halt, in.deliver.sendBudget+30*time.Second)
 				defer cancel()
 				// A panic leaves the entry unacknowledged (another try
 				// comes after the claim idle time) and the process up.
@@ -324,7 +328,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if created && holder == "" {
 		lease = unleased
 	}
-	err = in.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
+	err = in.deliver.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
 	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
 		// A second ask with the id (a retried XADD) while the first is
 		// being shown: the entry that created the question stays pending
@@ -350,43 +354,6 @@ func timersOf(id string, req askbridge.Request, now time.Time) []Timer {
 		ts = append(ts, Timer{ID: id, Name: fmt.Sprintf("e%d", k+1), At: now.Add(time.Duration(st.AfterSeconds) * time.Second)})
 	}
 	return ts
-}
-
-// deliverAll shows question rec in every place of step at once (the
-// places of `to` for step 0), each under its own delivery lease, with what
-// its state adds (rec's votes, who has seen it); created is the lease
-// Create took for place 0, if any. It returns the first infrastructure
-// error, after every place has had its try.
-func (in *intake) deliverAll(ctx context.Context, rec Record, step int, created Lease) error {
-	id, places := rec.ID, rec.Places
-	var ks []int
-	for k, p := range places {
-		if p.Step == step {
-			ks = append(ks, k)
-		}
-	}
-	if len(ks) == 1 {
-		return in.deliver(ctx, rec, ks[0], created)
-	}
-	errs := make([]error, len(ks))
-	var wg sync.WaitGroup
-	for i, k := range ks {
-		wg.Go(func() {
-			defer in.recover("deliver to a place", "question", id, "place", k)
-			l := Lease{}
-			if k == 0 {
-				l = created
-			}
-			errs[i] = in.deliver(ctx, rec, k, l)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // agentHas opens the refusal of a request over its agent's cap.
@@ -527,329 +494,3 @@ func narrow(req, allowed []string, target askbridge.Target) ([]string, error) {
 	}
 	return both, nil
 }
-
-// deliver shows a question, holding a per-question lease so two replicas
-// never post it twice, retrying temporary failures and rate limits, and
-// ending it as undeliverable when the platform refuses for good.
-//
-// created is the delivery lease Create took when this call created the
-// question (unleased for a local channel, Token 0 when it existed): then no
-// message can exist yet, and a question that ends before or while it is
-// posted is caught by the status AddMessage returns, so nothing is read
-// first.
-func (in *intake) deliver(ctx context.Context, rec Record, k int, created Lease) error {
-	id, places := rec.ID, rec.Places
-	target := places[k].Target
-	fresh := created.Token != 0
-	lease := created
-	if !fresh {
-		var ok bool
-		var err error
-		lease, ok, err = in.store.AcquireLease(ctx, placeLease(id, k), in.holder(), in.leaseTTL)
-		if err != nil {
-			return fmt.Errorf("delivery lease: %w", err)
-		}
-		if !ok {
-			// Another replica is delivering it: leave the entry
-			// unacknowledged, so it is claimed again should that
-			// replica die mid-delivery.
-			return errDelivering
-		}
-	}
-	if lease != unleased {
-		end := in.keepLease(ctx, lease, in.leaseTTL)
-		// Released when done, so a repeat of the request is handled at once.
-		defer end(true)
-	}
-	ch := in.channels[target.Platform]
-	// The message the create recorded, for a question just created for a
-	// local channel that names it in advance (Premade).
-	var premade *MessageRef
-	if ref, ok := premadeRef(ch, target.Chat, id); ok && lease == unleased && k == 0 {
-		premade = &ref
-	}
-	plan := rec.PlanFor(k, ch.Capabilities())
-	log := in.log.With("question", id, "platform", target.Platform)
-	deadline := in.clock.Now().Add(in.sendBudget)
-	from := 0
-	if !fresh {
-		var done bool
-		var err error
-		from, done, err = in.resume(ctx, id, places, k, plan, deadline)
-		if err != nil || done {
-			return err
-		}
-	}
-
-	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
-	var lastReason string
-	for attempt := 1; attempt <= in.sendAttempts; attempt++ {
-		posted := 0
-		var recordErr error
-		ended := false
-		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
-			ref.Place = k
-			status, err := askbridge.StatusPending, error(nil)
-			if premade == nil || !ref.Same(*premade) || ref.Part != premade.Part {
-				status, err = in.record(ctx, id, ref, deadline)
-			}
-			if err != nil {
-				recordErr = fmt.Errorf("record message: %w", err)
-				return recordErr
-			}
-			if status != askbridge.StatusPending {
-				// Ended while it was being posted: post no more, and
-				// finish what is out (the finisher that won the end may
-				// have listed the messages before this one).
-				ended = true
-				return errEndedWhileSending
-			}
-			posted++
-			from = ref.Part + 1
-			_ = in.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-			if in.stopping.Err() != nil {
-				// Stopping: no new part is started here; another replica
-				// goes on from the next one (nothing, if this was the last).
-				return errStopping
-			}
-			return nil
-		}})
-		if posted > 0 {
-			in.metrics.Sent(target.Platform, posted)
-		}
-		if recordErr != nil {
-			return recordErr
-		}
-		if ended {
-			return in.finishLate(ctx, id)
-		}
-		if errors.Is(err, errStopping) {
-			return errStopping
-		}
-		if err == nil {
-			log.Info("question delivered", "messages", posted, "from", from-posted)
-			return nil
-		}
-		kind, wait, reason := Classify(err)
-		lastReason = reason
-		in.metrics.PlatformError(target.Platform, kind)
-		if kind == Permanent {
-			log.Warn("question undeliverable", "reason", reason)
-			return in.undeliverable(ctx, id, places, k, reason)
-		}
-		if posted > 0 {
-			// Progress: the next try goes on from the first part not out.
-			backoff.Reset()
-		}
-		if kind == RateLimited {
-			in.metrics.RetryAfter(target.Platform, wait)
-		} else {
-			wait = backoff.Next()
-		}
-		if in.clock.Now().Add(wait).After(deadline) {
-			break
-		}
-		if in.stopping.Err() != nil {
-			return errStopping
-		}
-		log.Info("send failed, retrying", "attempt", attempt, "from", from, "wait", wait, "reason", reason)
-		if !retry.SleepOn(ctx, in.clock, wait) {
-			return ctx.Err()
-		}
-	}
-	return in.undeliverable(ctx, id, places, k, "the platform kept refusing: "+lastReason)
-}
-
-// premadeRef is the message that shows question id in chat on ch, when ch
-// is a local channel that names it in advance (Premade): the create
-// records it (ask), and so the delivery of the question just created does
-// not (deliver).
-func premadeRef(ch Channel, chat, id string) (MessageRef, bool) {
-	p, ok := ch.(Premade)
-	if !ok || !ch.Capabilities().Local {
-		return MessageRef{}, false
-	}
-	return p.Premade(chat, id), true
-}
-
-// unleased stands for the delivery lease of a question just created for a
-// local channel (Capabilities.Local), which takes none: deliver goes ahead
-// as the creator, with nothing to renew or release.
-var unleased = Lease{Token: -1}
-
-// placeLease names the delivery lease of place k of question id (the
-// store keeps it in the question's slot): "deliver:<id>" for the first
-// place, as a question with one place always had, "deliver<k>:<id>" for
-// the others.
-func placeLease(id string, k int) string {
-	if k == 0 {
-		return "deliver:" + id
-	}
-	return fmt.Sprintf("deliver%d:%s", k, id)
-}
-
-// undeliverable handles a place that cannot be reached. A question with one
-// place ends undeliverable, as always. With several, the place's failure is
-// an event (naming it) while the question stays open elsewhere; it ends
-// undeliverable once every place of the request's `to` has failed. A place
-// of an escalation step never ends it.
-func (in *intake) undeliverable(ctx context.Context, id string, places []askbridge.Place, k int, reason string) error {
-	count := 0
-	for _, p := range places {
-		if p.Step == 0 {
-			count++
-		}
-	}
-	if len(places) == 1 {
-		_, err := in.end(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, reason))
-		return err
-	}
-	p := places[k]
-	failed, status, err := in.store.PlaceFailed(ctx, id, k, reason, count)
-	if err != nil {
-		return fmt.Errorf("record a place that failed: %w", err)
-	}
-	if err := in.publish(ctx, askbridge.Event{Kind: askbridge.EventUndeliverable, ID: id, Platform: p.Target.Platform, Chat: p.Target.Chat, To: p.Name, Error: reason}); err != nil {
-		return err
-	}
-	in.metrics.Reached(askbridge.EventUndeliverable, p.Target.Platform)
-	in.log.Warn("a place of the question cannot be reached; it stays open elsewhere", "question", id, "place", p.Name, "reason", reason)
-	if status != askbridge.StatusPending || p.Step != 0 || len(failed) < count {
-		return nil
-	}
-	var why []string
-	for _, f := range failed {
-		why = append(why, places[f].Name)
-	}
-	_, err = in.end(ctx, id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "no place could be reached ("+strings.Join(why, ", ")+"): "+reason))
-	return err
-}
-
-// resume looks, under the delivery lease, at a question seen before: one
-// that has ended is not shown (done), and one shown in part goes on from
-// the first part not posted. Parts the platform has but the store does not
-// (posted by a replica that died before recording them) are found, when
-// the channel can look, and recorded instead of being posted again.
-func (in *intake) resume(ctx context.Context, id string, places []askbridge.Place, k int, plan Plan, until time.Time) (from int, done bool, err error) {
-	target := places[k].Target
-	rec, found, err := in.store.Get(ctx, id)
-	if err != nil {
-		return 0, false, fmt.Errorf("read question: %w", err)
-	}
-	if !found || rec.Status != askbridge.StatusPending {
-		in.log.Info("question ended before it was shown", "question", id)
-		return 0, true, nil
-	}
-	msgs, err := in.store.Messages(ctx, id)
-	if err != nil {
-		return 0, false, fmt.Errorf("list messages: %w", err)
-	}
-	for _, m := range msgs {
-		if m.Place != k || !m.IsPrompt() || m.Platform != target.Platform {
-			continue
-		}
-		// Recorded again: a replica that died between recording a
-		// message and indexing it left it unfindable by a tap; a repeat
-		// redoes the index writes.
-		if _, err := in.store.AddMessage(ctx, id, m); err != nil {
-			return 0, false, fmt.Errorf("record message again: %w", err)
-		}
-		if m.Part >= from {
-			from = m.Part + 1
-		}
-	}
-	posted, err := in.find(ctx, id, target, plan, from, rec.Created)
-	if err != nil {
-		return 0, false, err
-	}
-	for _, ref := range posted {
-		ref.Place = k
-		status, err := in.record(ctx, id, ref, until)
-		if err != nil {
-			return 0, false, fmt.Errorf("record message found: %w", err)
-		}
-		if status != askbridge.StatusPending {
-			return 0, true, in.finishLate(ctx, id)
-		}
-		_ = in.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: in.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-		from = max(from, ref.Part+1)
-	}
-	return from, false, nil
-}
-
-// findSkew widens a lookup's window for the clocks of the replicas and the
-// platform, which need not agree.
-const findSkew = time.Minute
-
-// find asks a Finder channel for the parts from on of a prompt posted
-// since created that no replica recorded. A lookup that fails is logged
-// and treated as finding nothing: the prompt is posted again rather than
-// not at all, and a tap on a copy nobody recorded is still taken (adopted
-// by the inbox).
-func (in *intake) find(ctx context.Context, id string, target askbridge.Target, plan Plan, from int, created time.Time) ([]MessageRef, error) {
-	f, ok := in.channels[target.Platform].(Finder)
-	if !ok {
-		return nil, nil
-	}
-	found, err := f.Find(ctx, Lookup{Chat: target.Chat, Plan: plan, From: from, Since: created.Add(-findSkew)})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		in.log.Warn("could not look for parts already posted; posting them", "question", id, "platform", target.Platform, "err", err)
-		return nil, nil
-	}
-	if len(found) > 0 {
-		in.log.Info("found parts posted but not recorded; recording them", "question", id, "platform", target.Platform, "from", from, "found", len(found))
-	}
-	return found, nil
-}
-
-// record records a message just posted. The message is out: giving up
-// would have the request retried and the prompt posted again, its first
-// copy's buttons orphaned, so a store that cannot be reached is tried
-// again, with backoff, until it answers or the send budget (until) is
-// spent.
-func (in *intake) record(ctx context.Context, id string, ref MessageRef, until time.Time) (askbridge.Status, error) {
-	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
-	for try := 1; ; try++ {
-		status, err := in.store.AddMessage(ctx, id, ref)
-		if err == nil {
-			if try > 1 {
-				in.log.Info("message recorded after trying again", "question", id, "message", ref.Message, "tries", try)
-			}
-			return status, nil
-		}
-		wait := b.Next()
-		if in.clock.Now().Add(wait).After(until) {
-			return "", err
-		}
-		in.log.Warn("record a posted message; trying again", "question", id, "message", ref.Message, "err", err)
-		if !retry.SleepOn(ctx, in.clock, wait) {
-			return "", err
-		}
-	}
-}
-
-// errStopping hands a request back (unacknowledged) as the engine stops.
-var errStopping = errors.New("stopping: the request is handed back")
-
-// errEndedWhileSending stops a Send whose question ended meanwhile.
-var errEndedWhileSending = errors.New("the question ended while it was being shown")
-
-// finishLate edits the messages of a question that ended while it was
-// being posted, the last one included.
-func (in *intake) finishLate(ctx context.Context, id string) error {
-	rec, found, err := in.store.Get(ctx, id)
-	if err != nil {
-		return fmt.Errorf("read question: %w", err)
-	}
-	if found && rec.Result != nil {
-		in.log.Info("question ended while it was shown; finishing its messages", "question", id)
-		in.finisher.finish(ctx, rec, *rec.Result)
-	}
-	return nil
-}
-
-// errDelivering means another replica holds the question's delivery lease.
-var errDelivering = errors.New("another replica is delivering the question")

@@ -38,7 +38,8 @@ type pingerParams struct {
 type pinger struct {
 	*core
 	pingerParams
-	in *intake
+	store   pingerStore
+	deliver *delivery
 	// busy bounds the timers fired at once.
 	busy chan struct{}
 	wg   sync.WaitGroup
@@ -50,8 +51,16 @@ type pinger struct {
 	firing map[string]chan struct{}
 }
 
-func newPinger(c *core, in *intake, p pingerParams) *pinger {
-	return &pinger{core: c, pingerParams: p, in: in, busy: make(chan struct{}, 64), firing: map[string]chan struct{}{}}
+func newPinger(c *core, d *delivery, p pingerParams) *pinger {
+	return &pinger{core: c, pingerParams: p, store: c.store, deliver: d, busy: make(chan struct{}, 64), firing: map[string]chan struct{}{}}
+}
+
+// pingerStore is the store as the pinger sees it: the timers, and the
+// question a timer belongs to.
+type pingerStore interface {
+	Timers
+	Get(ctx context.Context, id string) (Record, bool, error)
+	Messages(ctx context.Context, id string) ([]MessageRef, error)
 }
 
 // local waits until this replica fires no timer of question id, then
@@ -213,7 +222,7 @@ func (p *pinger) escalate(ctx context.Context, rec Record, k int, name string) e
 	if len(places) == 0 {
 		return nil
 	}
-	if err := p.in.deliverAll(ctx, rec, k, Lease{}); err != nil {
+	if err := p.deliver.deliverAll(ctx, rec, k, Lease{}); err != nil {
 		return err
 	}
 	return p.announce(ctx, rec, name, askbridge.EventEscalated, places)
@@ -287,7 +296,7 @@ func (p *pinger) remindIn(ctx context.Context, rec Record, k, n int, prompt Mess
 		return fmt.Errorf("remind in %s: %w", rec.Places[k].Name, err)
 	}
 	posted.Part, posted.Place = ReminderPart(n), k
-	status, err := p.in.record(ctx, rec.ID, posted, p.clock.Now().Add(p.budget))
+	status, err := p.deliver.record(ctx, rec.ID, posted, p.clock.Now().Add(p.budget))
 	if err != nil {
 		return fmt.Errorf("record reminder: %w", err)
 	}

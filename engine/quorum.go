@@ -132,10 +132,10 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 			// This vote made agreement impossible.
 			sub.Notice = NoticeNoQuorum
 		}
-		e.finisher.ended(ctx, r.End, true)
+		e.afterEnd(ctx, true, r.End)
 		return sub, nil
 	}
-	if !e.finisher.launch(func() { e.refresh(r.End.Record) }, rec.ID) {
+	if !e.edits.refreshLater(r.End.Record) {
 		e.log.Warn("too many edits under way; the tally is shown at the end", "question", rec.ID)
 	}
 	return sub, nil

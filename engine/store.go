@@ -230,35 +230,29 @@ type Coordinator interface {
 // its own, longer, time).
 const DedupeTTL = 2 * time.Hour
 
-// Store holds all state the bridge replicas share; the engine is the only
-// user of the whole of it. Implementations are safe for concurrent use by
+// The store is seen by each part of the engine only through what that part
+// calls: the families below, each a handful of methods (the way go-redis
+// groups its commands). *store.Store implements all of them, asserted where
+// it is wired (cmd/bridge). Implementations are safe for concurrent use by
 // many goroutines and many processes. Expected outcomes (losing a race, an
 // unknown id) are results; an error always means infrastructure trouble and
 // the call may be retried.
-type Store interface {
-	Coordinator
 
+// Requests is the intake's side of the requests stream: reading and
+// acknowledging entries, the cap on one agent's pending questions, and the
+// creates and refusals that store what an entry asked.
+type Requests interface {
 	// ReadRequests returns up to max entries of the requests stream for
 	// this replica's consumer, blocking up to block when none are waiting.
 	// It first claims entries other consumers took and left unacknowledged
 	// longer than the configured idle time. An entry is returned again until
 	// it is acknowledged.
 	ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error)
+
 	// AckRequest acknowledges handled entries, several in one call. Safe to
 	// repeat.
 	AckRequest(ctx context.Context, streamIDs ...string) error
 
-	// Create stores a new pending question and schedules its deadline. It
-	// is idempotent on the id: when the id is already known (pending, or
-	// ended within the retention) it changes nothing and returns the stored
-	// question with created false.
-	Create(ctx context.Context, q NewQuestion) (created bool, existing Record, err error)
-	// CreateHolding is Create that, when it creates the question and
-	// holder is set, takes the question's delivery lease ("deliver:<id>")
-	// for holder for ttl in the same step; the lease is renewed and
-	// released like one AcquireLease took. A question that already existed
-	// comes back with no lease.
-	CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (created bool, existing Record, lease Lease, err error)
 	// Admit counts a question against its agent's cap of pending questions
 	// (the request's agent field): admitted is false, and nothing changes,
 	// when the agent already has max pending; pending is its count after
@@ -267,7 +261,9 @@ type Store interface {
 	// takes an admitted id out again (its question turned out to have
 	// ended already). Both are safe to repeat and to call concurrently.
 	Admit(ctx context.Context, agent, id string, deadline, now time.Time, max int) (admitted bool, pending int, err error)
+
 	Unadmit(ctx context.Context, agent, id string) error
+
 	// Replay pushes an ended question's stored result onto its result list
 	// again when the list is empty (the agent took it and asks again):
 	// the same JSON, not a second outcome. entry is the stream entry of the
@@ -275,9 +271,62 @@ type Store interface {
 	// handled again replays nothing, nor does an ask its cancel came
 	// before. pushed is false when there was nothing to do. Safe to repeat.
 	Replay(ctx context.Context, id, entry string) (pushed bool, err error)
+
 	// Reject records a refused request: it stores the error result and
 	// pushes it to the agent, unless the id is already known. Safe to repeat.
 	Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error)
+
+	// Create stores a new pending question and schedules its deadline. It
+	// is idempotent on the id: when the id is already known (pending, or
+	// ended within the retention) it changes nothing and returns the stored
+	// question with created false.
+	Create(ctx context.Context, q NewQuestion) (created bool, existing Record, err error)
+
+	// CreateHolding is Create that, when it creates the question and
+	// holder is set, takes the question's delivery lease ("deliver:<id>")
+	// for holder for ttl in the same step; the lease is renewed and
+	// released like one AcquireLease took. A question that already existed
+	// comes back with no lease.
+	CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (created bool, existing Record, lease Lease, err error)
+}
+
+// Questions reads stored questions and records the messages that show
+// them.
+type Questions interface {
+	// Get reads a question. found is false for an unknown id.
+	Get(ctx context.Context, id string) (q Record, found bool, err error)
+
+	// Lookup is Get for taking an answer: it may serve the record from
+	// memory of a question this store created or read lately, without a
+	// round trip. The request, places, answerers, target and deadline are
+	// exact (they never change); the status, acknowledgement and votes may
+	// be a moment old. So it is for where End or Vote decides what
+	// happens, first writer wins, as a question that ended a moment ago
+	// does. The record is shared: the caller must not modify it.
+	Lookup(ctx context.Context, id string) (q Record, found bool, err error)
+
+	// OpenInChat lists the pending questions shown in a chat, oldest first.
+	// Ended questions are dropped from the index as they are found.
+	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
+
+	// QuestionByMessage finds the question a message showed.
+	QuestionByMessage(ctx context.Context, ref MessageRef) (id string, found bool, err error)
+
+	// Messages lists every message recorded for a question, in the order
+	// they were added.
+	Messages(ctx context.Context, id string) ([]MessageRef, error)
+
+	// AddMessage records a message that showed a question, and indexes it
+	// for QuestionByMessage and for OpenInChat. It returns the question's
+	// status as the message was recorded ("" for an unknown id), so a
+	// message posted after the question ended is known at once. Safe to
+	// repeat.
+	AddMessage(ctx context.Context, id string, ref MessageRef) (askbridge.Status, error)
+}
+
+// Ends ends questions, first writer wins, and keeps the finishing marks of
+// ended questions whose messages are still to be edited.
+type Ends interface {
 	// End ends a pending question with res: first writer wins. The winner
 	// writes the result, pushes it onto the agent's result list and sets the
 	// retention; every other caller learns what won. An ending other than a
@@ -288,36 +337,20 @@ type Store interface {
 	// caller must look at Result rather than assume res was stored. Safe to
 	// repeat and to call concurrently.
 	End(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error)
-	// Get reads a question. found is false for an unknown id.
-	Get(ctx context.Context, id string) (q Record, found bool, err error)
-	// Lookup is Get for taking an answer: it may serve the record from
-	// memory of a question this store created or read lately, without a
-	// round trip. The request, places, answerers, target and deadline are
-	// exact (they never change); the status, acknowledgement and votes may
-	// be a moment old. So it is for where End or Vote decides what
-	// happens, first writer wins, as a question that ended a moment ago
-	// does. The record is shared: the caller must not modify it.
-	Lookup(ctx context.Context, id string) (q Record, found bool, err error)
+
+	// MarkAndEnd is MarkFinishing at now, then End: in one round trip where
+	// the store can keep the order (one Redis runs a pipeline in order),
+	// in two where it cannot (on a Cluster the two keys live on different
+	// nodes). The end never runs without the mark made before it. Should
+	// the mark fail where the end ran, the end stands (added is false) and
+	// only the mark's error is lost: the end is not undone.
+	MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (added bool, r EndResult, err error)
+
 	// Sweep ends up to max questions whose deadline is at or before now as
 	// expired, and returns those this call ended (each question is ended by
 	// exactly one caller across replicas). Its cost does not grow with the
 	// number of questions that are not yet due.
 	Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error)
-
-	// AddMessage records a message that showed a question, and indexes it
-	// for QuestionByMessage and for OpenInChat. It returns the question's
-	// status as the message was recorded ("" for an unknown id), so a
-	// message posted after the question ended is known at once. Safe to
-	// repeat.
-	AddMessage(ctx context.Context, id string, ref MessageRef) (askbridge.Status, error)
-	// Messages lists every message recorded for a question, in the order
-	// they were added.
-	Messages(ctx context.Context, id string) ([]MessageRef, error)
-	// QuestionByMessage finds the question a message showed.
-	QuestionByMessage(ctx context.Context, ref MessageRef) (id string, found bool, err error)
-	// OpenInChat lists the pending questions shown in a chat, oldest first.
-	// Ended questions are dropped from the index as they are found.
-	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
 
 	// MarkFinishing records that the messages of a question that is ending
 	// are about to be edited; Finished records that they were. A replica
@@ -328,43 +361,49 @@ type Store interface {
 	// at: the replica editing a question keeps its mark fresh, so no other
 	// takes it for a leftover while it works. All four are safe to repeat.
 	MarkFinishing(ctx context.Context, id string, at time.Time) (added bool, err error)
-	// MarkAndEnd is MarkFinishing at now, then End: in one round trip where
-	// the store can keep the order (one Redis runs a pipeline in order),
-	// in two where it cannot (on a Cluster the two keys live on different
-	// nodes). The end never runs without the mark made before it. Should
-	// the mark fail where the end ran, the end stands (added is false) and
-	// only the mark's error is lost: the end is not undone.
-	MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (added bool, r EndResult, err error)
+
 	KeepFinishing(ctx context.Context, id string, at time.Time) error
+
 	Finished(ctx context.Context, id string) error
+
 	Unfinished(ctx context.Context, before time.Time, max int) ([]string, error)
+}
 
-	// Publish appends events to the capped events stream, in order, in one
-	// round trip.
-	Publish(ctx context.Context, evs ...askbridge.Event) error
+// Timers holds the reminders and escalation steps still to fire
+// (ask-user.md §5).
+type Timers interface {
+	// DueTimers hands out up to max timers due at now, each to one caller
+	// at a time: a timer handed out comes back hold later unless TimerDone
+	// removed it, so one whose firer died is fired by another replica.
+	DueTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]Timer, error)
 
+	// TimerDone removes a fired (or moot) timer. Safe to repeat.
+	TimerDone(ctx context.Context, t Timer) error
+
+	// RetryTimer makes a timer handed out due again at at (its firer
+	// could not take it now). A timer already removed stays removed.
+	RetryTimer(ctx context.Context, t Timer, at time.Time) error
+
+	// FireOnce marks timer name of question id as announced and reports
+	// whether this call did: each timer's event is published once however
+	// often it is fired. Safe to call concurrently.
+	FireOnce(ctx context.Context, id, name string) (bool, error)
+}
+
+// Places records what happens in a question's places: a Seen, a place
+// that could not be reached, a quorum vote.
+type Places interface {
 	// Acknowledge records that by has seen an open question: won is true
 	// for the first acknowledgement of a pending question, and rec is the
 	// question as it stands after the call (found false for an unknown
 	// id). Safe to repeat and to call concurrently.
 	Acknowledge(ctx context.Context, id string, by askbridge.Person) (won bool, rec Record, found bool, err error)
+
 	// PlaceFailed records that place (an index of Record.Places) cannot be
 	// reached, for reason, and returns which of the places 0..count-1 have
 	// failed so far and the question's status. Safe to repeat.
 	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status askbridge.Status, err error)
-	// DueTimers hands out up to max timers due at now, each to one caller
-	// at a time: a timer handed out comes back hold later unless TimerDone
-	// removed it, so one whose firer died is fired by another replica.
-	DueTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]Timer, error)
-	// TimerDone removes a fired (or moot) timer. Safe to repeat.
-	TimerDone(ctx context.Context, t Timer) error
-	// RetryTimer makes a timer handed out due again at at (its firer
-	// could not take it now). A timer already removed stays removed.
-	RetryTimer(ctx context.Context, t Timer, at time.Time) error
-	// FireOnce marks timer name of question id as announced and reports
-	// whether this call did: each timer's event is published once however
-	// often it is fired. Safe to call concurrently.
-	FireOnce(ctx context.Context, id, name string) (bool, error)
+
 	// Vote records v on a quorum question and, in the same step, ends it
 	// when v decides it (ask-user.md §6): answered with the agreed answer
 	// once quorum people gave answers of one key (AnswerKey), no_quorum
@@ -373,6 +412,25 @@ type Store interface {
 	// A person votes once; their first vote stands. Safe to call
 	// concurrently: two votes never both decide, and none is lost.
 	Vote(ctx context.Context, id string, v askbridge.Vote, quorum, voters int, now time.Time) (VoteResult, error)
+}
+
+// Publisher writes the public events stream.
+type Publisher interface {
+	// Publish appends events to the capped events stream, in order, in one
+	// round trip.
+	Publish(ctx context.Context, evs ...askbridge.Event) error
+}
+
+// fullStore is all of the store the engine uses, the union of the
+// families: what EngineConfig.Store takes.
+type fullStore interface {
+	Coordinator
+	Requests
+	Questions
+	Ends
+	Timers
+	Places
+	Publisher
 }
 
 // VoteOutcome is what became of a vote.

@@ -21,9 +21,17 @@ type sweeperParams struct {
 type sweeper struct {
 	*core
 	sweeperParams
+	store sweepStore
 }
 
-func newSweeper(c *core, p sweeperParams) *sweeper { return &sweeper{core: c, sweeperParams: p} }
+// sweepStore is the store as the sweeper sees it.
+type sweepStore interface {
+	Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error)
+}
+
+func newSweeper(c *core, p sweeperParams) *sweeper {
+	return &sweeper{core: c, sweeperParams: p, store: c.store}
+}
 
 // start runs a pass every interval until ctx is done.
 func (s *sweeper) start(ctx context.Context, wg *sync.WaitGroup) {
@@ -62,6 +70,6 @@ func (s *sweeper) sweep(ctx context.Context) bool {
 		return false
 	}
 	// Store.Sweep marked them finishing before ending them.
-	s.finisher.endedAll(ctx, ended, true)
+	s.afterEnd(ctx, true, ended...)
 	return len(ended) == s.batch
 }

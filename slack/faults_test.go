@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
@@ -21,7 +22,7 @@ import (
 // question (the first store call of a tap or a thread reply after its
 // dedupe) fail, on every replica it wraps.
 type flakyStore struct {
-	engine.Store
+	enginetest.Store
 	f *flakiness
 }
 
@@ -43,7 +44,7 @@ func (s flakyStore) QuestionByMessage(ctx context.Context, ref engine.MessageRef
 
 func flakyEnv(t *testing.T, mode string) (*env, *flakiness) {
 	f := &flakiness{}
-	e := newEnv(t, mode, envOpts{wrap: func(st engine.Store) engine.Store { return flakyStore{Store: st, f: f} }})
+	e := newEnv(t, mode, envOpts{wrap: func(st enginetest.Store) enginetest.Store { return flakyStore{Store: st, f: f} }})
 	return e, f
 }
 

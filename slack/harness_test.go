@@ -16,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
@@ -177,7 +178,7 @@ type envOpts struct {
 	sendBudget time.Duration
 	// wrap wraps each replica's store (the engine's and the channel's),
 	// to make Redis fail on demand.
-	wrap func(engine.Store) engine.Store
+	wrap func(enginetest.Store) enginetest.Store
 	// inbox wraps the inbox each channel gets (the engine, recorded).
 	inbox func(engine.Inbox) engine.Inbox
 	// logs, when set, receives every replica's log records too.
@@ -237,7 +238,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	t := e.t
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
-	var st engine.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
+	var st enginetest.Store = store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: o.claimIdle, AutoPipeline: true})
 	if o.wrap != nil {
 		st = o.wrap(st)
 	}

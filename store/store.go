@@ -43,12 +43,20 @@ type Store struct {
 	apMin int64
 }
 
-// Store plays every role of the root package: the engine's Store, the
-// channels' Coordinator and the web page's EventLog.
+// Store plays every role the engine names: each family of the engine's
+// store (every part of the engine sees only the methods it calls), the
+// channels' Coordinator, the callbacks' queue and the web page's EventLog.
 var (
-	_ engine.Store       = (*Store)(nil)
-	_ engine.Coordinator = (*Store)(nil)
-	_ engine.EventLog    = (*Store)(nil)
+	_ engine.Requests      = (*Store)(nil)
+	_ engine.Questions     = (*Store)(nil)
+	_ engine.Ends          = (*Store)(nil)
+	_ engine.Timers        = (*Store)(nil)
+	_ engine.Places        = (*Store)(nil)
+	_ engine.Publisher     = (*Store)(nil)
+	_ engine.Coordinator   = (*Store)(nil)
+	_ engine.CallbackQueue = (*Store)(nil)
+	_ engine.BatchCreator  = (*Store)(nil)
+	_ engine.EventLog      = (*Store)(nil)
 )
 
 // New returns a Store on client with opts (zero fields take their
