@@ -52,8 +52,22 @@ type object = map[string]any
 // protocol's optional to, answerers and agent, each limit taken from
 // request.go.
 func tool() *sdk.Tool {
-	// place is one place of `to`: a route name or a target.
-	place := object{"type": "string", "minLength": 1, "maxLength": askbridge.MaxToChars, "pattern": `^\S+$`}
+	no, yes := false, true
+	return &sdk.Tool{
+		Name:         ToolName,
+		Title:        "Ask the user",
+		Description:  description,
+		InputSchema:  inputSchema(),
+		OutputSchema: outputSchema(),
+		Annotations: &sdk.ToolAnnotations{
+			Title: "Ask the user", DestructiveHint: &no, OpenWorldHint: &yes,
+		},
+	}
+}
+
+// questionSchema is one question of the request: its id, header, text and
+// options.
+func questionSchema() object {
 	option := object{
 		"type": "object", "additionalProperties": false, "required": []string{"label"},
 		"properties": object{
@@ -67,7 +81,7 @@ func tool() *sdk.Tool {
 			},
 		},
 	}
-	question := object{
+	return object{
 		"type": "object", "additionalProperties": false,
 		"required": []string{"id", "header", "question", "options"},
 		"properties": object{
@@ -93,11 +107,17 @@ func tool() *sdk.Tool {
 			},
 		},
 	}
-	input := object{
+}
+
+// inputSchema is the request: its questions and the optional fields.
+func inputSchema() object {
+	// place is one place of `to`: a route name or a target.
+	place := object{"type": "string", "minLength": 1, "maxLength": askbridge.MaxToChars, "pattern": `^\S+$`}
+	return object{
 		"type": "object", "additionalProperties": false, "required": []string{"questions"},
 		"properties": object{
 			"questions": object{
-				"type": "array", "minItems": askbridge.MinQuestions, "maxItems": askbridge.MaxQuestions, "items": question,
+				"type": "array", "minItems": askbridge.MinQuestions, "maxItems": askbridge.MaxQuestions, "items": questionSchema(),
 				"description": fmt.Sprintf("%d to %d questions shown together; prefer one.", askbridge.MinQuestions, askbridge.MaxQuestions),
 			},
 			"context": object{
@@ -146,7 +166,11 @@ func tool() *sdk.Tool {
 			},
 		},
 	}
-	output := object{
+}
+
+// outputSchema is the result the call returns as structured content.
+func outputSchema() object {
+	return object{
 		"type": "object", "required": []string{"status"},
 		"properties": object{
 			"status": object{"type": "string", "enum": []string{string(askbridge.StatusAnswered), string(askbridge.StatusNoAnswer), string(askbridge.StatusError)}},
@@ -167,17 +191,6 @@ func tool() *sdk.Tool {
 			"place":          object{"type": "string"},
 			"acknowledgedBy": object{"type": "object"},
 			"votes":          object{"type": "array", "items": object{"type": "object"}},
-		},
-	}
-	no, yes := false, true
-	return &sdk.Tool{
-		Name:         ToolName,
-		Title:        "Ask the user",
-		Description:  description,
-		InputSchema:  input,
-		OutputSchema: output,
-		Annotations: &sdk.ToolAnnotations{
-			Title: "Ask the user", DestructiveHint: &no, OpenWorldHint: &yes,
 		},
 	}
 }

@@ -95,48 +95,72 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.hub.unsubscribe(sub)
 
-	rc := http.NewResponseController(w)
-	send := func(s string) bool {
-		// A stream outlives the server's WriteTimeout, which bounds
-		// ordinary requests: each write gets its own deadline instead
-		// (ignored where unsupported). The server's ReadTimeout ends with
-		// the request, whose body is empty.
-		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := w.Write([]byte(s)); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
+	s := eventStream{w: w, rc: http.NewResponseController(w)}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if !send("retry: 2000\n: connected\n\n") {
+	if !s.send("retry: 2000\n: connected\n\n") {
 		return
 	}
-
 	sent := last // the newest stream id sent, or the one the browser had
 	if last != "" {
-		after := last
-		for n := 0; n < maxReplay; n += tailBatch {
-			evs, next, err := h.events.Events(ctx, after, tailBatch, 0)
-			if err != nil {
-				h.log.Warn("web: replay events", "err", err)
-				break
-			}
-			for _, ev := range evs {
-				if h.hub.relevant(ctx, ev) && !send(formatEvent(ev)) {
-					return
-				}
-			}
-			after = next
-			if len(evs) < tailBatch {
-				break
+		var ok bool
+		if sent, ok = h.replay(ctx, s, last); !ok {
+			return
+		}
+	}
+	h.relay(ctx, s, sub, sent)
+}
+
+// eventStream writes Server-Sent Events to a page.
+type eventStream struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// send writes and flushes s, and reports whether the page took it.
+func (s eventStream) send(str string) bool {
+	// A stream outlives the server's WriteTimeout, which bounds ordinary
+	// requests: each write gets its own deadline instead (ignored where
+	// unsupported). The server's ReadTimeout ends with the request, whose
+	// body is empty.
+	_ = s.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := s.w.Write([]byte(str)); err != nil {
+		return false
+	}
+	return s.rc.Flush() == nil
+}
+
+// replay sends the page's events after stream id last, at most maxReplay
+// of them, and returns the stream id it read up to; ok is false when the
+// page stopped taking them. A read that fails ends the replay, not the
+// stream.
+func (h *Handler) replay(ctx context.Context, s eventStream, last string) (after string, ok bool) {
+	after = last
+	for n := 0; n < maxReplay; n += tailBatch {
+		evs, next, err := h.events.Events(ctx, after, tailBatch, 0)
+		if err != nil {
+			h.log.Warn("web: replay events", "err", err)
+			break
+		}
+		for _, ev := range evs {
+			if h.hub.relevant(ctx, ev) && !s.send(formatEvent(ev)) {
+				return "", false
 			}
 		}
-		sent = after
+		after = next
+		if len(evs) < tailBatch {
+			break
+		}
 	}
+	return after, true
+}
 
+// relay sends the page the hub's events after stream id sent ("" for
+// all), and a heartbeat every h.heartbeat, until the request ends, the hub
+// closes or drops the page, or the page stops taking them.
+func (h *Handler) relay(ctx context.Context, s eventStream, sub *subscriber, sent string) {
 	beat := time.NewTicker(h.heartbeat)
 	defer beat.Stop()
 	for {
@@ -148,14 +172,14 @@ func (h *Handler) streamEvents(w http.ResponseWriter, r *http.Request) {
 		case <-sub.gone:
 			return
 		case <-beat.C:
-			if !send(": ping\n\n") {
+			if !s.send(": ping\n\n") {
 				return
 			}
 		case ev := <-sub.ch:
 			if sent != "" && !streamAfter(ev.StreamID, sent) {
 				continue // already sent by the replay
 			}
-			if !send(formatEvent(ev)) {
+			if !s.send(formatEvent(ev)) {
 				return
 			}
 			sent = ev.StreamID

@@ -193,82 +193,127 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	if o.Artifacts == "" {
 		w.o.Artifacts = "artifacts"
 	}
-	if err := os.MkdirAll(w.o.Artifacts, 0o755); err != nil {
+	defer w.close()
+	m := &measured{errs: map[string]error{}, skipped: map[string]bool{}}
+	if err := w.setUp(ctx, m); err != nil {
 		return nil, err
+	}
+	w.phases(ctx, m)
+	m.counts.TapsRefused = w.fake.Stats().AnswerRefused
+	m.counts.Retaps = int(w.retaps.Load())
+
+	w.bridge.stop(30 * time.Second)
+	w.bridge = nil
+	rep := w.report(m)
+	rep.Took, rep.Load = time.Since(began), [2]string{load, loadAverage()}
+	if err := writePlots(w.o.Artifacts, m); err != nil {
+		return rep, err
+	}
+	return rep, ctx.Err()
+}
+
+// setUp makes the directories, builds the bridge, starts Redis and
+// measures it alone, then starts the fake Telegram, its front and the
+// main bridge, and measures the bridge idle. What it started, close ends.
+func (w *world) setUp(ctx context.Context, m *measured) error {
+	if err := os.MkdirAll(w.o.Artifacts, 0o755); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "askbench-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w.dir = dir
-	if o.Keep {
+	if w.o.Keep {
 		w.logf("logs in %s", dir)
-	} else {
-		defer os.RemoveAll(dir)
 	}
 
 	w.logf("building ./cmd/bridge")
 	if w.bin, err = buildBridge(ctx, dir); err != nil {
-		return nil, err
+		return err
 	}
 	if w.redis, err = redistest.StartServer(); err != nil {
-		return nil, fmt.Errorf("bench: redis-server: %w", err)
+		return fmt.Errorf("bench: redis-server: %w", err)
 	}
-	defer w.redis.Close()
 	w.rdb = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 512, MinIdleConns: 64})
-	defer w.rdb.Close()
 	w.admin = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 4})
-	defer w.admin.Close()
 
-	m := &measured{errs: map[string]error{}, skipped: map[string]bool{}}
 	w.logf("redis-benchmark on %s", w.redis.Addr)
 	if m.redisOps, err = redisBenchmark(ctx, w.redis.Addr, w.p.benchN); err != nil {
-		return nil, err
+		return err
 	}
 	w.logf("round trip cost on %s", w.redis.Addr)
 	if m.rtBusy, m.rtIdle, err = roundTripCost(ctx, w.redis.Addr); err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.admin.FlushAll(ctx).Err(); err != nil {
-		return nil, err
+		return err
 	}
+	if err := w.startMain(ctx); err != nil {
+		return err
+	}
+	m.idle, err = w.idleCPU(ctx)
+	return err
+}
 
+// startMain starts the fake Telegram with every chat, its front, and the
+// main bridge, and waits until the bridge polls.
+func (w *world) startMain(ctx context.Context) (err error) {
 	w.fake = telegramtest.New(telegramtest.Options{})
-	defer w.fake.Close()
 	w.front = newFront(w.fake.URL)
-	defer w.front.Close()
 	for _, c := range w.chats() {
 		w.fake.AddChat(c, "private", "Person "+strconv.FormatInt(c, 10))
 	}
 	env := w.bridgeEnv(w.front.URL(), prefix)
-	if o.CPUProfile != "" {
+	if w.o.CPUProfile != "" {
 		if w.pprofAddr, err = freeAddr(); err != nil {
-			return nil, err
+			return err
 		}
 		env["ASKUSER_PPROF_ADDR"] = w.pprofAddr
 	}
 	w.logf("starting the bridge")
-	if w.bridge, err = startBridge(w.bin, "bench-main", dir, env); err != nil {
-		return nil, err
+	if w.bridge, err = startBridge(w.bin, "bench-main", w.dir, env); err != nil {
+		return err
 	}
-	defer func() {
-		if w.bridge != nil {
-			w.bridge.stop(30 * time.Second)
-		}
-	}()
 	if err := w.bridge.ready(ctx, "telegram", "connected", 30*time.Second); err != nil {
-		return nil, err
+		return err
 	}
-	if err := waitPoll(ctx, w.front, time.Time{}, 30*time.Second); err != nil {
-		return nil, err
-	}
-	if m.idle, err = w.idleCPU(ctx); err != nil {
-		return nil, err
-	}
+	return waitPoll(ctx, w.front, time.Time{}, 30*time.Second)
+}
 
+// close stops and removes what setUp started, the last first; the
+// temporary directory stays with Options.Keep.
+func (w *world) close() {
+	if w.bridge != nil {
+		w.bridge.stop(30 * time.Second)
+	}
+	if w.front != nil {
+		w.front.Close()
+	}
+	if w.fake != nil {
+		w.fake.Close()
+	}
+	if w.admin != nil {
+		w.admin.Close()
+	}
+	if w.rdb != nil {
+		w.rdb.Close()
+	}
+	if w.redis != nil {
+		w.redis.Close()
+	}
+	if w.dir != "" && !w.o.Keep {
+		os.RemoveAll(w.dir)
+	}
+}
+
+// phases runs the phases in order (the failover beside the batch's
+// timeouts when params.overlap). A phase not chosen is marked skipped; a
+// failed one's error is kept, and the others still run.
+func (w *world) phases(ctx context.Context, m *measured) {
 	var errsMu sync.Mutex // the failover may run beside the batch
 	try := func(name string, fn func() error) {
-		if !o.runs(name) {
+		if !w.o.runs(name) {
 			errsMu.Lock()
 			m.skipped[name] = true
 			errsMu.Unlock()
@@ -315,17 +360,6 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	} else {
 		try("failover", func() error { return w.failovers(ctx, m) })
 	}
-	m.counts.TapsRefused = w.fake.Stats().AnswerRefused
-	m.counts.Retaps = int(w.retaps.Load())
-
-	w.bridge.stop(30 * time.Second)
-	w.bridge = nil
-	rep := w.report(m)
-	rep.Took, rep.Load = time.Since(began), [2]string{load, loadAverage()}
-	if err := writePlots(w.o.Artifacts, m); err != nil {
-		return rep, err
-	}
-	return rep, ctx.Err()
 }
 
 // bridgeEnv is the configuration of a bridge replica: the shared Redis, the

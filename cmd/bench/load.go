@@ -189,37 +189,10 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	for i := range b.ids {
 		b.ids[i] = fmt.Sprintf("batch-%06d", i)
 	}
-	entry, err := w.entryBytes(ctx, b.ids)
+	in, err := w.newIntake(ctx, b.ids, &m.batch)
 	if err != nil {
 		return nil, err
 	}
-	read0, err := w.groupRead(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s0, err := snapshot(ctx, w.admin)
-	if err != nil {
-		return nil, err
-	}
-	r := &m.batch
-	// memory takes the memory figures with k questions taken in. All n
-	// requests were added by then; the n-k not yet read are still entries
-	// of the stream, and are taken out.
-	measuredMem := false
-	memory := func(k int) error {
-		s1, err := snapshot(ctx, w.admin)
-		if err != nil {
-			return err
-		}
-		if r.rss, err = w.bridge.rss(); err != nil {
-			return err
-		}
-		r.pending, measuredMem = k, true
-		r.memPer = entry + (float64(s1.usedMemory-s0.usedMemory)-entry*float64(n))/float64(max(k, 1))
-		return nil
-	}
-	var added atomic.Bool
-	addErr := make(chan error, 1)
 	// The profile covers the first seconds of the intake (at least one).
 	prof := w.profile(ctx, "intake", time.Duration(n/20000)*time.Second)
 	bridge0, err := w.bridge.cpu()
@@ -228,53 +201,9 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	}
 	sys0 := w.bridge.syscalls()
 	start := time.Now()
-	go func() {
-		for from := 0; from < n; from += 1000 {
-			pipe := w.rdb.Pipeline()
-			for _, id := range b.ids[from:min(from+1000, n)] {
-				pipe.XAdd(ctx, xadd(id, "web", batchTimeout))
-			}
-			if _, err := pipe.Exec(ctx); err != nil {
-				addErr <- err
-				return
-			}
-		}
-		added.Store(true)
-		addErr <- nil
-	}()
-	for {
-		if !sleep(ctx, 5*time.Millisecond) {
-			return nil, ctx.Err()
-		}
-		select {
-		case err := <-addErr:
-			if err != nil {
-				return nil, err
-			}
-		default:
-		}
-		if !added.Load() {
-			continue
-		}
-		g, err := w.group(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if g.EntriesRead-read0 >= int64(n) && g.Pending == 0 {
-			break
-		}
-		// The first deadline comes batchTimeout after the first question
-		// was created, which is after start: measure memory before it, with
-		// what has been taken in so far.
-		if !measuredMem && time.Since(start) > (batchTimeout-1)*time.Second {
-			if err := memory(int(g.EntriesRead - read0 - g.Pending)); err != nil {
-				return nil, err
-			}
-			w.logf("batch: intake slower than the timeout; memory measured with %d of %d taken in", r.pending, n)
-		}
-		if time.Since(start) > 10*time.Minute {
-			return nil, fmt.Errorf("intake of %d requests not done after 10 minutes (%d read, %d pending)", n, g.EntriesRead-read0, g.Pending)
-		}
+	go in.add(ctx, b.ids)
+	if err := in.wait(ctx, start); err != nil {
+		return nil, err
 	}
 	b.done = time.Now()
 	bridge1, err := w.bridge.cpu()
@@ -289,17 +218,127 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	if err := prof(); err != nil {
 		return nil, err
 	}
-	if !measuredMem {
-		if err := memory(n); err != nil {
+	if !in.measuredMem {
+		if err := in.memory(ctx, n); err != nil {
 			return nil, err
 		}
 	}
+	r := &m.batch
 	r.n, r.intake = n, b.done.Sub(start)
 	m.counts.Batch = n
 	w.logf("batch: %d requests taken in in %s (%.0f/s); per request: %.2f bridge system calls (read, write), CPU bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
-		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-s0.cpu)/time.Duration(n),
-		r.memPer, entry, float64(r.rss)/(1<<20), r.pending)
+		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-in.s0.cpu)/time.Duration(n),
+		r.memPer, in.entry, float64(r.rss)/(1<<20), r.pending)
 	return b, nil
+}
+
+// intake is the batch while the bridge takes it in: Redis before it, and
+// the memory figures it puts in r.
+type intake struct {
+	w *world
+	n int
+	r *batchResult
+	// entry is the memory of one request's stream entry; read0 is what the
+	// consumer group had read, and s0 what Redis had, before the batch.
+	entry float64
+	read0 int64
+	s0    redisSnap
+	// measuredMem is set once memory has taken the figures.
+	measuredMem bool
+	// added is set once every request was added; addErr then has nil, or
+	// has the error that stopped the adding.
+	added  atomic.Bool
+	addErr chan error
+}
+
+// newIntake measures Redis before the batch of ids.
+func (w *world) newIntake(ctx context.Context, ids []string, r *batchResult) (*intake, error) {
+	in := &intake{w: w, n: len(ids), r: r, addErr: make(chan error, 1)}
+	var err error
+	if in.entry, err = w.entryBytes(ctx, ids); err != nil {
+		return nil, err
+	}
+	if in.read0, err = w.groupRead(ctx); err != nil {
+		return nil, err
+	}
+	if in.s0, err = snapshot(ctx, w.admin); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// add adds the requests of ids to the requests stream, 1,000 to a
+// pipeline, then reports on addErr.
+func (in *intake) add(ctx context.Context, ids []string) {
+	for from := 0; from < in.n; from += 1000 {
+		pipe := in.w.rdb.Pipeline()
+		for _, id := range ids[from:min(from+1000, in.n)] {
+			pipe.XAdd(ctx, xadd(id, "web", batchTimeout))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			in.addErr <- err
+			return
+		}
+	}
+	in.added.Store(true)
+	in.addErr <- nil
+}
+
+// memory takes the memory figures with k questions taken in. All n
+// requests were added by then; the n-k not yet read are still entries of
+// the stream, and are taken out.
+func (in *intake) memory(ctx context.Context, k int) error {
+	s1, err := snapshot(ctx, in.w.admin)
+	if err != nil {
+		return err
+	}
+	if in.r.rss, err = in.w.bridge.rss(); err != nil {
+		return err
+	}
+	in.r.pending, in.measuredMem = k, true
+	in.r.memPer = in.entry + (float64(s1.usedMemory-in.s0.usedMemory)-in.entry*float64(in.n))/float64(max(k, 1))
+	return nil
+}
+
+// wait waits until every request was added and the bridge has taken them
+// all in, for at most 10 minutes from start. When that takes longer than
+// the batch's timeout, it takes the memory figures before the first
+// deadline.
+func (in *intake) wait(ctx context.Context, start time.Time) error {
+	for {
+		if !sleep(ctx, 5*time.Millisecond) {
+			return ctx.Err()
+		}
+		select {
+		case err := <-in.addErr:
+			if err != nil {
+				return err
+			}
+		default:
+		}
+		if !in.added.Load() {
+			continue
+		}
+		g, err := in.w.group(ctx)
+		if err != nil {
+			return err
+		}
+		if g.EntriesRead-in.read0 >= int64(in.n) && g.Pending == 0 {
+			return nil
+		}
+		// The first deadline comes batchTimeout after the first question
+		// was created, which is after start: measure memory before it, with
+		// what has been taken in so far.
+		if !in.measuredMem && time.Since(start) > (batchTimeout-1)*time.Second {
+			if err := in.memory(ctx, int(g.EntriesRead-in.read0-g.Pending)); err != nil {
+				return err
+			}
+			in.w.logf("batch: intake slower than the timeout; memory measured with %d of %d taken in", in.r.pending, in.n)
+		}
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("intake of %d requests not done after 10 minutes (%d read, %d pending)", in.n, g.EntriesRead-in.read0, g.Pending)
+		}
+	}
 }
 
 // entryBytes is the memory one request's stream entry takes: the same
@@ -365,7 +404,23 @@ func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error
 	if err := prof(); err != nil {
 		return err
 	}
-	missing := b.ids
+	if err := w.awaitResults(ctx, b.ids); err != nil {
+		return err
+	}
+	if err := w.readResults(ctx, b.ids, m); err != nil {
+		return err
+	}
+	r := &m.batch
+	m.counts.BatchTimedOut = r.timedOut
+	w.logf("batch: %d timed out; lateness p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+		r.timedOut, pctf(r.late, 50), pctf(r.late, 99), slices.Max(r.late))
+	return nil
+}
+
+// awaitResults waits until every question of ids has a result, for at most
+// 2 minutes, checking every 250 ms.
+func (w *world) awaitResults(ctx context.Context, ids []string) error {
+	missing := ids
 	giveUp := time.Now().Add(2 * time.Minute)
 	for len(missing) > 0 {
 		var still []string
@@ -390,15 +445,22 @@ func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error
 			break
 		}
 		if time.Now().After(giveUp) {
-			return fmt.Errorf("%d of %d questions had no result 2 minutes after their deadlines", len(missing), len(b.ids))
+			return fmt.Errorf("%d of %d questions had no result 2 minutes after their deadlines", len(missing), len(ids))
 		}
 		if !sleep(ctx, 250*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
+	return nil
+}
+
+// readResults reads the result and the deadline of each question of ids
+// into m: how late each ended, how many timed out once, and the results
+// beyond one.
+func (w *world) readResults(ctx context.Context, ids []string, m *measured) error {
 	r := &m.batch
-	for from := 0; from < len(b.ids); from += 1000 {
-		part := b.ids[from:min(from+1000, len(b.ids))]
+	for from := 0; from < len(ids); from += 1000 {
+		part := ids[from:min(from+1000, len(ids))]
 		pipe := w.admin.Pipeline()
 		results := make([]*redis.StringSliceCmd, len(part))
 		deadlines := make([]*redis.StringCmd, len(part))
@@ -428,8 +490,5 @@ func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error
 			r.late = append(r.late, float64(res.EndedAt-deadline))
 		}
 	}
-	m.counts.BatchTimedOut = r.timedOut
-	w.logf("batch: %d timed out; lateness p50 %.0f ms, p99 %.0f ms, max %.0f ms",
-		r.timedOut, pctf(r.late, 50), pctf(r.late, 99), slices.Max(r.late))
 	return nil
 }

@@ -67,50 +67,85 @@ func (w *world) report(m *measured) *Report {
 	for name, err := range m.errs {
 		rep.Errors[name] = err.Error()
 	}
-	row := func(phase, measure, goal string, values []float64, now func() (string, bool)) {
-		r := Row{Measure: measure, Goal: goal, Values: values}
-		if m.skipped[phase] {
-			r.Now, r.Verdict = "not run", "—"
-			for i := range r.Values {
-				r.Values[i] = nan()
-			}
-		} else if err, failed := m.errs[phase]; failed {
-			r.Now, r.Verdict = "error: "+trimErr(err), "missed"
-			for i := range r.Values {
-				r.Values[i] = nan()
-			}
-		} else {
-			var met bool
-			r.Now, met = now()
-			switch {
-			case goal == "—":
-				r.Verdict = "—"
-			case met:
-				r.Verdict = "met"
-			default:
-				r.Verdict = "missed"
-			}
-		}
-		rep.Rows = append(rep.Rows, r)
-	}
+	t := &table{rep: rep, m: m}
+	lat := tgLatenciesOf(m.tgLat)
+	t.pacingRows(lat)
+	t.capacityRows()
+	t.latencyRow(lat)
+	t.batchRows(w.p.n)
+	return rep
+}
 
-	row("head of line", "one chat's pacing delays other chats: 3 questions to chat A, then 1 to chat B → B's request → sendMessage",
+// table adds the rows of a report from what the phases found.
+type table struct {
+	rep *Report
+	m   *measured
+}
+
+// row adds the row of a measure of phase: "not run" or the phase's error
+// (its values NaN) when the phase did not run or failed, else what now
+// says, and whether the goal was met.
+func (t *table) row(phase, measure, goal string, values []float64, now func() (string, bool)) {
+	r := Row{Measure: measure, Goal: goal, Values: values}
+	if t.m.skipped[phase] {
+		r.Now, r.Verdict = "not run", "—"
+		for i := range r.Values {
+			r.Values[i] = nan()
+		}
+	} else if err, failed := t.m.errs[phase]; failed {
+		r.Now, r.Verdict = "error: "+trimErr(err), "missed"
+		for i := range r.Values {
+			r.Values[i] = nan()
+		}
+	} else {
+		var met bool
+		r.Now, met = now()
+		switch {
+		case goal == "—":
+			r.Verdict = "—"
+		case met:
+			r.Verdict = "met"
+		default:
+			r.Verdict = "missed"
+		}
+	}
+	t.rep.Rows = append(t.rep.Rows, r)
+}
+
+// tgLatencies are the Telegram latency phase's samples, by measure.
+type tgLatencies struct {
+	edit, tapAfter, send, answer []time.Duration
+}
+
+func tgLatenciesOf(samples []tgSample) tgLatencies {
+	var l tgLatencies
+	for _, s := range samples {
+		l.edit, l.tapAfter = append(l.edit, s.edit), append(l.tapAfter, s.tapAfter)
+		l.send, l.answer = append(l.send, s.send), append(l.answer, s.answer)
+	}
+	return l
+}
+
+// pacingRows are the rows of what Telegram's pacing must not delay: other
+// chats' questions, and the edit after a tap.
+func (t *table) pacingRows(lat tgLatencies) {
+	m, edit := t.m, lat.edit
+	t.row("head of line", "one chat's pacing delays other chats: 3 questions to chat A, then 1 to chat B → B's request → sendMessage",
 		"≤ 10 ms", []float64{msf(m.hol)}, func() (string, bool) {
 			return fmt.Sprintf("%s (chat A's sends at %s)", fmtDur(m.hol), joinDur(m.holA)), m.hol <= goalHOL
 		})
-
-	var edit, tapAfter, send, answer []time.Duration
-	for _, s := range m.tgLat {
-		edit, tapAfter = append(edit, s.edit), append(tapAfter, s.tapAfter)
-		send, answer = append(send, s.send), append(answer, s.answer)
-	}
-	row("telegram latency", "edit after a tap that comes < 1 s after the prompt (tap → editMessageText)",
+	t.row("telegram latency", "edit after a tap that comes < 1 s after the prompt (tap → editMessageText)",
 		"at once (p99 ≤ 50 ms)", []float64{msf(pct(edit, 50)), msf(pct(edit, 99))}, func() (string, bool) {
 			return fmt.Sprintf("p50 %s, p99 %s, max %s (%d taps, each ≤ %s after its prompt)",
-					fmtDur(pct(edit, 50)), fmtDur(pct(edit, 99)), fmtDur(pct(edit, 100)), len(edit), fmtDur(pct(tapAfter, 100))),
+					fmtDur(pct(edit, 50)), fmtDur(pct(edit, 99)), fmtDur(pct(edit, 100)), len(edit), fmtDur(pct(lat.tapAfter, 100))),
 				len(edit) > 0 && pct(edit, 99) <= goalEditAtOnce
 		})
+}
 
+// capacityRows are the rows of the saturated phases: Redis commands, CPU
+// and answered questions per second, the web page's at its best level.
+func (t *table) capacityRows() {
+	m := t.m
 	peak := level{}
 	for _, l := range m.web {
 		if l.answered > 0 && l.qps() > peak.qps() || peak.answered == 0 {
@@ -123,7 +158,7 @@ func (w *world) report(m *measured) *Report {
 	if _, failed := m.errs["telegram saturated"]; failed {
 		redisPhase = "telegram saturated"
 	}
-	row(redisPhase, "Redis commands per answered question (bridge + agent, INFO commandstats, commands inside scripts included); round trips (total_reads_processed)",
+	t.row(redisPhase, "Redis commands per answered question (bridge + agent, INFO commandstats, commands inside scripts included); round trips (total_reads_processed)",
 		"≤ 20 commands", []float64{peak.redis.cmds, peak.redis.trips, tg.redis.cmds, tg.redis.trips}, func() (string, bool) {
 			tgNow := fmt.Sprintf("Telegram %.1f commands, %.1f round trips (%.1f scripts)", tg.redis.cmds, tg.redis.trips, tg.redis.scripts)
 			if m.skipped["telegram saturated"] {
@@ -133,28 +168,33 @@ func (w *world) report(m *measured) *Report {
 					peak.redis.cmds, peak.redis.trips, peak.redis.scripts, tgNow),
 				peak.redis.cmds <= goalCmds && tg.redis.cmds <= goalCmds
 		})
-	row(webPhase, "bridge CPU per answered question, web page path, saturated (process CPU time / answered)",
+	t.row(webPhase, "bridge CPU per answered question, web page path, saturated (process CPU time / answered)",
 		"≤ 0.25 ms", []float64{msf(peak.cpuPer())}, func() (string, bool) {
 			return fmt.Sprintf("%s (%s q/s, %d agents at once)", fmtDur(peak.cpuPer()), group(peak.qps(), 0), peak.c),
 				peak.answered > 0 && peak.cpuPer() <= goalCPUWeb
 		})
-	row("telegram saturated", "bridge CPU per answered question, Telegram path",
+	t.row("telegram saturated", "bridge CPU per answered question, Telegram path",
 		"≤ 0.5 ms", []float64{msf(tg.cpuPer())}, func() (string, bool) {
 			return fmt.Sprintf("%s (%s q/s, %d chats at once; idle, the bridge uses %s CPU per second)",
 					fmtDur(tg.cpuPer()), group(tg.qps(), 1), tg.workers, fmtDur(m.idle)),
 				tg.answered > 0 && tg.cpuPer() <= goalCPUTG
 		})
-	row(webPhase, "answered questions/s, 1 replica, web page path; redis-benchmark (SET, GET) in the same run",
+	t.row(webPhase, "answered questions/s, 1 replica, web page path; redis-benchmark (SET, GET) in the same run",
 		"≥ 4,000", []float64{peak.qps(), m.redisOps}, func() (string, bool) {
 			return fmt.Sprintf("%s q/s (%d agents at once); redis-benchmark %s ops/s, %s× that",
 				group(peak.qps(), 0), peak.c, group(m.redisOps, 0), group(m.redisOps/peak.qps(), 0)), peak.qps() >= goalQPS
 		})
+}
 
+// latencyRow is the row, without a goal, of a question's way one at a
+// time: Telegram's, and the web page's at its lowest level.
+func (t *table) latencyRow(lat tgLatencies) {
 	low := level{}
-	if len(m.web) > 0 {
-		low = m.web[0]
+	if len(t.m.web) > 0 {
+		low = t.m.web[0]
 	}
-	row("telegram latency", "request → sendMessage p50/p99; tap → agent has the answer p50/p99 (Telegram, one question at a time)",
+	send, answer := lat.send, lat.answer
+	t.row("telegram latency", "request → sendMessage p50/p99; tap → agent has the answer p50/p99 (Telegram, one question at a time)",
 		"—", []float64{msf(pct(send, 50)), msf(pct(send, 99)), msf(pct(answer, 50)), msf(pct(answer, 99))}, func() (string, bool) {
 			s := fmt.Sprintf("%s / %s; %s / %s (%d questions)", fmtDur(pct(send, 50)), fmtDur(pct(send, 99)),
 				fmtDur(pct(answer, 50)), fmtDur(pct(answer, 99)), len(send))
@@ -163,29 +203,33 @@ func (w *world) report(m *measured) *Report {
 			}
 			return s, true
 		})
+}
 
+// batchRows are the rows of the batch of n (its intake, its timeouts, the
+// memory it takes) and of the failover.
+func (t *table) batchRows(n int) {
+	m := t.m
 	b := m.batch
 	rate := float64(b.n) / b.intake.Seconds()
-	row("batch intake", fmt.Sprintf("intake of N pipelined requests (N = %s)", group(float64(w.p.n), 0)),
+	t.row("batch intake", fmt.Sprintf("intake of N pipelined requests (N = %s)", group(float64(n), 0)),
 		"≤ 5 s per 100,000 (≥ 20,000/s)", []float64{b.intake.Seconds(), rate}, func() (string, bool) {
 			return fmt.Sprintf("%s in %s (%s/s)", group(float64(b.n), 0), fmtDur(b.intake), group(rate, 0)), rate >= goalIntakeRate
 		})
-	row("batch timeouts", fmt.Sprintf("timeout lateness at N pending with %d s timeouts (result's endedAt − deadline)", batchTimeout),
+	t.row("batch timeouts", fmt.Sprintf("timeout lateness at N pending with %d s timeouts (result's endedAt − deadline)", batchTimeout),
 		"p99 ≤ 250 ms", []float64{pctf(b.late, 50), pctf(b.late, 99)}, func() (string, bool) {
 			return fmt.Sprintf("p50 %s, p99 %s, max %s (%s questions)", fmtMS(pctf(b.late, 50)), fmtMS(pctf(b.late, 99)),
 				fmtMS(pctf(b.late, 100)), group(float64(len(b.late)), 0)), len(b.late) > 0 && pctf(b.late, 99) <= goalLateP99
 		})
-	row("failover", "poller failover after SIGKILL of the polling replica (kill → the other's first getUpdates)",
+	t.row("failover", "poller failover after SIGKILL of the polling replica (kill → the other's first getUpdates)",
 		"≤ 5 s", []float64{msf(pct(m.failover, 50)), msf(pct(m.failover, 100))}, func() (string, bool) {
 			return fmt.Sprintf("median %s, max %s (%d kills)", fmtDur(pct(m.failover, 50)), fmtDur(pct(m.failover, 100)), len(m.failover)),
 				len(m.failover) > 0 && pct(m.failover, 100) <= goalFailover
 		})
-	row("batch intake", "Redis memory per pending question (used_memory growth per question taken in); bridge RSS at N pending",
+	t.row("batch intake", "Redis memory per pending question (used_memory growth per question taken in); bridge RSS at N pending",
 		"≤ 1,500 B; ≤ 64 MiB", []float64{b.memPer, float64(b.rss) / (1 << 20)}, func() (string, bool) {
 			return fmt.Sprintf("%s B; %.1f MiB at %s pending", group(b.memPer, 0), float64(b.rss)/(1<<20), group(float64(b.pending), 0)),
 				b.memPer <= goalMemPer && b.rss <= goalRSS
 		})
-	return rep
 }
 
 // micros prints d in whole microseconds.

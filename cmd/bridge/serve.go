@@ -137,20 +137,77 @@ type bridge struct {
 // HTTP server. Everything is validated before anything connects.
 func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, lim limits) (*bridge, error) {
 	b := &bridge{log: log}
+	if err := b.connect(ctx, cfg, stdout); err != nil {
+		return nil, err
+	}
+	c, err := b.assemble(cfg)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("listen on ASKUSER_HTTP_ADDR %s: %w", cfg.HTTP.Addr, err)
+	}
+	b.Addr = ln.Addr().String()
+	ops, err := b.routes(cfg, c, lim)
+	if err != nil {
+		ln.Close()
+		b.close()
+		return nil, err
+	}
+	b.grace = cfg.StopGrace
+	b.run(ctx, ln, c)
+	if err := b.serveSide(cfg, ops, lim); err != nil {
+		b.stop()
+		return nil, err
+	}
+	page := "http://" + b.Addr + "/"
+	if cfg.HTTP.Token != "" {
+		// The token itself is never printed: the operator has it.
+		page += "#token=<ASKUSER_HTTP_TOKEN>"
+	}
+	fmt.Fprintf(stdout, "askbridge: web page on %s\n", page)
+	log.Info("bridge started", "http", b.Addr, "channels", len(c.channels))
+	return b, nil
+}
+
+// connect connects to Redis: ASKUSER_REDIS_URL's, or the embedded one,
+// started first. On an error nothing is left open.
+func (b *bridge) connect(ctx context.Context, cfg *config.Config, stdout io.Writer) error {
 	url := cfg.Redis.URL
 	if url == "" {
 		if err := b.startEmbedded(cfg, stdout); err != nil {
-			return nil, err
+			return err
 		}
 		url = b.embedded.URL()
 	}
 	rdb, err := store.Connect(ctx, url)
 	if err != nil {
 		b.close()
-		return nil, err
+		return err
 	}
 	b.rdb = rdb
-	st := store.New(rdb, store.Options{
+	return nil
+}
+
+// core is what the bridge runs on its Redis: the store, the channels (the
+// web page's first, then the platforms'), the engine, and the metrics'
+// registry.
+type core struct {
+	st        *store.Store
+	reg       *prometheus.Registry
+	platforms []platform
+	channels  []engine.Channel
+	engine    *engine.Engine
+}
+
+// assemble makes the store, the metrics, the channels and the engine on
+// the connected Redis. Nothing of it runs yet.
+func (b *bridge) assemble(cfg *config.Config) (*core, error) {
+	log := b.log
+	st := store.New(b.rdb, store.Options{
 		Prefix: cfg.Redis.Prefix, Consumer: cfg.Replica, ClaimIdle: cfg.ClaimIdle,
 		Retention: cfg.Retention, Logger: log.With("part", "store"),
 		AgentIndex: cfg.MaxPendingPerAgent > 0, AutoPipeline: true,
@@ -159,11 +216,10 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg, st)
-	rdb.AddHook(m.redisHook())
+	b.rdb.AddHook(m.redisHook())
 
 	platforms, err := platformChannels(cfg, st, log, m)
 	if err != nil {
-		b.close()
 		return nil, err
 	}
 	channels := []engine.Channel{web.NewChannel(st, nil)}
@@ -180,26 +236,26 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
 		},
 	})
+	return &core{st: st, reg: reg, platforms: platforms, channels: channels, engine: eng}, nil
+}
 
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		b.close()
-		return nil, fmt.Errorf("listen on ASKUSER_HTTP_ADDR %s: %w", cfg.HTTP.Addr, err)
-	}
-	b.Addr = ln.Addr().String()
+// routes makes the web page's handler and the HTTP server on the bridge's
+// address (b.Addr): the page, the platforms' webhooks and MCP. It returns
+// the mux of the ops listener (ASKUSER_METRICS_ADDR), nil when there is
+// none: /readyz and /metrics are then beside the page.
+func (b *bridge) routes(cfg *config.Config, c *core, lim limits) (ops *http.ServeMux, err error) {
+	log := b.log
 	b.webh, err = web.NewHandler(web.Config{
-		Questions: st, History: st, Events: st, Submitter: eng, Token: cfg.HTTP.Token,
+		Questions: c.st, History: c.st, Events: c.st, Submitter: c.engine, Token: cfg.HTTP.Token,
 		Logger: log.With("part", "web"), Origins: pageOrigins(b.Addr, cfg.HTTP.OriginList()),
 		MaxStreams: cfg.HTTP.MaxEventStreams,
 	})
 	if err != nil {
-		ln.Close()
-		b.close()
 		return nil, fmt.Errorf("web page: %w", err)
 	}
 	healthz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	readyz := readyHandler(rdb, channels, b.embedded, log.With("part", "readyz"))
-	metricsz := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	readyz := readyHandler(b.rdb, c.channels, b.embedded, log.With("part", "readyz"))
+	metricsz := promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{})
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", healthz)
 	if cfg.HTTP.MetricsAddr == "" {
@@ -213,29 +269,38 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	// Slack's signature), so they sit beside the page, not behind its token;
 	// at most lim.webhooks are handled at once.
 	webhooks := make(chan struct{}, max(lim.webhooks, 1))
-	for _, p := range platforms {
+	for _, p := range c.platforms {
 		for pattern, h := range p.routes {
 			mux.Handle(pattern, limitConcurrent(h, webhooks))
 		}
 	}
 	// MCP clients (docs/mcp.md) are behind the page's wall too.
-	mcpSrv, err := mcpHandler(rdb, cfg.Redis.Prefix, log.With("part", "mcp"))
+	mcpSrv, err := mcpHandler(b.rdb, cfg.Redis.Prefix, log.With("part", "mcp"))
 	if err != nil {
-		ln.Close()
-		b.close()
 		return nil, err
 	}
 	b.closeMCP = mcpSrv.Close
 	mux.Handle("/mcp", b.webh.Guard(mcpSrv.Handler()))
 	mux.Handle("/", b.webh)
 	b.server = lim.server(mux)
+	if cfg.HTTP.MetricsAddr != "" {
+		ops = http.NewServeMux()
+		ops.Handle("GET /healthz", healthz)
+		ops.Handle("GET /readyz", readyz)
+		ops.Handle("GET /metrics", metricsz)
+	}
+	return ops, nil
+}
 
-	// Channels stop before the engine: a tap or reply a channel is still
-	// handing in as it stops finds the engine running, and its edits are
-	// waited for. The whole stop is bounded by StopGrace: what is still in
-	// hand then is left to another replica (requests stay unacknowledged,
-	// edits stay marked).
-	b.grace = cfg.StopGrace
+// run starts the HTTP server on ln, the channels and the engine, and sets
+// b.cancel to stop them.
+//
+// Channels stop before the engine: a tap or reply a channel is still
+// handing in as it stops finds the engine running, and its edits are
+// waited for. The whole stop is bounded by StopGrace (b.grace): what is
+// still in hand then is left to another replica (requests stay
+// unacknowledged, edits stay marked).
+func (b *bridge) run(ctx context.Context, ln net.Listener, c *core) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = func() {
@@ -247,45 +312,36 @@ func start(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	go func() {
 		defer b.wg.Done()
 		if err := b.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server", "err", err)
+			b.log.Error("http server", "err", err)
 		}
 	}()
-	for _, ch := range channels {
+	for _, ch := range c.channels {
 		b.channels.Add(1)
 		go func() {
 			defer b.channels.Done()
-			_ = ch.Run(runCtx, eng)
+			_ = ch.Run(runCtx, c.engine)
 		}()
 	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		_ = eng.Run(engineCtx)
+		_ = c.engine.Run(engineCtx)
 	}()
-	if cfg.HTTP.MetricsAddr != "" {
-		ops := http.NewServeMux()
-		ops.Handle("GET /healthz", healthz)
-		ops.Handle("GET /readyz", readyz)
-		ops.Handle("GET /metrics", metricsz)
+}
+
+// serveSide starts the listeners beside the main one: the ops mux on
+// ASKUSER_METRICS_ADDR when there is one (ops not nil), and the profiler
+// on ASKUSER_PPROF_ADDR when it is set.
+func (b *bridge) serveSide(cfg *config.Config, ops *http.ServeMux, lim limits) error {
+	if ops != nil {
 		if err := b.serveOps(cfg.HTTP.MetricsAddr, ops, lim); err != nil {
-			b.stop()
-			return nil, err
+			return err
 		}
 	}
 	if cfg.HTTP.PprofAddr != "" {
-		if err := b.servePprof(cfg.HTTP.PprofAddr); err != nil {
-			b.stop()
-			return nil, err
-		}
+		return b.servePprof(cfg.HTTP.PprofAddr)
 	}
-	page := "http://" + b.Addr + "/"
-	if cfg.HTTP.Token != "" {
-		// The token itself is never printed: the operator has it.
-		page += "#token=<ASKUSER_HTTP_TOKEN>"
-	}
-	fmt.Fprintf(stdout, "askbridge: web page on %s\n", page)
-	log.Info("bridge started", "http", b.Addr, "channels", len(channels))
-	return b, nil
+	return nil
 }
 
 // callbackCounters counts result callbacks on Prometheus.
