@@ -29,9 +29,10 @@
 // # Environment variables
 //
 //	ASKUSER_CONFIG                   Path of an optional YAML file (see config.example.yaml).
-//	                                 Unknown keys are errors naming the key and line.
-//	                                 Environment variables override the file. Default: unset.
-//	                                 Environment only.
+//	                                 Unknown keys, keys given twice and values of the wrong
+//	                                 kind are errors naming the key and line. Environment
+//	                                 variables override the file. Default: unset. Environment
+//	                                 only.
 //	ASKUSER_REDIS_URL*               Shared Redis: redis://, rediss:// (TLS), redis-sentinel://
 //	                                 or redis-cluster://, with a host. Unset: the bridge starts
 //	                                 an embedded Redis. Default: unset. YAML redis.url.

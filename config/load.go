@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,48 +140,339 @@ func trimAll(list []string) []string {
 	return out
 }
 
-// decodeFile decodes the YAML file strictly: an unknown key anywhere is an
-// error naming its full path and line, and so is a second document. It
-// puts every scalar in values by its key path ("http.addr") and returns the
-// routes.
+// decodeFile decodes the YAML file strictly, into fileType: a key it does
+// not know, a key given twice, a value of the wrong kind and a second
+// document are errors naming the key's full path and its line. It puts
+// every setting's value in values by its key path ("http.addr") and
+// returns the routes.
 func decodeFile(path string, data []byte, values map[string]string) (map[string]Route, []string) {
-	var root yaml.Node
+	file := reflect.New(fileType)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil // empty, or only comments
+	dec.KnownFields(true)
+	var te *yaml.TypeError
+	switch err := dec.Decode(file.Interface()); {
+	case errors.Is(err, io.EOF):
+		return nil, nil // empty, or only comments
+	case err != nil && !errors.As(err, &te):
+		return nil, []string{explainFatal(path, data, err)}
+	}
+	// The decoder is done with the first document: its errors are all
+	// type errors, which it reports by line only.
+	sp := locate(data)
+	probs := sp.nulls(path)
+	if te != nil {
+		for _, e := range te.Errors {
+			probs = append(probs, sp.explain(path, e))
 		}
-		return nil, []string{atLine(path, strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, []string{fmt.Sprintf("%s: holds more than one YAML document", path)}
+	if err := dec.Decode(&extra); err == nil {
+		probs = append(probs, fmt.Sprintf("%s:%d: a second YAML document starts here; the file must hold only one", path, extra.Line))
+	} else if !errors.Is(err, io.EOF) {
+		probs = append(probs, explainFatal(path, data, err))
 	}
-	var probs []string
-	checkShape(&probs, path, "", &root, fileShape())
 	if len(probs) > 0 {
+		slices.SortStableFunc(probs, func(a, b string) int { return lineOf(path, a) - lineOf(path, b) })
 		return nil, probs
 	}
-	scalars(&root, "", values)
-	var f struct {
-		Routes map[string]Route `yaml:"routes"`
-	}
-	if err := root.Decode(&f); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, e := range te.Errors {
-				probs = append(probs, atLine(path, quotedValue.ReplaceAllString(e, "")))
-			}
-			return nil, probs
-		}
-		return nil, []string{atLine(path, strings.TrimPrefix(err.Error(), "yaml: "))}
-	}
-	return f.Routes, nil
+	flatten(file.Elem(), "", values)
+	return file.Elem().FieldByName("Routes").Interface().(map[string]Route), nil
 }
 
-// quotedValue is the value yaml quotes in a type error, which could be part
-// of a secret.
-var quotedValue = regexp.MustCompile(" `[^`]*`")
+// fileType is the Go type of the file, built from the table so that each
+// key is written down once: a string field for each setting, in a struct
+// for each section ("http.addr" is field addr of field http), and the
+// routes.
+var fileType = structOf("")
+
+// structOf is the struct of the table's YAML keys under prefix.
+func structOf(prefix string) reflect.Type {
+	var fields []reflect.StructField
+	add := func(name, key string, t reflect.Type) {
+		fields = append(fields, reflect.StructField{Name: name, Type: t, Tag: reflect.StructTag(fmt.Sprintf("yaml:%q", key))})
+	}
+	seen := map[string]bool{}
+	for _, s := range table {
+		rest, ok := strings.CutPrefix(s.yaml, prefix)
+		key, _, section := strings.Cut(rest, ".")
+		if s.yaml == "" || !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		t := reflect.TypeFor[string]()
+		if section {
+			t = structOf(prefix + key + ".")
+		}
+		add(fmt.Sprintf("F%d", len(fields)), key, t)
+	}
+	if prefix == "" {
+		add("Routes", "routes", reflect.TypeFor[map[string]Route]())
+	}
+	return reflect.StructOf(fields)
+}
+
+// flatten puts the string fields of v, a value of a struct of structOf, in
+// values by their key paths.
+func flatten(v reflect.Value, prefix string, values map[string]string) {
+	for i := range v.NumField() {
+		key := prefix + v.Type().Field(i).Tag.Get("yaml")
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			values[key] = f.String()
+		case reflect.Struct:
+			flatten(f, key+".", values)
+		}
+	}
+}
+
+// yaml's errors give a line but not the key; spots names it.
+var (
+	unknownKey    = regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type `)
+	duplicateKey  = regexp.MustCompile(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	wrongKind     = regexp.MustCompile(`^line (\d+): cannot unmarshal (\S+)`)
+	mergeNotAMap  = "map merge requires map or sequence of maps as the value"
+	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+	quotedValue   = regexp.MustCompile(" `[^`]*`") // may be part of a secret
+	kindNames     = map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list", yaml.ScalarNode: "a single value"}
+	expectedNames = map[reflect.Kind]string{reflect.Struct: "a mapping", reflect.Map: "a mapping", reflect.Slice: "a list", reflect.Int: "a whole number", reflect.String: "a single value"}
+)
+
+// explainFatal rewrites an error that stopped the decoding: a syntax
+// error, or a bad alias or merge key.
+func explainFatal(path string, data []byte, err error) string {
+	e := strings.TrimPrefix(err.Error(), "yaml: ")
+	if e == mergeNotAMap {
+		if s := locate(data).merge; s != nil {
+			return fmt.Sprintf("%s:%d: %s: the value of \"<<\" must be a mapping or a list of mappings", path, s.line, orFile(s.path))
+		}
+	}
+	if m := unknownAnchor.FindStringSubmatch(e); m != nil {
+		if line := aliasLine(data, m[1]); line > 0 {
+			return fmt.Sprintf("%s:%d: %s", path, line, e)
+		}
+	}
+	return atLine(path, quotedValue.ReplaceAllString(e, ""))
+}
+
+// aliasLine is the line of the first alias of anchor name, or 0.
+func aliasLine(data []byte, name string) int {
+	alias := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `([\s,\[\]{}]|$)`)
+	if loc := alias.FindIndex(data); loc != nil {
+		return bytes.Count(data[:loc[0]], []byte("\n")) + 1
+	}
+	return 0
+}
+
+// spots are the keys and values of the file on the decoder's way (through
+// aliases and merge keys), each with its line and full path.
+type spots struct {
+	values []spot // every value, with the type it decodes into
+	keys   []spot // every key
+	merge  *spot  // the first "<<" whose value is no mapping
+}
+
+type spot struct {
+	line int
+	name string       // a key's name
+	kind yaml.Kind    // a value's kind
+	typ  reflect.Type // a value's type; a key's mapping's
+	path string
+	// A key of no field, or a null key ("~:"), which yaml skips without
+	// a word.
+	unknown, null bool
+	used          bool
+}
+
+// maxSpots bounds the walk of a file of aliases of aliases; the decoder
+// refuses excessive aliasing itself.
+const maxSpots = 100_000
+
+// locate walks the file alongside fileType. Decoding it succeeded up to
+// the type errors, so it parses.
+func locate(data []byte) *spots {
+	sp := &spots{}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) == nil {
+		sp.walk(&root, "", fileType)
+	}
+	return sp
+}
+
+func (sp *spots) walk(n *yaml.Node, path string, t reflect.Type) {
+	for n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode {
+		switch {
+		case n.Kind == yaml.AliasNode && n.Alias != nil:
+			n = n.Alias
+		case n.Kind == yaml.DocumentNode && len(n.Content) > 0:
+			n = n.Content[0]
+		default:
+			return
+		}
+	}
+	if len(sp.values) >= maxSpots {
+		return
+	}
+	sp.values = append(sp.values, spot{line: n.Line, kind: n.Kind, typ: t, path: path})
+	switch {
+	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
+		for i, item := range n.Content {
+			sp.walk(item, fmt.Sprintf("%s[%d]", path, i), t.Elem())
+		}
+	case n.Kind == yaml.MappingNode && (t.Kind() == reflect.Map || t.Kind() == reflect.Struct):
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" { // "<<: *anchor" merges the anchor's keys here
+				for _, m := range merged(v) {
+					if m.Kind != yaml.MappingNode && sp.merge == nil {
+						sp.merge = &spot{line: k.Line, path: path}
+					}
+					sp.walk(m, path, t)
+				}
+				continue
+			}
+			key := k.Value
+			if path != "" {
+				key = path + "." + k.Value
+			}
+			if k.Kind != yaml.ScalarNode {
+				what := "a key"
+				if path != "" {
+					what = "a key in " + path
+				}
+				sp.values = append(sp.values, spot{line: k.Line, kind: k.Kind, typ: reflect.TypeFor[string](), path: what})
+				continue
+			}
+			ks := spot{line: k.Line, name: k.Value, typ: t, path: key, null: k.ShortTag() == "!!null"}
+			next, known := field(t, k.Value)
+			ks.unknown = !known
+			sp.keys = append(sp.keys, ks)
+			if known && !ks.null {
+				sp.walk(v, key, next)
+			}
+		}
+	}
+}
+
+// merged is the mappings a merge key's value names: one, or a list.
+func merged(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return []*yaml.Node{v}
+}
+
+// field is the type of the value of key in a mapping of type t: a map's
+// element, or the field of a struct with that YAML key.
+func field(t reflect.Type, key string) (reflect.Type, bool) {
+	if t.Kind() == reflect.Map {
+		return t.Elem(), true
+	}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == key {
+			return t.Field(i).Type, true
+		}
+	}
+	return nil, false
+}
+
+// nulls reports the null keys, which yaml skips without a word.
+func (sp *spots) nulls(path string) []string {
+	var probs []string
+	for _, s := range sp.keys {
+		switch {
+		case s.null && s.typ.Kind() == reflect.Struct:
+			probs = append(probs, fmt.Sprintf("%s:%d: unknown key %q", path, s.line, s.path))
+		case s.null:
+			probs = append(probs, fmt.Sprintf("%s:%d: key %q is null; quote it to use it as a name", path, s.line, s.path))
+		}
+	}
+	return probs
+}
+
+// take marks and returns the first spot of list that fits and is not
+// taken yet (an error for each time the decoder came by), else the first
+// that fits, else nil.
+func take(list []spot, fits func(*spot) bool) *spot {
+	var first *spot
+	for i := range list {
+		if s := &list[i]; fits(s) {
+			if !s.used {
+				s.used = true
+				return s
+			}
+			if first == nil {
+				first = s
+			}
+		}
+	}
+	return first
+}
+
+// explain rewrites one of yaml's errors, "line 3: field x not found in
+// type T" and the like, as "path:3: unknown key \"http.x\"".
+func (sp *spots) explain(path, e string) string {
+	if m := unknownKey.FindStringSubmatch(e); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		if s := take(sp.keys, func(s *spot) bool { return s.unknown && s.line == line && s.name == m[2] }); s != nil {
+			return fmt.Sprintf("%s:%d: unknown key %q", path, line, s.path)
+		}
+	}
+	if m := duplicateKey.FindStringSubmatch(e); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		name, _ := strconv.Unquote(m[2])
+		if s := take(sp.keys, func(s *spot) bool { return s.line == line && s.name == name }); s != nil {
+			return fmt.Sprintf("%s:%d: duplicate key %q (first at line %s)", path, line, s.path, m[3])
+		}
+	}
+	if m := wrongKind.FindStringSubmatch(e); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		into := func(s *spot) bool {
+			return s.line == line && (strings.HasSuffix(e, " into "+s.typ.String()) ||
+				s.typ.Kind() == reflect.Slice && strings.HasSuffix(e, " into []"+s.typ.Elem().String()))
+		}
+		s := take(sp.values, func(s *spot) bool { return into(s) && s.kind == kindOfTag(m[2]) })
+		if s == nil {
+			s = take(sp.values, into)
+		}
+		if s != nil {
+			msg := fmt.Sprintf("%s:%d: %s must be %s", path, line, orFile(s.path), expectedNames[s.typ.Kind()])
+			if s.kind != yaml.ScalarNode || s.typ.Kind() != reflect.Int {
+				msg += ", not " + kindNames[s.kind]
+			}
+			return msg
+		}
+	}
+	return atLine(path, quotedValue.ReplaceAllString(e, ""))
+}
+
+// kindOfTag is the kind of a value yaml names by tag.
+func kindOfTag(tag string) yaml.Kind {
+	switch tag {
+	case "!!map":
+		return yaml.MappingNode
+	case "!!seq":
+		return yaml.SequenceNode
+	}
+	return yaml.ScalarNode
+}
+
+// lineOf is the line a problem "path:3: …" names, or 0.
+func lineOf(path, problem string) int {
+	rest, _ := strings.CutPrefix(problem, path+":")
+	n, _, _ := strings.Cut(rest, ":")
+	line, _ := strconv.Atoi(n)
+	return line
+}
+
+func orFile(path string) string {
+	if path == "" {
+		return "the file"
+	}
+	return path
+}
 
 // atLine turns yaml's "line 3: msg" into "path:3: msg".
 func atLine(path, msg string) string {
@@ -191,157 +484,4 @@ func atLine(path, msg string) string {
 		}
 	}
 	return fmt.Sprintf("%s: %s", path, msg)
-}
-
-// shape is what a YAML node must look like: its kind, and a mapping's
-// known keys, or the shape of every value of a mapping with free keys (the
-// routes) and of every item of a list.
-type shape struct {
-	kind yaml.Kind
-	keys map[string]*shape
-	each *shape
-	// orScalar admits a scalar where a sequence (of each) belongs: one
-	// item written alone.
-	orScalar bool
-}
-
-// fileShape is the shape of the file: the table's YAML keys, and the routes.
-func fileShape() *shape {
-	scalar := &shape{kind: yaml.ScalarNode}
-	step := &shape{kind: yaml.MappingNode, keys: map[string]*shape{
-		"afterSeconds": scalar, "to": {kind: yaml.SequenceNode, each: scalar, orScalar: true},
-	}}
-	route := &shape{kind: yaml.MappingNode, keys: map[string]*shape{
-		"to": scalar, "answerers": {kind: yaml.SequenceNode, each: scalar}, "locale": scalar,
-		"escalate": {kind: yaml.SequenceNode, each: step},
-	}}
-	root := &shape{kind: yaml.MappingNode, keys: map[string]*shape{"routes": {kind: yaml.MappingNode, each: route}}}
-	for _, s := range table {
-		if s.yaml == "" {
-			continue
-		}
-		m, parts := root, strings.Split(s.yaml, ".")
-		for _, k := range parts[:len(parts)-1] {
-			if m.keys[k] == nil {
-				m.keys[k] = &shape{kind: yaml.MappingNode, keys: map[string]*shape{}}
-			}
-			m = m.keys[k]
-		}
-		m.keys[parts[len(parts)-1]] = scalar
-	}
-	return root
-}
-
-// checkShape walks node alongside its shape and reports every mapping key
-// the shape does not know, and every value of the wrong kind (a list where
-// a string belongs), naming its full path and line. Values are never
-// quoted: one may be a secret.
-func checkShape(probs *[]string, path, name string, node *yaml.Node, sh *shape) {
-	switch node.Kind {
-	case yaml.DocumentNode:
-		for _, n := range node.Content {
-			checkShape(probs, path, name, n, sh)
-		}
-		return
-	case yaml.AliasNode:
-		if node.Alias != nil {
-			checkShape(probs, path, name, node.Alias, sh)
-		}
-		return
-	}
-	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
-		return // an empty value: not set
-	}
-	if node.Kind == yaml.ScalarNode && sh.orScalar {
-		return
-	}
-	if node.Kind != sh.kind {
-		what := name
-		if what == "" {
-			what = "the file"
-		}
-		*probs = append(*probs, fmt.Sprintf("%s:%d: %s must be %s, not %s", path, node.Line, what, kindName(sh.kind), kindName(node.Kind)))
-		return
-	}
-	switch node.Kind {
-	case yaml.SequenceNode:
-		for i, item := range node.Content {
-			checkShape(probs, path, fmt.Sprintf("%s[%d]", name, i), item, sh.each)
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			k, v := node.Content[i], node.Content[i+1]
-			if k.Tag == "!!merge" { // "<<: *anchor" merges the anchor's keys here
-				for _, m := range merged(v) {
-					checkShape(probs, path, name, m, sh)
-				}
-				continue
-			}
-			key := k.Value
-			if name != "" {
-				key = name + "." + k.Value
-			}
-			next := sh.each
-			if next == nil {
-				if next = sh.keys[k.Value]; next == nil {
-					*probs = append(*probs, fmt.Sprintf("%s:%d: unknown key %q", path, k.Line, key))
-					continue
-				}
-			}
-			checkShape(probs, path, key, v, next)
-		}
-	}
-}
-
-// merged is the mappings a merge key's value names: one, or a list.
-func merged(v *yaml.Node) []*yaml.Node {
-	if v.Kind == yaml.SequenceNode {
-		return v.Content
-	}
-	return []*yaml.Node{v}
-}
-
-// scalars puts every scalar under node in values by its key path, merged
-// keys first so that the mapping's own keys win.
-func scalars(node *yaml.Node, name string, values map[string]string) {
-	switch node.Kind {
-	case yaml.DocumentNode:
-		for _, n := range node.Content {
-			scalars(n, name, values)
-		}
-	case yaml.AliasNode:
-		scalars(node.Alias, name, values)
-	case yaml.ScalarNode:
-		if node.Tag != "!!null" {
-			values[name] = node.Value
-		}
-	case yaml.MappingNode:
-		for pass := range 2 {
-			for i := 0; i+1 < len(node.Content); i += 2 {
-				k, v := node.Content[i], node.Content[i+1]
-				switch isMerge := k.Tag == "!!merge"; {
-				case pass == 0 && isMerge:
-					for _, m := range merged(v) {
-						scalars(m, name, values)
-					}
-				case pass == 1 && !isMerge:
-					key := k.Value
-					if name != "" {
-						key = name + "." + k.Value
-					}
-					scalars(v, key, values)
-				}
-			}
-		}
-	}
-}
-
-func kindName(k yaml.Kind) string {
-	switch k {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	return "a single value"
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -502,12 +503,105 @@ func TestLoadYAMLProblems(t *testing.T) {
 		{
 			name: "two documents",
 			yaml: "log:\n  level: info\n---\nlog:\n  level: debug\n",
-			want: []string{"/c.yaml: holds more than one YAML document"},
+			want: []string{"/c.yaml:3: a second YAML document starts here; the file must hold only one"},
 		},
 		{
 			name: "duplicate key",
 			yaml: "log:\n  level: info\nlog:\n  level: debug\n",
-			want: []string{`/c.yaml:3: mapping key "log" already defined at line 1`},
+			want: []string{`/c.yaml:3: duplicate key "log" (first at line 1)`},
+		},
+		{
+			name: "duplicate keys in a section and a route",
+			yaml: "http:\n  addr: 127.0.0.1:1\n  addr: 127.0.0.1:2\nroutes:\n  ops:\n    to: web\n    to: desk\n",
+			want: []string{
+				`/c.yaml:3: duplicate key "http.addr" (first at line 2)`,
+				`/c.yaml:7: duplicate key "routes.ops.to" (first at line 6)`,
+			},
+		},
+		{
+			name: "a second document after errors in the first",
+			yaml: "retention: 2h\n---\nlog: {}\n",
+			want: []string{
+				`/c.yaml:1: unknown key "retention"`,
+				"/c.yaml:2: a second YAML document starts here; the file must hold only one",
+			},
+		},
+		{
+			name: "wrong kinds in the escalation ladder",
+			yaml: "routes:\n  ops:\n    to: web\n    escalate:\n      - afterSeconds: soon\n        to: web\n      - afterSeconds: [1]\n        to: {a: b}\n      - afterSeconds: \"900\"\n        to: [[x]]\n      - nothing\n",
+			want: []string{
+				"/c.yaml:5: routes.ops.escalate[0].afterSeconds must be a whole number",
+				"/c.yaml:7: routes.ops.escalate[1].afterSeconds must be a whole number, not a list",
+				"/c.yaml:8: routes.ops.escalate[1].to must be a list, not a mapping",
+				"/c.yaml:9: routes.ops.escalate[2].afterSeconds must be a whole number",
+				"/c.yaml:10: routes.ops.escalate[2].to[0] must be a single value, not a list",
+				"/c.yaml:11: routes.ops.escalate[3] must be a mapping, not a single value",
+			},
+		},
+		{
+			name: "wrong kinds of sections and routes",
+			yaml: "routes:\n  ops: web\n  desk:\n    escalate: {a: b}\nhttp: [a]\nmaxPendingPerAgent: [1]\nclaimIdle: {a: 1}\n",
+			want: []string{
+				"/c.yaml:2: routes.ops must be a mapping, not a single value",
+				"/c.yaml:4: routes.desk.escalate must be a list, not a mapping",
+				"/c.yaml:5: http must be a mapping, not a list",
+				"/c.yaml:6: maxPendingPerAgent must be a single value, not a list",
+				"/c.yaml:7: claimIdle must be a single value, not a mapping",
+			},
+		},
+		{
+			name: "routes that are a list",
+			yaml: "routes: [ops]\n",
+			want: []string{"/c.yaml:1: routes must be a mapping, not a list"},
+		},
+		{
+			name: "a file that is a single value",
+			yaml: "hello\n",
+			want: []string{"/c.yaml:1: the file must be a mapping, not a single value"},
+		},
+		{
+			name: "flow style: each error names its own key on a shared line",
+			yaml: "{http: {adr: 1}, redis: {adr: 2}, routes: {a: {answerers: [web:a, [web:b]], to: [web]}}}\n",
+			want: []string{
+				`/c.yaml:1: unknown key "http.adr"`,
+				`/c.yaml:1: unknown key "redis.adr"`,
+				"/c.yaml:1: routes.a.answerers[1] must be a single value, not a list",
+				"/c.yaml:1: routes.a.to must be a single value, not a list",
+			},
+		},
+		{
+			name: "keys that are null, numbers, lists",
+			yaml: "1: x\n~: y\nlog:\n  null: z\nroutes:\n  ~: {to: web}\n? [a]\n: b\n",
+			want: []string{
+				`/c.yaml:1: unknown key "1"`,
+				`/c.yaml:2: unknown key "~"`,
+				`/c.yaml:4: unknown key "log.null"`,
+				`/c.yaml:6: key "routes.~" is null; quote it to use it as a name`,
+				"/c.yaml:7: a key must be a single value, not a list",
+			},
+		},
+		{
+			name: "an alias of a section with a key it does not know",
+			yaml: "redis: &r\n  prefix: a\n  url: redis://r:6379\nhttp: *r\n",
+			want: []string{
+				`/c.yaml:2: unknown key "http.prefix"`,
+				`/c.yaml:3: unknown key "http.url"`,
+			},
+		},
+		{
+			name: "an alias of a list where a single value belongs",
+			yaml: "log: &l\n  level: *l\n",
+			want: []string{"/c.yaml:1: log.level must be a single value, not a mapping"},
+		},
+		{
+			name: "an alias of an unknown anchor",
+			yaml: "log:\n  level: info\nhttp:\n  addr: *addr\n",
+			want: []string{"/c.yaml:4: unknown anchor 'addr' referenced"},
+		},
+		{
+			name: "a merge key of a single value",
+			yaml: "routes:\n  a: &a web\n  b:\n    <<: *a\n",
+			want: []string{`/c.yaml:4: routes.b: the value of "<<" must be a mapping or a list of mappings`},
 		},
 		{
 			name: "file values are named by their YAML path",
@@ -616,4 +710,44 @@ func TestSecret(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzLoadYAML: the file is written by hand. Whatever it holds, Load never
+// panics, and every problem it reports says something; one about the file
+// names its line when yaml knows one.
+func FuzzLoadYAML(f *testing.F) {
+	example, err := os.ReadFile("../config.example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		string(example), "", "# only a comment\n", "~\n", "- a\n", "hello\n", "a: 1\n---\nb: 2\n",
+		"log:\n  level: info\nlog:\n  level: debug\n", "http:\n  token: [x]\n",
+		"routes:\n  a: &a\n    to: web\n    extra: 1\n  b:\n    <<: *a\n",
+		"routes:\n  ops:\n    to: web\n    escalate:\n      - afterSeconds: soon\n        to: [[x]]\n",
+		"{http: {adr: 1}, routes: {a: {answerers: [web:a, [web:b]]}}}\n",
+		"1: x\n~: y\n? [a]\n: b\n", "log: &l\n  level: *l\n", "http:\n  addr: *nowhere\n",
+		"routes:\n  a: &a web\n  b:\n    <<: *a\n", "http:\n  token: !!binary xx\n",
+		"a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nroutes: {x: {answerers: *c}}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Load(env(map[string]string{"ASKUSER_CONFIG": "/c.yaml"}), files(map[string]string{"/c.yaml": string(data)}))
+		if err == nil {
+			return
+		}
+		problems := problemsOf(t, err)
+		if len(problems) == 0 {
+			t.Fatalf("error %q without problems", err)
+		}
+		for _, p := range problems {
+			if rest, ok := strings.CutPrefix(p, "/c.yaml"); ok && strings.TrimLeft(rest, ":0123456789 ") == "" || strings.TrimSpace(p) == "" {
+				t.Errorf("problem %q says nothing", p)
+			}
+			if strings.HasPrefix(p, "/c.yaml:0:") {
+				t.Errorf("problem %q names line 0", p)
+			}
+		}
+	})
 }

@@ -228,6 +228,13 @@ func TestRedactionInErrors(t *testing.T) {
 		}
 		assertNoSecret(t, "error", err.Error(), []string{redisPass, "p4ssw0"})
 	})
+	t.Run("secrets in a single value where a mapping belongs", func(t *testing.T) {
+		_, err := Load(env(map[string]string{"ASKUSER_CONFIG": "/c.yaml"}), files(map[string]string{"/c.yaml": "redis: redis://:" + redisPass + "@r\nmaxPendingPerAgent: {a: " + redisPass + "}\n"}))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		assertNoSecret(t, "error", err.Error(), []string{redisPass, "p4ssw0"})
+	})
 	t.Run("a YAML type error never quotes the value", func(t *testing.T) {
 		msg := atLine("/c.yaml", quotedValue.ReplaceAllString("line 3: cannot unmarshal !!str `p4ssw0r...` into int", ""))
 		if msg != "/c.yaml:3: cannot unmarshal !!str into int" {
