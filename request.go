@@ -664,27 +664,34 @@ func jsonKind(raw any) string {
 // encoding/json, when the whole object parses. The id may still be
 // invalid: check it with ValidRequestID.
 func RequestIDOf(data []byte) string {
+	return TopLevelString(data, "id")
+}
+
+// TopLevelString is the string value of key in the JSON object data opens
+// with, read only as far as the object parses (see RequestIDOf); "" when
+// there is none. The last one wins, as in encoding/json.
+func TopLevelString(data []byte, key string) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
-	id := ""
+	found := ""
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return id
+			return found
 		}
-		key, _ := t.(string)
+		k, _ := t.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return id
+			return found
 		}
-		if key == "id" {
+		if k == key {
 			var s string
 			if json.Unmarshal(v, &s) == nil {
-				id = s
+				found = s
 			}
 		}
 	}
-	return id
+	return found
 }

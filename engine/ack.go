@@ -20,12 +20,13 @@ func (r Record) PlaceAt(t askbridge.Target) int {
 
 // MayAnswerIn reports whether p may answer the question in place k: anyone
 // there when the place names no answerers, else only those named. A k
-// that is not a place reads as the first place.
+// that is not a place reads as the question's own answerers (those of
+// its first place). This is the one rule of who may answer.
 func (r Record) MayAnswerIn(p askbridge.Person, k int) bool {
-	if k < 0 || k >= len(r.Places) {
-		return r.MayAnswer(p)
+	a := r.Answerers
+	if k >= 0 && k < len(r.Places) {
+		a = r.Places[k].Answerers
 	}
-	a := r.Places[k].Answerers
 	return len(a) == 0 || slices.Contains(a, p.Platform+":"+p.ID)
 }
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -548,7 +547,7 @@ func (cb *callbacks) noteHints(entries []Entry) {
 		if len(e.Ask) == 0 || len(cb.hints) >= maxCallbackHints {
 			continue
 		}
-		if u := topLevelString(e.Ask, "callback"); u != "" && cb.allowed(u) == nil {
+		if u := askbridge.TopLevelString(e.Ask, "callback"); u != "" && cb.allowed(u) == nil {
 			cb.hints[refusedID(e)] = callbackHint{url: u, at: now}
 		}
 	}
@@ -564,34 +563,6 @@ func (cb *callbacks) takeHint(id string) string {
 	}
 	delete(cb.hints, id)
 	return h.url
-}
-
-// topLevelString is the string value of key in the JSON object data opens
-// with, read only as far as it parses; "" when there is none.
-func topLevelString(data []byte, key string) string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	found := ""
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return found
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return found
-		}
-		if k == key {
-			var s string
-			if json.Unmarshal(v, &s) == nil {
-				found = s
-			}
-		}
-	}
-	return found
 }
 
 // callbackStore is the engine's Store with callbacks: the calls where a

@@ -241,7 +241,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger, locale: locale.Match(cfg.Locale),
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
-		stopping: context.Background(), grace: cfg.StopGrace, nonce: nonce(),
+		stopping: context.Background(), grace: cfg.StopGrace, nonce: Nonce(),
 	}
 	publish := func(ctx context.Context, evs []askbridge.Event) error { return cfg.Store.Publish(ctx, evs...) }
 	c.events = &groupCommit[askbridge.Event]{run: publish, timeout: 10 * time.Second}
@@ -477,9 +477,9 @@ func (c *core) keepLease(ctx context.Context, lease Lease, ttl time.Duration) (e
 	}
 }
 
-// nonce is a random name part that tells this engine from another given
-// the same replica name.
-func nonce() string {
+// Nonce is a random name part, unique to its call: what keeps two holders
+// of leases given the same name apart (two engines, two pollers).
+func Nonce() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return base64.RawURLEncoding.EncodeToString(b[:])

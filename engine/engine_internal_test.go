@@ -139,8 +139,8 @@ func TestGroupCommit(t *testing.T) {
 // (a copied configuration) name their lease holds apart, so one cannot take
 // again, as its own, a lease the other holds.
 func TestHoldersApartUnderOneName(t *testing.T) {
-	a := &core{replica: "replica-1", nonce: nonce()}
-	b := &core{replica: "replica-1", nonce: nonce()}
+	a := &core{replica: "replica-1", nonce: Nonce()}
+	b := &core{replica: "replica-1", nonce: Nonce()}
 	if ha, hb := a.holder(), b.holder(); ha == hb {
 		t.Fatalf("both hold as %q", ha)
 	}

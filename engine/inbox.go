@@ -599,12 +599,6 @@ func canonical(q askbridge.Question, val string) string {
 	return val
 }
 
-// MayAnswer reports whether p may answer the question: anyone in the chat
-// when the question names no answerers, else only those named.
-func (r Record) MayAnswer(p askbridge.Person) bool {
-	return len(r.Answerers) == 0 || slices.Contains(r.Answerers, p.Platform+":"+p.ID)
-}
-
 func personPtr(p askbridge.Person) *askbridge.Person {
 	if p.ID == "" && p.Platform == "" {
 		return nil

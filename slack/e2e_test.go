@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
@@ -539,7 +540,7 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fake := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret})
 			defer fake.Close()
-			ch, err := slack.New(slack.Config{BotToken: c.bot, AppToken: c.app, APIURL: fake.APIURL(), RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond}, newMemCoord(), nil)
+			ch, err := slack.New(slack.Config{BotToken: c.bot, AppToken: c.app, APIURL: fake.APIURL(), RetryMin: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond}, enginetest.NewMemCoord(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -577,7 +578,7 @@ func TestBadCredentialsKeepRetrying(t *testing.T) {
 }
 
 func TestNewChecksConfig(t *testing.T) {
-	st := newMemCoord()
+	st := enginetest.NewMemCoord()
 	for _, c := range []struct {
 		name string
 		cfg  slack.Config
@@ -632,7 +633,7 @@ func TestRunStopsCleanly(t *testing.T) {
 			if mode == socketMode {
 				cfg.AppToken = appToken
 			}
-			ch, err := slack.New(cfg, newMemCoord(), nil)
+			ch, err := slack.New(cfg, enginetest.NewMemCoord(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -659,7 +660,7 @@ func TestHTTPWhenNotRunning(t *testing.T) {
 	t.Parallel()
 	fake := slacktest.New(slacktest.Options{BotToken: botToken, SigningSecret: signingSecret})
 	defer fake.Close()
-	ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, newMemCoord(), nil)
+	ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: fake.APIURL()}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

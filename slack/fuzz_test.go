@@ -9,12 +9,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/engine"
-	"github.com/askbridge/askbridge/internal/cooldowntest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -24,38 +23,6 @@ import (
 )
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// memCoord is the coordinator a channel gets, in memory: the channel only
-// deduplicates events with it. Any other method panics (the embedded
-// interface is nil), which would show the channel reaching past its share.
-type memCoord struct {
-	engine.Coordinator
-	// cool shares and hears cooldowns (on no bus: nothing).
-	cool cooldowntest.Member
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (m *memCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
-	return m.cool.ShareCooldown(ctx, platform, bucket, d)
-}
-
-func (m *memCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
-	return m.cool.Cooldowns(ctx, platform, fn)
-}
-
-func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }
-
-func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := platform + "/" + id
-	if m.seen[k] {
-		return false, nil
-	}
-	m.seen[k] = true
-	return true, nil
-}
 
 // fuzzInbox answers every tap as a question that had already ended (so the
 // channel also edits the tapped message) and every reply with a response
@@ -86,7 +53,7 @@ func okAPI(t testing.TB) string {
 }
 
 func fuzzChannel(t testing.TB) (*Channel, *fuzzInbox) {
-	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-signing-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, newMemCoord(), discard())
+	c, err := New(Config{BotToken: "xoxb-fuzz", SigningSecret: "fuzz-signing-secret", APIURL: okAPI(t), HandleTimeout: 5 * time.Second}, enginetest.NewMemCoord(), discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/engine"
-	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"github.com/askbridge/askbridge/internal/enginetest"
 
 	"github.com/jonboulle/clockwork"
@@ -526,37 +525,6 @@ func httptestServer(t *testing.T, h http.Handler) string {
 func pressPayload(e *env, m slacktest.Message) ([]byte, error) {
 	d, err := e.fake.PressPayload(alice, m, "Production")
 	return d.Payload, err
-}
-
-// memCoord is the share of engine.Coordinator a channel uses without an
-// engine: event dedupe. Anything else panics (the embedded interface is
-// nil), which would show the channel reaching further.
-type memCoord struct {
-	engine.Coordinator
-	// cool shares and hears cooldowns (on no bus: nothing).
-	cool cooldowntest.Member
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (m *memCoord) ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error {
-	return m.cool.ShareCooldown(ctx, platform, bucket, d)
-}
-
-func (m *memCoord) Cooldowns(ctx context.Context, platform string, fn func(string, time.Duration)) error {
-	return m.cool.Cooldowns(ctx, platform, fn)
-}
-
-func newMemCoord() *memCoord { return &memCoord{seen: map[string]bool{}} }
-
-func (m *memCoord) FirstSeen(_ context.Context, platform, id string, _ time.Duration) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.seen[platform+id] {
-		return false, nil
-	}
-	m.seen[platform+id] = true
-	return true, nil
 }
 
 type nopInbox struct{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -199,8 +200,8 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	bus := cooldowntest.NewBus()
 	clock := clockwork.NewFakeClock()
 	replica := func() *Channel {
-		coord := newMemCoord()
-		coord.cool.Bus = bus
+		coord := enginetest.NewMemCoord()
+		coord.Cool.Bus = bus
 		c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s-long-enough-secret", APIURL: fake.APIURL()}, coord, discard())
 		if err != nil {
 			t.Fatal(err)

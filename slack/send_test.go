@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -40,7 +41,7 @@ func ending(p engine.Plan, status string) engine.Ending {
 
 func newTestChannel(t *testing.T, fake *slacktest.Server) *Channel {
 	t.Helper()
-	c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s-long-enough-secret", APIURL: fake.APIURL()}, newMemCoord(), discard())
+	c, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s-long-enough-secret", APIURL: fake.APIURL()}, enginetest.NewMemCoord(), discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -77,7 +78,7 @@ func newFuzzRig(f *testing.F) *fuzzRig {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/golden"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/internal/telegramtest"
@@ -206,7 +207,7 @@ func newGoldenRig(t *testing.T) (*telegramtest.Server, *telegram.Channel) {
 	fake := telegramtest.New(telegramtest.Options{})
 	t.Cleanup(fake.Close)
 	fake.AddChat(opsGroup, "supergroup", "Ops")
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -56,7 +57,7 @@ func TestStatesAndNoTokenInLogs(t *testing.T) {
 	defer fake.Close()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	bad, err := telegram.New(telegram.Config{Token: "424242:wrong-" + secret, APIURL: fake.URL}, newMemCoord(), log)
+	bad, err := telegram.New(telegram.Config{Token: "424242:wrong-" + secret, APIURL: fake.URL}, enginetest.NewMemCoord(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestNoGoroutinesLeftAfterStop(t *testing.T) {
 
 func TestWebhookHandlerBeforeRunAndInPollingMode(t *testing.T) {
 	t.Parallel()
-	st := newMemCoord()
+	st := enginetest.NewMemCoord()
 	hook, err := telegram.New(telegram.Config{Token: "1:a", WebhookURL: "https://x.example/tg", WebhookSecret: webhookSecret}, st, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/telegram"
@@ -62,7 +63,7 @@ func newReachRig(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *t
 	t.Cleanup(fake.Close)
 	fake.AddChat(opsGroup, "supergroup", "Ops")
 	fake.AddChat(leadChat, "supergroup", "Leads")
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

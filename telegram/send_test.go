@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -22,7 +23,7 @@ func newSendRig(t *testing.T, o telegramtest.Options) (*telegramtest.Server, *te
 	fake := telegramtest.New(o)
 	t.Cleanup(fake.Close)
 	fake.AddChat(opsGroup, "supergroup", "Ops")
-	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
+	ch, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestFinishShowsThePartItIsTold(t *testing.T) {
 	}
 	// A fresh channel, which never saw the question, finishes it, last
 	// part first.
-	fresh, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, newMemCoord(), nil)
+	fresh, err := telegram.New(telegram.Config{Token: fake.Token, APIURL: fake.URL, ChatPace: 1, GlobalPace: 1}, enginetest.NewMemCoord(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

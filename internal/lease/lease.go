@@ -6,8 +6,6 @@ package lease
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,14 +16,6 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/retry"
 )
-
-// Nonce is a random name part, unique to its call: what keeps two holders
-// given the same name apart.
-func Nonce() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
 
 // Params configures Hold. Coord, Name, Holder and TTL are required.
 type Params struct {
@@ -68,7 +58,7 @@ func Hold(ctx context.Context, p Params, term Term) {
 	// Two processes given one replica name must not both hold the lease
 	// (the store lets a holder take again what it holds): each Hold names
 	// itself apart.
-	p.Holder += "#" + Nonce()
+	p.Holder += "#" + engine.Nonce()
 	bo := retry.Backoff{Min: 200 * time.Millisecond, Max: p.RenewEvery}
 	for ctx.Err() == nil {
 		l, ok, err := p.Coord.AcquireLease(ctx, p.Name, p.Holder, p.TTL)
