@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -92,126 +93,167 @@ func (d *delivery) deliverAll(ctx context.Context, rec Record, step int, created
 // posted is caught by the status AddMessage returns, so nothing is read
 // first.
 func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease) error {
-	id, places := rec.ID, rec.Places
-	target := places[k].Target
-	fresh := created.Token != 0
-	lease := created
-	if !fresh {
-		var ok bool
-		var err error
-		lease, ok, err = d.store.AcquireLease(ctx, placeLease(id, k), d.holder(), d.leaseTTL)
-		if err != nil {
-			return fmt.Errorf("delivery lease: %w", err)
-		}
-		if !ok {
-			// Another replica is delivering it: leave the entry
-			// unacknowledged, so it is claimed again should that
-			// replica die mid-delivery.
-			return errDelivering
-		}
+	lease, err := d.lease(ctx, rec.ID, k, created)
+	if err != nil {
+		return err
 	}
 	if lease != unleased {
 		end := d.keepLease(ctx, lease, d.leaseTTL)
 		// Released when done, so a repeat of the request is handled at once.
 		defer end(true)
 	}
+	target := rec.Places[k].Target
 	ch := d.channels[target.Platform]
+	s := &sending{
+		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,
+		plan:     rec.PlanFor(k, ch.Capabilities()),
+		deadline: d.clock.Now().Add(d.sendBudget),
+		log:      d.log.With("question", rec.ID, "platform", target.Platform),
+	}
 	// The message the create recorded, for a question just created for a
 	// local channel that names it in advance (Premade).
-	var premade *MessageRef
-	if ref, ok := premadeRef(ch, target.Chat, id); ok && lease == unleased && k == 0 {
-		premade = &ref
+	if ref, ok := premadeRef(ch, target.Chat, rec.ID); ok && lease == unleased && k == 0 {
+		s.premade = &ref
 	}
-	plan := rec.PlanFor(k, ch.Capabilities())
-	log := d.log.With("question", id, "platform", target.Platform)
-	deadline := d.clock.Now().Add(d.sendBudget)
-	from := 0
-	if !fresh {
-		var done bool
-		var err error
-		from, done, err = d.resume(ctx, id, places, k, plan, deadline)
+	if created.Token == 0 {
+		from, done, err := d.resume(ctx, rec.ID, rec.Places, k, s.plan, s.deadline)
 		if err != nil || done {
 			return err
 		}
+		s.from = from
 	}
+	return s.run(ctx)
+}
 
+// lease is the delivery lease of place k of question id: created, the one
+// the create took, when there is one; else one taken now. errDelivering
+// when another replica holds it.
+func (d *delivery) lease(ctx context.Context, id string, k int, created Lease) (Lease, error) {
+	if created.Token != 0 {
+		return created, nil
+	}
+	lease, ok, err := d.store.AcquireLease(ctx, placeLease(id, k), d.holder(), d.leaseTTL)
+	if err != nil {
+		return Lease{}, fmt.Errorf("delivery lease: %w", err)
+	}
+	if !ok {
+		// Another replica is delivering it: leave the entry
+		// unacknowledged, so it is claimed again should that replica die
+		// mid-delivery.
+		return Lease{}, errDelivering
+	}
+	return lease, nil
+}
+
+// sending is the delivery of a question to one place, across its tries.
+type sending struct {
+	d        *delivery
+	id       string
+	places   []askbridge.Place
+	k        int
+	target   askbridge.Target
+	ch       Channel
+	plan     Plan
+	premade  *MessageRef
+	deadline time.Time
+	// from is the first part not posted yet.
+	from int
+	log  *slog.Logger
+}
+
+// tried is what one Send did.
+type tried struct {
+	posted    int
+	recordErr error
+	ended     bool
+	err       error
+}
+
+// run tries to post the parts not posted yet until every one is out, the
+// platform refuses for good, or the tries or the budget run out.
+func (s *sending) run(ctx context.Context) error {
+	d := s.d
 	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
 	var lastReason string
 	for attempt := 1; attempt <= d.sendAttempts; attempt++ {
-		posted := 0
-		var recordErr error
-		ended := false
-		err := ch.Send(ctx, Delivery{Chat: target.Chat, Plan: plan, From: from, Sent: func(ref MessageRef) error {
-			ref.Place = k
-			status, err := askbridge.StatusPending, error(nil)
-			if premade == nil || !ref.Same(*premade) || ref.Part != premade.Part {
-				status, err = d.record(ctx, id, ref, deadline)
-			}
-			if err != nil {
-				recordErr = fmt.Errorf("record message: %w", err)
-				return recordErr
-			}
-			if status != askbridge.StatusPending {
-				// Ended while it was being posted: post no more, and
-				// finish what is out (the finisher that won the end may
-				// have listed the messages before this one).
-				ended = true
-				return errEndedWhileSending
-			}
-			posted++
-			from = ref.Part + 1
-			_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-			if d.stopping.Err() != nil {
-				// Stopping: no new part is started here; another replica
-				// goes on from the next one (nothing, if this was the last).
-				return errStopping
-			}
-			return nil
-		}})
-		if posted > 0 {
-			d.metrics.Sent(target.Platform, posted)
-		}
-		if recordErr != nil {
-			return recordErr
-		}
-		if ended {
-			return d.finishLate(ctx, id)
-		}
-		if errors.Is(err, errStopping) {
+		t := s.try(ctx)
+		switch {
+		case t.recordErr != nil:
+			return t.recordErr
+		case t.ended:
+			return d.finishLate(ctx, s.id)
+		case errors.Is(t.err, errStopping):
 			return errStopping
-		}
-		if err == nil {
-			log.Info("question delivered", "messages", posted, "from", from-posted)
+		case t.err == nil:
+			s.log.Info("question delivered", "messages", t.posted, "from", s.from-t.posted)
 			return nil
 		}
-		kind, wait, reason := Classify(err)
+		kind, wait, reason := Classify(t.err)
 		lastReason = reason
-		d.metrics.PlatformError(target.Platform, kind)
+		d.metrics.PlatformError(s.target.Platform, kind)
 		if kind == Permanent {
-			log.Warn("question undeliverable", "reason", reason)
-			return d.undeliverable(ctx, id, places, k, reason)
+			s.log.Warn("question undeliverable", "reason", reason)
+			return d.undeliverable(ctx, s.id, s.places, s.k, reason)
 		}
-		if posted > 0 {
+		if t.posted > 0 {
 			// Progress: the next try goes on from the first part not out.
 			backoff.Reset()
 		}
 		if kind == RateLimited {
-			d.metrics.RetryAfter(target.Platform, wait)
+			d.metrics.RetryAfter(s.target.Platform, wait)
 		} else {
 			wait = backoff.Next()
 		}
-		if d.clock.Now().Add(wait).After(deadline) {
+		if d.clock.Now().Add(wait).After(s.deadline) {
 			break
 		}
 		if d.stopping.Err() != nil {
 			return errStopping
 		}
-		log.Info("send failed, retrying", "attempt", attempt, "from", from, "wait", wait, "reason", reason)
+		s.log.Info("send failed, retrying", "attempt", attempt, "from", s.from, "wait", wait, "reason", reason)
 		if !retry.SleepOn(ctx, d.clock, wait) {
 			return ctx.Err()
 		}
 	}
-	return d.undeliverable(ctx, id, places, k, "the platform kept refusing: "+lastReason)
+	return d.undeliverable(ctx, s.id, s.places, s.k, "the platform kept refusing: "+lastReason)
+}
+
+// try makes one Send from the first part not posted, recording each
+// message as the channel hands it back.
+func (s *sending) try(ctx context.Context) tried {
+	d := s.d
+	var t tried
+	t.err = s.ch.Send(ctx, Delivery{Chat: s.target.Chat, Plan: s.plan, From: s.from, Sent: func(ref MessageRef) error {
+		ref.Place = s.k
+		status, err := askbridge.StatusPending, error(nil)
+		if s.premade == nil || !ref.Same(*s.premade) || ref.Part != s.premade.Part {
+			status, err = d.record(ctx, s.id, ref, s.deadline)
+		}
+		if err != nil {
+			t.recordErr = fmt.Errorf("record message: %w", err)
+			return t.recordErr
+		}
+		if status != askbridge.StatusPending {
+			// Ended while it was being posted: post no more, and finish
+			// what is out (the finisher that won the end may have listed
+			// the messages before this one).
+			t.ended = true
+			return errEndedWhileSending
+		}
+		t.posted++
+		s.from = ref.Part + 1
+		_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: s.id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		if d.stopping.Err() != nil {
+			// Stopping: no new part is started here; another replica goes
+			// on from the next one (nothing, if this was the last).
+			return errStopping
+		}
+		return nil
+	}})
+	if t.posted > 0 {
+		d.metrics.Sent(s.target.Platform, t.posted)
+	}
+	return t
 }
 
 // premadeRef is the message that shows question id in chat on ch, when ch

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -53,31 +54,49 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	if err != nil {
 		return TapReply{Notice: NoticeUnknown}
 	}
+	rec, stop, ok := e.tappedQuestion(ctx, t, p, log)
+	if !ok {
+		return stop
+	}
+	lang = rec.Request.Locale
+	if rec.Status != askbridge.StatusPending && rec.Result != nil {
+		return e.clearReply(ctx, rec, *rec.Result, t.Message)
+	}
+	return e.tapPending(ctx, rec, t, p, log)
+}
+
+// tappedQuestion finds the question of a tapped message, the one its
+// payload names; when there is none (or the store fails) ok is false and
+// stop is the reply.
+func (e *Engine) tappedQuestion(ctx context.Context, t Tap, p askbridge.Payload, log *slog.Logger) (rec Record, stop TapReply, ok bool) {
 	id, found, err := e.store.QuestionByMessage(ctx, t.Message)
 	if err == nil && !found {
 		id, found, err = e.adopt(ctx, t.Message, p)
 	}
 	if err != nil {
 		log.Error("find question of message", "err", err)
-		return TapReply{Notice: NoticeTryAgain, Retry: true}
+		return Record{}, TapReply{Notice: NoticeTryAgain, Retry: true}, false
 	}
 	if !found || !p.Matches(id) {
 		log.Warn("tap with a payload that does not match its message")
-		return TapReply{Notice: NoticeUnknown}
+		return Record{}, TapReply{Notice: NoticeUnknown}, false
 	}
 	// End or Vote decides the tap, so a record a moment old will do.
-	rec, found, err := e.store.Lookup(ctx, id)
+	rec, found, err = e.store.Lookup(ctx, id)
 	if err != nil {
 		log.Error("read question", "question", id, "err", err)
-		return TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}
+		return Record{}, TapReply{Notice: NoticeTryAgain, QuestionID: id, Retry: true}, false
 	}
 	if !found {
-		return TapReply{Notice: NoticeExpired, QuestionID: id}
+		return Record{}, TapReply{Notice: NoticeExpired, QuestionID: id}, false
 	}
-	lang = rec.Request.Locale
-	if rec.Status != askbridge.StatusPending && rec.Result != nil {
-		return e.clearReply(ctx, rec, *rec.Result, t.Message)
-	}
+	return rec, TapReply{}, true
+}
+
+// tapPending handles a tap on pending question rec: Seen, Other, Skip or
+// an option, as its payload p says.
+func (e *Engine) tapPending(ctx context.Context, rec Record, t Tap, p askbridge.Payload, log *slog.Logger) TapReply {
+	id := rec.ID
 	k, err := e.placeOf(ctx, rec, t.Message)
 	if err != nil {
 		log.Error("find the place of a message", "question", id, "err", err)

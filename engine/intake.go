@@ -276,28 +276,13 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	// every replica shows and finishes the question in the same words.
 	req.Locale = locale.Resolve(req.Locale, routeLocale, in.locale)
 	deadline := now.Add(time.Duration(req.TimeoutSeconds) * time.Second)
-	if in.maxPerAgent > 0 {
-		admitted, pending, err := in.store.Admit(ctx, req.Agent, id, deadline, now, in.maxPerAgent)
+	if refusal, err := in.admit(ctx, req, id, deadline, now); err != nil || refusal != nil {
 		if err != nil {
-			return fmt.Errorf("admit question: %w", err)
+			return err
 		}
-		if !admitted {
-			return in.refuse(ctx, id, fmt.Errorf("%s %d pending questions, the most allowed (ASKUSER_MAX_PENDING_PER_AGENT=%d); ask again once one has ended",
-				agentHas(req.Agent), pending, in.maxPerAgent), now)
-		}
+		return in.refuse(ctx, id, refusal, now)
 	}
-	// The delivery lease is taken as the question is created, in the same
-	// step; a question that already existed takes it in deliver. A local
-	// channel's first showing takes none (see Capabilities.Local).
-	// A premade message is recorded by the create itself.
-	holder := in.holder()
-	var shown []MessageRef
-	if ch, ok := in.channels[places[0].Target.Platform]; ok && ch.Capabilities().Local {
-		holder = ""
-		if ref, ok := premadeRef(ch, places[0].Target.Chat, id); ok {
-			shown = []MessageRef{ref}
-		}
-	}
+	holder, shown := in.creator(places[0].Target, id)
 	created, existing, lease, err := in.create(ctx, NewQuestion{
 		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
 		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now), Shown: shown,
@@ -338,6 +323,39 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		return nil
 	}
 	return err
+}
+
+// admit counts question id against its agent's cap, when there is one;
+// refusal says why it is over the cap.
+func (in *intake) admit(ctx context.Context, req askbridge.Request, id string, deadline, now time.Time) (refusal, err error) {
+	if in.maxPerAgent <= 0 {
+		return nil, nil
+	}
+	admitted, pending, err := in.store.Admit(ctx, req.Agent, id, deadline, now, in.maxPerAgent)
+	if err != nil {
+		return nil, fmt.Errorf("admit question: %w", err)
+	}
+	if !admitted {
+		return fmt.Errorf("%s %d pending questions, the most allowed (ASKUSER_MAX_PENDING_PER_AGENT=%d); ask again once one has ended",
+			agentHas(req.Agent), pending, in.maxPerAgent), nil
+	}
+	return nil, nil
+}
+
+// creator is how question id is created for its first place, first: the
+// holder of the delivery lease the create takes in the same step (a
+// question that already existed takes it in deliver), "" for a local
+// channel, whose first showing takes none (see Capabilities.Local); and
+// the premade message the create records itself, if any.
+func (in *intake) creator(first askbridge.Target, id string) (holder string, shown []MessageRef) {
+	ch, ok := in.channels[first.Platform]
+	if !ok || !ch.Capabilities().Local {
+		return in.holder(), nil
+	}
+	if ref, ok := premadeRef(ch, first.Chat, id); ok {
+		shown = []MessageRef{ref}
+	}
+	return "", shown
 }
 
 // timersOf lists the reminders and escalation steps of a request accepted

@@ -62,20 +62,15 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 
-	var body []byte
-	if *jsonFile != "" {
-		var err error
-		body, err = readRequestFile(*jsonFile, stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
-			return exitError
-		}
-	} else {
+	body, err := requestBody(*jsonFile, stdin, func() ([]byte, error) {
 		if *question == "" || len(options) == 0 {
-			fmt.Fprintf(stderr, "askbridge ask: --question and at least two --option are required (or --json)\n")
-			return exitError
+			return nil, errors.New("--question and at least two --option are required (or --json)")
 		}
-		body = buildRequest(*to, *question, *header, *multi, *timeout, *id, *agent, options)
+		return buildRequest(*to, *question, *header, *multi, *timeout, *id, *agent, options), nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
+		return exitError
 	}
 	wait := requestTimeout(body)
 
@@ -111,6 +106,15 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stdout, string(result.Raw))
 	return exitStatus(result)
+}
+
+// requestBody is the request to push: the JSON file's (jsonFile, "-" for
+// stdin) when one is named, else the one the flags build.
+func requestBody(jsonFile string, stdin io.Reader, fromFlags func() ([]byte, error)) ([]byte, error) {
+	if jsonFile != "" {
+		return readRequestFile(jsonFile, stdin)
+	}
+	return fromFlags()
 }
 
 func readRequestFile(name string, stdin io.Reader) ([]byte, error) {
