@@ -12,14 +12,20 @@ STATICCHECK_VERSION ?= v0.8.2
 BIN       ?= bin/askbridge
 VERSION   ?=
 
-.PHONY: help test lint vulncheck fuzz bench bench-e2e build run
+.PHONY: help test test-short lint vulncheck fuzz bench bench-e2e build run
 
 help: ## List the targets (the default)
 	@echo "Targets:"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# scripts/test-deps.sh installs what the full tests need, as root, or
+# prints the command that does.
 test: ## Run every test, with the race detector (the README's test command)
+	./scripts/test-deps.sh
 	$(GO) test -race -count=1 ./...
+
+test-short: ## Run the fast tier: go test -short (no browser, chaos, examples, cluster)
+	$(GO) test -short -count=1 ./...
 
 lint: ## Run gofmt, go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,7 +56,8 @@ var (
 )
 
 // backends are the Redis setups every protocol test runs on; the cluster
-// is missing only where redis-server is not installed and not required.
+// is missing only under -short (the fast tier) and where redis-server is
+// not installed and not required.
 func backends() []backend {
 	if cluster.addrs == nil {
 		return []backend{single}
@@ -65,7 +67,8 @@ func backends() []backend {
 
 // TestMain starts one redis-server and one three-master Redis Cluster for
 // the package (without redis-server: miniredis for the single server and
-// no cluster, unless ASKBRIDGE_REQUIRE_REDIS=1, where that fails), and
+// no cluster, unless ASKBRIDGE_REQUIRE_REDIS=1, where that fails; under
+// -short no cluster), and
 // fails the run when a goroutine is left behind.
 func TestMain(m *testing.M) {
 	code := run(m)
@@ -78,14 +81,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// errShortTier stands for the cluster -short does not start.
+var errShortTier = errors.New("no cluster under -short")
+
 func run(m *testing.M) int {
 	var (
 		wg  sync.WaitGroup
 		clu *redistest.Cluster
 		err error
 	)
-	wg.Add(1)
-	go func() { defer wg.Done(); clu, err = redistest.StartCluster() }()
+	if flag.Parse(); testing.Short() {
+		// The fast tier runs on the single server only.
+		err = errShortTier
+	} else {
+		wg.Add(1)
+		go func() { defer wg.Done(); clu, err = redistest.StartCluster() }()
+	}
 	addr, stop, serr := redistest.Shared("client")
 	wg.Wait()
 	if serr != nil {
@@ -97,6 +108,8 @@ func run(m *testing.M) int {
 	case err == nil:
 		defer clu.Close()
 		cluster = backend{name: "cluster", addrs: clu.Addrs, cluster: true}
+	case errors.Is(err, errShortTier):
+		fmt.Fprintln(os.Stderr, "client tests: -short, the cluster tests do not run (full tier: go test without -short)")
 	case errors.Is(err, redistest.ErrNotInstalled) && !redistest.Required():
 		fmt.Fprintln(os.Stderr, "client tests: redis-server not installed, the cluster tests do not run")
 	default:

@@ -160,6 +160,16 @@ func newEnv(t *testing.T, o envOpts) *env {
 	for i := range o.replicas {
 		e.start(i, o)
 	}
+	// All replicas stop at once: closing a gateway session takes a second
+	// (discordgo waits that long for the close frame's answer).
+	t.Cleanup(func() {
+		for _, r := range e.reps {
+			r.cancel()
+		}
+		for _, r := range e.reps {
+			<-r.done
+		}
+	})
 	return e
 }
 
@@ -209,6 +219,9 @@ func (e *env) start(i int, o envOpts) *replica {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
+		// Stopping a replica waits out the read of the requests stream in
+		// progress: a short one keeps each test's teardown short.
+		ReadBlock: 100 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{name: name, ch: ch, engine: eng, inbox: newInbox(eng), store: st, cancel: cancel, done: make(chan struct{})}

@@ -379,6 +379,9 @@ func TestLongPromptSplit(t *testing.T) {
 }
 
 func TestBurstUnderRateLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("burst under rate limits: full tier (go test without -short)")
+	}
 	t.Parallel()
 	e := newEnv(t, envOpts{budget: 50 * time.Second, fake: discordtest.Options{
 		// Discord allows about 5 messages per 5s per channel and 50

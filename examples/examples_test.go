@@ -90,6 +90,9 @@ func need(t *testing.T, ex example) []string {
 // answered on the web page (exit 0, the answered result printed), once
 // cancelled with Ctrl-C (exit 1, the cancelled result printed and stored).
 func TestExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the Python and Node examples against the bridge binary: full tier (go test without -short)")
+	}
 	redistest.NeedServer(t)
 	srv, err := redistest.StartServer()
 	if err != nil {

@@ -267,6 +267,9 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Clock: e.clock, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
+		// Stopping a replica waits out the read of the requests stream in
+		// progress: a short one keeps each test's teardown short.
+		ReadBlock: 100 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

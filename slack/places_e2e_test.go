@@ -127,6 +127,9 @@ func (e *placesEnv) startReplica(name string) {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolvePlace, Channels: []engine.Channel{tg, sl, page}, Logger: log,
 		Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: 10 * time.Second,
+		// Stopping a replica waits out the read of the requests stream in
+		// progress: a short one keeps each test's teardown short.
+		ReadBlock: 100 * time.Millisecond,
 	})
 
 	engineCtx, stopEngine := context.WithCancel(context.Background())

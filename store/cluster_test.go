@@ -26,6 +26,7 @@ import (
 // client: one node holding every slot, whose KEYSLOT computes the same
 // slots, so the check still holds.
 func TestQuestionKeysOneSlot(t *testing.T) {
+	needCluster(t)
 	b := backendCluster
 	for _, id := range []string{"deploy-42", "1767322800000-0", "a.b:c_d"} {
 		t.Run(id, func(t *testing.T) {

@@ -80,11 +80,16 @@ func mustCreate(t testing.TB, s *Store, q engine.NewQuestion) {
 }
 
 // TestConformance runs the whole suite against a real redis-server, a
-// three-master Redis Cluster and the embedded server.
+// three-master Redis Cluster and the embedded server; under -short (the
+// fast tier) against the redis-server alone.
 func TestConformance(t *testing.T) {
-	// The bridge autopipelines the calls of a burst; the suite runs on
-	// real servers once more with every call autopipelined.
-	for _, b := range append(allBackends(), backendSingle.withAutoPipeline(), backendCluster.withAutoPipeline()) {
+	backends := allBackends()
+	if !testing.Short() {
+		// The bridge autopipelines the calls of a burst; the suite runs on
+		// real servers once more with every call autopipelined.
+		backends = append(backends, backendSingle.withAutoPipeline(), backendCluster.withAutoPipeline())
+	}
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			conformance(t, b)

@@ -159,6 +159,7 @@ func TestConnect(t *testing.T) {
 		roundTrip(t, c)
 	})
 	t.Run("cluster", func(t *testing.T) {
+		needCluster(t)
 		c, err := Connect(ctx, "redis-cluster://"+strings.Join(backendCluster.addrs, ","))
 		if err != nil {
 			t.Fatal(err)

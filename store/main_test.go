@@ -61,10 +61,26 @@ var (
 	prefixSeq       atomic.Int64
 )
 
-func allBackends() []backend { return []backend{backendSingle, backendCluster, backendEmbedded} }
+// allBackends are the backends the conformance suite runs on: under -short
+// (the fast tier) the single redis-server alone.
+func allBackends() []backend {
+	if testing.Short() {
+		return []backend{backendSingle}
+	}
+	return []backend{backendSingle, backendCluster, backendEmbedded}
+}
 
-// TestMain starts one redis-server, one three-master cluster and one
-// embedded server for the whole test binary; every test uses its own key
+// needCluster skips a test of the cluster backend under -short, where
+// TestMain starts no cluster.
+func needCluster(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("Redis Cluster: full tier (go test without -short)")
+	}
+}
+
+// TestMain starts one redis-server, one three-master cluster (not under
+// -short, the fast tier) and one embedded server for the whole test binary; every test uses its own key
 // prefix, so tests run in parallel. Without redis-server the single and
 // cluster backends fall back to miniredis, unless ASKBRIDGE_REQUIRE_REDIS=1
 // (CI), where that is a failure. Once the tests passed and the servers are
@@ -88,9 +104,12 @@ func runMain(m *testing.M) int {
 		cluster        *redistest.Cluster
 		errSrv, errClu error
 	)
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); server, errSrv = redistest.StartServer() }()
-	go func() { defer wg.Done(); cluster, errClu = redistest.StartCluster() }()
+	if !testing.Short() {
+		wg.Add(1)
+		go func() { defer wg.Done(); cluster, errClu = redistest.StartCluster() }()
+	}
 	wg.Wait()
 	if server != nil {
 		defer server.Close()
@@ -119,9 +138,11 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "store tests: redis-server not installed, the single-server suite runs on miniredis")
 		backendSingle = backend{name: "redis-server(miniredis)", addrs: []string{mr.Addr()}}
 	}
-	if cluster != nil {
+	switch {
+	case cluster != nil:
 		backendCluster = backend{name: "cluster", real: true, addrs: cluster.Addrs, cluster: true}
-	} else {
+	case testing.Short():
+	default:
 		mr, err := startMiniredis()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -19,6 +19,9 @@ import (
 // so 429s are certain however slow the machine: they are queued at once
 // and a replica alone sends twice what that chat takes.
 func TestBurst500(t *testing.T) {
+	if testing.Short() {
+		t.Skip("burst of 500 questions under rate limits: full tier (go test without -short)")
+	}
 	t.Parallel()
 	const questions, chats = 500, 50
 	e := newEnv(t, envOpts{

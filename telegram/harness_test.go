@@ -219,6 +219,9 @@ func (e *env) startWith(name string, wrap func(engine.Inbox) engine.Inbox) *repl
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
+		// Stopping a replica waits out the read of the requests stream in
+		// progress: a short one keeps each test's teardown short.
+		ReadBlock: 100 * time.Millisecond,
 	})
 	// A replica stops as the bridge does: the channel first (it finishes
 	// the update in hand, which may end a question), then the engine,

@@ -54,9 +54,12 @@ func chromiumPath() string {
 }
 
 // browserContext starts the shared browser once, and fails the test when
-// there is none.
+// there is none. Under -short (the fast tier) it skips the test instead.
 func browserContext(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test (Chromium): full tier (go test without -short)")
+	}
 	path := chromiumPath()
 	if path == "" {
 		t.Fatal("Chromium not found: install Debian's chromium (apt-get install chromium), or set ASKBRIDGE_CHROMIUM to the browser binary")

@@ -145,7 +145,10 @@ func startBridge(t testing.TB, o bridgeOptions) *bridge {
 		Replica:    replica,
 		Clock:      o.clock,
 		SweepEvery: 50 * time.Millisecond,
-		Logger:     testLogger(t),
+		// Stopping a replica waits out the read of the requests stream in
+		// progress: a short one keeps each test's teardown short.
+		ReadBlock: 100 * time.Millisecond,
+		Logger:    testLogger(t),
 	})
 	// The page is served at the server's own address: the listener comes
 	// first, so the handler knows its origin.

@@ -21,6 +21,9 @@ import (
 // number. It needs redis-server and redis-benchmark; without them it skips,
 // unless ASKBRIDGE_REQUIRE_REDIS=1 (CI), where that is a failure.
 func TestBenchShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end benchmark: full tier (go test without -short)")
+	}
 	_, errBench := exec.LookPath("redis-benchmark")
 	if !redistest.Installed() || errBench != nil {
 		if redistest.Required() {

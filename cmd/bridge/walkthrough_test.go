@@ -38,6 +38,9 @@ import (
 // the shortest timeout there is, 30 seconds, so the test takes about as
 // long.
 func TestWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the README walkthrough waits out a 30 s timeout: full tier (go test without -short)")
+	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

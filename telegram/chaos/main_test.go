@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,10 +12,16 @@ import (
 
 // TestMain runs a replica when the test binary was started as one (see
 // spawn), and otherwise the tests, failing the package when a test left a
-// goroutine behind.
+// goroutine behind. The chaos suite is slow (replica processes killed and
+// restarted, Redis cut): under -short (the fast tier) it does not run.
 func TestMain(m *testing.M) {
 	if raw := os.Getenv(replicaEnv); raw != "" {
 		os.Exit(runReplica(raw))
+	}
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("telegram/chaos: the chaos suite runs in the full tier only (go test without -short)")
+		os.Exit(0)
 	}
 	code := m.Run()
 	// The agent's and the front's HTTP keep-alive connections are not the
