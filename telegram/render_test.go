@@ -16,7 +16,11 @@ func TestPackLines(t *testing.T) {
 	t.Parallel()
 	const limit = 200
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 500 {
+	rounds := 500
+	if testing.Short() {
+		rounds = 100 // the fast tier; the full tier packs all 500
+	}
+	for round := range rounds {
 		var lines []promptLine
 		var paras [][]string
 		for p := range 1 + rng.IntN(30) {

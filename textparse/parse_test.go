@@ -362,6 +362,9 @@ func TestParseManyParts(t *testing.T) {
 // its bounds: floods of separators, long keyed lines, labels full of commas.
 // Each must parse (the test timeout is the guard) and keep the invariants.
 func TestParseHugeInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("inputs of MaxTextBytes against every prompt (a minute under -race): full tier (go test without -short)")
+	}
 	commaLabels := Question{
 		ID:     strings.Repeat("a", 1000),
 		Header: "h",
