@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/telegram"
 )
 
@@ -62,10 +63,7 @@ func TestStatesAndNoTokenInLogs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = bad.Run(ctx, &fuzzInbox{}) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for bad.State() != askbridge.StateBadCredentials && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(5*time.Second, func() bool { return bad.State() == askbridge.StateBadCredentials })
 	cancel()
 	<-done
 	if s := bad.State(); s != askbridge.StateBadCredentials {
@@ -91,10 +89,7 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 	// A replica starts "connecting" and turns "standby" at its first try of
 	// the lease, which may come a little after the poller took it.
 	for _, r := range others {
-		deadline := time.Now().Add(5 * time.Second)
-		for r.ch.State() != askbridge.StateStandby && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testwait.Until(5*time.Second, func() bool { return r.ch.State() == askbridge.StateStandby })
 		if s := r.ch.State(); s != askbridge.StateStandby {
 			t.Errorf("replica %s is %s, want standby", r.name, s)
 		}

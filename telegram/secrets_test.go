@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -261,10 +262,7 @@ func runUntil(t *testing.T, ch *telegram.Channel, done func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); _ = ch.Run(ctx, noticeInbox{}) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !done() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(20*time.Second, done)
 	cancel()
 	<-stopped
 	if !done() {

@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 )
@@ -280,13 +281,7 @@ func (e *env) waitPoller(not string) string {
 // eventually polls cond until it holds or within passes.
 func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(e.t, within, what, cond)
 }
 
 func (e *env) agent() agenttest.Agent { return agenttest.Agent{RDB: e.rdb, Prefix: e.prefix} }
@@ -399,22 +394,17 @@ func (e *env) results(id string) (int64, askbridge.Result, error) {
 func (e *env) ended(ns []int, within time.Duration) {
 	e.t.Helper()
 	left := slices.Clone(ns)
-	deadline := time.Now().Add(within)
-	for len(left) > 0 {
+	if !testwait.Until(within, func() bool {
 		left = slices.DeleteFunc(left, func(n int) bool {
 			c, _, err := e.results(qid(n))
 			return err == nil && c > 0
 		})
-		if len(left) == 0 {
-			break
+		return len(left) == 0
+	}) {
+		for _, n := range head(left, 5) {
+			e.t.Log(e.describe(n))
 		}
-		if time.Now().After(deadline) {
-			for _, n := range head(left, 5) {
-				e.t.Log(e.describe(n))
-			}
-			e.t.Fatalf("after %s, %d questions have no result: %v", within, len(left), head(left, 20))
-		}
-		time.Sleep(50 * time.Millisecond)
+		e.t.Fatalf("after %s, %d questions have no result: %v", within, len(left), head(left, 20))
 	}
 }
 
