@@ -333,19 +333,13 @@ func TestMCPOverHTTPBehindTheToken(t *testing.T) {
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: %v", err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		q := questionOf(t, b.redisAddr, id)
-		if q.Status != askbridge.StatusPending {
-			if q.Result == nil || q.Result.Reason != askbridge.ReasonCancelled {
-				t.Errorf("question ended %s %+v; want cancelled", q.Status, q.Result)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the question of the cancelled call is still pending")
-		}
-		time.Sleep(50 * time.Millisecond)
+	var q client.Question
+	testwait.For(t, 15*time.Second, "the question of the cancelled call to end", func() bool {
+		q = questionOf(t, b.redisAddr, id)
+		return q.Status != askbridge.StatusPending
+	})
+	if q.Result == nil || q.Result.Reason != askbridge.ReasonCancelled {
+		t.Errorf("question ended %s %+v; want cancelled", q.Status, q.Result)
 	}
 }
 

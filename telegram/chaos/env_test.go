@@ -496,9 +496,9 @@ func (e *env) shownAtMost(ns []int, twice int) {
 // noLiveButtons waits until no bot message in any chat has buttons.
 func (e *env) noLiveButtons(within time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var live []string
+	var live []string
+	if !testwait.Until(within, func() bool {
+		live = nil
 		for _, c := range e.chats {
 			for _, m := range e.fake.BotMessages(c) {
 				if len(m.Keyboard) > 0 {
@@ -506,14 +506,9 @@ func (e *env) noLiveButtons(within time.Duration) {
 				}
 			}
 		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Errorf("after %s, %d messages still have buttons: %v", within, len(live), head(live, 10))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(live) == 0
+	}) {
+		e.t.Errorf("after %s, %d messages still have buttons: %v", within, len(live), head(live, 10))
 	}
 }
 
