@@ -9,8 +9,13 @@ import (
 	"time"
 )
 
-// Every is how often a condition is checked again.
-const Every = 5 * time.Millisecond
+// A condition is checked again after First, then at ever longer
+// intervals up to Most: a short wait ends soon after the state changes,
+// and a long one does not load a busy machine with checks.
+const (
+	First = 5 * time.Millisecond
+	Most  = 50 * time.Millisecond
+)
 
 // Until checks cond until it holds (true) or within has passed (false,
 // after a last check).
@@ -20,14 +25,17 @@ func Until(within time.Duration, cond func() bool) bool {
 	}
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
-	tick := time.NewTicker(Every)
-	defer tick.Stop()
+	every := First
+	next := time.NewTimer(every)
+	defer next.Stop()
 	for {
 		select {
-		case <-tick.C:
+		case <-next.C:
 			if cond() {
 				return true
 			}
+			every = min(2*every, Most)
+			next.Reset(every)
 		case <-deadline.C:
 			return cond()
 		}
