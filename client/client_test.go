@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestAskAnswered: a question asked with Ask appears on the page, the
@@ -262,11 +263,8 @@ func TestPushIsIdempotent(t *testing.T) {
 func waitHandled(t *testing.T, rdb redis.UniversalClient, prefix string) {
 	t.Helper()
 	ctx := ctxT(t, 10*time.Second)
-	for ctx.Err() == nil {
-		if rdb.XLen(ctx, prefix+"requests").Val() == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testwait.Until(10*time.Second, func() bool { return rdb.XLen(ctx, prefix+"requests").Val() == 0 }) {
+		return
 	}
 	t.Fatal("requests still unhandled")
 }

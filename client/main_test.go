@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
 )
@@ -230,20 +232,13 @@ func (b *bridge) open() ([]string, error) {
 // it shows.
 func (b *bridge) waitShown(t testing.TB, id string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.For(t, 10*time.Second, "question "+id+" on the page", func() bool {
 		ids, err := b.open()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, got := range ids {
-			if got == id {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("question %s never appeared on the page", id)
+		return slices.Contains(ids, id)
+	})
 }
 
 // answer posts an answer as the page does and returns the HTTP status.
@@ -266,21 +261,16 @@ func (b *bridge) answer(id, body string) (int, error) {
 func (b *bridge) person(body string) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			ids, err := b.open()
-			if err != nil {
-				done <- err
-				return
-			}
-			if len(ids) > 0 {
-				_, err := b.answer(ids[0], body)
-				done <- err
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+		var ids []string
+		var err error
+		if !testwait.Until(10*time.Second, func() bool { ids, err = b.open(); return err != nil || len(ids) > 0 }) {
+			done <- errors.New("no question appeared on the page within 10s")
+			return
 		}
-		done <- errors.New("no question appeared on the page within 10s")
+		if err == nil {
+			_, err = b.answer(ids[0], body)
+		}
+		done <- err
 	}()
 	return done
 }

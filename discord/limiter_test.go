@@ -16,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // stubDiscord answers the transport's requests in place of Discord: a 429
@@ -178,9 +179,7 @@ func TestBucket429SharedWithOtherReplicas(t *testing.T) {
 		return tr
 	}
 	a, b := replica(), replica()
-	for bus.Listening(Platform) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "both replicas listening for cooldowns", func() bool { return bus.Listening(Platform) >= 2 })
 	post := func(ctx context.Context, tr *transport, path string) error {
 		req, err := http.NewRequestWithContext(ctx, "POST", "https://discord.com"+path, strings.NewReader(`{"content":"x"}`))
 		if err != nil {
@@ -198,16 +197,12 @@ func TestBucket429SharedWithOtherReplicas(t *testing.T) {
 		t.Fatalf("the request Discord limited: %v", err)
 	}
 	key := bucketKey("POST", limited)
-	for {
+	testwait.For(t, 10*time.Second, "the other replica holding the bucket 10 s", func() bool {
 		b.lim.mu.Lock()
+		defer b.lim.mu.Unlock()
 		bk := b.lim.buckets[key]
-		held := bk != nil && bk.reset.Sub(clock.Now()) == 10*time.Second
-		b.lim.mu.Unlock()
-		if held {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return bk != nil && bk.reset.Sub(clock.Now()) == 10*time.Second
+	})
 	bounded, stop := context.WithTimeout(ctx, 20*time.Second)
 	defer stop()
 	errs := make(chan error, 1)

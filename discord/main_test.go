@@ -24,6 +24,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 )
@@ -281,13 +282,7 @@ func (e *env) waitGateway() *replica {
 
 func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(e.t, within, what, cond)
 }
 
 // handled waits until the replicas' engines answered n presses or messages

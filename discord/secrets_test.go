@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -280,10 +281,7 @@ func runUntil(t *testing.T, ch *discord.Channel, done func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); _ = ch.Run(ctx, nil) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !done() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(20*time.Second, done)
 	cancel()
 	<-stopped
 	if !done() {

@@ -303,6 +303,7 @@ func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 		if len(list.Questions) > 0 {
 			return list.Questions[0].ID
 		}
+		// Sleep: the next look at the page; the loop also watches the example process.
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("no question showed on the page\nexample stderr: %s\nbridge: %s", run.stderr, b.output)

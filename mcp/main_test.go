@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/client"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/mcp"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
@@ -113,15 +114,11 @@ func (b *bridge) open(t *testing.T) []string {
 // waitShown waits until the page shows a question and returns its id.
 func (b *bridge) waitShown(t *testing.T) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if ids := b.open(t); len(ids) > 0 {
-			return ids[0]
-		}
-		time.Sleep(20 * time.Millisecond)
+	var ids []string
+	if !testwait.Until(10*time.Second, func() bool { ids = b.open(t); return len(ids) > 0 }) {
+		t.Fatal("no question appeared on the page within 10s")
 	}
-	t.Fatal("no question appeared on the page within 10s")
-	return ""
+	return ids[0]
 }
 
 // answer answers question id on the page, as a person does.
@@ -297,17 +294,16 @@ func asJSON(t *testing.T, b []byte) any {
 func waitEnded(t *testing.T, prefix, id string) client.Question {
 	t.Helper()
 	c := agentClient(t, prefix)
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		q, found, err := c.Status(context.Background(), id)
+	var q client.Question
+	if !testwait.Until(15*time.Second, func() bool {
+		got, found, err := c.Status(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if found && q.Status != askbridge.StatusPending {
-			return q
-		}
-		time.Sleep(50 * time.Millisecond)
+		q = got
+		return found && q.Status != askbridge.StatusPending
+	}) {
+		t.Fatalf("question %s did not end within 15s", id)
 	}
-	t.Fatalf("question %s did not end within 15s", id)
-	return client.Question{}
+	return q
 }

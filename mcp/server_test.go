@@ -405,6 +405,7 @@ func TestRefusedByBridge(t *testing.T) {
 	args := deployArgs()
 	args["to"] = "web"
 	call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args})
+	// Sleep: a call that returned at once would have by now; there is no event to wait for.
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case r := <-call:

@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the module for the given time each (default 5s),
-# or the given number of runs each ("5000x").
+# or the given number of runs each ("5000x"). Each package's test binary is
+# built once, instrumented for fuzzing, and runs each of its targets in
+# turn, as `go test -fuzz` would (from the package's directory, with the
+# same corpus cache), so a package with several targets is built and
+# linked once, not once per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${1:-5s}
+cache=$(go env GOCACHE)/fuzz
+module=$(go list -m)
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
 found=0
-while IFS= read -r file; do
-	dir=./$(dirname "$file")
-	for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
-		found=1
-		echo "fuzz: $dir $target ($fuzztime)"
-		go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -fuzzminimizetime=1s "$dir"
+# The packages with fuzz targets, each once.
+while IFS= read -r dir; do
+	targets=$(git ls-files "$dir/*_test.go" | while IFS= read -r f; do
+		[ "$(dirname "$f")" = "$dir" ] && grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$f" | awk '{print $2}'
+	done | sort)
+	[ -n "$targets" ] || continue
+	found=1
+	pkg=$module
+	[ "$dir" = . ] || pkg=$module/$dir
+	first=$(echo "$targets" | head -n 1)
+	echo "fuzz: build ./$dir"
+	go test -c -o "$bin/pkg.test" -fuzz="^${first}\$" "./$dir"
+	for target in $targets; do
+		echo "fuzz: ./$dir $target ($fuzztime)"
+		(cd "$dir" && "$bin/pkg.test" -test.run='^$' -test.fuzz="^${target}\$" \
+			-test.fuzztime="$fuzztime" -test.fuzzminimizetime=1s \
+			-test.fuzzcachedir="$cache/$pkg" -test.paniconexit0)
 	done
-done < <(git ls-files '*_test.go' | sort)
+done < <(git ls-files '*_test.go' | xargs grep -lE '^func Fuzz' | xargs -n1 dirname | sort -u)
 if [ "$found" = 0 ]; then
 	echo "fuzz: no fuzz targets found" >&2
 	exit 1

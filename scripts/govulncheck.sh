@@ -15,6 +15,13 @@ if curl -sfI --max-time 15 https://vuln.go.dev/index/db.json.gz >/dev/null 2>&1;
 	exec "${govulncheck[@]}" ./...
 fi
 
+# The database built from a vulndb version is kept (VULNDB_CACHE, default
+# under the user's cache directory) and reused: building it takes minutes.
+cache=${VULNDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/vulndb}/$VULNDB_VERSION
+if [ -s "$cache/index/db.json" ]; then
+	echo "govulncheck: database built from golang.org/x/vulndb@$VULNDB_VERSION ($cache)"
+	exec "${govulncheck[@]}" -db "file://$cache" ./...
+fi
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 echo "govulncheck: vuln.go.dev cannot be reached; building the database from golang.org/x/vulndb@$VULNDB_VERSION"
@@ -35,4 +42,13 @@ if [ ! -s "$work/db/index/db.json" ]; then
 	exit 1
 fi
 echo "govulncheck: $(find "$work/db/ID" -name '*.json' | wc -l) entries"
-"${govulncheck[@]}" -db "file://$work/db" ./...
+# Kept for the next run: moved into place whole, so a run that dies midway
+# leaves no half-written database behind.
+mkdir -p "$(dirname "$cache")"
+if cp -r "$work/db" "$cache.tmp.$$" && mv -T "$cache.tmp.$$" "$cache" 2>/dev/null; then
+	db=$cache
+else
+	rm -rf "$cache.tmp.$$"
+	db=$work/db
+fi
+"${govulncheck[@]}" -db "file://$db" ./...

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
@@ -155,13 +156,7 @@ func (e *placesEnv) startReplica(name string) {
 // wait polls cond until it holds, failing the test after placesWithin.
 func (e *placesEnv) wait(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(placesWithin)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", placesWithin, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(e.t, placesWithin, what, cond)
 }
 
 // settle waits until the fake Slack has no envelope unacknowledged, then

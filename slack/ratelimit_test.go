@@ -15,6 +15,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/cooldowntest"
 	"github.com/askbridge/askbridge/internal/enginetest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 )
 
@@ -262,10 +263,5 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 // eventually waits up to 10 s for cond, checking often.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, what, cond)
 }

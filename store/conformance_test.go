@@ -266,6 +266,7 @@ func testRequestBlock(t *testing.T, b backend) {
 	}
 	// An entry added while a reader blocks wakes it.
 	go func() {
+		// Sleep: the entry must come while the reader blocks, which nothing reports.
 		time.Sleep(100 * time.Millisecond)
 		s.rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", "late"}})
 	}()
@@ -1886,6 +1887,7 @@ func testEventsBlock(t *testing.T, b backend) {
 		t.Fatalf("block 200ms returned after %v", d)
 	}
 	go func() {
+		// Sleep: the event must come while the reader blocks, which nothing reports.
 		time.Sleep(100 * time.Millisecond)
 		_ = s.Publish(context.Background(), askbridge.Event{Kind: "expired", ID: "q", At: t0})
 	}()

@@ -260,6 +260,7 @@ func testRaceDeadConsumer(t *testing.T, b backend) {
 		}
 	}
 	// Well past the idle time, nobody gets it again.
+	// Sleep: the server compares real idle time with ClaimIdle.
 	time.Sleep(time.Second)
 	for _, s := range []*Store{heir, third} {
 		got, err := s.ReadRequests(ctx, 10, 0)

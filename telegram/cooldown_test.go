@@ -12,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -44,13 +45,9 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 		return ch
 	}
 	a, b := replica("a"), replica("b")
-	deadline := time.Now().Add(10 * time.Second)
-	for admin.PubSubNumSub(context.Background(), prefix+"cooldowns").Val()[prefix+"cooldowns"] < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the replicas do not listen for cooldowns")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the replicas listening for cooldowns", func() bool {
+		return admin.PubSubNumSub(context.Background(), prefix+"cooldowns").Val()[prefix+"cooldowns"] >= 2
+	})
 
 	req, err := askbridge.DecodeRequest([]byte(goldenShapes[0].request))
 	if err != nil {
@@ -66,12 +63,7 @@ func TestRateLimitSharedWithOtherReplicas(t *testing.T) {
 	if !errors.As(err, &se) || se.Kind != engine.RateLimited || se.RetryAfter < 5*time.Second {
 		t.Fatalf("a 429 of at least 5 s: %v", err)
 	}
-	for !b.Held(chat) {
-		if time.Now().After(deadline) {
-			t.Fatal("the other replica did not hear of the 429")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the other replica hearing of the 429", func() bool { return b.Held(chat) })
 	before := fake.Stats()
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -294,13 +295,7 @@ func (e *env) noMoreResults(ids ...string) {
 // eventually polls cond until it holds or within passes.
 func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(e.t, within, what, cond)
 }
 
 // prompt waits for the bot's n-th message (1-based) in chat, and until

@@ -17,6 +17,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/telegram"
 )
 
@@ -64,10 +65,7 @@ func TestStatesAndNoTokenInLogs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = bad.Run(ctx, &fuzzInbox{}) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for bad.State() != engine.StateBadCredentials && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(5*time.Second, func() bool { return bad.State() == engine.StateBadCredentials })
 	cancel()
 	<-done
 	if s := bad.State(); s != engine.StateBadCredentials {
@@ -93,10 +91,7 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 	// A replica starts "connecting" and turns "standby" at its first try of
 	// the lease, which may come a little after the poller took it.
 	for _, r := range others {
-		deadline := time.Now().Add(5 * time.Second)
-		for r.ch.State() != engine.StateStandby && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testwait.Until(5*time.Second, func() bool { return r.ch.State() == engine.StateStandby })
 		if s := r.ch.State(); s != engine.StateStandby {
 			t.Errorf("replica %s is %s, want standby", r.name, s)
 		}

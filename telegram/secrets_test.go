@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -262,10 +263,7 @@ func runUntil(t *testing.T, ch *telegram.Channel, done func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); _ = ch.Run(ctx, noticeInbox{}) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !done() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(20*time.Second, done)
 	cancel()
 	<-stopped
 	if !done() {

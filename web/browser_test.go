@@ -330,13 +330,19 @@ func (tb *tab) text(sel string) string {
 
 func (tb *tab) click(sel string) { tb.t.Helper(); tb.do(chromedp.Click(chromedp.CSS(sel))) }
 
+// settled waits until the page's animations (the arrival highlight) have
+// ended, so a picture shows the settled state.
+func (tb *tab) settled() {
+	tb.t.Helper()
+	tb.waitJS("the page's animations to end", `document.getAnimations().every(a => a.playState !== 'running')`, 10*time.Second)
+}
+
 // shot writes a full-page PNG screenshot.
 func (tb *tab) shot(name string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
 	defer cancel()
-	// Let the arrival highlight fade, so the picture shows the settled state.
-	time.Sleep(400 * time.Millisecond)
+	tb.settled()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		tb.t.Fatalf("screenshot %s: %v", name, err)
@@ -1043,7 +1049,7 @@ func (tb *tab) shotTo(path string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
 	defer cancel()
-	time.Sleep(400 * time.Millisecond) // the arrival highlight fades
+	tb.settled()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		tb.t.Fatalf("screenshot %s: %v", path, err)

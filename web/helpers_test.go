@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/web"
 )
@@ -413,25 +414,25 @@ func (b *bridge) open(t testing.TB) openList {
 // waitOpen waits until the page lists every id.
 func (b *bridge) waitOpen(t testing.TB, ids ...string) openList {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := b.open(t)
-		have := map[string]bool{}
+	var l openList
+	have := map[string]bool{}
+	listed := testwait.Until(10*time.Second, func() bool {
+		l = b.open(t)
+		clear(have)
 		for _, q := range l.Questions {
 			have[q.ID] = true
 		}
-		all := true
 		for _, id := range ids {
-			all = all && have[id]
+			if !have[id] {
+				return false
+			}
 		}
-		if all {
-			return l
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("questions %v not listed; have %v", ids, have)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	})
+	if !listed {
+		t.Fatalf("questions %v not listed; have %v", ids, have)
 	}
+	return l
 }
 
 // history reads the timeline through the API.
@@ -453,18 +454,20 @@ func (b *bridge) history(t testing.TB) []web.HistoryEntry {
 // waitHistory waits until the timeline holds id and returns its entry.
 func (b *bridge) waitHistory(t testing.TB, id string) web.HistoryEntry {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var entry web.HistoryEntry
+	found := testwait.Until(10*time.Second, func() bool {
 		for _, e := range b.history(t) {
 			if e.ID == id {
-				return e
+				entry = e
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no timeline entry for %s", id)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("no timeline entry for %s", id)
 	}
+	return entry
 }
 
 // sse is a client of the events stream.

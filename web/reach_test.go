@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // seen presses Seen on the page's behalf: POST …/seen with {} and the
@@ -32,17 +33,15 @@ func (b *bridge) seen(t testing.TB, id string, hdr map[string]string) (int, map[
 // waitListed waits until the page lists id as ok says, and returns it.
 func (b *bridge) waitListed(t testing.TB, id, what string, ok func(listedQuestion) bool) listedQuestion {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		q, listed := b.open(t).listed(id)
-		if listed && ok(q) {
-			return q
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never listed with %s; last listed %+v (%v)", id, what, q, listed)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var q listedQuestion
+	var listed bool
+	if !testwait.Until(10*time.Second, func() bool {
+		q, listed = b.open(t).listed(id)
+		return listed && ok(q)
+	}) {
+		t.Fatalf("%s never listed with %s; last listed %+v (%v)", id, what, q, listed)
 	}
+	return q
 }
 
 // placeQuestion stores question id (request req, a JSON request) in places

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/web"
 )
 
@@ -168,17 +169,16 @@ func TestEventStreamsCapped(t *testing.T) {
 	}
 	first.close()
 	// The handler of the closed stream returns on its own goroutine.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var status int
+	if !testwait.Until(10*time.Second, func() bool {
 		s, res := b.openEvents(t, "", nil)
-		if res.StatusCode == http.StatusOK {
+		if status = res.StatusCode; status == http.StatusOK {
 			s.close()
-			break
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a closed stream made no room: %d", res.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("a closed stream made no room: %d", status)
 	}
 }
 

@@ -10,25 +10,27 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // firstOpen waits for the page to show a question and returns its id.
 func firstOpen(t *testing.T, b *runningBridge) string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	if !testwait.Until(5*time.Second, func() bool {
 		_, body := b.get(t, "/api/questions")
 		var list struct{ Questions []struct{ ID string } }
 		if err := json.Unmarshal([]byte(body), &list); err != nil {
 			t.Fatalf("GET /api/questions: %v: %s", err, body)
 		}
 		if len(list.Questions) > 0 {
-			return list.Questions[0].ID
+			id = list.Questions[0].ID
 		}
-		time.Sleep(20 * time.Millisecond)
+		return id != ""
+	}) {
+		t.Fatal("no question appeared on the page")
 	}
-	t.Fatal("no question appeared on the page")
-	return ""
+	return id
 }
 
 // TestAskIDs: without --id, `bridge ask` asks under an id of its own (a

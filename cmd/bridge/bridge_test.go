@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // freeAddr returns a loopback address nobody listens on right now.
@@ -142,14 +143,10 @@ func askAsync(ctx context.Context, env map[string]string, args ...string) <-chan
 
 func waitOpen(t *testing.T, b *runningBridge, id string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, body := b.get(t, "/api/questions"); strings.Contains(body, `"id":"`+id+`"`) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("question %s never appeared on the page", id)
+	testwait.For(t, 5*time.Second, "question "+id+" on the page", func() bool {
+		_, body := b.get(t, "/api/questions")
+		return strings.Contains(body, `"id":"`+id+`"`)
+	})
 }
 
 func answerOnPage(t *testing.T, b *runningBridge, id, body string) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // pageDo is a request to the bridge's main listener with a Host ("" for
@@ -49,20 +50,21 @@ func pageDo(t *testing.T, b *runningBridge, method, path, body, host, token stri
 // shownOnPage waits for the page to show a question and returns its id.
 func shownOnPage(t *testing.T, b *runningBridge, token string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	if !testwait.Until(10*time.Second, func() bool {
 		_, body := pageDo(t, b, http.MethodGet, "/api/questions", "", "", token)
 		var list struct{ Questions []struct{ ID string } }
 		if err := json.Unmarshal([]byte(body), &list); err != nil {
 			t.Fatalf("GET /api/questions: %v: %s", err, body)
 		}
 		if len(list.Questions) > 0 {
-			return list.Questions[0].ID
+			id = list.Questions[0].ID
 		}
-		time.Sleep(20 * time.Millisecond)
+		return id != ""
+	}) {
+		t.Fatal("no question appeared on the page")
 	}
-	t.Fatal("no question appeared on the page")
-	return ""
+	return id
 }
 
 // bearer adds a token to every request of an HTTP client, as an MCP
@@ -188,10 +190,7 @@ func TestMCPCommandStdio(t *testing.T) {
 		call <- res
 	}()
 	id := shownOnPage(t, b, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(strings.Join(p.list(), "\n"), "Shown on the web page") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(10*time.Second, func() bool { return strings.Contains(strings.Join(p.list(), "\n"), "Shown on the web page") })
 	answerOnPage(t, b, id, `{"answers":{"deploy_target":["Production"]}}`)
 	var res *sdk.CallToolResult
 	select {
@@ -334,19 +333,13 @@ func TestMCPOverHTTPBehindTheToken(t *testing.T) {
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: %v", err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		q := questionOf(t, b.redisAddr, id)
-		if q.Status != askbridge.StatusPending {
-			if q.Result == nil || q.Result.Reason != askbridge.ReasonCancelled {
-				t.Errorf("question ended %s %+v; want cancelled", q.Status, q.Result)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the question of the cancelled call is still pending")
-		}
-		time.Sleep(50 * time.Millisecond)
+	var q client.Question
+	testwait.For(t, 15*time.Second, "the question of the cancelled call to end", func() bool {
+		q = questionOf(t, b.redisAddr, id)
+		return q.Status != askbridge.StatusPending
+	})
+	if q.Result == nil || q.Result.Reason != askbridge.ReasonCancelled {
+		t.Errorf("question ended %s %+v; want cancelled", q.Status, q.Result)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestMetrics scrapes /metrics after one question of each ending the
@@ -92,20 +93,15 @@ func TestMetrics(t *testing.T) {
 		`askbridge_channel_state{platform="web",state="bad_credentials"} 0`,
 	}
 	// The finisher counts an ending just after the result is pushed.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(5*time.Second, func() bool {
 		_, body = b.get(t, "/metrics")
-		missing := 0
 		for _, want := range wants {
 			if !strings.Contains(body, want) {
-				missing++
+				return false
 			}
 		}
-		if missing == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	for _, want := range wants {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "askbridge_"))

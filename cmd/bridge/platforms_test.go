@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestFailingPlatformsDoNotStopTheBridge turns every platform on against
@@ -27,9 +29,9 @@ func TestFailingPlatformsDoNotStopTheBridge(t *testing.T) {
 		Ready    bool
 		Channels map[string]string
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, body := b.get(t, "/readyz")
+	var body string
+	if !testwait.Until(10*time.Second, func() bool {
+		_, body = b.get(t, "/readyz")
 		if err := json.Unmarshal([]byte(body), &ready); err != nil {
 			t.Fatal(err)
 		}
@@ -39,13 +41,9 @@ func TestFailingPlatformsDoNotStopTheBridge(t *testing.T) {
 				bad++
 			}
 		}
-		if bad == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz never showed the platforms failing: %s", body)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return bad == 3
+	}) {
+		t.Fatalf("/readyz never showed the platforms failing: %s", body)
 	}
 	if !ready.Ready || ready.Channels["web"] != "connected" {
 		t.Errorf("the bridge is not ready: %+v", ready)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -58,17 +59,13 @@ func TestTwoReplicas(t *testing.T) {
 	answerOnPage(t, a, "rep-2", `{"answers":{"pick":["B"]}}`)
 
 	// The other page no longer offers it, and its history shows the answer.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, open := b.get(t, "/api/questions")
-		_, history := b.get(t, "/api/history")
-		if !strings.Contains(open, `"rep-2"`) && strings.Contains(history, "rep-2") && strings.Contains(history, "Answered: B") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica b still shows rep-2 open:\n%s\nhistory:\n%s", open, history)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var open, history string
+	if !testwait.Until(5*time.Second, func() bool {
+		_, open = b.get(t, "/api/questions")
+		_, history = b.get(t, "/api/history")
+		return !strings.Contains(open, `"rep-2"`) && strings.Contains(history, "rep-2") && strings.Contains(history, "Answered: B")
+	}) {
+		t.Fatalf("replica b still shows rep-2 open:\n%s\nhistory:\n%s", open, history)
 	}
 	// Answering it again on b is refused with what happened.
 	code, body := postAnswer(t, b, "rep-2", `{"answers":{"pick":["A"]}}`)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // getWith is a GET to the bridge's main listener with a Host and an
@@ -172,33 +173,24 @@ func TestWebhooksCapped(t *testing.T) {
 	hold := slowBody(t, b.httpAddr, "/slack/events")
 	// Generous: on a loaded machine the held call can take a while to
 	// reach its handler (the connection's own deadline is 30 s).
-	deadline := time.Now().Add(25 * time.Second)
-	for {
+	var status int
+	if !testwait.Until(25*time.Second, func() bool {
 		resp := post()
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			if resp.Header.Get("Retry-After") == "" {
-				t.Errorf("503 without Retry-After")
-			}
-			break
+		if status = resp.StatusCode; status != http.StatusServiceUnavailable {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a second webhook call while one is in hand = %d; want 503", resp.StatusCode)
+		if resp.Header.Get("Retry-After") == "" {
+			t.Errorf("503 without Retry-After")
 		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	}) {
+		t.Fatalf("a second webhook call while one is in hand = %d; want 503", status)
 	}
 	if code, _ := b.get(t, "/api/questions"); code != http.StatusOK {
 		t.Errorf("the page while the webhooks are full = %d", code)
 	}
 	hold.Close()
-	for {
-		if resp := post(); resp.StatusCode == http.StatusUnauthorized {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the slot was not given back")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 25*time.Second, "the slot given back", func() bool { return post().StatusCode == http.StatusUnauthorized })
 }
 
 // TestOpsBehindTheToken: on a listener beyond loopback (with its token) and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // Chats of the fake Telegram: the bot is in both, but only ops is the
@@ -59,13 +61,7 @@ func pushAsk(t *testing.T, rdb *redis.Client, id, to string) string {
 // waitShown waits for the bot's first message in chat.
 func waitShown(t *testing.T, fake *telegramtest.Server, chat int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(fake.BotMessages(chat)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing was shown in chat %d", chat)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, fmt.Sprintf("a message in chat %d", chat), func() bool { return len(fake.BotMessages(chat)) > 0 })
 }
 
 // assertRefused checks a result is the error naming the setting.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestWalkthrough follows the README's "First run, step by step" with the
@@ -317,8 +318,8 @@ func (b *walkthroughBridge) sh(script string, limit time.Duration) walkthroughRu
 // to appear on the web page, adds it to seen and returns its id.
 func (b *walkthroughBridge) waitNew(t *testing.T, seen map[string]bool, prefix string) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	if !testwait.Until(15*time.Second, func() bool {
 		resp, err := http.Get("http://" + b.httpAddr + "/api/questions")
 		if err != nil {
 			t.Fatal(err)
@@ -331,14 +332,16 @@ func (b *walkthroughBridge) waitNew(t *testing.T, seen map[string]bool, prefix s
 		}
 		for _, q := range page.Questions {
 			if strings.HasPrefix(q.ID, prefix) && !seen[q.ID] {
-				seen[q.ID] = true
-				return q.ID
+				id = q.ID
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no new question %s… appeared on the web page within 15 seconds", prefix)
 	}
-	t.Fatalf("no new question %s… appeared on the web page within 15 seconds", prefix)
-	return ""
+	seen[id] = true
+	return id
 }
 
 // answer answers question id as the page does when a person clicks.

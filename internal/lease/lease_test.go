@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/lease"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -79,12 +80,8 @@ func (h *holder) stop() {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(10*time.Second, cond) {
+		t.Fatalf("never: %s", what)
 	}
 }
 

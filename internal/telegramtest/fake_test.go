@@ -139,6 +139,7 @@ func TestOnePollerAtATime(t *testing.T) {
 		code, _ := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}})
 		first <- code
 	}()
+	// Sleep: the first long poll must be in hand; the fake does not report it.
 	time.Sleep(200 * time.Millisecond)
 	// The second poll terminates the first, which gets 409.
 	go func() { raw(t, s, "getUpdates", url.Values{"timeout": {"1"}}) }()
@@ -157,6 +158,7 @@ func TestOnePollerAtATime(t *testing.T) {
 	// confirms what came before it.
 	got := make(chan map[string]any, 1)
 	go func() { _, body := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}}); got <- body }()
+	// Sleep: the long poll must be waiting before the update comes.
 	time.Sleep(200 * time.Millisecond)
 	if _, err := s.SendText(chat, telegramtest.User{ID: 7, FirstName: "P"}, "hello"); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ func TestRedisConnectionsCut(t *testing.T) {
 		if i == questions/3 || i == 2*questions/3 {
 			cuts += e.proxy.Cut()
 		}
+		// Sleep: questions spread over six seconds, so the cuts land mid-burst.
 		time.Sleep(6 * time.Second / questions)
 	}
 	t.Logf("%d connections cut", cuts)

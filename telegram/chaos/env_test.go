@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/store"
 )
@@ -281,13 +282,7 @@ func (e *env) waitPoller(not string) string {
 // eventually polls cond until it holds or within passes.
 func (e *env) eventually(within time.Duration, what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(e.t, within, what, cond)
 }
 
 func (e *env) agent() agenttest.Agent { return agenttest.Agent{RDB: e.rdb, Prefix: e.prefix} }
@@ -400,22 +395,17 @@ func (e *env) results(id string) (int64, askbridge.Result, error) {
 func (e *env) ended(ns []int, within time.Duration) {
 	e.t.Helper()
 	left := slices.Clone(ns)
-	deadline := time.Now().Add(within)
-	for len(left) > 0 {
+	if !testwait.Until(within, func() bool {
 		left = slices.DeleteFunc(left, func(n int) bool {
 			c, _, err := e.results(qid(n))
 			return err == nil && c > 0
 		})
-		if len(left) == 0 {
-			break
+		return len(left) == 0
+	}) {
+		for _, n := range head(left, 5) {
+			e.t.Log(e.describe(n))
 		}
-		if time.Now().After(deadline) {
-			for _, n := range head(left, 5) {
-				e.t.Log(e.describe(n))
-			}
-			e.t.Fatalf("after %s, %d questions have no result: %v", within, len(left), head(left, 20))
-		}
-		time.Sleep(50 * time.Millisecond)
+		e.t.Fatalf("after %s, %d questions have no result: %v", within, len(left), head(left, 20))
 	}
 }
 
@@ -507,9 +497,9 @@ func (e *env) shownAtMost(ns []int, twice int) {
 // noLiveButtons waits until no bot message in any chat has buttons.
 func (e *env) noLiveButtons(within time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var live []string
+	var live []string
+	if !testwait.Until(within, func() bool {
+		live = nil
 		for _, c := range e.chats {
 			for _, m := range e.fake.BotMessages(c) {
 				if len(m.Keyboard) > 0 {
@@ -517,14 +507,9 @@ func (e *env) noLiveButtons(within time.Duration) {
 				}
 			}
 		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Errorf("after %s, %d messages still have buttons: %v", within, len(live), head(live, 10))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(live) == 0
+	}) {
+		e.t.Errorf("after %s, %d messages still have buttons: %v", within, len(live), head(live, 10))
 	}
 }
 

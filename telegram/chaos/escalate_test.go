@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestEscalationStepSurvivesKill: the replica firing an escalation step
@@ -57,10 +60,9 @@ func TestEscalationStepSurvivesKill(t *testing.T) {
 	if q := e.tap(step, "Right"); e.notice(q, 10*time.Second).Text == "" {
 		t.Fatal("the tap in the lead's chat was not answered")
 	}
-	_, res, err := e.results(id)
-	for end := time.Now().Add(10 * time.Second); err == nil && res.Status == "" && time.Now().Before(end); _, res, err = e.results(id) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	var res askbridge.Result
+	var err error
+	testwait.Until(10*time.Second, func() bool { _, res, err = e.results(id); return err != nil || res.Status != "" })
 	if err != nil || res.Status != "answered" || res.Place != fmt.Sprintf("telegram:%d", lead) {
 		t.Fatalf("result %+v (%v): want answered in the lead's chat", res, err)
 	}

@@ -42,9 +42,11 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 			}
 			replies[i] = id
 		}
+		// Sleep: taps and replies spread over the outage, as people's would be.
 		time.Sleep(5 * time.Second / questions)
 	}
 	for time.Since(outage) < 5*time.Second {
+		// Sleep: the outage lasts five seconds of wall time, longer than the retries.
 		time.Sleep(50 * time.Millisecond)
 	}
 	e.proxy.Resume()

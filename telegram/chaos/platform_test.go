@@ -22,9 +22,11 @@ func TestTelegramFailingCalls(t *testing.T) {
 	failing := time.Now()
 	for i := range questions {
 		e.ask(i, e.chatOf(i), 600)
+		// Sleep: questions spread over five seconds of failing calls.
 		time.Sleep(5 * time.Second / questions)
 	}
 	for time.Since(failing) < 10*time.Second {
+		// Sleep: the platform fails for ten seconds of wall time, longer than the retries.
 		time.Sleep(50 * time.Millisecond)
 	}
 	e.front.Fail(0)

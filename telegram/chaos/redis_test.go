@@ -80,6 +80,7 @@ func (r *aofRedis) run() error {
 			r.crash()
 			return errors.Join(fmt.Errorf("redis-server on %s: no PING answer", r.Addr), err)
 		}
+		// Sleep: the next PING of a server still loading its AOF.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

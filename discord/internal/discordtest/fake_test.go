@@ -55,6 +55,7 @@ func TestLateCallbackFails(t *testing.T) {
 	if status, body := call(t, s, "POST", "interactions/"+onTime+"/"+in.Token+"/callback", `{"type":6}`); status != 400 || body["code"].(float64) != 40060 {
 		t.Errorf("second callback: %d %v", status, body)
 	}
+	// Sleep: the fake fails a press on its own wall-clock timer; only real time passing tests it.
 	time.Sleep(discordtest.InteractionDeadline + 100*time.Millisecond)
 	in, _ = s.Interaction(late)
 	if !in.Failed {
@@ -222,6 +223,7 @@ func TestDeletes(t *testing.T) {
 	if status != 429 || body["retry_after"].(float64) <= 0 {
 		t.Errorf("a third delete within the window: %d %v", status, body)
 	}
+	// Sleep: the fake's rate-limit window is one second of wall time.
 	time.Sleep(time.Second)
 	if status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+theirs, ""); status != 403 || body["code"].(float64) != 50013 {
 		t.Errorf("delete another user's message: %d %v", status, body)
