@@ -493,6 +493,16 @@ func TestEngineTapAnswers(t *testing.T) {
 	if dup := tap(h, p, 0, alice, "ev1"); dup.Notice != engine.NoticeDuplicate {
 		t.Errorf("duplicate tap: %+v", dup)
 	}
+	// The winning tap seen again as a new event (its answer written, its
+	// reply lost to a timeout on the replica that handled it) is told it
+	// was recorded; anyone else on that option, that it was answered.
+	if again := tap(h, p, 1, alice, "ev3"); again.Notice != engine.NoticeRecorded || again.Action != engine.TapClear {
+		t.Errorf("own tap seen again: %+v", again)
+	}
+	bob := askbridge.Person{Platform: "telegram", ID: "bob"}
+	if other := tap(h, p, 1, bob, "ev4"); other.Notice != engine.NoticeAlreadyAnswered {
+		t.Errorf("another person's late tap: %+v", other)
+	}
 	if n := h.resultCount(id); n != 0 {
 		t.Errorf("%d more results pushed", n)
 	}

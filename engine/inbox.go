@@ -60,9 +60,31 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 	}
 	lang = rec.Request.Locale
 	if rec.Status != askbridge.StatusPending && rec.Result != nil {
-		return e.clearReply(ctx, rec, *rec.Result, t.Message)
+		reply := e.clearReply(ctx, rec, *rec.Result, t.Message)
+		if ownAnswer(rec, *rec.Result, t.Person, p) {
+			reply.Notice = NoticeRecorded
+		}
+		return reply
 	}
 	return e.tapPending(ctx, rec, t, p, log)
+}
+
+// ownAnswer reports whether the tap of p by person is the answer that
+// ended rec: the same person, on the same option. A tap seen again after
+// its answer was written but before its reply reached the replica (a
+// timeout, a pause, a replica that died) is told its answer was recorded,
+// not that the question was already answered.
+func ownAnswer(rec Record, res askbridge.Result, person askbridge.Person, p askbridge.Payload) bool {
+	by := res.AnsweredBy
+	if res.Status != askbridge.StatusAnswered || by == nil || by.Platform != person.Platform || by.ID != person.ID || res.Answers == nil {
+		return false
+	}
+	qs := rec.Request.Questions
+	if p.Choice.Kind != askbridge.ControlOption || len(qs) != 1 || p.Choice.Option >= len(qs[0].Options) {
+		return false
+	}
+	got := res.Answers.Answers[qs[0].ID]
+	return len(got) == 1 && got[0] == qs[0].Options[p.Choice.Option].Label
 }
 
 // tappedQuestion finds the question of a tapped message, the one its
@@ -133,6 +155,9 @@ func (e *Engine) tapPending(ctx context.Context, rec Record, t Tap, p askbridge.
 	if !sub.End.Won && sub.End.Found && sub.End.Result.Status != askbridge.StatusPending {
 		reply := e.clearReply(ctx, sub.End.Record, sub.End.Result, t.Message)
 		reply.Notice = sub.Notice
+		if ownAnswer(sub.End.Record, sub.End.Result, t.Person, p) {
+			reply.Notice = NoticeRecorded
+		}
 		return reply
 	}
 	// Won: the finisher edits every message, the tapped one included.
