@@ -1,4 +1,4 @@
-package web_test
+package browsertest
 
 // Browser tests of how the page answers (issue 18): the order of the open
 // questions, no sticky hover on phones, hints that go once a field is

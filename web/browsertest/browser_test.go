@@ -1,4 +1,4 @@
-package web_test
+package browsertest
 
 // End-to-end tests of the page in a real headless Chromium, driven with
 // chromedp, against the page served by httptest with a real engine and a
@@ -121,7 +121,7 @@ func artifactDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("ASKBRIDGE_ARTIFACTS")
 	if dir == "" {
-		abs, err := filepath.Abs(filepath.Join("..", "artifacts", "screenshots"))
+		abs, err := filepath.Abs(filepath.Join("..", "..", "artifacts", "screenshots"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -814,7 +814,7 @@ const thaiContext = "บิลด์ **#4812** ล้มเหลวบน `main
 
 // browserThai: a browser whose language is Thai gets the page in Thai, and
 // a Thai question (with context) is shown, answered with a Thai digit in
-// the Other box and ended in Thai. The screenshot, web/testdata/thai.png,
+// the Other box and ended in Thai. The screenshot, web/browsertest/testdata/thai.png,
 // shows a reader what the page looks like; Thai must render as Thai
 // letters, not boxes (Debian: fonts-thai-tlwg).
 func browserThai(t *testing.T) {
