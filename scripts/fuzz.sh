@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the module for the given time each (default 5s),
+# Runs every fuzz target of the main module (the nested modules have
+# none) for the given time each (default 5s),
 # or the given number of runs each ("5000x"). Each package's test binary is
 # built once, instrumented for fuzzing, and runs each of its targets in
 # turn, as `go test -fuzz` would (from the package's directory, with the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reports known vulnerabilities in the code paths the module calls, with
+# Reports known vulnerabilities in the code paths of each module given (the
+# directories of their go.mod files; default: the main module, "."), with
 # govulncheck at a pinned version from the module proxy. Its database comes
 # from vuln.go.dev when that can be reached; otherwise it is built here
 # from golang.org/x/vulndb at a pinned version, also from the module proxy
@@ -10,9 +11,22 @@ GOVULNCHECK_VERSION=${GOVULNCHECK_VERSION:-v1.9.0}
 VULNDB_VERSION=${VULNDB_VERSION:-v0.0.0-20261105234957-e22db6528018}
 govulncheck=(go run "golang.org/x/vuln/cmd/govulncheck@$GOVULNCHECK_VERSION")
 
+modules=("${@:-.}")
+
+# check runs govulncheck with the given flags in every module.
+check() {
+	local m status=0
+	for m in "${modules[@]}"; do
+		echo "govulncheck: module $m"
+		(cd "$m" && "${govulncheck[@]}" "$@" ./...) || status=1
+	done
+	return $status
+}
+
 if curl -sfI --max-time 15 https://vuln.go.dev/index/db.json.gz >/dev/null 2>&1; then
 	echo "govulncheck: database from vuln.go.dev"
-	exec "${govulncheck[@]}" ./...
+	check
+	exit
 fi
 
 # The database built from a vulndb version is kept (VULNDB_CACHE, default
@@ -20,7 +34,8 @@ fi
 cache=${VULNDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/askbridge/vulndb}/$VULNDB_VERSION
 if [ -s "$cache/index/db.json" ]; then
 	echo "govulncheck: database built from golang.org/x/vulndb@$VULNDB_VERSION ($cache)"
-	exec "${govulncheck[@]}" -db "file://$cache" ./...
+	check -db "file://$cache"
+	exit
 fi
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
@@ -51,4 +66,4 @@ else
 	rm -rf "$cache.tmp.$$"
 	db=$work/db
 fi
-"${govulncheck[@]}" -db "file://$db" ./...
+check -db "file://$db"

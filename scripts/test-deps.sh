@@ -13,7 +13,7 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
-# Thai glyphs for the web page's Thai screenshot test (web/browser_test.go).
+# Thai glyphs for the web page's Thai screenshot test (web/browsertest/browser_test.go).
 # (grep reads all of fc-list's output: with -q it would stop at the first
 # match, and pipefail would take fc-list's SIGPIPE for a missing font.)
 fc-list 2>/dev/null | grep -i 'tlwg' >/dev/null || need_apt+=(fonts-thai-tlwg)

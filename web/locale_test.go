@@ -16,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/markup"
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -25,9 +26,9 @@ type wordsReply struct {
 }
 
 // words reads GET /words with the given query and headers.
-func (b *bridge) words(t testing.TB, query string, hdr map[string]string) wordsReply {
+func words(t testing.TB, b *webtest.Bridge, query string, hdr map[string]string) wordsReply {
 	t.Helper()
-	res, data := b.request(t, http.MethodGet, "/words"+query, nil, hdr)
+	res, data := b.Request(t, http.MethodGet, "/words"+query, nil, hdr)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /words%s = %d %s", query, res.StatusCode, data)
 	}
@@ -42,7 +43,7 @@ func (b *bridge) words(t testing.TB, query string, hdr map[string]string) wordsR
 // matched to a shipped catalog; without a catalog for any, English.
 func TestWordsLanguage(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tests := []struct {
 		name, query    string
 		acceptLanguage string
@@ -66,7 +67,7 @@ func TestWordsLanguage(t *testing.T) {
 			if tc.acceptLanguage != "" {
 				hdr["Accept-Language"] = tc.acceptLanguage
 			}
-			if got := b.words(t, tc.query, hdr).Lang; got != tc.want {
+			if got := words(t, b, tc.query, hdr).Lang; got != tc.want {
 				t.Errorf("lang = %q; want %q", got, tc.want)
 			}
 		})
@@ -77,9 +78,9 @@ func TestWordsLanguage(t *testing.T) {
 // worded in the question's language, whatever the page's.
 func TestWordsCatalogs(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{token: "words-test-token-0123456789"})
+	b := webtest.Start(t, webtest.Options{Token: "words-test-token-0123456789"})
 	// The page's words need no token: the token dialog is worded with them.
-	w := b.words(t, "?lang=th", map[string]string{"Authorization": ""})
+	w := words(t, b, "?lang=th", map[string]string{"Authorization": ""})
 	if w.Lang != "th" {
 		t.Fatalf("lang = %q", w.Lang)
 	}
@@ -178,14 +179,14 @@ func TestPageWordsFromCatalogs(t *testing.T) {
 // timeline are in Thai, with codes beside the words.
 func TestThaiQuestion(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, thaiQuestion("thai-1", buildFailure))
-	l := b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.ThaiQuestion("thai-1", webtest.BuildFailure))
+	l := b.WaitOpen(t, id)
 	q := l.Questions[0]
 	if q.Locale != "th" || q.Intro != "คำถามจาก deploy-bot:" {
 		t.Errorf("locale, intro = %q, %q; want th and the Thai intro", q.Locale, q.Intro)
 	}
-	if want := markup.Parse(buildFailure).HTML(); q.ContextHTML != want {
+	if want := markup.Parse(webtest.BuildFailure).HTML(); q.ContextHTML != want {
 		t.Errorf("contextHTML = %q; want markup's %q", q.ContextHTML, want)
 	}
 	for _, want := range []string{
@@ -197,7 +198,7 @@ func TestThaiQuestion(t *testing.T) {
 		}
 	}
 
-	code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"๒"}}})
+	code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"๒"}}})
 	if code != http.StatusOK {
 		t.Fatalf("answer = %d %v", code, out)
 	}
@@ -208,12 +209,12 @@ func TestThaiQuestion(t *testing.T) {
 	if out["message"] != "บันทึกคำตอบแล้ว" {
 		t.Errorf("message = %v", out["message"])
 	}
-	res := b.result(t, id, 5*time.Second)
-	if !sameAnswers(res.Answers.Answers, map[string][]string{"deploy_target": {"โปรดักชัน"}}) {
+	res := b.Result(t, id, 5*time.Second)
+	if !webtest.SameAnswers(res.Answers.Answers, map[string][]string{"deploy_target": {"โปรดักชัน"}}) {
 		t.Fatalf("answers = %v; want the second option", res.Answers.Answers)
 	}
 
-	e := b.waitHistory(t, id)
+	e := b.WaitHistory(t, id)
 	if e.Locale != "th" || e.Outcome != "answered" || e.Status != "ตอบแล้ว: โปรดักชัน" || e.Intro != "คำถามจาก deploy-bot:" {
 		t.Errorf("entry = %s", mustJSON(t, e))
 	}
@@ -222,13 +223,13 @@ func TestThaiQuestion(t *testing.T) {
 	}
 
 	// Thai too when the page may not answer, and when it is too late.
-	only := b.ask(t, `{"id":"thai-only","to":"web","locale":"th","answerers":["telegram:7"],"questions":[{"id":"q","header":"ก","question":"ข?","options":[{"label":"ค"},{"label":"ง"}]}]}`)
-	b.waitOpen(t, only)
-	if code, out := b.answer(t, only, map[string]any{"skip": true}); code != http.StatusForbidden ||
+	only := b.Ask(t, `{"id":"thai-only","to":"web","locale":"th","answerers":["telegram:7"],"questions":[{"id":"q","header":"ก","question":"ข?","options":[{"label":"ค"},{"label":"ง"}]}]}`)
+	b.WaitOpen(t, only)
+	if code, out := b.Answer(t, only, map[string]any{"skip": true}); code != http.StatusForbidden ||
 		out["notice"] != string(engine.NoticeNotForYou) || out["error"] != "คำถามนี้ไม่ได้ถามคุณ" {
 		t.Errorf("answer to a question for others = %d %v; want 403 in Thai", code, out)
 	}
-	code, out = b.answer(t, id, map[string]any{"skip": true})
+	code, out = b.Answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusConflict || out["status"] != "ตอบแล้ว: โปรดักชัน" {
 		t.Errorf("answer after the end = %d %v", code, out)
 	}
@@ -240,7 +241,7 @@ func TestThaiQuestion(t *testing.T) {
 // their own words.
 func TestOtherBoxReadLikeAReply(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tests := []struct {
 		name, typed string
 		want        string
@@ -256,14 +257,14 @@ func TestOtherBoxReadLikeAReply(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			id := b.ask(t, thaiQuestion("other-"+string(rune('a'+i)), ""))
-			b.waitOpen(t, id)
-			code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {tc.typed}}})
+			id := b.Ask(t, webtest.ThaiQuestion("other-"+string(rune('a'+i)), ""))
+			b.WaitOpen(t, id)
+			code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {tc.typed}}})
 			if code != http.StatusOK || out["status"] != tc.status {
 				t.Fatalf("answer %q = %d %v; want status %q", tc.typed, code, out, tc.status)
 			}
-			res := b.result(t, id, 5*time.Second)
-			if !sameAnswers(res.Answers.Answers, map[string][]string{"deploy_target": {tc.want}}) {
+			res := b.Result(t, id, 5*time.Second)
+			if !webtest.SameAnswers(res.Answers.Answers, map[string][]string{"deploy_target": {tc.want}}) {
 				t.Fatalf("answer %q gave %v; want %q", tc.typed, res.Answers.Answers, tc.want)
 			}
 		})
@@ -273,15 +274,15 @@ func TestOtherBoxReadLikeAReply(t *testing.T) {
 // A Thai skip is worded in Thai, with its codes.
 func TestThaiSkip(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, thaiQuestion("thai-skip", ""))
-	b.waitOpen(t, id)
-	code, out := b.answer(t, id, map[string]any{"skip": true})
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.ThaiQuestion("thai-skip", ""))
+	b.WaitOpen(t, id)
+	code, out := b.Answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusOK || out["outcome"] != "skipped" || out["status"] != "ข้ามแล้ว" {
 		t.Fatalf("skip = %d %v", code, out)
 	}
 	wantNotice(t, out, engine.NoticeSkipped, "th")
-	if e := b.waitHistory(t, id); e.Outcome != "skipped" || e.Status != "ข้ามแล้ว" || e.Locale != "th" || e.ContextHTML != "" {
+	if e := b.WaitHistory(t, id); e.Outcome != "skipped" || e.Status != "ข้ามแล้ว" || e.Locale != "th" || e.ContextHTML != "" {
 		t.Errorf("entry = %s", mustJSON(t, e))
 	}
 }
@@ -290,13 +291,13 @@ func TestThaiSkip(t *testing.T) {
 // anything else is text.
 func TestContextSanitised(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	const hostile = "<script>alert(1)</script> <img src=x onerror=alert(1)>\n\n" +
 		"[click](javascript:alert(1)) [mail](mailto:ops@example.com) <b onclick=x>bold</b>\n\n" +
 		`[quote](https://example.com/"onmouseover="x)`
 	req, _ := json.Marshal(hostile)
-	id := b.ask(t, `{"id":"ctx-hostile","to":"web","context":`+string(req)+`,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	l := b.waitOpen(t, id)
+	id := b.Ask(t, `{"id":"ctx-hostile","to":"web","context":`+string(req)+`,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	l := b.WaitOpen(t, id)
 	got := l.Questions[0].ContextHTML
 	for _, bad := range []string{"<script", "<img", "<b ", `href="javascript`, `"onmouseover`, "onerror=alert(1)>"} {
 		if strings.Contains(got, bad) {
@@ -309,8 +310,8 @@ func TestContextSanitised(t *testing.T) {
 		}
 	}
 	// Without context there is no field at all.
-	plain := b.ask(t, oneQuestion("ctx-none"))
-	for _, q := range b.waitOpen(t, plain).Questions {
+	plain := b.Ask(t, webtest.OneQuestion("ctx-none"))
+	for _, q := range b.WaitOpen(t, plain).Questions {
 		if q.ID == plain && q.ContextHTML != "" {
 			t.Errorf("contextHTML without context = %q", q.ContextHTML)
 		}

@@ -6,7 +6,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,40 +14,10 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/web"
 )
-
-// Voters beside the page.
-var (
-	alice = askbridge.Person{Platform: "telegram", ID: "1", Name: "Alice"}
-	bob   = askbridge.Person{Platform: "telegram", ID: "2", Name: "Bob"}
-)
-
-// quorumQuestion is a 2-of-3 question on the page: the page, Alice and
-// Bob may answer. extra is more fields, each with its comma.
-func quorumQuestion(id, extra string) string {
-	return fmt.Sprintf(`{"id":%q,"to":"web","agent":"change-bot","quorum":2,"answerers":["web:web","telegram:1","telegram:2"]%s,`+
-		`"questions":[{"id":"change","header":"Change","question":"Approve the change to the payment service?","options":[{"label":"Approve"},{"label":"Reject"}]}]}`, id, extra)
-}
-
-// vote votes on question id as who would on their platform: through the
-// engine, with the question as it stands. A nil answer is an abstention.
-func (b *bridge) vote(t testing.TB, id string, who askbridge.Person, answers map[string][]string) engine.Submitted {
-	t.Helper()
-	rec, found, err := b.store.Get(t.Context(), id)
-	if err != nil || !found {
-		t.Fatalf("get %s: %v, found %v", id, err, found)
-	}
-	a := engine.Answer{By: who, Via: askbridge.ViaButton, Skip: answers == nil, Values: answers, Place: rec.PlaceAt(askbridge.Target{Platform: "web"})}
-	sub, err := b.engine.SubmitRecord(t.Context(), rec, a)
-	if err != nil {
-		t.Fatalf("%s votes on %s: %v", who.Name, id, err)
-	}
-	return sub
-}
-
-func change(label string) map[string][]string { return map[string][]string{"change": {label}} }
 
 // votesOf is the votes of a timeline entry as "who: labels" lines, with
 // "(own words)" and "(abstained)".
@@ -77,26 +46,26 @@ func votesOf(e web.HistoryEntry) []string {
 // timeline keeps the votes. Each vote is a voted event with its voter.
 func TestQuorumVotes(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, res := b.openEvents(t, "", nil)
+	b := webtest.Start(t, webtest.Options{})
+	s, res := b.OpenEvents(t, "", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("events = %d", res.StatusCode)
 	}
-	id := b.ask(t, quorumQuestion("quorum-votes", ""))
-	q, _ := b.waitOpen(t, id).listed(id)
+	id := b.Ask(t, webtest.QuorumQuestion("quorum-votes", ""))
+	q, _ := b.WaitOpen(t, id).Listed(id)
 	if q.Quorum != 2 || q.TallyLine != "Votes: 0 of 2 needed — Approve 0, Reject 0" || len(q.Notes) != 0 ||
 		len(q.Tally) != 0 || len(q.Voters) != 0 || q.Voted || q.MyVote != nil || !q.MayAnswer {
 		t.Fatalf("listed before any vote: %+v", q)
 	}
 
-	if sub := b.vote(t, id, alice, change("Reject")); sub.Won || sub.Notice != engine.NoticeVoted {
+	if sub := b.Vote(t, id, webtest.Alice, webtest.Change("Reject")); sub.Won || sub.Notice != engine.NoticeVoted {
 		t.Fatalf("Alice's vote = %+v", sub)
 	}
-	if ev := s.next(t, "voted", id); ev.Data["by"] != "telegram:1" {
+	if ev := s.Next(t, "voted", id); ev.Data["by"] != "telegram:1" {
 		t.Errorf("Alice's voted event = %v", ev.Data)
 	}
 
-	code, out := b.answer(t, id, map[string]any{"answers": change("Approve")})
+	code, out := b.Answer(t, id, map[string]any{"answers": webtest.Change("Approve")})
 	if code != http.StatusOK {
 		t.Fatalf("the page's vote = %d %v", code, out)
 	}
@@ -110,15 +79,15 @@ func TestQuorumVotes(t *testing.T) {
 	if r, _ := out["result"].(map[string]any); r["status"] != "pending" {
 		t.Errorf("result = %v; want pending", out["result"])
 	}
-	if ev := s.next(t, "voted", id); ev.Data["by"] != "web:web" {
+	if ev := s.Next(t, "voted", id); ev.Data["by"] != "web:web" {
 		t.Errorf("the page's voted event = %v", ev.Data)
 	}
 
-	q = b.waitListed(t, id, "the page's vote", func(q listedQuestion) bool { return q.Voted })
+	q = waitListed(t, b, id, "the page's vote", func(q webtest.ListedQuestion) bool { return q.Voted })
 	if q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" || len(q.Notes) != 0 {
 		t.Errorf("tally line, notes = %q, %q", q.TallyLine, q.Notes)
 	}
-	wantTally := []listedTally{
+	wantTally := []webtest.ListedTally{
 		{Answers: []web.HistoryAnswer{{Answer: []string{"Reject"}}}, Count: 1},
 		{Answers: []web.HistoryAnswer{{Answer: []string{"Approve"}}}, Count: 1},
 	}
@@ -138,27 +107,27 @@ func TestQuorumVotes(t *testing.T) {
 	}
 
 	// The page's first vote stands.
-	for _, body := range []map[string]any{{"answers": change("Reject")}, {"skip": true}} {
-		code, out := b.answer(t, id, body)
+	for _, body := range []map[string]any{{"answers": webtest.Change("Reject")}, {"skip": true}} {
+		code, out := b.Answer(t, id, body)
 		if code != http.StatusConflict || out["notice"] != string(engine.NoticeAlreadyVoted) ||
 			out["message"] != "You already answered; your first answer stands." || out["open"] != true {
 			t.Errorf("second vote %v = %d %v; want 409 AlreadyVoted", body, code, out)
 		}
 	}
-	if q, _ := b.open(t).listed(id); q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" {
+	if q, _ := b.Open(t).Listed(id); q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" {
 		t.Errorf("after a second vote the tally is %q", q.TallyLine)
 	}
 
 	// Bob agrees with the page: it ends, answered.
-	if sub := b.vote(t, id, bob, change("Approve")); !sub.Won {
+	if sub := b.Vote(t, id, webtest.Bob, webtest.Change("Approve")); !sub.Won {
 		t.Fatalf("Bob's vote = %+v; want the deciding one", sub)
 	}
-	s.next(t, "answered", id)
-	result := b.result(t, id, 5*time.Second)
-	if result.Status != askbridge.StatusAnswered || !sameAnswers(result.Answers.Answers, change("Approve")) || len(result.Votes) != 3 {
+	s.Next(t, "answered", id)
+	result := b.Result(t, id, 5*time.Second)
+	if result.Status != askbridge.StatusAnswered || !webtest.SameAnswers(result.Answers.Answers, webtest.Change("Approve")) || len(result.Votes) != 3 {
 		t.Fatalf("result = %+v", result)
 	}
-	e := b.waitHistory(t, id)
+	e := b.WaitHistory(t, id)
 	if e.Outcome != "answered" || e.Status != "Answered: Approve" || e.Quorum != 2 || len(e.Sections) != 1 ||
 		!slices.Equal(e.Sections[0].Answer, []string{"Approve"}) {
 		t.Errorf("entry = %s", mustJSON(t, e))
@@ -166,10 +135,10 @@ func TestQuorumVotes(t *testing.T) {
 	if got := votesOf(e); !slices.Equal(got, []string{"Alice: Reject", "web page: Approve", "Bob: Approve"}) {
 		t.Errorf("entry votes = %q", got)
 	}
-	if _, listed := b.open(t).listed(id); listed {
+	if _, listed := b.Open(t).Listed(id); listed {
 		t.Error("still listed after the end")
 	}
-	code, out = b.answer(t, id, map[string]any{"answers": change("Reject")})
+	code, out = b.Answer(t, id, map[string]any{"answers": webtest.Change("Reject")})
 	if code != http.StatusConflict || out["outcome"] != "answered" || out["status"] != "Answered: Approve" || out["open"] != nil {
 		t.Errorf("a vote after the end = %d %v", code, out)
 	}
@@ -181,20 +150,20 @@ func TestQuorumVotes(t *testing.T) {
 // reaches the page, and the timeline says "No agreement" with the votes.
 func TestQuorumAbstainedNoAgreement(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, _ := b.openEvents(t, "", nil)
-	id := b.ask(t, quorumQuestion("quorum-abstain", ""))
-	b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, webtest.QuorumQuestion("quorum-abstain", ""))
+	b.WaitOpen(t, id)
 
-	code, out := b.answer(t, id, map[string]any{"skip": true})
+	code, out := b.Answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusOK || out["notice"] != string(engine.NoticeAbstained) || out["message"] != "Abstention recorded." || out["open"] != true {
 		t.Fatalf("the page's skip = %d %v; want 200 Abstained", code, out)
 	}
 	if _, ok := out["count"]; ok {
 		t.Errorf("an abstention has a count: %v", out)
 	}
-	s.next(t, "voted", id)
-	q := b.waitListed(t, id, "the abstention", func(q listedQuestion) bool { return q.Voted })
+	s.Next(t, "voted", id)
+	q := waitListed(t, b, id, "the abstention", func(q webtest.ListedQuestion) bool { return q.Voted })
 	if q.Abstained != 1 || len(q.Tally) != 0 || !slices.Equal(q.Voters, []string{"web page"}) ||
 		q.MyVote == nil || !q.MyVote.Skipped || len(q.MyVote.Answers) != 0 {
 		t.Errorf("listed after the abstention: %s", mustJSON(t, q))
@@ -203,24 +172,24 @@ func TestQuorumAbstainedNoAgreement(t *testing.T) {
 		t.Errorf("tally line = %q", q.TallyLine)
 	}
 
-	if sub := b.vote(t, id, alice, change("Approve")); sub.Won || sub.Notice != engine.NoticeVoted {
+	if sub := b.Vote(t, id, webtest.Alice, webtest.Change("Approve")); sub.Won || sub.Notice != engine.NoticeVoted {
 		t.Fatalf("Alice's vote = %+v", sub)
 	}
-	if sub := b.vote(t, id, bob, change("Reject")); !sub.Won {
+	if sub := b.Vote(t, id, webtest.Bob, webtest.Change("Reject")); !sub.Won {
 		t.Fatalf("Bob's vote = %+v; want it to end the question", sub)
 	}
-	s.next(t, "no_quorum", id)
-	if r := b.result(t, id, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonNoQuorum {
+	s.Next(t, "no_quorum", id)
+	if r := b.Result(t, id, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonNoQuorum {
 		t.Fatalf("result = %+v; want no_answer/no_quorum", r)
 	}
-	e := b.waitHistory(t, id)
+	e := b.WaitHistory(t, id)
 	if e.Outcome != "no_quorum" || e.Status != "No agreement" || len(e.Sections[0].Answer) != 0 || e.Sections[0].OwnWords {
 		t.Errorf("entry = %s", mustJSON(t, e))
 	}
 	if got := votesOf(e); !slices.Equal(got, []string{"web page: (abstained)", "Alice: Approve", "Bob: Reject"}) {
 		t.Errorf("entry votes = %q", got)
 	}
-	code, out = b.answer(t, id, map[string]any{"answers": change("Approve")})
+	code, out = b.Answer(t, id, map[string]any{"answers": webtest.Change("Approve")})
 	if code != http.StatusConflict || out["outcome"] != "no_quorum" || out["status"] != "No agreement" {
 		t.Errorf("a vote after the end = %d %v", code, out)
 	}
@@ -232,13 +201,13 @@ func TestQuorumAbstainedNoAgreement(t *testing.T) {
 // impossible ends it without agreement, and its words are not repeated.
 func TestQuorumDecidedByThePage(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	agreed := b.ask(t, quorumQuestion("quorum-agreed", ""))
-	apart := b.ask(t, quorumQuestion("quorum-apart", ""))
-	b.waitOpen(t, agreed, apart)
+	b := webtest.Start(t, webtest.Options{})
+	agreed := b.Ask(t, webtest.QuorumQuestion("quorum-agreed", ""))
+	apart := b.Ask(t, webtest.QuorumQuestion("quorum-apart", ""))
+	b.WaitOpen(t, agreed, apart)
 
-	b.vote(t, agreed, alice, change("Approve"))
-	code, out := b.answer(t, agreed, map[string]any{"answers": change(" approve ")})
+	b.Vote(t, agreed, webtest.Alice, webtest.Change("Approve"))
+	code, out := b.Answer(t, agreed, map[string]any{"answers": webtest.Change(" approve ")})
 	if code != http.StatusOK || out["outcome"] != "answered" || out["status"] != "Answered: Approve" ||
 		out["notice"] != string(engine.NoticeVoted) || out["message"] != "Vote recorded (2 of 2 needed)." || out["open"] != nil {
 		t.Fatalf("the deciding vote = %d %v", code, out)
@@ -248,13 +217,13 @@ func TestQuorumDecidedByThePage(t *testing.T) {
 		t.Errorf("reply result = %+v (%v); want both votes", r, err)
 	}
 
-	b.vote(t, apart, alice, change("Approve"))
-	b.vote(t, apart, bob, change("Reject"))
-	code, out = b.answer(t, apart, map[string]any{"answers": change("Wait for Monday")})
+	b.Vote(t, apart, webtest.Alice, webtest.Change("Approve"))
+	b.Vote(t, apart, webtest.Bob, webtest.Change("Reject"))
+	code, out = b.Answer(t, apart, map[string]any{"answers": webtest.Change("Wait for Monday")})
 	if code != http.StatusOK || out["outcome"] != "no_quorum" || out["status"] != "No agreement" {
 		t.Fatalf("the vote that made agreement impossible = %d %v", code, out)
 	}
-	e := b.waitHistory(t, apart)
+	e := b.WaitHistory(t, apart)
 	if got := votesOf(e); !slices.Equal(got, []string{"Alice: Approve", "Bob: Reject", "web page:  (own words)"}) {
 		t.Errorf("entry votes = %q", got)
 	}
@@ -267,21 +236,21 @@ func TestQuorumDecidedByThePage(t *testing.T) {
 func TestQuorumThai(t *testing.T) {
 	t.Parallel()
 	th := locale.For("th")
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, quorumQuestion("quorum-thai", `,"locale":"th"`))
-	b.waitOpen(t, id)
-	code, out := b.answer(t, id, map[string]any{"answers": change("Approve")})
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.QuorumQuestion("quorum-thai", `,"locale":"th"`))
+	b.WaitOpen(t, id)
+	code, out := b.Answer(t, id, map[string]any{"answers": webtest.Change("Approve")})
 	if want := engine.NoticeVoted.TextCount("th", 1, 2); code != http.StatusOK || out["message"] != want || out["locale"] != "th" {
 		t.Errorf("Thai vote = %d %v; want %q", code, out, want)
 	}
 	if !strings.HasPrefix(out["message"].(string), "บันทึกคะแนนแล้ว") {
 		t.Errorf("Thai vote message = %q", out["message"])
 	}
-	code, out = b.answer(t, id, map[string]any{"skip": true})
+	code, out = b.Answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusConflict || out["message"] != th.Get("NoticeAlreadyVoted") {
 		t.Errorf("Thai second vote = %d %v", code, out)
 	}
-	q := b.waitListed(t, id, "the page's vote", func(q listedQuestion) bool { return q.Voted })
+	q := waitListed(t, b, id, "the page's vote", func(q webtest.ListedQuestion) bool { return q.Voted })
 	if !strings.HasPrefix(q.TallyLine, "คะแนน: 1 จาก 2") {
 		t.Errorf("Thai tally line = %q", q.TallyLine)
 	}

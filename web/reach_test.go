@@ -16,13 +16,14 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/testwait"
+	"github.com/askbridge/askbridge/internal/webtest"
 )
 
 // seen presses Seen on the page's behalf: POST …/seen with {} and the
 // headers hdr, as b.request sends them.
-func (b *bridge) seen(t testing.TB, id string, hdr map[string]string) (int, map[string]any) {
+func seen(t testing.TB, b *webtest.Bridge, id string, hdr map[string]string) (int, map[string]any) {
 	t.Helper()
-	res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/seen", "{}", hdr)
+	res, data := b.Request(t, http.MethodPost, "/api/questions/"+id+"/seen", "{}", hdr)
 	var out map[string]any
 	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("seen reply %d is not JSON: %s", res.StatusCode, data)
@@ -31,12 +32,12 @@ func (b *bridge) seen(t testing.TB, id string, hdr map[string]string) (int, map[
 }
 
 // waitListed waits until the page lists id as ok says, and returns it.
-func (b *bridge) waitListed(t testing.TB, id, what string, ok func(listedQuestion) bool) listedQuestion {
+func waitListed(t testing.TB, b *webtest.Bridge, id, what string, ok func(webtest.ListedQuestion) bool) webtest.ListedQuestion {
 	t.Helper()
-	var q listedQuestion
+	var q webtest.ListedQuestion
 	var listed bool
 	if !testwait.Until(10*time.Second, func() bool {
-		q, listed = b.open(t).listed(id)
+		q, listed = b.Open(t).Listed(id)
 		return listed && ok(q)
 	}) {
 		t.Fatalf("%s never listed with %s; last listed %+v (%v)", id, what, q, listed)
@@ -48,14 +49,14 @@ func (b *bridge) waitListed(t testing.TB, id, what string, ok func(listedQuestio
 // as the engine would, and records a prompt in each place of shown, as
 // the engine does once it has posted there. It is open for an hour; no
 // reminder or escalation step is scheduled.
-func (b *bridge) placeQuestion(t testing.TB, id, req string, places []askbridge.Place, shown ...int) {
+func placeQuestion(t testing.TB, b *webtest.Bridge, id, req string, places []askbridge.Place, shown ...int) {
 	t.Helper()
 	r, err := askbridge.DecodeRequest([]byte(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := b.clock.now()
-	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
+	now := b.Clock.Now()
+	if _, _, err := b.Store.Create(t.Context(), engine.NewQuestion{
 		ID: id, Request: r, Target: places[0].Target, Answerers: places[0].Answerers, Places: places,
 		Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
@@ -66,7 +67,7 @@ func (b *bridge) placeQuestion(t testing.TB, id, req string, places []askbridge.
 		if ref.Platform == "web" {
 			ref.Chat, ref.Message = "web", id
 		}
-		if _, err := b.store.AddMessage(t.Context(), id, ref); err != nil {
+		if _, err := b.Store.AddMessage(t.Context(), id, ref); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,27 +84,27 @@ func withPings(id, extra string) string {
 // says it was given on the page.
 func TestWebSecondPlace(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, _ := b.openEvents(t, "", nil)
-	id := b.ask(t, `{"id":"second-1","to":["slack:C0123","web"],"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]}]}`)
+	b := webtest.Start(t, webtest.Options{})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, `{"id":"second-1","to":["slack:C0123","web"],"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]}]}`)
 	// Its requested event names the first place, Slack: the page gets it
 	// because the question has a place on the page.
-	s.next(t, "requested", id)
-	q := b.waitListed(t, id, "Slack as another place", func(q listedQuestion) bool { return len(q.Places) == 1 })
-	if q.Places[0] != (listedPlace{Name: "slack:C0123", Platform: "slack"}) || !q.MayAnswer || q.OffersSeen || q.SeenBy != "" || len(q.Notes) != 0 {
+	s.Next(t, "requested", id)
+	q := waitListed(t, b, id, "Slack as another place", func(q webtest.ListedQuestion) bool { return len(q.Places) == 1 })
+	if q.Places[0] != (webtest.ListedPlace{Name: "slack:C0123", Platform: "slack"}) || !q.MayAnswer || q.OffersSeen || q.SeenBy != "" || len(q.Notes) != 0 {
 		t.Errorf("listed %+v; want Slack as the other place, answerable, no Seen, no notes", q)
 	}
-	code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
+	code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
 	if code != http.StatusOK || out["status"] != "Answered by web page in web: Production" {
 		t.Fatalf("answer = %d %v; want 200 naming the page as where", code, out)
 	}
-	res := b.result(t, id, 5*time.Second)
+	res := b.Result(t, id, 5*time.Second)
 	if res.Place != "web" || res.AnsweredBy == nil || res.AnsweredBy.Platform != "web" {
 		t.Errorf("result = %+v; want it answered on the page", res)
 	}
 	// Its end names the first place too; the page gets it all the same.
-	s.next(t, "answered", id)
-	if e := b.waitHistory(t, id); e.Outcome != "answered" {
+	s.Next(t, "answered", id)
+	if e := b.WaitHistory(t, id); e.Outcome != "answered" {
 		t.Errorf("timeline entry = %+v", e)
 	}
 }
@@ -111,35 +112,35 @@ func TestWebSecondPlace(t *testing.T) {
 // Who may answer is decided for the page's own place, not the first one.
 func TestWebPlaceAnswerers(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	slack := askbridge.Target{Platform: "slack", Chat: "C0123"}
 	// Only slack:U1 may answer on Slack; anyone on the page.
-	b.placeQuestion(t, "place-open", withPings("place-open", ""), []askbridge.Place{
+	placeQuestion(t, b, "place-open", withPings("place-open", ""), []askbridge.Place{
 		{Name: "slack:C0123", Target: slack, Answerers: []string{"slack:U1"}},
 		{Name: "web", Target: pageTarget},
 	}, 0, 1)
 	// Anyone on Slack; only telegram:7 on the page.
-	b.placeQuestion(t, "place-closed", withPings("place-closed", ""), []askbridge.Place{
+	placeQuestion(t, b, "place-closed", withPings("place-closed", ""), []askbridge.Place{
 		{Name: "slack:C0123", Target: slack},
 		{Name: "web", Target: pageTarget, Answerers: []string{"telegram:7"}},
 	}, 0, 1)
-	l := b.waitOpen(t, "place-open", "place-closed")
-	if q, _ := l.listed("place-open"); !q.MayAnswer {
+	l := b.WaitOpen(t, "place-open", "place-closed")
+	if q, _ := l.Listed("place-open"); !q.MayAnswer {
 		t.Errorf("place-open: mayAnswer = false; the page's place names no answerers")
 	}
-	if q, _ := l.listed("place-closed"); q.MayAnswer {
+	if q, _ := l.Listed("place-closed"); q.MayAnswer {
 		t.Errorf("place-closed: mayAnswer = true; the page's place is for telegram:7 only")
 	}
-	if code, out := b.seen(t, "place-closed", nil); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
+	if code, out := seen(t, b, "place-closed", nil); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
 		t.Errorf("seen on place-closed = %d %v; want 403 NotForYou", code, out)
 	}
-	if code, out := b.answer(t, "place-closed", map[string]any{"skip": true}); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
+	if code, out := b.Answer(t, "place-closed", map[string]any{"skip": true}); code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) {
 		t.Errorf("answer to place-closed = %d %v; want 403 NotForYou", code, out)
 	}
-	if code, out := b.seen(t, "place-open", nil); code != http.StatusOK {
+	if code, out := seen(t, b, "place-open", nil); code != http.StatusOK {
 		t.Errorf("seen on place-open = %d %v; want 200", code, out)
 	}
-	if code, out := b.answer(t, "place-open", map[string]any{"skip": true}); code != http.StatusOK {
+	if code, out := b.Answer(t, "place-open", map[string]any{"skip": true}); code != http.StatusOK {
 		t.Errorf("answer to place-open = %d %v; want 200", code, out)
 	}
 }
@@ -148,28 +149,28 @@ func TestWebPlaceAnswerers(t *testing.T) {
 // someone knows its id, nor are its events.
 func TestNoWebPlace(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, _ := b.openEvents(t, "", nil)
-	other := b.ask(t, withPings("elsewhere-1", `,"to":["slack:C0123","telegram:42"]`))
-	mine := b.ask(t, withPings("elsewhere-2", `,"to":"web"`))
-	b.waitOpen(t, mine)
-	if _, listed := b.open(t).listed(other); listed {
+	b := webtest.Start(t, webtest.Options{})
+	s, _ := b.OpenEvents(t, "", nil)
+	other := b.Ask(t, withPings("elsewhere-1", `,"to":["slack:C0123","telegram:42"]`))
+	mine := b.Ask(t, withPings("elsewhere-2", `,"to":"web"`))
+	b.WaitOpen(t, mine)
+	if _, listed := b.Open(t).Listed(other); listed {
 		t.Errorf("%s is listed", other)
 	}
-	if code, out := b.seen(t, other, nil); code != http.StatusNotFound {
+	if code, out := seen(t, b, other, nil); code != http.StatusNotFound {
 		t.Errorf("seen = %d %v; want 404", code, out)
 	}
-	if code, out := b.answer(t, other, map[string]any{"skip": true}); code != http.StatusNotFound {
+	if code, out := b.Answer(t, other, map[string]any{"skip": true}); code != http.StatusNotFound {
 		t.Errorf("answer = %d %v; want 404", code, out)
 	}
-	b.cancelQuestion(t, other)
-	b.cancelQuestion(t, mine)
+	b.CancelQuestion(t, other)
+	b.CancelQuestion(t, mine)
 	// Events come in order: by the end of the page's question, every event
 	// of the other one has been published, and none reached the page.
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
-		case ev := <-s.events:
+		case ev := <-s.C:
 			if ev.Data["id"] == other {
 				t.Fatalf("the page got %v of a question not on the page", ev.Data)
 			}
@@ -188,16 +189,16 @@ func TestNoWebPlace(t *testing.T) {
 // had; the events stream brings what happened.
 func TestListReach(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
-	s, _ := b.openEvents(t, "", nil)
-	id := b.ask(t, withPings("reach-1", `,"to":["slack:C0123","discord:7","telegram:42","web"],"escalate":[{"afterSeconds":700,"to":"oncall-lead"}]`))
-	ev := s.next(t, "undeliverable", id)
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, withPings("reach-1", `,"to":["slack:C0123","discord:7","telegram:42","web"],"escalate":[{"afterSeconds":700,"to":"oncall-lead"}]`))
+	ev := s.Next(t, "undeliverable", id)
 	if ev.Data["to"] != "discord:7" || ev.Data["error"] != "chat not found" {
 		t.Errorf("undeliverable event = %v; want discord:7 and the platform's words", ev.Data)
 	}
-	want := []listedPlace{{"slack:C0123", "slack"}, {"telegram:42", "telegram"}}
-	q := b.waitListed(t, id, "Slack and Telegram", func(q listedQuestion) bool { return len(q.Places) == 2 })
+	want := []webtest.ListedPlace{{Name: "slack:C0123", Platform: "slack"}, {Name: "telegram:42", Platform: "telegram"}}
+	q := waitListed(t, b, id, "Slack and Telegram", func(q webtest.ListedQuestion) bool { return len(q.Places) == 2 })
 	if !slices.Equal(q.Places, want) || !q.OffersSeen || q.SeenBy != "" || q.Reminders != 0 || len(q.Notes) != 0 || !q.MayAnswer {
 		t.Errorf("listed %+v; want places %v, Seen offered, nothing more", q, want)
 	}
@@ -206,32 +207,32 @@ func TestListReach(t *testing.T) {
 		t.Errorf("the list tells who may answer elsewhere: %s", raw)
 	}
 
-	clk.advance(601 * time.Second)
-	ev = s.next(t, "reminded", id)
+	clk.Advance(601 * time.Second)
+	ev = s.Next(t, "reminded", id)
 	if ev.Data["to"] != "slack:C0123,telegram:42,web" {
 		t.Errorf("reminded to = %v", ev.Data["to"])
 	}
-	b.waitListed(t, id, "one reminder", func(q listedQuestion) bool { return q.Reminders == 1 })
+	waitListed(t, b, id, "one reminder", func(q webtest.ListedQuestion) bool { return q.Reminders == 1 })
 
-	clk.advance(100 * time.Second)
-	if ev := s.next(t, "escalated", id); ev.Data["to"] != "oncall-lead" {
+	clk.Advance(100 * time.Second)
+	if ev := s.Next(t, "escalated", id); ev.Data["to"] != "oncall-lead" {
 		t.Errorf("escalated to = %v", ev.Data["to"])
 	}
-	want = append(want, listedPlace{"oncall-lead", "slack"})
-	q = b.waitListed(t, id, "the escalation step's place", func(q listedQuestion) bool { return len(q.Places) == 3 })
+	want = append(want, webtest.ListedPlace{Name: "oncall-lead", Platform: "slack"})
+	q = waitListed(t, b, id, "the escalation step's place", func(q webtest.ListedQuestion) bool { return len(q.Places) == 3 })
 	if !slices.Equal(q.Places, want) || len(q.Notes) != 0 {
 		t.Errorf("listed %+v; want places %v and no notes (the page is not the step's)", q, want)
 	}
 
 	// Seen on Slack, by Alice: the page learns it, and who.
 	alice := askbridge.Person{Platform: "slack", ID: "U1", Name: "Alice"}
-	if n, err := b.engine.Acknowledge(t.Context(), id, alice, 0); err != nil || n != engine.NoticeSeen {
+	if n, err := b.Engine.Acknowledge(t.Context(), id, alice, 0); err != nil || n != engine.NoticeSeen {
 		t.Fatalf("Acknowledge = %v, %v", n, err)
 	}
-	if ev := s.next(t, "acknowledged", id); ev.Data["by"] != "slack:U1" {
+	if ev := s.Next(t, "acknowledged", id); ev.Data["by"] != "slack:U1" {
 		t.Errorf("acknowledged event = %v", ev.Data)
 	}
-	q = b.waitListed(t, id, "Seen by Alice", func(q listedQuestion) bool { return q.SeenBy != "" })
+	q = waitListed(t, b, id, "Seen by Alice", func(q webtest.ListedQuestion) bool { return q.SeenBy != "" })
 	if q.SeenBy != "Alice" || !slices.Equal(q.Notes, []string{"Seen by Alice"}) || !q.OffersSeen {
 		t.Errorf("listed %+v; want seen by Alice, in the notes too", q)
 	}
@@ -240,59 +241,59 @@ func TestListReach(t *testing.T) {
 // A question an escalation step brings to the page says why, in its notes.
 func TestEscalatedToThePage(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
-	s, _ := b.openEvents(t, "", nil)
-	id := b.ask(t, withPings("escalated-1", `,"to":"slack:C0123","escalate":[{"afterSeconds":60,"to":"web"}]`))
-	s.next(t, "requested", id)
-	s.next(t, "delivered", id) // on Slack
-	if _, listed := b.open(t).listed(id); listed {
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, withPings("escalated-1", `,"to":"slack:C0123","escalate":[{"afterSeconds":60,"to":"web"}]`))
+	s.Next(t, "requested", id)
+	s.Next(t, "delivered", id) // on Slack
+	if _, listed := b.Open(t).Listed(id); listed {
 		t.Fatalf("%s is listed before its step brings it to the page", id)
 	}
-	clk.advance(61 * time.Second)
-	if ev := s.next(t, "escalated", id); ev.Data["to"] != "web" {
+	clk.Advance(61 * time.Second)
+	if ev := s.Next(t, "escalated", id); ev.Data["to"] != "web" {
 		t.Errorf("escalated to = %v", ev.Data["to"])
 	}
-	q := b.waitListed(t, id, "its notes", func(q listedQuestion) bool { return len(q.Notes) > 0 })
+	q := waitListed(t, b, id, "its notes", func(q webtest.ListedQuestion) bool { return len(q.Notes) > 0 })
 	if !slices.Equal(q.Notes, []string{"No answer after 1 min, so this is asked here too."}) ||
-		!slices.Equal(q.Places, []listedPlace{{"slack:C0123", "slack"}}) || !q.MayAnswer {
+		!slices.Equal(q.Places, []webtest.ListedPlace{{Name: "slack:C0123", Platform: "slack"}}) || !q.MayAnswer {
 		t.Errorf("listed %+v; want why it is asked here, and Slack", q)
 	}
 }
 
 func TestSeen(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, _ := b.openEvents(t, "", nil)
-	id := b.ask(t, withPings("seen-1", `,"to":"web"`))
-	if q := b.waitOpen(t, id).Questions[0]; !q.OffersSeen || q.SeenBy != "" {
+	b := webtest.Start(t, webtest.Options{})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, withPings("seen-1", `,"to":"web"`))
+	if q := b.WaitOpen(t, id).Questions[0]; !q.OffersSeen || q.SeenBy != "" {
 		t.Fatalf("listed %+v; want Seen offered, and not yet seen", q)
 	}
 
-	code, out := b.seen(t, id, nil)
+	code, out := seen(t, b, id, nil)
 	if code != http.StatusOK || out["id"] != id || out["locale"] != "en" || out["outcome"] != nil {
 		t.Fatalf("seen = %d %v; want 200 with the question still open", code, out)
 	}
 	wantNotice(t, out, engine.NoticeSeen, "en")
-	if ev := s.next(t, "acknowledged", id); ev.Data["by"] != "web:web" {
+	if ev := s.Next(t, "acknowledged", id); ev.Data["by"] != "web:web" {
 		t.Errorf("acknowledged event = %v", ev.Data)
 	}
-	q, _ := b.open(t).listed(id)
+	q, _ := b.Open(t).Listed(id)
 	if q.SeenBy != "web page" || !slices.Equal(q.Notes, []string{"Seen by web page"}) {
 		t.Errorf("listed %+v; want it seen by the web page", q)
 	}
 
-	code, out = b.seen(t, id, nil)
+	code, out = seen(t, b, id, nil)
 	if code != http.StatusConflict || out["outcome"] != nil {
 		t.Errorf("seen again = %d %v; want 409 with the question open", code, out)
 	}
 	wantNotice(t, out, engine.NoticeAlreadySeen, "en")
 
 	// Seen answers nothing: the question is still the page's to answer.
-	if code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
+	if code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
 		t.Fatalf("answer after Seen = %d %v", code, out)
 	}
-	code, out = b.seen(t, id, nil)
+	code, out = seen(t, b, id, nil)
 	if code != http.StatusConflict || out["outcome"] != "answered" || out["status"] != "Answered: Production" {
 		t.Errorf("seen after the answer = %d %v; want 409 saying how it ended", code, out)
 	}
@@ -303,23 +304,23 @@ func TestSeen(t *testing.T) {
 // when nobody had seen it.
 func TestSeenEnded(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, withPings("seen-ended", `,"to":"web","locale":"th"`))
-	b.waitOpen(t, id)
-	b.cancelQuestion(t, id)
-	if res := b.result(t, id, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, withPings("seen-ended", `,"to":"web","locale":"th"`))
+	b.WaitOpen(t, id)
+	b.CancelQuestion(t, id)
+	if res := b.Result(t, id, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("result = %+v", res)
 	}
-	code, out := b.seen(t, id, nil)
+	code, out := seen(t, b, id, nil)
 	if code != http.StatusConflict || out["outcome"] != "cancelled" || out["status"] != "ยกเลิกแล้ว" || out["locale"] != "th" {
 		t.Errorf("seen = %d %v; want 409, cancelled, in Thai", code, out)
 	}
 	wantNotice(t, out, engine.NoticeCancelled, "th")
 
 	// And a Thai Seen is in Thai.
-	open := b.ask(t, withPings("seen-thai", `,"to":"web","locale":"th"`))
-	b.waitOpen(t, open)
-	code, out = b.seen(t, open, nil)
+	open := b.Ask(t, withPings("seen-thai", `,"to":"web","locale":"th"`))
+	b.WaitOpen(t, open)
+	code, out = seen(t, b, open, nil)
 	if code != http.StatusOK || out["message"] != "รับทราบแล้ว คำถามยังเปิดอยู่" {
 		t.Errorf("Thai seen = %d %v", code, out)
 	}
@@ -327,31 +328,31 @@ func TestSeenEnded(t *testing.T) {
 
 func TestSeenRefused(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	plain := b.ask(t, oneQuestion("seen-plain"))
-	others := b.ask(t, withPings("seen-others", `,"to":"web","answerers":["telegram:7"]`))
-	b.waitOpen(t, plain, others)
+	b := webtest.Start(t, webtest.Options{})
+	plain := b.Ask(t, webtest.OneQuestion("seen-plain"))
+	others := b.Ask(t, withPings("seen-others", `,"to":"web","answerers":["telegram:7"]`))
+	b.WaitOpen(t, plain, others)
 
 	// A question without reminders or escalation offers no Seen.
-	code, out := b.seen(t, plain, nil)
+	code, out := seen(t, b, plain, nil)
 	if code != http.StatusBadRequest {
 		t.Errorf("seen without pings = %d %v; want 400", code, out)
 	}
 	wantNotice(t, out, engine.NoticeUnknown, "en")
-	if q, _ := b.open(t).listed(plain); q.OffersSeen {
+	if q, _ := b.Open(t).Listed(plain); q.OffersSeen {
 		t.Errorf("listed %+v; want no Seen offered", q)
 	}
 
-	code, out = b.seen(t, others, nil)
+	code, out = seen(t, b, others, nil)
 	if code != http.StatusForbidden || out["notice"] != string(engine.NoticeNotForYou) || out["error"] != engine.NoticeNotForYou.Text("en") {
 		t.Errorf("seen on a question for others = %d %v; want 403 NotForYou", code, out)
 	}
 	for _, id := range []string{"never-asked", "bad%7Bid%7D"} {
-		if code, out := b.seen(t, id, nil); code != http.StatusNotFound {
+		if code, out := seen(t, b, id, nil); code != http.StatusNotFound {
 			t.Errorf("seen on %s = %d %v; want 404", id, code, out)
 		}
 	}
-	if q, _ := b.open(t).listed(others); q.SeenBy != "" {
+	if q, _ := b.Open(t).Listed(others); q.SeenBy != "" {
 		t.Errorf("%s was marked seen: %+v", others, q)
 	}
 }
@@ -360,10 +361,10 @@ func TestSeenRefused(t *testing.T) {
 func TestSeenProtected(t *testing.T) {
 	t.Parallel()
 	const token = "seen-test-token-0123456789"
-	b := startBridge(t, bridgeOptions{token: token})
-	id := b.ask(t, withPings("seen-guard", `,"to":"web"`))
-	b.waitOpen(t, id)
-	host := strings.TrimPrefix(b.srv.URL, "http://")
+	b := webtest.Start(t, webtest.Options{Token: token})
+	id := b.Ask(t, withPings("seen-guard", `,"to":"web"`))
+	b.WaitOpen(t, id)
+	host := strings.TrimPrefix(b.Server.URL, "http://")
 	path := "/api/questions/" + id + "/seen"
 	tests := []struct {
 		name   string
@@ -388,11 +389,11 @@ func TestSeenProtected(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, data := b.request(t, tc.method, path, tc.body, tc.hdr)
+			res, data := b.Request(t, tc.method, path, tc.body, tc.hdr)
 			if res.StatusCode != tc.want {
 				t.Fatalf("= %d %s; want %d", res.StatusCode, data, tc.want)
 			}
-			seen := b.open(t).Questions[0].SeenBy != ""
+			seen := b.Open(t).Questions[0].SeenBy != ""
 			if seen != (tc.want == http.StatusOK) {
 				t.Errorf("after a %d the question is seen: %v", res.StatusCode, seen)
 			}
@@ -403,15 +404,15 @@ func TestSeenProtected(t *testing.T) {
 // Without a token, only loopback names reach the Seen of a question too.
 func TestSeenLoopbackOnly(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, withPings("seen-rebind", `,"to":"web"`))
-	b.waitOpen(t, id)
-	_, port, _ := strings.Cut(strings.TrimPrefix(b.srv.URL, "http://"), ":")
-	code, _ := b.seen(t, id, map[string]string{"Host": "rebind.example:" + port, "Origin": "http://rebind.example:" + port, "Sec-Fetch-Site": "same-origin"})
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, withPings("seen-rebind", `,"to":"web"`))
+	b.WaitOpen(t, id)
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.Server.URL, "http://"), ":")
+	code, _ := seen(t, b, id, map[string]string{"Host": "rebind.example:" + port, "Origin": "http://rebind.example:" + port, "Sec-Fetch-Site": "same-origin"})
 	if code != http.StatusMisdirectedRequest {
 		t.Errorf("seen under another name = %d; want 421", code)
 	}
-	if q, _ := b.open(t).listed(id); q.SeenBy != "" {
+	if q, _ := b.Open(t).Listed(id); q.SeenBy != "" {
 		t.Errorf("the question was marked seen: %+v", q)
 	}
 }
@@ -419,8 +420,8 @@ func TestSeenLoopbackOnly(t *testing.T) {
 // The page as a channel that can update prompts and post reminders.
 func TestChannelReach(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	ch := b.channel
+	b := webtest.Start(t, webtest.Options{})
+	ch := b.Channel
 	prompt := engine.MessageRef{Platform: "web", Chat: "web", Message: "rem-1"}
 	if err := ch.Update(t.Context(), prompt, engine.Plan{ID: "rem-1"}); err != nil {
 		t.Errorf("Update = %v", err)

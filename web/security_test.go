@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/internal/testwait"
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/web"
 )
 
@@ -19,10 +20,10 @@ import (
 // the port but neither lists nor answers anything.
 func TestWithoutTokenOnlyLoopbackHosts(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, oneQuestion("rebind-1"))
-	b.waitOpen(t, id)
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.srv.URL, "http://"))
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("rebind-1"))
+	b.WaitOpen(t, id)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.Server.URL, "http://"))
 	answer := "/api/questions/" + id + "/answer"
 	tests := []struct {
 		name, method, path string
@@ -48,7 +49,7 @@ func TestWithoutTokenOnlyLoopbackHosts(t *testing.T) {
 			if tc.method == http.MethodPost {
 				body = map[string]any{"skip": true}
 			}
-			res, data := b.request(t, tc.method, tc.path, body, tc.hdr)
+			res, data := b.Request(t, tc.method, tc.path, body, tc.hdr)
 			if res.StatusCode != tc.want {
 				t.Fatalf("= %d %s; want %d", res.StatusCode, data, tc.want)
 			}
@@ -57,10 +58,10 @@ func TestWithoutTokenOnlyLoopbackHosts(t *testing.T) {
 			}
 		})
 	}
-	if _, res := b.openEvents(t, "", map[string]string{"Host": "rebind.example:" + port}); res.StatusCode != http.StatusMisdirectedRequest {
+	if _, res := b.OpenEvents(t, "", map[string]string{"Host": "rebind.example:" + port}); res.StatusCode != http.StatusMisdirectedRequest {
 		t.Errorf("events under another name = %d; want 421", res.StatusCode)
 	}
-	if l := b.open(t); len(l.Questions) != 1 {
+	if l := b.Open(t); len(l.Questions) != 1 {
 		t.Fatalf("the question ended: %+v", l.Questions)
 	}
 }
@@ -72,10 +73,10 @@ func TestWithoutTokenOnlyLoopbackHosts(t *testing.T) {
 func TestOriginIsTheServedOne(t *testing.T) {
 	t.Parallel()
 	const token = "origin-test-token-0123456789"
-	b := startBridge(t, bridgeOptions{token: token})
-	id := b.ask(t, oneQuestion("origin-1"))
-	b.waitOpen(t, id)
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.srv.URL, "http://"))
+	b := webtest.Start(t, webtest.Options{Token: token})
+	id := b.Ask(t, webtest.OneQuestion("origin-1"))
+	b.WaitOpen(t, id)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(b.Server.URL, "http://"))
 	answer := "/api/questions/" + id + "/answer"
 	tests := []struct {
 		name string
@@ -87,7 +88,7 @@ func TestOriginIsTheServedOne(t *testing.T) {
 		{"loopback alias of the page", map[string]string{"Host": "localhost:" + port, "Origin": "http://localhost:" + port, "Sec-Fetch-Site": "same-origin"}, http.StatusOK},
 	}
 	for _, tc := range tests {
-		res, data := b.request(t, http.MethodPost, answer, map[string]any{"skip": true}, tc.hdr)
+		res, data := b.Request(t, http.MethodPost, answer, map[string]any{"skip": true}, tc.hdr)
 		if res.StatusCode != tc.want {
 			t.Errorf("%s: = %d %s; want %d", tc.name, res.StatusCode, data, tc.want)
 		}
@@ -98,10 +99,10 @@ func TestOriginIsTheServedOne(t *testing.T) {
 // token when there is one, loopback host names when there is none.
 func TestGuard(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "metrics") })
 	const token = "guard-test-token-0123456789"
-	cfg := b.config()
+	cfg := b.Config()
 	cfg.Token = token
 	withToken, err := web.NewHandler(cfg)
 	if err != nil {
@@ -119,8 +120,8 @@ func TestGuard(t *testing.T) {
 		{"token: none given", withToken.Guard(ok), "127.0.0.1:1", "", http.StatusUnauthorized, ""},
 		{"token: a wrong one", withToken.Guard(ok), "127.0.0.1:1", "Bearer nope-nope-nope-nope", http.StatusUnauthorized, ""},
 		{"token: the right one under any name", withToken.Guard(ok), "metrics.example:9090", "Bearer " + token, http.StatusOK, "metrics"},
-		{"no token: another name", b.handler.Guard(ok), "rebind.example:8080", "", http.StatusMisdirectedRequest, ""},
-		{"no token: loopback", b.handler.Guard(ok), "127.0.0.1:8080", "", http.StatusOK, "metrics"},
+		{"no token: another name", b.Handler.Guard(ok), "rebind.example:8080", "", http.StatusMisdirectedRequest, ""},
+		{"no token: loopback", b.Handler.Guard(ok), "127.0.0.1:8080", "", http.StatusOK, "metrics"},
 	}
 	for _, tc := range tests {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -155,25 +156,25 @@ func TestLoopbackHost(t *testing.T) {
 // with Retry-After, and a stream that closes makes room.
 func TestEventStreamsCapped(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{maxStreams: 2})
-	first, res := b.openEvents(t, "", nil)
+	b := webtest.Start(t, webtest.Options{MaxStreams: 2})
+	first, res := b.OpenEvents(t, "", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("first stream = %d", res.StatusCode)
 	}
-	if _, res := b.openEvents(t, "", nil); res.StatusCode != http.StatusOK {
+	if _, res := b.OpenEvents(t, "", nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("second stream = %d", res.StatusCode)
 	}
-	_, res = b.openEvents(t, "", nil)
+	_, res = b.OpenEvents(t, "", nil)
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("third stream = %d, Retry-After %q; want 503 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
 	}
-	first.close()
+	first.Close()
 	// The handler of the closed stream returns on its own goroutine.
 	var status int
 	if !testwait.Until(10*time.Second, func() bool {
-		s, res := b.openEvents(t, "", nil)
+		s, res := b.OpenEvents(t, "", nil)
 		if status = res.StatusCode; status == http.StatusOK {
-			s.close()
+			s.Close()
 			return true
 		}
 		return false
@@ -187,14 +188,14 @@ func TestEventStreamsCapped(t *testing.T) {
 // deadline.
 func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{serverTimeout: 300 * time.Millisecond})
-	s, res := b.openEvents(t, "", nil)
+	b := webtest.Start(t, webtest.Options{ServerTimeout: 300 * time.Millisecond})
+	s, res := b.OpenEvents(t, "", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("events = %d", res.StatusCode)
 	}
 	// A body that never finishes: the server gives up on it at ReadTimeout,
 	// by which time the stream, opened before, has outlived its own.
-	conn, err := net.Dial("tcp", b.srv.Listener.Addr().String())
+	conn, err := net.Dial("tcp", b.Server.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +206,6 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the slow body was not cut off: %v (%q)", err, out)
 	}
-	id := b.ask(t, oneQuestion("outlive-1"))
-	s.next(t, "requested", id)
+	id := b.Ask(t, webtest.OneQuestion("outlive-1"))
+	s.Next(t, "requested", id)
 }

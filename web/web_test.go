@@ -14,19 +14,20 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/web"
 )
 
 func TestListOpenQuestions(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	first := b.ask(t, oneQuestion("list-1"))
+	b := webtest.Start(t, webtest.Options{})
+	first := b.Ask(t, webtest.OneQuestion("list-1"))
 	// The second is created once the first is listed, a millisecond later
 	// on the engine's clock at least, so the order is defined.
-	b.waitOpen(t, first)
-	b.clock.advance(time.Millisecond)
-	second := b.ask(t, threeQuestions("list-2"))
-	l := b.waitOpen(t, first, second)
+	b.WaitOpen(t, first)
+	b.Clock.Advance(time.Millisecond)
+	second := b.Ask(t, webtest.ThreeQuestions("list-2"))
+	l := b.WaitOpen(t, first, second)
 
 	if len(l.Questions) != 2 || l.Questions[0].ID != first || l.Questions[1].ID != second {
 		t.Fatalf("listed %+v; want %s then %s (oldest first)", l.Questions, first, second)
@@ -53,10 +54,10 @@ func TestListOpenQuestions(t *testing.T) {
 	}
 
 	// An ended question is no longer listed.
-	if code, out := b.answer(t, first, map[string]any{"skip": true}); code != http.StatusOK {
+	if code, out := b.Answer(t, first, map[string]any{"skip": true}); code != http.StatusOK {
 		t.Fatalf("skip = %d %v", code, out)
 	}
-	l = b.open(t)
+	l = b.Open(t)
 	if len(l.Questions) != 1 || l.Questions[0].ID != second {
 		t.Fatalf("after skipping %s listed %+v", first, l.Questions)
 	}
@@ -80,54 +81,54 @@ func TestAnswer(t *testing.T) {
 	}{
 		{
 			name:    "one question",
-			request: oneQuestion,
+			request: webtest.OneQuestion,
 			answers: map[string][]string{"deploy_target": {"Production"}},
 			want:    map[string][]string{"deploy_target": {"Production"}},
 			status:  "Answered: Production",
 		},
 		{
 			name:    "label in another case takes the declared casing",
-			request: oneQuestion,
+			request: webtest.OneQuestion,
 			answers: map[string][]string{"deploy_target": {"  staging (recommended) "}},
 			want:    map[string][]string{"deploy_target": {"Staging (Recommended)"}},
 			status:  "Answered: Staging (Recommended)",
 		},
 		{
 			name:    "multi-select keeps the order given",
-			request: multiSelect,
+			request: webtest.MultiSelect,
 			answers: map[string][]string{"regions": {"US", "EU", "us"}},
 			want:    map[string][]string{"regions": {"US", "EU"}},
 			status:  "Answered: US, EU",
 		},
 		{
 			name:    "several questions",
-			request: threeQuestions,
+			request: webtest.ThreeQuestions,
 			answers: map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}},
 			want:    map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}},
 			status:  "Answered: Staging, Unit, Load, Tonight",
 		},
 		{
 			name:    "free text",
-			request: oneQuestion,
+			request: webtest.OneQuestion,
 			answers: map[string][]string{"deploy_target": {"  the canary pool  "}},
 			want:    map[string][]string{"deploy_target": {"the canary pool"}},
 			status:  "Answered",
 		},
 		{
 			name:    "multi-select with free text",
-			request: multiSelect,
+			request: webtest.MultiSelect,
 			answers: map[string][]string{"regions": {"EU", "Antarctica"}},
 			want:    map[string][]string{"regions": {"EU", "Antarctica"}},
 			status:  "Answered: EU",
 		},
 	}
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			id := b.ask(t, tc.request("answer-"+string(rune('a'+i))))
-			b.waitOpen(t, id)
-			code, out := b.answer(t, id, map[string]any{"answers": tc.answers})
+			id := b.Ask(t, tc.request("answer-"+string(rune('a'+i))))
+			b.WaitOpen(t, id)
+			code, out := b.Answer(t, id, map[string]any{"answers": tc.answers})
 			if code != http.StatusOK {
 				t.Fatalf("answer = %d %v", code, out)
 			}
@@ -135,11 +136,11 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("reply = %v; want outcome answered, status %q", out, tc.status)
 			}
 			wantNotice(t, out, engine.NoticeRecorded, "en")
-			res := b.result(t, id, 5*time.Second)
+			res := b.Result(t, id, 5*time.Second)
 			if res.Status != askbridge.StatusAnswered || res.Via != askbridge.ViaWeb || res.AnsweredBy == nil || res.AnsweredBy.Platform != "web" {
 				t.Fatalf("result = %+v", res)
 			}
-			if !sameAnswers(res.Answers.Answers, tc.want) {
+			if !webtest.SameAnswers(res.Answers.Answers, tc.want) {
 				t.Fatalf("answers = %v; want %v", res.Answers.Answers, tc.want)
 			}
 		})
@@ -155,29 +156,17 @@ func wantNotice(t *testing.T, out map[string]any, n engine.Notice, tag string) {
 	}
 }
 
-func sameAnswers(a, b map[string][]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if !slices.Equal(v, b[k]) {
-			return false
-		}
-	}
-	return true
-}
-
 func TestSkip(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, threeQuestions("skip-1"))
-	b.waitOpen(t, id)
-	code, out := b.answer(t, id, map[string]any{"skip": true})
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.ThreeQuestions("skip-1"))
+	b.WaitOpen(t, id)
+	code, out := b.Answer(t, id, map[string]any{"skip": true})
 	if code != http.StatusOK || out["outcome"] != "skipped" || out["status"] != "Skipped" {
 		t.Fatalf("skip = %d %v", code, out)
 	}
 	wantNotice(t, out, engine.NoticeSkipped, "en")
-	res := b.result(t, id, 5*time.Second)
+	res := b.Result(t, id, 5*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonSkipped {
 		t.Fatalf("result = %+v; want no_answer/skipped", res)
 	}
@@ -185,17 +174,17 @@ func TestSkip(t *testing.T) {
 
 func TestAnswerTwice(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, oneQuestion("twice-1"))
-	b.waitOpen(t, id)
-	if code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("twice-1"))
+	b.WaitOpen(t, id)
+	if code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
 		t.Fatalf("first answer = %d %v", code, out)
 	}
 	for _, body := range []map[string]any{
 		{"answers": map[string][]string{"deploy_target": {"Staging (Recommended)"}}},
 		{"skip": true},
 	} {
-		code, out := b.answer(t, id, body)
+		code, out := b.Answer(t, id, body)
 		if code != http.StatusConflict {
 			t.Fatalf("second answer = %d %v; want 409", code, out)
 		}
@@ -208,26 +197,26 @@ func TestAnswerTwice(t *testing.T) {
 			t.Errorf("409 result = %v", res)
 		}
 	}
-	b.result(t, id, 5*time.Second)
-	if n := b.resultCount(t, id); n != 0 {
+	b.Result(t, id, 5*time.Second)
+	if n := b.ResultCount(t, id); n != 0 {
 		t.Fatalf("%d more results pushed after the first", n)
 	}
 }
 
 func TestEndedBeforeAnswer(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
-	expired := b.ask(t, `{"id":"ended-timeout","to":"web","timeoutSeconds":30,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	cancelled := b.ask(t, oneQuestion("ended-cancel"))
-	b.waitOpen(t, expired, cancelled)
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
+	expired := b.Ask(t, `{"id":"ended-timeout","to":"web","timeoutSeconds":30,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	cancelled := b.Ask(t, webtest.OneQuestion("ended-cancel"))
+	b.WaitOpen(t, expired, cancelled)
 
-	b.cancelQuestion(t, cancelled)
-	if res := b.result(t, cancelled, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
+	b.CancelQuestion(t, cancelled)
+	if res := b.Result(t, cancelled, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("cancel result = %+v", res)
 	}
-	clk.advance(31 * time.Second)
-	if res := b.result(t, expired, 5*time.Second); res.Reason != askbridge.ReasonTimeout {
+	clk.Advance(31 * time.Second)
+	if res := b.Result(t, expired, 5*time.Second); res.Reason != askbridge.ReasonTimeout {
 		t.Fatalf("timeout result = %+v", res)
 	}
 	tests := []struct {
@@ -238,7 +227,7 @@ func TestEndedBeforeAnswer(t *testing.T) {
 		{cancelled, "cancelled", engine.NoticeCancelled},
 	}
 	for _, tc := range tests {
-		code, out := b.answer(t, tc.id, map[string]any{"answers": map[string][]string{"q": {"A"}}})
+		code, out := b.Answer(t, tc.id, map[string]any{"answers": map[string][]string{"q": {"A"}}})
 		if code != http.StatusConflict || out["outcome"] != tc.outcome {
 			t.Errorf("answer to %s = %d %v; want 409 %s", tc.id, code, out, tc.outcome)
 		}
@@ -248,9 +237,9 @@ func TestEndedBeforeAnswer(t *testing.T) {
 
 func TestBadAnswers(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, threeQuestions("bad-1"))
-	b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.ThreeQuestions("bad-1"))
+	b.WaitOpen(t, id)
 	tests := []struct {
 		name string
 		body string
@@ -269,35 +258,35 @@ func TestBadAnswers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/answer", tc.body, nil)
+			res, data := b.Request(t, http.MethodPost, "/api/questions/"+id+"/answer", tc.body, nil)
 			if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), tc.want) {
 				t.Fatalf("= %d %s; want 400 mentioning %q", res.StatusCode, data, tc.want)
 			}
 		})
 	}
 	t.Run("not JSON content type", func(t *testing.T) {
-		res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/answer", `{"skip":true}`, map[string]string{"Content-Type": "text/plain"})
+		res, data := b.Request(t, http.MethodPost, "/api/questions/"+id+"/answer", `{"skip":true}`, map[string]string{"Content-Type": "text/plain"})
 		if res.StatusCode != http.StatusUnsupportedMediaType {
 			t.Fatalf("= %d %s; want 415", res.StatusCode, data)
 		}
 	})
 	t.Run("form post", func(t *testing.T) {
-		res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/answer", `skip=true`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+		res, data := b.Request(t, http.MethodPost, "/api/questions/"+id+"/answer", `skip=true`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 		if res.StatusCode != http.StatusUnsupportedMediaType {
 			t.Fatalf("= %d %s; want 415", res.StatusCode, data)
 		}
 	})
 	// Still open: nothing above ended it.
-	if l := b.open(t); len(l.Questions) != 1 {
+	if l := b.Open(t); len(l.Questions) != 1 {
 		t.Fatalf("open after bad answers: %+v", l.Questions)
 	}
 }
 
 func TestUnknownQuestion(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	for _, id := range []string{"never-asked", "bad%7Bid%7D", "x%20y"} {
-		code, out := b.answer(t, id, map[string]any{"skip": true})
+		code, out := b.Answer(t, id, map[string]any{"skip": true})
 		if code != http.StatusNotFound {
 			t.Errorf("answer to %s = %d %v; want 404", id, code, out)
 		}
@@ -308,44 +297,44 @@ func TestUnknownQuestion(t *testing.T) {
 // someone knows its id.
 func TestOtherPlatformNotAnswerable(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	now := time.Now()
-	req, err := askbridge.DecodeRequest([]byte(oneQuestion("tg-1")))
+	req, err := askbridge.DecodeRequest([]byte(webtest.OneQuestion("tg-1")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
+	if _, _, err := b.Store.Create(t.Context(), engine.NewQuestion{
 		ID: "tg-1", Request: req, Target: askbridge.Target{Platform: "telegram", Chat: "42"},
 		Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := b.answer(t, "tg-1", map[string]any{"skip": true}); code != http.StatusNotFound {
+	if code, out := b.Answer(t, "tg-1", map[string]any{"skip": true}); code != http.StatusNotFound {
 		t.Fatalf("answer = %d %v; want 404", code, out)
 	}
-	if l := b.open(t); len(l.Questions) != 0 {
+	if l := b.Open(t); len(l.Questions) != 0 {
 		t.Fatalf("listed %+v", l.Questions)
 	}
 }
 
 func TestAnswerersLimitThePage(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, `{"id":"only-ada","to":"web","answerers":["telegram:7"],"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	l := b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, `{"id":"only-ada","to":"web","answerers":["telegram:7"],"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	l := b.WaitOpen(t, id)
 	if l.Questions[0].MayAnswer {
 		t.Errorf("mayAnswer = true for a question only telegram:7 may answer")
 	}
-	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden ||
+	if code, out := b.Answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden ||
 		out["notice"] != string(engine.NoticeNotForYou) || out["error"] != engine.NoticeNotForYou.Text("en") {
 		t.Fatalf("answer = %d %v; want 403 with the notice NotForYou and its text", code, out)
 	}
 	// Still not the page's once it has ended: it learns nothing more.
-	b.cancelQuestion(t, id)
-	if res := b.result(t, id, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
+	b.CancelQuestion(t, id)
+	if res := b.Result(t, id, 5*time.Second); res.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("cancel result = %+v", res)
 	}
-	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden {
+	if code, out := b.Answer(t, id, map[string]any{"skip": true}); code != http.StatusForbidden {
 		t.Fatalf("answer after the cancel = %d %v; want 403", code, out)
 	}
 }
@@ -353,9 +342,9 @@ func TestAnswerersLimitThePage(t *testing.T) {
 func TestToken(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-token-for-tests"
-	b := startBridge(t, bridgeOptions{token: token})
-	id := b.ask(t, oneQuestion("token-1"))
-	b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{Token: token})
+	id := b.Ask(t, webtest.OneQuestion("token-1"))
+	b.WaitOpen(t, id)
 
 	tests := []struct {
 		name   string
@@ -379,7 +368,7 @@ func TestToken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, data := b.request(t, tc.method, tc.path, tc.body, tc.hdr)
+			res, data := b.Request(t, tc.method, tc.path, tc.body, tc.hdr)
 			if res.StatusCode != tc.want {
 				t.Fatalf("= %d %s; want %d", res.StatusCode, data, tc.want)
 			}
@@ -389,35 +378,35 @@ func TestToken(t *testing.T) {
 		})
 	}
 	t.Run("events", func(t *testing.T) {
-		if _, res := b.openEvents(t, "", nil); res.StatusCode != http.StatusUnauthorized {
+		if _, res := b.OpenEvents(t, "", nil); res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("events without a token = %d", res.StatusCode)
 		}
-		if _, res := b.openEvents(t, "?token=wrong-wrong-wrong-wrong", nil); res.StatusCode != http.StatusUnauthorized {
+		if _, res := b.OpenEvents(t, "?token=wrong-wrong-wrong-wrong", nil); res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("events with a wrong token = %d", res.StatusCode)
 		}
-		s, res := b.openEvents(t, "?token="+token, nil)
+		s, res := b.OpenEvents(t, "?token="+token, nil)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("events with the token in the query = %d", res.StatusCode)
 		}
-		s.close()
-		s, res = b.openEvents(t, "", map[string]string{"Authorization": "Bearer " + token})
+		s.Close()
+		s, res = b.OpenEvents(t, "", map[string]string{"Authorization": "Bearer " + token})
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("events with the token in the header = %d", res.StatusCode)
 		}
-		s.close()
+		s.Close()
 	})
 	// The question is still open: the refused answer changed nothing.
-	if code, out := b.answer(t, id, map[string]any{"skip": true}); code != http.StatusOK {
+	if code, out := b.Answer(t, id, map[string]any{"skip": true}); code != http.StatusOK {
 		t.Fatalf("answer with the token = %d %v", code, out)
 	}
 }
 
 func TestCrossSiteRefused(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, oneQuestion("xsite-1"))
-	b.waitOpen(t, id)
-	host := strings.TrimPrefix(b.srv.URL, "http://")
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("xsite-1"))
+	b.WaitOpen(t, id)
+	host := strings.TrimPrefix(b.Server.URL, "http://")
 	tests := []struct {
 		name string
 		hdr  map[string]string
@@ -431,7 +420,7 @@ func TestCrossSiteRefused(t *testing.T) {
 		{"same origin", map[string]string{"Origin": "http://" + host, "Sec-Fetch-Site": "same-origin"}, http.StatusOK},
 	}
 	for _, tc := range tests {
-		res, data := b.request(t, http.MethodPost, "/api/questions/"+id+"/answer", map[string]any{"skip": true}, tc.hdr)
+		res, data := b.Request(t, http.MethodPost, "/api/questions/"+id+"/answer", map[string]any{"skip": true}, tc.hdr)
 		if res.StatusCode != tc.want {
 			t.Errorf("%s: = %d %s; want %d", tc.name, res.StatusCode, data, tc.want)
 		}
@@ -440,74 +429,74 @@ func TestCrossSiteRefused(t *testing.T) {
 
 func TestNoStateChangingGet(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, oneQuestion("get-1"))
-	b.waitOpen(t, id)
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("get-1"))
+	b.WaitOpen(t, id)
 	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete} {
-		res, _ := b.request(t, method, "/api/questions/"+id+"/answer?skip=true", nil, nil)
+		res, _ := b.Request(t, method, "/api/questions/"+id+"/answer?skip=true", nil, nil)
 		if res.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("%s on the answer URL = %d; want 405", method, res.StatusCode)
 		}
 	}
-	if res, _ := b.request(t, http.MethodPost, "/api/questions", map[string]any{"skip": true}, nil); res.StatusCode != http.StatusMethodNotAllowed {
+	if res, _ := b.Request(t, http.MethodPost, "/api/questions", map[string]any{"skip": true}, nil); res.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST on the list = %d; want 405", res.StatusCode)
 	}
-	if l := b.open(t); len(l.Questions) != 1 {
+	if l := b.Open(t); len(l.Questions) != 1 {
 		t.Fatalf("the question ended: %+v", l.Questions)
 	}
 }
 
 func TestEvents(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	s, res := b.openEvents(t, "", nil)
+	b := webtest.Start(t, webtest.Options{})
+	s, res := b.OpenEvents(t, "", nil)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("events = %d", res.StatusCode)
 	}
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	id := b.ask(t, oneQuestion("events-1"))
-	s.next(t, "requested", id)
-	s.next(t, "delivered", id)
-	b.waitOpen(t, id)
-	if code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
+	id := b.Ask(t, webtest.OneQuestion("events-1"))
+	s.Next(t, "requested", id)
+	s.Next(t, "delivered", id)
+	b.WaitOpen(t, id)
+	if code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}); code != http.StatusOK {
 		t.Fatalf("answer = %d %v", code, out)
 	}
-	ev := s.next(t, "answered", id)
+	ev := s.Next(t, "answered", id)
 	if ev.ID == "" || ev.Data["by"] != "web:web" {
 		t.Errorf("answered event = %+v", ev)
 	}
-	s.close()
+	s.Close()
 
 	// A reconnect with Last-Event-ID gets what happened in between.
-	id2 := b.ask(t, oneQuestion("events-2"))
-	b.waitOpen(t, id2)
-	if code, _ := b.answer(t, id2, map[string]any{"skip": true}); code != http.StatusOK {
+	id2 := b.Ask(t, webtest.OneQuestion("events-2"))
+	b.WaitOpen(t, id2)
+	if code, _ := b.Answer(t, id2, map[string]any{"skip": true}); code != http.StatusOK {
 		t.Fatal("skip failed")
 	}
-	s2, res := b.openEvents(t, "", map[string]string{"Last-Event-ID": ev.ID})
+	s2, res := b.OpenEvents(t, "", map[string]string{"Last-Event-ID": ev.ID})
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("reconnect = %d", res.StatusCode)
 	}
-	s2.next(t, "requested", id2)
-	s2.next(t, "skipped", id2)
+	s2.Next(t, "requested", id2)
+	s2.Next(t, "skipped", id2)
 
 	// Events of ended questions keep coming live after the replay.
-	id3 := b.ask(t, oneQuestion("events-3"))
-	b.waitOpen(t, id3)
-	b.cancelQuestion(t, id3)
-	s2.next(t, "cancelled", id3)
+	id3 := b.Ask(t, webtest.OneQuestion("events-3"))
+	b.WaitOpen(t, id3)
+	b.CancelQuestion(t, id3)
+	s2.Next(t, "cancelled", id3)
 }
 
 func TestEventsHeartbeatAndClose(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{heartbeat: 50 * time.Millisecond})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.srv.URL+"/api/events", nil)
+	b := webtest.Start(t, webtest.Options{Heartbeat: 50 * time.Millisecond})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.Server.URL+"/api/events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.srv.Client().Do(req)
+	res, err := b.Server.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +511,7 @@ func TestEventsHeartbeatAndClose(t *testing.T) {
 		got.Write(buf[:n])
 	}
 	closed := make(chan struct{})
-	go func() { b.handler.Close(); close(closed) }()
+	go func() { b.Handler.Close(); close(closed) }()
 	if _, err := io.Copy(io.Discard, res.Body); err != nil {
 		t.Fatalf("stream did not end cleanly: %v", err)
 	}
@@ -531,7 +520,7 @@ func TestEventsHeartbeatAndClose(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	res2, _ := b.request(t, http.MethodGet, "/api/events", nil, nil)
+	res2, _ := b.Request(t, http.MethodGet, "/api/events", nil, nil)
 	if res2.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("events after Close = %d; want 503", res2.StatusCode)
 	}
@@ -539,17 +528,17 @@ func TestEventsHeartbeatAndClose(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
-	answered := b.ask(t, threeQuestions("hist-answered"))
-	own := b.ask(t, oneQuestion("hist-own"))
-	expired := b.ask(t, `{"id":"hist-expired","to":"web","timeoutSeconds":30,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	b.waitOpen(t, answered, own, expired)
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
+	answered := b.Ask(t, webtest.ThreeQuestions("hist-answered"))
+	own := b.Ask(t, webtest.OneQuestion("hist-own"))
+	expired := b.Ask(t, `{"id":"hist-expired","to":"web","timeoutSeconds":30,"questions":[{"id":"q","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	b.WaitOpen(t, answered, own, expired)
 
-	if code, out := b.answer(t, answered, map[string]any{"answers": map[string][]string{"target": {"Production"}, "checks": {"Unit", "a smoke test"}, "window": {"Now"}}}); code != http.StatusOK {
+	if code, out := b.Answer(t, answered, map[string]any{"answers": map[string][]string{"target": {"Production"}, "checks": {"Unit", "a smoke test"}, "window": {"Now"}}}); code != http.StatusOK {
 		t.Fatalf("answer = %d %v", code, out)
 	}
-	e := b.waitHistory(t, answered)
+	e := b.WaitHistory(t, answered)
 	want := web.HistoryEntry{
 		ID: answered, Agent: "release-bot", Locale: "en", Intro: "Questions from release-bot:", Outcome: "answered",
 		Status: "Answered: Production, Unit, Now", By: "web page",
@@ -568,22 +557,22 @@ func TestHistory(t *testing.T) {
 	}
 
 	// Free text is never echoed back.
-	if code, _ := b.answer(t, own, map[string]any{"answers": map[string][]string{"deploy_target": {"my secret plan"}}}); code != http.StatusOK {
+	if code, _ := b.Answer(t, own, map[string]any{"answers": map[string][]string{"deploy_target": {"my secret plan"}}}); code != http.StatusOK {
 		t.Fatal("answer failed")
 	}
-	e = b.waitHistory(t, own)
+	e = b.WaitHistory(t, own)
 	if e.Status != "Answered" || len(e.Sections[0].Answer) != 0 || !e.Sections[0].OwnWords || strings.Contains(string(mustJSON(t, e)), "secret") {
 		t.Errorf("own-words entry = %s", mustJSON(t, e))
 	}
 
-	clk.advance(31 * time.Second)
-	e = b.waitHistory(t, expired)
+	clk.Advance(31 * time.Second)
+	e = b.WaitHistory(t, expired)
 	if e.Outcome != "expired" || e.Status != "Expired" || e.By != "" {
 		t.Errorf("expired entry = %s", mustJSON(t, e))
 	}
 
 	// Newest first, each question once, in the API and in Redis.
-	got := b.history(t)
+	got := b.History(t)
 	var ids []string
 	for _, e := range got {
 		ids = append(ids, e.ID)
@@ -591,7 +580,7 @@ func TestHistory(t *testing.T) {
 	if !slices.Equal(ids, []string{expired, own, answered}) {
 		t.Errorf("timeline = %v; want newest first", ids)
 	}
-	raw, err := b.store.History(t.Context(), 100)
+	raw, err := b.Store.History(t.Context(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,18 +590,18 @@ func TestHistory(t *testing.T) {
 
 	// A Finish repeated after an error adds the entry again; the page
 	// shows it once.
-	if err := b.store.AppendHistory(t.Context(), raw[2]); err != nil {
+	if err := b.Store.AppendHistory(t.Context(), raw[2]); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.history(t); len(got) != 3 {
+	if got := b.History(t); len(got) != 3 {
 		t.Errorf("after a repeat the timeline has %d entries; want 3", len(got))
 	}
 	for _, q := range []string{"?limit=0", "?limit=x", "?limit=-1"} {
-		if res, _ := b.request(t, http.MethodGet, "/api/history"+q, nil, nil); res.StatusCode != http.StatusBadRequest {
+		if res, _ := b.Request(t, http.MethodGet, "/api/history"+q, nil, nil); res.StatusCode != http.StatusBadRequest {
 			t.Errorf("history%s = %d; want 400", q, res.StatusCode)
 		}
 	}
-	res, data := b.request(t, http.MethodGet, "/api/history?limit=1", nil, nil)
+	res, data := b.Request(t, http.MethodGet, "/api/history?limit=1", nil, nil)
 	if res.StatusCode != http.StatusOK || strings.Count(string(data), `"id"`) != 1 {
 		t.Errorf("history?limit=1 = %d %s", res.StatusCode, data)
 	}
@@ -635,7 +624,7 @@ func mustJSON(t testing.TB, v any) []byte {
 
 func TestStaticFiles(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tests := []struct {
 		path, ctype, contains string
 	}{
@@ -646,7 +635,7 @@ func TestStaticFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			res, data := b.request(t, http.MethodGet, tc.path, nil, nil)
+			res, data := b.Request(t, http.MethodGet, tc.path, nil, nil)
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("= %d", res.StatusCode)
 			}
@@ -670,16 +659,16 @@ func TestStaticFiles(t *testing.T) {
 				t.Errorf("CSP = %q", csp)
 			}
 			etag := res.Header.Get("ETag")
-			res2, _ := b.request(t, http.MethodGet, tc.path, nil, map[string]string{"If-None-Match": etag})
+			res2, _ := b.Request(t, http.MethodGet, tc.path, nil, map[string]string{"If-None-Match": etag})
 			if etag == "" || res2.StatusCode != http.StatusNotModified {
 				t.Errorf("revalidation with ETag %q = %d; want 304", etag, res2.StatusCode)
 			}
 		})
 	}
-	if res, _ := b.request(t, http.MethodGet, "/nope.js", nil, nil); res.StatusCode != http.StatusNotFound {
+	if res, _ := b.Request(t, http.MethodGet, "/nope.js", nil, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown file = %d; want 404", res.StatusCode)
 	}
-	res, _ := b.request(t, http.MethodGet, "/api/questions", nil, nil)
+	res, _ := b.Request(t, http.MethodGet, "/api/questions", nil, nil)
 	if res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Content-Security-Policy") == "" {
 		t.Errorf("API headers = %v", res.Header)
 	}
@@ -688,8 +677,8 @@ func TestStaticFiles(t *testing.T) {
 // The page and its API can live under a base path.
 func TestBasePath(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	cfg := b.config()
+	b := webtest.Start(t, webtest.Options{})
+	cfg := b.Config()
 	cfg.BasePath = "/ask/"
 	h, err := web.NewHandler(cfg)
 	if err != nil {
@@ -718,9 +707,9 @@ func TestBasePath(t *testing.T) {
 
 func TestNewHandlerConfig(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	with := func(change func(*web.Config)) web.Config {
-		cfg := b.config()
+		cfg := b.Config()
 		change(&cfg)
 		return cfg
 	}
@@ -780,8 +769,8 @@ func TestLoopback(t *testing.T) {
 
 func TestChannel(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	ch := b.channel
+	b := webtest.Start(t, webtest.Options{})
+	ch := b.Channel
 	if ch.Platform() != "web" || ch.State() != engine.StateConnected {
 		t.Errorf("platform, state = %q, %q", ch.Platform(), ch.State())
 	}
@@ -789,7 +778,7 @@ func TestChannel(t *testing.T) {
 	if !caps.Buttons || caps.PayloadBytes != 64 || caps.ButtonsPerRow != 0 {
 		t.Errorf("capabilities = %+v", caps)
 	}
-	req, err := askbridge.DecodeRequest([]byte(oneQuestion("send-1")))
+	req, err := askbridge.DecodeRequest([]byte(webtest.OneQuestion("send-1")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -820,7 +809,7 @@ func TestChannel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := ch.Run(ctx, b.engine); err != nil {
+	if err := ch.Run(ctx, b.Engine); err != nil {
 		t.Errorf("Run = %v; want nil when ctx is done", err)
 	}
 }
@@ -830,11 +819,11 @@ func TestChannel(t *testing.T) {
 // (here it never was in it) and whatever words the status line uses.
 func TestFinishFromEnding(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	created := time.UnixMilli(1_760_000_000_000)
 	ended := created.Add(42 * time.Second)
 	fallback := created.Add(time.Hour)
-	ch := web.NewChannel(b.store, func() time.Time { return fallback })
+	ch := web.NewChannel(b.Store, func() time.Time { return fallback })
 	ada := &askbridge.Person{Platform: "telegram", ID: "7", Name: "Ada"}
 
 	tests := []struct {
@@ -878,7 +867,7 @@ func TestFinishFromEnding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := askbridge.DecodeRequest([]byte(oneQuestion(tc.id)))
+			req, err := askbridge.DecodeRequest([]byte(webtest.OneQuestion(tc.id)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -900,7 +889,7 @@ func TestFinishFromEnding(t *testing.T) {
 			if want.Sections == nil {
 				want.Sections = []web.HistorySection{{Header: "Deployment t", Question: "Where should this deploy?"}}
 			}
-			if got := b.waitHistory(t, tc.id); !sameJSON(got, want) {
+			if got := b.WaitHistory(t, tc.id); !sameJSON(got, want) {
 				t.Errorf("entry = %s\nwant    %s", mustJSON(t, got), mustJSON(t, want))
 			}
 		})
@@ -911,22 +900,22 @@ func TestFinishFromEnding(t *testing.T) {
 // notice for it.
 func TestAnswerUndeliverable(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	const id = "undelivered-1"
-	req, err := askbridge.DecodeRequest([]byte(oneQuestion(id)))
+	req, err := askbridge.DecodeRequest([]byte(webtest.OneQuestion(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := b.store.Create(t.Context(), engine.NewQuestion{
+	if _, _, err := b.Store.Create(t.Context(), engine.NewQuestion{
 		ID: id, Request: req, Target: askbridge.Target{Platform: "web"}, Created: now, Deadline: now.Add(time.Hour),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := b.store.End(t.Context(), id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "page gone"), now); err != nil || !r.Won {
+	if r, err := b.Store.End(t.Context(), id, askbridge.NoAnswer(id, askbridge.ReasonUndeliverable, "page gone"), now); err != nil || !r.Won {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
-	code, out := b.answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
+	code, out := b.Answer(t, id, map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}})
 	if code != http.StatusConflict || out["outcome"] != "undeliverable" || out["status"] != "Not delivered" {
 		t.Fatalf("answer = %d %v; want 409 undeliverable", code, out)
 	}

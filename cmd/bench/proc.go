@@ -240,12 +240,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// buildBridge builds ./cmd/bridge into dir and returns the binary's path.
+// buildBridge builds the bridge (cmd/bridge of github.com/askbridge/askbridge)
+// into dir and returns the binary's path. The bench is a module of its
+// own, whose go.mod replaces github.com/askbridge/askbridge with the
+// repository it is in: the bridge is built there, in the main module, with
+// that module's requirements, as `make build` builds it.
 func buildBridge(ctx context.Context, dir string) (string, error) {
-	const pkg = "github.com/askbridge/askbridge/cmd/bridge"
+	const mod = "github.com/askbridge/askbridge"
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", mod).Output()
+	root := strings.TrimSpace(string(out))
+	if err != nil || root == "" {
+		var stderr []byte
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		return "", fmt.Errorf("go list -m %s: no directory (%v)\n%s", mod, err, stderr)
+	}
 	bin := filepath.Join(dir, "bridge")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/bridge")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/bridge in %s: %w\n%s", root, err, out)
 	}
 	return bin, nil
 }

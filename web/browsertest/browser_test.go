@@ -1,4 +1,4 @@
-package web_test
+package browsertest
 
 // End-to-end tests of the page in a real headless Chromium, driven with
 // chromedp, against the page served by httptest with a real engine and a
@@ -28,6 +28,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -54,12 +55,9 @@ func chromiumPath() string {
 }
 
 // browserContext starts the shared browser once, and fails the test when
-// there is none. Under -short (the fast tier) it skips the test instead.
+// there is none.
 func browserContext(t *testing.T) context.Context {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test (Chromium): full tier (go test without -short)")
-	}
 	path := chromiumPath()
 	if path == "" {
 		t.Fatal("Chromium not found: install Debian's chromium (apt-get install chromium), or set ASKBRIDGE_CHROMIUM to the browser binary")
@@ -124,7 +122,7 @@ func artifactDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("ASKBRIDGE_ARTIFACTS")
 	if dir == "" {
-		abs, err := filepath.Abs(filepath.Join("..", "artifacts", "screenshots"))
+		abs, err := filepath.Abs(filepath.Join("..", "..", "artifacts", "screenshots"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,9 +147,9 @@ type tab struct {
 // own sessionStorage) and loads the bridge's page; fragment is appended to
 // the URL ("#token=…"). It waits until the page has loaded its lists and
 // its event stream is live, unless the page is expected to ask for a token.
-func openTab(t *testing.T, b *bridge, width, height int64, fragment string, mobile bool) *tab {
+func openTab(t *testing.T, b *webtest.Bridge, width, height int64, fragment string, mobile bool) *tab {
 	t.Helper()
-	return openTabAt(t, b.srv.URL, width, height, fragment, mobile)
+	return openTabAt(t, b.Server.URL, width, height, fragment, mobile)
 }
 
 // openTabAt is openTab with the page at base (scheme://host:port).
@@ -413,7 +411,7 @@ func wantResult(t *testing.T, res askbridge.Result, answers map[string][]string)
 	if res.Status != askbridge.StatusAnswered || res.Via != askbridge.ViaWeb {
 		t.Fatalf("result = %+v; want answered on the web", res)
 	}
-	if !sameAnswers(res.Answers.Answers, answers) {
+	if !webtest.SameAnswers(res.Answers.Answers, answers) {
 		t.Fatalf("answers = %v; want %v", res.Answers.Answers, answers)
 	}
 }
@@ -448,14 +446,14 @@ func TestBrowser(t *testing.T) {
 
 func browserClick(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
 	if tb.text(`[data-testid=open-count]`) != "0" {
 		t.Errorf("open count on an empty page = %q", tb.text(`[data-testid=open-count]`))
 	}
 	tb.shot("01-empty")
 
-	id := b.ask(t, oneQuestion("b-click"))
+	id := b.Ask(t, webtest.OneQuestion("b-click"))
 	// No reload: the event stream brings it.
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	if got := tb.text(promptSel(id) + ` [data-testid=question-text]`); got != "Where should this deploy?" {
@@ -474,7 +472,7 @@ func browserClick(t *testing.T) {
 	tb.shot("02-question-pending")
 
 	tb.click(optionSel(id, "Production"))
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "Production" {
 		t.Errorf("timeline answer = %q; want Production", got)
@@ -491,9 +489,9 @@ func browserClick(t *testing.T) {
 
 func browserStepper(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
-	id := b.ask(t, threeQuestions("b-stepper"))
+	id := b.Ask(t, webtest.ThreeQuestions("b-stepper"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Staging"))))
 	if got := tb.stepCount(id); got != "1 / 3" {
 		t.Fatalf("step count = %q; want 1 / 3", got)
@@ -538,7 +536,7 @@ func browserStepper(t *testing.T) {
 	tb.click(optionSel(id, "Tonight"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=review]`)))
 	tb.click(promptSel(id) + ` [data-testid=submit]`)
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	answers := eval[[]string](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].map(a => a.textContent)`, jsq(entrySel(id)+` [data-testid=entry-answer]`)))
 	if !slices.Equal(answers, []string{"Staging", "Unit, Load", "Tonight"}) {
@@ -549,15 +547,15 @@ func browserStepper(t *testing.T) {
 
 func browserMultiSelect(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
-	id := b.ask(t, multiSelect("b-multi"))
+	id := b.Ask(t, webtest.MultiSelect("b-multi"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(checkSel(id, "EU"))))
 	tb.click(checkSel(id, "Asia"))
 	tb.click(checkSel(id, "EU"))
 	tb.shot("08-multi-select")
 	tb.click(promptSel(id) + ` [data-testid=submit]`)
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"regions": {"EU", "Asia"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"regions": {"EU", "Asia"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer]`); got != "EU, Asia" {
 		t.Errorf("timeline answer = %q", got)
@@ -566,9 +564,9 @@ func browserMultiSelect(t *testing.T) {
 
 func browserOther(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
-	id := b.ask(t, oneQuestion("b-other"))
+	id := b.Ask(t, webtest.OneQuestion("b-other"))
 	input := promptSel(id) + ` [data-testid=other-input]`
 	tb.do(chromedp.WaitVisible(chromedp.CSS(input)))
 	// An empty Other is refused on the page, and the question stays open.
@@ -577,14 +575,14 @@ func browserOther(t *testing.T) {
 	tb.do(chromedp.SendKeys(chromedp.CSS(input), "the canary pool"))
 	tb.shot("09-other-typed")
 	tb.click(promptSel(id) + ` [data-testid=other-submit]`)
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	// The bridge's timeline does not echo free text; this page shows its
 	// own words, kept in this browser (see browserOwnWords).
 	if got := tb.text(entrySel(id) + ` [data-testid=entry-answer] [data-testid=own-words]`); got != "the canary pool" {
 		t.Errorf("timeline answer = %q; want the page's own words", got)
 	}
-	if e := b.waitHistory(t, id); len(e.Sections[0].Answer) != 0 || !e.Sections[0].OwnWords {
+	if e := b.WaitHistory(t, id); len(e.Sections[0].Answer) != 0 || !e.Sections[0].OwnWords {
 		t.Errorf("the bridge's timeline entry = %+v; want own words and no text", e.Sections[0])
 	}
 	tb.shot("10-other-answered")
@@ -592,12 +590,12 @@ func browserOther(t *testing.T) {
 
 func browserSkip(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
-	id := b.ask(t, threeQuestions("b-skip"))
+	id := b.Ask(t, webtest.ThreeQuestions("b-skip"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=skip]`)))
 	tb.click(promptSel(id) + ` [data-testid=skip]`)
-	res := b.result(t, id, 10*time.Second)
+	res := b.Result(t, id, 10*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonSkipped {
 		t.Fatalf("result = %+v; want no_answer/skipped", res)
 	}
@@ -610,15 +608,15 @@ func browserSkip(t *testing.T) {
 
 func browserTimeout(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
-	id := b.ask(t, `{"id":"b-timeout","to":"web","agent":"nightly-job","timeoutSeconds":30,"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
+	id := b.Ask(t, `{"id":"b-timeout","to":"web","agent":"nightly-job","timeoutSeconds":30,"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id))))
 	if left := tb.text(promptSel(id) + ` [data-testid=remaining]`); !strings.HasPrefix(left, "0:") {
 		t.Errorf("remaining = %q; want under 0:30", left)
 	}
 	tb.shot("12-timeout-pending")
-	res := b.result(t, id, 45*time.Second)
+	res := b.Result(t, id, 45*time.Second)
 	if res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonTimeout {
 		t.Fatalf("result = %+v; want no_answer/timeout", res)
 	}
@@ -632,11 +630,11 @@ func browserTimeout(t *testing.T) {
 
 func browserCancel(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 800, "", false)
 	// Agent text is shown as text, never as HTML.
 	const sneaky = `Ship <b>it</b>? <img src=x onerror="window.pwned=1">`
-	id := b.ask(t, fmt.Sprintf(`{"id":"b-cancel","to":"web","agent":"<i>bot</i>","questions":[{"id":"ship","header":"<u>Ship</u>","question":%s,"options":[{"label":"<script>x</script>"},{"label":"No"}]}]}`, jsq(sneaky)))
+	id := b.Ask(t, fmt.Sprintf(`{"id":"b-cancel","to":"web","agent":"<i>bot</i>","questions":[{"id":"ship","header":"<u>Ship</u>","question":%s,"options":[{"label":"<script>x</script>"},{"label":"No"}]}]}`, jsq(sneaky)))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id))))
 	if got := tb.text(promptSel(id) + ` [data-testid=question-text]`); got != sneaky {
 		t.Errorf("question text = %q; want it verbatim", got)
@@ -645,8 +643,8 @@ func browserCancel(t *testing.T) {
 		t.Errorf("agent text made %d elements", n)
 	}
 	tb.shot("14-cancel-pending")
-	b.cancelQuestion(t, id)
-	if res := b.result(t, id, 10*time.Second); res.Reason != askbridge.ReasonCancelled {
+	b.CancelQuestion(t, id)
+	if res := b.Result(t, id, 10*time.Second); res.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("result = %+v; want cancelled", res)
 	}
 	tb.waitEnded(id, "cancelled", 10*time.Second)
@@ -662,10 +660,10 @@ func browserCancel(t *testing.T) {
 
 func browserNarrow(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 390, 844, "", true)
-	first := b.ask(t, oneQuestion("b-narrow-1"))
-	second := b.ask(t, threeQuestions("b-narrow-2"))
+	first := b.Ask(t, webtest.OneQuestion("b-narrow-1"))
+	second := b.Ask(t, webtest.ThreeQuestions("b-narrow-2"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(first))), chromedp.WaitVisible(chromedp.CSS(promptSel(second))))
 	got := eval[map[string]any](tb, fmt.Sprintf(`(() => {
 		const a = document.querySelector(%s), b = document.querySelector(%s);
@@ -695,18 +693,18 @@ func browserNarrow(t *testing.T) {
 	}
 	tb.shot("16-narrow-cards")
 	tb.do(chromedp.Tap(chromedp.CSS(optionSel(first, "Staging (Recommended)"))))
-	wantResult(t, b.result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"Staging (Recommended)"}})
+	wantResult(t, b.Result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"Staging (Recommended)"}})
 	tb.waitEnded(first, "answered", 10*time.Second)
 	tb.shot("17-narrow-answered")
 }
 
 func browserReplicas(t *testing.T) {
 	t.Parallel()
-	a := startBridge(t, bridgeOptions{})
-	b := startBridge(t, bridgeOptions{prefix: a.prefix})
+	a := webtest.Start(t, webtest.Options{})
+	b := webtest.Start(t, webtest.Options{Prefix: a.Prefix})
 	pa := openTab(t, a, 1100, 800, "", false)
 	pb := openTab(t, b, 1100, 800, "", false)
-	id := a.ask(t, oneQuestion("b-replicas"))
+	id := a.Ask(t, webtest.OneQuestion("b-replicas"))
 	pa.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	pb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	pb.shot("18-replica-b-pending")
@@ -724,12 +722,12 @@ func browserReplicas(t *testing.T) {
 	// One result, pushed once, although two engines and two pages saw it:
 	// once the winner has finished the question (its timeline entry is
 	// written) nothing more is pushed for it.
-	a.waitHistory(t, id)
-	if n := a.resultCount(t, id); n != 1 {
+	a.WaitHistory(t, id)
+	if n := a.ResultCount(t, id); n != 1 {
 		t.Fatalf("LLEN result = %d; want 1", n)
 	}
-	wantResult(t, a.result(t, id, time.Second), map[string][]string{"deploy_target": {"Production"}})
-	raw, err := a.store.History(t.Context(), 100)
+	wantResult(t, a.Result(t, id, time.Second), map[string][]string{"deploy_target": {"Production"}})
+	raw, err := a.Store.History(t.Context(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,7 +739,7 @@ func browserReplicas(t *testing.T) {
 func browserToken(t *testing.T) {
 	t.Parallel()
 	const token = "browser-test-token-0123456789"
-	b := startBridge(t, bridgeOptions{token: token})
+	b := webtest.Start(t, webtest.Options{Token: token})
 	tb := openTab(t, b, 1100, 800, "#token="+token, false)
 	if h := eval[string](tb, `location.hash`); h != "" {
 		t.Errorf("the token stays in the address bar: %q", h)
@@ -749,10 +747,10 @@ func browserToken(t *testing.T) {
 	if got := eval[string](tb, `sessionStorage.getItem('askbridge.token')`); got != token {
 		t.Errorf("sessionStorage token = %q", got)
 	}
-	id := b.ask(t, oneQuestion("b-token"))
+	id := b.Ask(t, webtest.OneQuestion("b-token"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	tb.click(optionSel(id, "Production"))
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 
 	// A fresh browser context without the token is asked for it.
@@ -776,13 +774,13 @@ const rebindHost = "rebind.test"
 // the bridge serves http://127.0.0.1:<port> answers like the page itself.
 func browserLoopbackAlias(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	_, port, _ := strings.Cut(strings.TrimPrefix(b.srv.URL, "http://"), ":")
+	b := webtest.Start(t, webtest.Options{})
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.Server.URL, "http://"), ":")
 	tb := openTabAt(t, "http://localhost:"+port, 1100, 800, "", false)
-	id := b.ask(t, oneQuestion("b-alias"))
+	id := b.Ask(t, webtest.OneQuestion("b-alias"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	tb.click(optionSel(id, "Production"))
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 }
 
@@ -792,10 +790,10 @@ func browserLoopbackAlias(t *testing.T) {
 // name as Host, and its origin is not the bridge's.
 func browserRebinding(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
-	id := b.ask(t, oneQuestion("b-rebind"))
-	b.waitOpen(t, id)
-	_, port, _ := strings.Cut(strings.TrimPrefix(b.srv.URL, "http://"), ":")
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("b-rebind"))
+	b.WaitOpen(t, id)
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.Server.URL, "http://"), ":")
 	evil := openTabAt(t, "http://"+rebindHost+":"+port, 1100, 800, "#no-wait", false)
 	// The attacker's script, same-origin with the name it was loaded from.
 	ctx, cancel := context.WithTimeout(evil.ctx, 10*time.Second)
@@ -813,7 +811,7 @@ func browserRebinding(t *testing.T) {
 	if got["list"] != float64(http.StatusMisdirectedRequest) || got["listed"] != false || got["answer"] != float64(http.StatusMisdirectedRequest) {
 		t.Errorf("the rebinding page got %v; want 421 for both and nothing listed", got)
 	}
-	if l := b.open(t); len(l.Questions) != 1 {
+	if l := b.Open(t); len(l.Questions) != 1 {
 		t.Fatalf("the rebinding page ended the question: %+v", l.Questions)
 	}
 }
@@ -823,14 +821,14 @@ const thaiContext = "บิลด์ **#4812** ล้มเหลวบน `main
 
 // browserThai: a browser whose language is Thai gets the page in Thai, and
 // a Thai question (with context) is shown, answered with a Thai digit in
-// the Other box and ended in Thai. The screenshot, web/testdata/thai.png,
+// the Other box and ended in Thai. The screenshot, web/browsertest/testdata/thai.png,
 // shows a reader what the page looks like; Thai must render as Thai
 // letters, not boxes (Debian: fonts-thai-tlwg).
 func browserThai(t *testing.T) {
 	t.Parallel()
 	th := locale.For("th")
-	b := startBridge(t, bridgeOptions{})
-	tb := openTabWith(t, b.srv.URL, "", tabOptions{width: 480, height: 900, lang: "th"})
+	b := webtest.Start(t, webtest.Options{})
+	tb := openTabWith(t, b.Server.URL, "", tabOptions{width: 480, height: 900, lang: "th"})
 
 	// The page's own text.
 	if got := eval[string](tb, `document.documentElement.lang`); got != "th" {
@@ -852,7 +850,7 @@ func browserThai(t *testing.T) {
 		t.Errorf("title = %q", got)
 	}
 
-	first := b.ask(t, thaiQuestion("b-thai-1", thaiContext))
+	first := b.Ask(t, webtest.ThaiQuestion("b-thai-1", thaiContext))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(first) + ` [data-testid=other-input]`)))
 	card := func(sel string) string { return tb.text(promptSel(first) + " " + sel) }
 	if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).lang`, jsq(promptSel(first)))); got != "th" {
@@ -876,7 +874,7 @@ func browserThai(t *testing.T) {
 
 	// The second stays open for the picture: shown on Slack too, with
 	// reminders, so its card has the other place and Seen.
-	second := b.ask(t, `{"id":"b-thai-2","to":["web","slack:C0123"],"remindEverySeconds":600,"agent":"deploy-bot","locale":"th",`+
+	second := b.Ask(t, `{"id":"b-thai-2","to":["web","slack:C0123"],"remindEverySeconds":600,"agent":"deploy-bot","locale":"th",`+
 		`"context":"รอบนี้มี **12** คอมมิต ดู[รายการเปลี่ยนแปลง](https://ci.example.com/4812/changes)\n\n- แก้ `+"`TestPay`"+`\n- เพิ่มการทดสอบโหลด","questions":[`+
 		`{"id":"window","header":"ช่วงเวลา","question":"จะปล่อยเมื่อไร?","options":[{"label":"ตอนนี้"},{"label":"คืนนี้"}]},`+
 		`{"id":"checks","header":"การทดสอบ","question":"ต้องรันชุดทดสอบใดก่อน?","multiSelect":true,"options":[{"label":"ยูนิต"},{"label":"โหลด"}]}]}`)
@@ -893,7 +891,7 @@ func browserThai(t *testing.T) {
 	// A Thai digit in the Other box picks the second option.
 	tb.do(chromedp.SendKeys(chromedp.CSS(promptSel(first)+` [data-testid=other-input]`), "๒"))
 	tb.click(promptSel(first) + ` [data-testid=other-submit]`)
-	wantResult(t, b.result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
+	wantResult(t, b.Result(t, first, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
 	tb.waitEnded(first, "answered", 10*time.Second)
 	wantEndedThai(t, tb, first)
 	if got := tb.text(fmt.Sprintf(`[data-testid=notice][data-id=%q]`, first)); !strings.HasPrefix(got, "บันทึกคำตอบแล้ว") {
@@ -912,10 +910,10 @@ func browserThai(t *testing.T) {
 func browserThaiOnEnglishPage(t *testing.T) {
 	t.Parallel()
 	en := locale.For("en")
-	b := startBridge(t, bridgeOptions{})
-	tb := openTabWith(t, b.srv.URL, "", tabOptions{width: 1100, height: 800, lang: "en-US"})
-	thai := b.ask(t, thaiQuestion("b-thai-en", thaiContext))
-	english := b.ask(t, oneQuestion("b-english"))
+	b := webtest.Start(t, webtest.Options{})
+	tb := openTabWith(t, b.Server.URL, "", tabOptions{width: 1100, height: 800, lang: "en-US"})
+	thai := b.Ask(t, webtest.ThaiQuestion("b-thai-en", thaiContext))
+	english := b.Ask(t, webtest.OneQuestion("b-english"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(thai, "โปรดักชัน"))), chromedp.WaitVisible(chromedp.CSS(optionSel(english, "Production"))))
 
 	if got := eval[string](tb, `document.documentElement.lang`); got != "en" {
@@ -947,7 +945,7 @@ func browserThaiOnEnglishPage(t *testing.T) {
 	tb.shot("21-thai-question-english-page")
 
 	tb.click(optionSel(thai, "โปรดักชัน"))
-	wantResult(t, b.result(t, thai, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
+	wantResult(t, b.Result(t, thai, 10*time.Second), map[string][]string{"deploy_target": {"โปรดักชัน"}})
 	tb.waitEnded(thai, "answered", 10*time.Second)
 	wantEndedThai(t, tb, thai)
 	if got := tb.text(`#history-title`); got != en.Get("WebTimelineTitle") {
@@ -1085,10 +1083,10 @@ func (tb *tab) activity(sel string) [][2]string {
 // without a reload. The timeline keeps what happened.
 func browserReach(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
 	tb := openTab(t, b, 1100, 900, "", false)
-	id := b.ask(t, `{"id":"b-reach","to":["slack:C0123","telegram:42","discord:7","web"],"agent":"deploy-bot","remindEverySeconds":600,`+
+	id := b.Ask(t, `{"id":"b-reach","to":["slack:C0123","telegram:42","discord:7","web"],"agent":"deploy-bot","remindEverySeconds":600,`+
 		`"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging"},{"label":"Production"}]}]}`)
 	card := promptSel(id)
 	tb.waitJS("the other places", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Also open in: slack:C0123, telegram:42"`,
@@ -1105,10 +1103,10 @@ func browserReach(t *testing.T) {
 	}
 
 	// Escalated to the page after a minute: a card with its reason.
-	up := b.ask(t, `{"id":"b-escalated","to":"slack:C0123","agent":"nightly-job","escalate":[{"afterSeconds":60,"to":"web"}],`+
+	up := b.Ask(t, `{"id":"b-escalated","to":"slack:C0123","agent":"nightly-job","escalate":[{"afterSeconds":60,"to":"web"}],`+
 		`"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
-	b.waitOpen(t, id)
-	clk.advance(61 * time.Second)
+	b.WaitOpen(t, id)
+	clk.Advance(61 * time.Second)
 	upCard := promptSel(up)
 	tb.waitJS("the escalated question", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(upCard+` [data-testid=activity-item][data-kind=escalated]`)), 10*time.Second)
 	if got := tb.text(upCard + ` [data-testid=note]`); got != "No answer after 1 min, so this is asked here too." {
@@ -1122,7 +1120,7 @@ func browserReach(t *testing.T) {
 	}
 
 	// Ten minutes on, the first reminder: a badge on the card.
-	clk.advance(540 * time.Second)
+	clk.Advance(540 * time.Second)
 	tb.waitJS("the reminder badge", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Reminder sent"`,
 		jsq(card+` [data-testid=reminders][data-count="1"]:not([hidden])`)), 10*time.Second)
 	tb.waitJS("the reminder in the activity", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(card+` [data-testid=activity-item][data-kind=reminded]`)), 10*time.Second)
@@ -1132,7 +1130,7 @@ func browserReach(t *testing.T) {
 
 	// Alice sees the escalated one on Slack.
 	alice := askbridge.Person{Platform: "slack", ID: "U1", Name: "Alice"}
-	if n, err := b.engine.Acknowledge(t.Context(), up, alice, 0); err != nil || n != engine.NoticeSeen {
+	if n, err := b.Engine.Acknowledge(t.Context(), up, alice, 0); err != nil || n != engine.NoticeSeen {
 		t.Fatalf("Acknowledge = %v, %v", n, err)
 	}
 	tb.waitJS("Seen by Alice", fmt.Sprintf(`(document.querySelector(%s) || {}).dataset?.seen === "Alice"`, jsq(upCard)), 10*time.Second)
@@ -1160,14 +1158,14 @@ func browserReach(t *testing.T) {
 	if got := tb.activity(card)[2]; got != [2]string{"acknowledged", "Seen by web page"} {
 		t.Errorf("Seen activity = %q", got)
 	}
-	if n, _ := b.open(t).listed(id); n.SeenBy != "web page" {
+	if n, _ := b.Open(t).Listed(id); n.SeenBy != "web page" {
 		t.Errorf("listed %+v; want it seen by the web page", n)
 	}
 	tb.shot("24-reach-seen")
 
 	// The answer ends it; the timeline keeps what happened.
 	tb.click(card + ` [data-testid=other-submit]`)
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 	if got := tb.activity(entrySel(id)); len(got) != 3 || got[0][0] != "unreachable" || got[1][0] != "reminded" || got[2][0] != "acknowledged" {
 		t.Errorf("timeline activity = %q", got)
@@ -1185,12 +1183,12 @@ func browserReach(t *testing.T) {
 // the timeline shows the answer with every vote.
 func browserQuorum(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1100, 900, "", false)
-	id := b.ask(t, quorumQuestion("b-quorum", ""))
+	id := b.Ask(t, webtest.QuorumQuestion("b-quorum", ""))
 	card := promptSel(id)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Approve"))))
-	b.vote(t, id, alice, change("Reject"))
+	b.Vote(t, id, webtest.Alice, webtest.Change("Reject"))
 	// Alice's vote comes as an event: the tally and who has voted follow.
 	tb.waitJS("Alice's vote", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "Voted: Alice"`, jsq(card+` [data-testid=voters]`)), 10*time.Second)
 	if got := tb.text(card + ` [data-testid=tally]`); got != "Votes: 1 of 2 needed — Approve 0, Reject 1" {
@@ -1228,16 +1226,16 @@ func browserQuorum(t *testing.T) {
 	tb.waitJS("the refusal", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "You already answered; your first answer stands."`,
 		jsq(card+` [data-testid=prompt-error]:not([hidden])`)), 5*time.Second)
 	tb.click(card + ` [data-testid=skip]`)
-	if q, _ := b.open(t).listed(id); q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" || q.Abstained != 0 || len(q.Voters) != 2 {
+	if q, _ := b.Open(t).Listed(id); q.TallyLine != "Votes: 1 of 2 needed — Approve 1, Reject 1" || q.Abstained != 0 || len(q.Voters) != 2 {
 		t.Errorf("after the attempts the question is listed as %+v", q)
 	}
 	tb.shot("27-quorum-voted")
 
 	// Bob agrees with the page: answered.
-	if sub := b.vote(t, id, bob, change("Approve")); !sub.Won {
+	if sub := b.Vote(t, id, webtest.Bob, webtest.Change("Approve")); !sub.Won {
 		t.Fatalf("Bob's vote = %+v; want the deciding one", sub)
 	}
-	if res := b.result(t, id, 10*time.Second); res.Status != askbridge.StatusAnswered || !sameAnswers(res.Answers.Answers, change("Approve")) {
+	if res := b.Result(t, id, 10*time.Second); res.Status != askbridge.StatusAnswered || !webtest.SameAnswers(res.Answers.Answers, webtest.Change("Approve")) {
 		t.Fatalf("result = %+v", res)
 	}
 	tb.waitEnded(id, "answered", 10*time.Second)
@@ -1261,14 +1259,14 @@ func browserQuorum(t *testing.T) {
 	tb.shot("28-quorum-answered")
 
 	// Another: the page abstains, Alice and Bob disagree: no agreement.
-	apart := b.ask(t, quorumQuestion("b-quorum-apart", ""))
+	apart := b.Ask(t, webtest.QuorumQuestion("b-quorum-apart", ""))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(apart) + ` [data-testid=skip]`)))
 	tb.click(promptSel(apart) + ` [data-testid=skip]`)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-testid=notice][data-id=%q][data-notice=Abstained]`, apart))))
 	tb.waitJS("the abstention on the card", fmt.Sprintf(`(document.querySelector(%s) || {}).textContent === "You abstained."`,
 		jsq(promptSel(apart)+` [data-testid=my-vote]`)), 10*time.Second)
-	b.vote(t, apart, alice, change("Approve"))
-	b.vote(t, apart, bob, change("Reject"))
+	b.Vote(t, apart, webtest.Alice, webtest.Change("Approve"))
+	b.Vote(t, apart, webtest.Bob, webtest.Change("Reject"))
 	tb.waitEnded(apart, "no_quorum", 10*time.Second)
 	if got := tb.text(entrySel(apart) + ` [data-testid=entry-status]`); got != "No agreement" {
 		t.Errorf("status = %q", got)

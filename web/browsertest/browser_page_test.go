@@ -1,4 +1,4 @@
-package web_test
+package browsertest
 
 // Browser tests of how the page answers (issue 18): the order of the open
 // questions, no sticky hover on phones, hints that go once a field is
@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -58,21 +59,21 @@ func (tb *tab) promptOrder() []string {
 // that picks up a later ask first would; it is still listed after it.
 func browserOrder(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	b := startBridge(t, bridgeOptions{clock: clk})
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
 	tb := openTab(t, b, 1280, 800, "", false)
 	// Named and unnamed asks alike are placed by their stream entry.
-	first := b.ask(t, oneQuestion("b-order-first"))
-	b.waitOpen(t, first)
-	clk.advance(-2 * time.Minute)
-	second := b.ask(t, unnamed(t, threeQuestions("-")))
-	b.waitOpen(t, first, second)
-	clk.advance(2 * time.Minute)
-	third := b.ask(t, multiSelect("b-order-named"))
-	l := b.waitOpen(t, first, second, third)
+	first := b.Ask(t, webtest.OneQuestion("b-order-first"))
+	b.WaitOpen(t, first)
+	clk.Advance(-2 * time.Minute)
+	second := b.Ask(t, unnamed(t, webtest.ThreeQuestions("-")))
+	b.WaitOpen(t, first, second)
+	clk.Advance(2 * time.Minute)
+	third := b.Ask(t, webtest.MultiSelect("b-order-named"))
+	l := b.WaitOpen(t, first, second, third)
 
-	r1, _, err1 := b.store.Get(t.Context(), first)
-	r2, _, err2 := b.store.Get(t.Context(), second)
+	r1, _, err1 := b.Store.Get(t.Context(), first)
+	r2, _, err2 := b.Store.Get(t.Context(), second)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -87,7 +88,7 @@ func browserOrder(t *testing.T) {
 	if !slices.Equal(listed, want) {
 		t.Errorf("API order = %q; want the order asked %q", listed, want)
 	}
-	if q, _ := l.listed(second); q.Asked <= q.Created {
+	if q, _ := l.Listed(second); q.Asked <= q.Created {
 		t.Errorf("second: asked %d, created %d; want asked from its entry, after the clock's created", q.Asked, q.Created)
 	}
 	tb.waitJS("three prompts", `document.querySelectorAll('[data-testid=prompt]').length === 3`, 10*time.Second)
@@ -103,7 +104,7 @@ func browserOrder(t *testing.T) {
 // others. Every :hover style of the page is inside @media (hover: hover).
 func browserTouchHover(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 390, 844, "", true)
 	css := eval[map[string]any](tb, `(() => {
 		const bare = [], kept = [];
@@ -126,7 +127,7 @@ func browserTouchHover(t *testing.T) {
 		t.Fatalf("the phone emulation has hover: %v", css)
 	}
 
-	id := b.ask(t, twoPicks("b-touch"))
+	id := b.Ask(t, twoPicks("b-touch"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Staging"))))
 	tb.do(chromedp.Tap(chromedp.CSS(optionSel(id, "Staging"))))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Now"))))
@@ -148,7 +149,7 @@ func browserTouchHover(t *testing.T) {
 	}
 	// An option ticked and unticked again stays under the finger, which a
 	// phone leaves it hovered by: it looks like the untouched ones.
-	multi := b.ask(t, multiSelect("b-touch-multi"))
+	multi := b.Ask(t, webtest.MultiSelect("b-touch-multi"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(checkSel(multi, "EU"))))
 	tb.do(chromedp.Tap(chromedp.CSS(optionSel(multi, "EU"))))
 	tb.waitJS("EU ticked", fmt.Sprintf(`document.querySelector(%s).checked`, jsq(checkSel(multi, "EU"))), 5*time.Second)
@@ -171,7 +172,7 @@ func browserTouchHover(t *testing.T) {
 	tb.do(chromedp.Tap(chromedp.CSS(optionSel(id, "Tonight"))))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(id) + ` [data-testid=review]`)))
 	tb.do(chromedp.Tap(chromedp.CSS(promptSel(id) + ` [data-testid=submit]`)))
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "window": {"Tonight"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"target": {"Staging"}, "window": {"Tonight"}})
 }
 
 // errorShown is the card's hint, or "" when it is hidden.
@@ -186,9 +187,9 @@ func (tb *tab) errorShown(id string) string {
 // is typed; a step's, once an option is checked or text typed.
 func browserErrorHint(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1280, 800, "", false)
-	one := b.ask(t, oneQuestion("b-hint-1"))
+	one := b.Ask(t, webtest.OneQuestion("b-hint-1"))
 	input := promptSel(one) + ` [data-testid=other-input]`
 	tb.do(chromedp.WaitVisible(chromedp.CSS(input)))
 	tb.click(promptSel(one) + ` [data-testid=other-submit]`)
@@ -205,14 +206,14 @@ func browserErrorHint(t *testing.T) {
 	if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-invalid') || ''`, jsq(input))); got != "" {
 		t.Errorf("the Other box's aria-invalid = %q once filled", got)
 	}
-	if _, ok := b.open(t).listed(one); !ok {
+	if _, ok := b.Open(t).Listed(one); !ok {
 		t.Fatal("typing sent the answer")
 	}
 	tb.shots("18-error-hint-cleared")
 
 	// A step that needs an answer: checking an option, or typing, takes
 	// the hint back.
-	three := b.ask(t, threeQuestions("b-hint-3"))
+	three := b.Ask(t, webtest.ThreeQuestions("b-hint-3"))
 	card := promptSel(three)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(three, "Staging"))))
 	tb.click(optionSel(three, "Staging"))
@@ -256,15 +257,15 @@ func (tb *tab) controls(id string) map[string]any {
 // an answer goes through.
 func browserUnreachable(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1280, 800, "", false)
-	id := b.ask(t, oneQuestion("b-offline"))
+	id := b.Ask(t, webtest.OneQuestion("b-offline"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	if eval[bool](tb, `!document.querySelector('#offline').hidden`) {
 		t.Fatal("the banner shows while the bridge is reachable")
 	}
 
-	b.cutOff(true)
+	b.CutOff(true)
 	tb.waitJS("the banner", `!document.querySelector('#offline').hidden && document.body.dataset.reach === 'down'`, 10*time.Second)
 	if got := strings.Join(strings.Fields(tb.text(`#offline`)), " "); got != "Cannot reach the bridge Answering is paused until the page is connected again." {
 		t.Errorf("banner = %q", got)
@@ -281,7 +282,7 @@ func browserUnreachable(t *testing.T) {
 	tb.do(chromedp.SendKeys(chromedp.CSS(promptSel(id)+` [data-testid=other-input]`), "later"))
 	tb.shots("18-unreachable")
 
-	b.cutOff(false)
+	b.CutOff(false)
 	tb.waitJS("the banner gone", `document.querySelector('#offline').hidden && document.body.dataset.reach === 'up' && document.querySelector('#connection').dataset.state === 'live'`, 20*time.Second)
 	got = tb.controls(id)
 	for _, c := range []string{"option", "other-submit", "skip", "other-input"} {
@@ -295,7 +296,7 @@ func browserUnreachable(t *testing.T) {
 	tb.shots("18-reconnected")
 	// A click on an option answers with it, whatever was typed.
 	tb.click(optionSel(id, "Production"))
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"deploy_target": {"Production"}})
 }
 
 // browserRecommended: the option whose label ends in a catalog's
@@ -304,11 +305,11 @@ func browserUnreachable(t *testing.T) {
 // badge in the card's language; the answer is still the declared label.
 func browserRecommended(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1280, 800, "", false)
-	en := b.ask(t, oneQuestion("b-rec-en"))
-	th := b.ask(t, thaiQuestion("b-rec-th", thaiContext))
-	mixed := b.ask(t, `{"id":"b-rec-mixed","to":"web","agent":"release-bot","questions":[{"id":"regions","header":"Regions","question":"Which regions should get the release?","multiSelect":true,`+
+	en := b.Ask(t, webtest.OneQuestion("b-rec-en"))
+	th := b.Ask(t, webtest.ThaiQuestion("b-rec-th", thaiContext))
+	mixed := b.Ask(t, `{"id":"b-rec-mixed","to":"web","agent":"release-bot","questions":[{"id":"regions","header":"Regions","question":"Which regions should get the release?","multiSelect":true,`+
 		`"options":[{"label":"EU （แนะนำ）"},{"label":"US"},{"label":"(Recommended)"}]}]}`)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(en, "Production"))), chromedp.WaitVisible(chromedp.CSS(optionSel(th, "โปรดักชัน"))),
 		chromedp.WaitVisible(chromedp.CSS(checkSel(mixed, "US"))))
@@ -336,10 +337,10 @@ func browserRecommended(t *testing.T) {
 	}
 	tb.shots("18-recommended")
 	tb.click(optionSel(en, "Staging (Recommended)"))
-	wantResult(t, b.result(t, en, 10*time.Second), map[string][]string{"deploy_target": {"Staging (Recommended)"}})
+	wantResult(t, b.Result(t, en, 10*time.Second), map[string][]string{"deploy_target": {"Staging (Recommended)"}})
 	tb.click(checkSel(mixed, "EU （แนะนำ）"))
 	tb.click(promptSel(mixed) + ` [data-testid=submit]`)
-	wantResult(t, b.result(t, mixed, 10*time.Second), map[string][]string{"regions": {"EU （แนะนำ）"}})
+	wantResult(t, b.Result(t, mixed, 10*time.Second), map[string][]string{"regions": {"EU （แนะนำ）"}})
 }
 
 // browserOwnWords: the page shows its own free-text answer on the
@@ -348,17 +349,17 @@ func browserRecommended(t *testing.T) {
 // it: its timeline says "own words", and another browser shows that.
 func browserOwnWords(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1280, 800, "", false)
-	one := b.ask(t, oneQuestion("b-own-1"))
+	one := b.Ask(t, webtest.OneQuestion("b-own-1"))
 	input := promptSel(one) + ` [data-testid=other-input]`
 	tb.do(chromedp.WaitVisible(chromedp.CSS(input)))
 	tb.do(chromedp.SendKeys(chromedp.CSS(input), "the canary pool"))
 	tb.click(promptSel(one) + ` [data-testid=other-submit]`)
-	wantResult(t, b.result(t, one, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
+	wantResult(t, b.Result(t, one, 10*time.Second), map[string][]string{"deploy_target": {"the canary pool"}})
 	tb.waitEnded(one, "answered", 10*time.Second)
 
-	three := b.ask(t, threeQuestions("b-own-3"))
+	three := b.Ask(t, webtest.ThreeQuestions("b-own-3"))
 	card := promptSel(three)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(three, "Staging"))))
 	tb.click(optionSel(three, "Staging"))
@@ -370,7 +371,7 @@ func browserOwnWords(t *testing.T) {
 	tb.click(optionSel(three, "Tonight"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(card + ` [data-testid=review]`)))
 	tb.click(card + ` [data-testid=submit]`)
-	wantResult(t, b.result(t, three, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "smoke tests"}, "window": {"Tonight"}})
+	wantResult(t, b.Result(t, three, 10*time.Second), map[string][]string{"target": {"Staging"}, "checks": {"Unit", "smoke tests"}, "window": {"Tonight"}})
 	tb.waitEnded(three, "answered", 10*time.Second)
 
 	check := func(tb *tab, who string, want map[string][][]string) {
@@ -396,7 +397,7 @@ func browserOwnWords(t *testing.T) {
 	tb.shots("18-own-words")
 
 	// The bridge's timeline holds no free text.
-	raw, err := json.Marshal(b.history(t))
+	raw, err := json.Marshal(b.History(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,8 +453,8 @@ func browserNotify(t *testing.T) {
 	t.Parallel()
 	en := locale.For("en")
 	title := en.Get("WebTitle")
-	b := startBridge(t, bridgeOptions{})
-	tb := openTabWith(t, b.srv.URL, "", tabOptions{width: 1280, height: 800, init: notifyStub})
+	b := webtest.Start(t, webtest.Options{})
+	tb := openTabWith(t, b.Server.URL, "", tabOptions{width: 1280, height: 800, init: notifyStub})
 	notes := func() []map[string]any { return eval[[]map[string]any](tb, `window.notesForTest`) }
 	wantTitle := func(want string) {
 		t.Helper()
@@ -465,7 +466,7 @@ func browserNotify(t *testing.T) {
 
 	// In the background, not opted in: the title badge only.
 	eval[bool](tb, `setHiddenForTest(true), true`)
-	first := b.ask(t, oneQuestion("b-notify-1"))
+	first := b.Ask(t, webtest.OneQuestion("b-notify-1"))
 	tb.do(chromedp.WaitReady(chromedp.CSS(promptSel(first))))
 	wantTitle("(1) " + title)
 	if n := notes(); len(n) != 0 {
@@ -484,10 +485,10 @@ func browserNotify(t *testing.T) {
 		t.Errorf("permission asked %d times", n)
 	}
 	eval[bool](tb, `setHiddenForTest(true), true`)
-	second := b.ask(t, threeQuestions("b-notify-2"))
+	second := b.Ask(t, webtest.ThreeQuestions("b-notify-2"))
 	tb.do(chromedp.WaitReady(chromedp.CSS(promptSel(second))))
 	wantTitle("(1) " + title)
-	third := b.ask(t, thaiQuestion("b-notify-3", thaiContext))
+	third := b.Ask(t, webtest.ThaiQuestion("b-notify-3", thaiContext))
 	tb.do(chromedp.WaitReady(chromedp.CSS(promptSel(third))))
 	wantTitle("(2) " + title)
 	want := []map[string]any{
@@ -499,7 +500,7 @@ func browserNotify(t *testing.T) {
 	}
 	// One ends elsewhere while the tab is hidden: the badge counts the
 	// others.
-	if code, _ := b.answer(t, third, map[string]any{"skip": true}); code != 200 {
+	if code, _ := b.Answer(t, third, map[string]any{"skip": true}); code != 200 {
 		t.Fatalf("skip = %d", code)
 	}
 	wantTitle("(1) " + title)
@@ -508,7 +509,7 @@ func browserNotify(t *testing.T) {
 	wantTitle(title)
 
 	// Visible: no notification, no badge.
-	fourth := b.ask(t, twoPicks("b-notify-4"))
+	fourth := b.Ask(t, twoPicks("b-notify-4"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(promptSel(fourth))))
 	if got := notes(); len(got) != 2 || eval[string](tb, `document.title`) != title {
 		t.Errorf("a question arriving in a visible tab: notifications %v, title %q", got, eval[string](tb, `document.title`))
@@ -518,7 +519,7 @@ func browserNotify(t *testing.T) {
 	tb.click(`#notify`)
 	tb.waitJS("notifications off", `document.querySelector('#notify').dataset.state === 'off'`, 5*time.Second)
 	eval[bool](tb, `setHiddenForTest(true), true`)
-	fifth := b.ask(t, multiSelect("b-notify-5"))
+	fifth := b.Ask(t, webtest.MultiSelect("b-notify-5"))
 	tb.do(chromedp.WaitReady(chromedp.CSS(promptSel(fifth))))
 	wantTitle("(1) " + title)
 	if got := notes(); len(got) != 2 {
@@ -540,9 +541,9 @@ func (tb *tab) reviewAnswers(id string) [][]string {
 // Submit takes the person to it.
 func browserReview(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, bridgeOptions{})
+	b := webtest.Start(t, webtest.Options{})
 	tb := openTab(t, b, 1280, 800, "", false)
-	id := b.ask(t, threeQuestions("b-review"))
+	id := b.Ask(t, webtest.ThreeQuestions("b-review"))
 	card := promptSel(id)
 	count := func(sel string) int {
 		return eval[int](tb, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsq(card+" "+sel)))
@@ -595,15 +596,15 @@ func browserReview(t *testing.T) {
 	tb.do(chromedp.WaitVisible(chromedp.CSS(optionSel(id, "Production"))))
 	tb.click(optionSel(id, "Production"))
 	tb.do(chromedp.WaitVisible(chromedp.CSS(card + ` [data-testid=review]`)))
-	if _, ok := b.open(t).listed(id); !ok {
+	if _, ok := b.Open(t).Listed(id); !ok {
 		t.Fatal("the question ended before Submit")
 	}
 	tb.click(card + ` [data-testid=submit]`)
-	wantResult(t, b.result(t, id, 10*time.Second), map[string][]string{"target": {"Production"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
+	wantResult(t, b.Result(t, id, 10*time.Second), map[string][]string{"target": {"Production"}, "checks": {"Unit", "Load"}, "window": {"Tonight"}})
 	tb.waitEnded(id, "answered", 10*time.Second)
 
 	// Straight to the review: nothing answered yet.
-	rest := b.ask(t, threeQuestions("b-review-missing"))
+	rest := b.Ask(t, webtest.ThreeQuestions("b-review-missing"))
 	card = promptSel(rest)
 	tb.do(chromedp.WaitVisible(chromedp.CSS(card + ` [data-testid=step-review]`)))
 	tb.click(card + ` [data-testid=step-review]`)
@@ -625,7 +626,7 @@ func browserReview(t *testing.T) {
 	if got := tb.errorShown(rest); got != "" {
 		t.Errorf("hint = %q once answered", got)
 	}
-	if _, ok := b.open(t).listed(rest); !ok {
+	if _, ok := b.Open(t).Listed(rest); !ok {
 		t.Fatal("an incomplete answer was sent")
 	}
 }
