@@ -24,6 +24,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -164,16 +165,15 @@ func step(t *testing.T, clock *clockwork.FakeClock, engines int, d time.Duration
 // clock by advance between looks when advance is set.
 func until(t *testing.T, what string, cond func() bool, tick func()) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	testwait.For(t, 15*time.Second, what, func() bool {
+		if cond() {
+			return true
 		}
 		if tick != nil {
 			tick()
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 func askWithCallback(t *testing.T, agent *redis.Client, prefix, id, callback string) {
@@ -303,6 +303,8 @@ func TestCallbackRetriesWithBackoff(t *testing.T) {
 	rcv.set(http.StatusServiceUnavailable, "")
 	// Not before the backoff (5s, less its jitter).
 	step(t, clock, 1, 3*time.Second)
+	// What is checked is that nothing is sent: give a wrong retry real
+	// time to show up, as there is nothing to wait on.
 	time.Sleep(100 * time.Millisecond)
 	if n := len(rcv.all()); n != 0 {
 		t.Fatalf("tried again 3s after the first failure: %d POSTs", n)
@@ -389,6 +391,7 @@ func TestCallbackAfterEndWithoutNudge(t *testing.T) {
 		t.Fatalf("End = %+v, %v", r, err)
 	}
 	step(t, clock, 1, 10*time.Minute)
+	// Nothing must be sent: real time for a wrong POST to show up.
 	time.Sleep(100 * time.Millisecond)
 	if n := len(rcv.all()); n != 0 {
 		t.Fatalf("called back before the deadline: %d POSTs", n)
@@ -574,6 +577,7 @@ func TestCallbackExactlyOnceAcrossReplicas(t *testing.T) {
 	for range 5 {
 		step(t, clock, 2, time.Minute)
 	}
+	// A second POST of any result must not come: real time for one to.
 	time.Sleep(100 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 func TestNumberLegacyParts(t *testing.T) {
@@ -84,29 +85,21 @@ func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
 	leader := make(chan error, 1)
 	go func() { leader <- g.do(ctx, 0) }()
-	for {
+	testwait.For(t, 5*time.Second, "the leader's call", func() bool {
 		mu.Lock()
-		n := len(calls)
-		mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(calls) == 1
+	})
 	const waiters = 20
 	errs := make(chan error, waiters)
 	for i := 1; i <= waiters; i++ {
 		go func() { errs <- g.do(ctx, i, -i) }()
 	}
-	for {
+	testwait.For(t, 5*time.Second, "every waiter queued", func() bool {
 		g.mu.Lock()
-		n := len(g.queue)
-		g.mu.Unlock()
-		if n == waiters {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer g.mu.Unlock()
+		return len(g.queue) == waiters
+	})
 	close(gate)
 	if err := <-leader; err != nil {
 		t.Fatalf("the first call: %v", err)
@@ -244,11 +237,12 @@ func TestFinisherReusesWorkers(t *testing.T) {
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			time.Sleep(100 * time.Microsecond)
+			time.Sleep(100 * time.Microsecond) // a job that takes a while, so jobs overlap
 			running.Add(-1)
 			ran.Add(1)
 		}, fmt.Sprint("q", i)) {
-			// All four slots busy: wait for one, as the leftover pass would.
+			// All four slots busy: wait for one, as the leftover pass would
+			// (it waits for its next tick; nothing signals a free slot).
 			time.Sleep(50 * time.Microsecond)
 		}
 		launched++
@@ -266,10 +260,7 @@ func TestFinisherReusesWorkers(t *testing.T) {
 		t.Errorf("%d workers left after 200 jobs, want 1 to 5 idle ones", n)
 	}
 	haltNow()
-	deadline := time.Now().Add(5 * time.Second)
-	for finisherWorkers() > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(5*time.Second, func() bool { return finisherWorkers() == 0 })
 	if n := finisherWorkers(); n > 0 {
 		t.Errorf("%d workers after the halt", n)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -100,7 +101,7 @@ func (f *fakeChannel) Send(ctx context.Context, d engine.Delivery) error {
 	f.mu.Lock()
 	delay, gate := f.delay, f.gate
 	f.mu.Unlock()
-	time.Sleep(delay)
+	time.Sleep(delay) // the fake platform's own latency, as a test sets it
 	if gate != nil {
 		select {
 		case <-gate:
@@ -277,8 +278,7 @@ func (h *harness) advanceWhileRetrying(step time.Duration, done func() bool) {
 func (h *harness) waitHandled() {
 	h.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.For(h.t, 30*time.Second, "every request handled", func() bool {
 		groups, err := h.agent.XInfoGroups(ctx, h.prefix+"requests").Result()
 		if err != nil {
 			h.t.Fatal(err)
@@ -287,12 +287,8 @@ func (h *harness) waitHandled() {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if len(groups) == 1 && groups[0].Pending == 0 && groups[0].EntriesRead >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	h.t.Fatal("requests still unhandled")
+		return len(groups) == 1 && groups[0].Pending == 0 && groups[0].EntriesRead >= n
+	})
 }
 
 // harness is one bridge replica on the shared test Redis, plus an agent's
@@ -426,27 +422,18 @@ func (h *harness) agentOf() agenttest.Agent {
 func (h *harness) waitSent(n int) []sentPrompt {
 	h.t.Helper()
 	// Generous for the burst tests under -race; a passing wait ends early.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if s := h.ch.sends(); len(s) >= n {
-			return s
-		}
-		time.Sleep(10 * time.Millisecond)
+	var s []sentPrompt
+	if !testwait.Until(30*time.Second, func() bool { s = h.ch.sends(); return len(s) >= n }) {
+		h.t.Fatalf("channel posted %d prompts, want %d", len(s), n)
 	}
-	h.t.Fatalf("channel posted %d prompts, want %d", len(h.ch.sends()), n)
-	return nil
+	return s
 }
 
 func (h *harness) waitStatus(message, want string) {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if h.ch.status(message) == want {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return h.ch.status(message) == want }) {
+		h.t.Fatalf("message %s shows %q, want %q", message, h.ch.status(message), want)
 	}
-	h.t.Fatalf("message %s shows %q, want %q", message, h.ch.status(message), want)
 }
 
 const oneQuestion = `{"id":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`
@@ -852,19 +839,16 @@ func TestEngineFinishesWhatADeadReplicaLeft(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(now.Add(3 * time.Minute))
 	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor", clock: clk})
 	h.waitStatus("77", "Cancelled")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ids, err := h.store.Unfinished(ctx, clk.Now(), 10)
+	var ids []string
+	if !testwait.Until(5*time.Second, func() bool {
+		var err error
+		ids, err = h.store.Unfinished(ctx, clk.Now(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still unfinished: %v", ids)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(ids) == 0
+	}) {
+		t.Fatalf("still unfinished: %v", ids)
 	}
 }
 
@@ -906,12 +890,8 @@ func TestEngineAcksABurstTogether(t *testing.T) {
 		h.ask(fmt.Sprintf(oneQuestion, fmt.Sprint("burst-ack-", i)))
 	}
 	h.waitSent(n)
-	deadline := time.Now().Add(5 * time.Second)
-	for acks.released.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries done, want %d", acks.released.Load(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return acks.released.Load() >= n }) {
+		t.Fatalf("%d deliveries done, want %d", acks.released.Load(), n)
 	}
 	time.Sleep(50 * time.Millisecond) // the last ones reach the acknowledger
 	close(acks.gate)

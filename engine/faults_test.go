@@ -17,6 +17,7 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/enginetest"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -173,12 +174,8 @@ func TestEngineEndedWhileShown(t *testing.T) {
 	ch.gate = make(chan struct{})
 	h := newHarness(t, harnessOpts{ch: ch})
 	id := h.ask(fmt.Sprintf(oneQuestion, "slow-cancel"))
-	deadline := time.Now().Add(5 * time.Second)
-	for ch.entered.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the prompt never started")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return ch.entered.Load() != 0 }) {
+		t.Fatal("the prompt never started")
 	}
 	// The ask is in Send, held by the gate; the agent cancels.
 	ctx := context.Background()
@@ -219,12 +216,8 @@ func TestEnginePanicRecovered(t *testing.T) {
 	if r := tap(h, p, 0, alice, "boom-tap"); r.Notice != engine.NoticeRecorded {
 		t.Fatalf("tap: %q", r.Notice)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for m.n.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the panic was never counted")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return m.n.Load() != 0 }) {
+		t.Fatal("the panic was never counted")
 	}
 	ch.panicOnFinish.Store(false)
 	id := h.ask(fmt.Sprintf(oneQuestion, "after-boom"))
@@ -302,13 +295,14 @@ func TestEngineTakesOverFinishingWithinSeconds(t *testing.T) {
 	}
 	h := newHarness(t, harnessOpts{prefix: prefix, replica: "survivor"})
 	// Seconds later, on the survivor's clock (the lease lapses in Redis's).
-	deadline := time.Now().Add(10 * time.Second)
-	for h.ch.status("88") != "Skipped" {
-		if time.Now().After(deadline) {
-			t.Fatal("the survivor never took over the edits")
+	if !testwait.Until(10*time.Second, func() bool {
+		if h.ch.status("88") == "Skipped" {
+			return true
 		}
 		h.advance(6 * time.Second)
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatal("the survivor never took over the edits")
 	}
 }
 
@@ -340,12 +334,8 @@ func TestEngineStopIsBounded(t *testing.T) {
 	ch.gate = make(chan struct{}) // never opened: the platform hangs
 	h := newHarness(t, harnessOpts{ch: ch, stopGrace: 10 * time.Second})
 	h.ask(fmt.Sprintf(oneQuestion, "hang-1"))
-	deadline := time.Now().Add(5 * time.Second)
-	for ch.entered.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the prompt never started")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return ch.entered.Load() != 0 }) {
+		t.Fatal("the prompt never started")
 	}
 	h.stop()
 	// The grace runs on the engine's clock: the stop waits for it alone.
@@ -619,23 +609,20 @@ func TestEngineManyEndingsAtOnceAreBounded(t *testing.T) {
 			t.Fatalf("%s: %+v", id, r)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for ch.inFinish.Load() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d edits under way, want 2", ch.inFinish.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(5*time.Second, func() bool { return ch.inFinish.Load() >= 2 }) {
+		t.Fatalf("%d edits under way, want 2", ch.inFinish.Load())
 	}
 	close(ch.finishGate)
 	// The leftover pass takes the others, two at a time.
-	deadline = time.Now().Add(10 * time.Second)
 	for _, p := range sent {
-		for ch.status(p.refs[0].Message) != "Expired" {
-			if time.Now().After(deadline) {
-				t.Fatalf("message %s never finished", p.refs[0].Message)
+		if !testwait.Until(10*time.Second, func() bool {
+			if ch.status(p.refs[0].Message) == "Expired" {
+				return true
 			}
 			h.advance(6 * time.Second)
-			time.Sleep(20 * time.Millisecond)
+			return false
+		}) {
+			t.Fatalf("message %s never finished", p.refs[0].Message)
 		}
 	}
 	if most := ch.mostInFinish.Load(); most > 2 {
@@ -660,20 +647,16 @@ func TestEngineSlowEditsKeepTheirMark(t *testing.T) {
 	newHarness(t, harnessOpts{prefix: prefix, replica: "b", clock: clk, ch: other})
 	id := a.ask(fmt.Sprintf(oneQuestion, "slow-edits"))
 	var p sentPrompt
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if s := slow.sends(); len(s) == 1 {
-			p = s[0]
-			break
+	if !testwait.Until(5*time.Second, func() bool {
+		for _, ch := range []*fakeChannel{slow, other} {
+			if s := ch.sends(); len(s) == 1 {
+				p = s[0]
+				return true
+			}
 		}
-		if s := other.sends(); len(s) == 1 {
-			p = s[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("never shown")
-		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		t.Fatal("never shown")
 	}
 	slow.mu.Lock()
 	slow.finishGate = make(chan struct{})
@@ -682,14 +665,11 @@ func TestEngineSlowEditsKeepTheirMark(t *testing.T) {
 		t.Fatalf("tap: %q", r.Notice)
 	}
 	a.result(id, 2*time.Second)
-	for slow.inFinish.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the edit never started")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "the edit to start", func() bool { return slow.inFinish.Load() != 0 })
 	// Four leftover grace periods pass, a second at a time, while the
-	// edit hangs.
+	// edit hangs. (The sleep gives the other replica's leftover pass real
+	// time to run after each second: there is nothing of it to wait on,
+	// since what is checked is that it does nothing.)
 	for range 20 {
 		clk.Advance(time.Second)
 		time.Sleep(20 * time.Millisecond)
@@ -1083,7 +1063,7 @@ func (m *sweepMeter) Sweep(ctx context.Context, now time.Time, batch int) ([]eng
 		deadline := time.Now().Add(5 * time.Second)
 		for m.in < 2 && time.Now().Before(deadline) {
 			m.mu.Unlock()
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // a barrier inside a fake store call: hold it until a second sweep is in
 			m.mu.Lock()
 		}
 	}

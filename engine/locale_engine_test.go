@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // TestEngineLocale: the language of a prompt comes from the request, then
@@ -114,14 +115,11 @@ func TestEngineWhichQuestionInThai(t *testing.T) {
 	h.ask(fmt.Sprintf(oneQuestion, "which-en"))
 	h.ask(`{"id":"which-th","locale":"th","questions":[{"id":"env","header":"Env","question":"ที่ไหน?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	h.waitSent(2)
-	deadline := time.Now().Add(5 * time.Second)
 	var out engine.ReplyOutcome
-	for time.Now().Before(deadline) {
-		if out = reply(h, "ops-room", "", "1", alice); strings.Contains(out.Respond, "2") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(5*time.Second, func() bool {
+		out = reply(h, "ops-room", "", "1", alice)
+		return strings.Contains(out.Respond, "2")
+	})
 	if out.Respond != "ตอนนี้คุณมีคำถามค้างอยู่ 2 ข้อในแชทนี้ กด “ตอบกลับ” ที่ข้อความของคำถามที่ต้องการ คำตอบจะได้ไปถูกข้อ" {
 		t.Errorf("%+v", out)
 	}

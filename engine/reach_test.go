@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // askIn is a one-question request shown in the places to (JSON), with the
@@ -60,12 +61,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // waitWithin polls cond for up to d.
 func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(d, cond) {
+		t.Fatalf("never: %s", what)
 	}
 }
 
@@ -225,7 +222,7 @@ func TestEngineRemindersAndSeen(t *testing.T) {
 		}
 	}
 	h.advance(2 * time.Minute)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // no reminder must come: real time for a wrong one to
 	if rem, _, _ := h.ch.snapshot(); len(rem) != 4 {
 		t.Fatalf("%d reminders after Seen, want 4", len(rem))
 	}
@@ -300,7 +297,7 @@ func TestEngineEscalation(t *testing.T) {
 		t.Fatalf("Seen told %s", r.Notice)
 	}
 	h.advance(4 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // step 2 must not come: real time for a wrong one to
 	if n := len(h.ch.sends()); n != 2 {
 		t.Fatalf("shown %d times; step 2 came after Seen", n)
 	}
