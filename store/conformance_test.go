@@ -17,6 +17,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // t0 is the fixed "now" of the tests: every time the store is handed is
@@ -1688,8 +1689,12 @@ func testFirstSeen(t *testing.T, b backend) {
 	if ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond); !ok {
 		t.Fatal("first")
 	}
-	time.Sleep(500 * time.Millisecond) // the embedded server expires keys every 100ms
-	if ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond); !ok {
+	// The embedded server expires keys every 100ms: a check may come
+	// before it has.
+	if !testwait.Until(5*time.Second, func() bool {
+		ok, _ := s.FirstSeen(ctx, "slack", "e", 100*time.Millisecond)
+		return ok
+	}) {
 		t.Fatal("the mark must expire after its ttl")
 	}
 	// A handler that failed forgets the mark, so the retry is first again.
@@ -1803,8 +1808,13 @@ func testLeaseExpiry(t *testing.T, b backend) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	time.Sleep(500 * time.Millisecond) // the embedded server expires keys every 100ms
-	lc, ok, err := rs[1].AcquireLease(ctx, "poller", "c", time.Minute)
+	// The embedded server expires keys every 100ms: a try may come before
+	// it has.
+	var lc engine.Lease
+	testwait.Until(5*time.Second, func() bool {
+		lc, ok, err = rs[1].AcquireLease(ctx, "poller", "c", time.Minute)
+		return err != nil || ok
+	})
 	if err != nil || !ok || lc.Token <= la.Token {
 		t.Fatalf("acquire after expiry: %+v, %v, %v", lc, ok, err)
 	}
