@@ -16,9 +16,10 @@ trap 'rm -rf "$bin"' EXIT
 found=0
 # The packages with fuzz targets, each once.
 while IFS= read -r dir; do
-	targets=$(git ls-files "$dir/*_test.go" | while IFS= read -r f; do
-		[ "$(dirname "$f")" = "$dir" ] && grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$f" | awk '{print $2}'
-	done | sort)
+	# The package's own test files, not its subdirectories'. (grep finds
+	# nothing in most of them: its status 1 is not a failure here.)
+	targets=$({ find "$dir" -maxdepth 1 -name '*_test.go' -exec grep -hoE '^func Fuzz[A-Za-z0-9_]+' {} + || true; } |
+		awk '{print $2}' | sort)
 	[ -n "$targets" ] || continue
 	found=1
 	pkg=$module

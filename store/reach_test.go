@@ -57,9 +57,14 @@ func testVote(t *testing.T, b backend) {
 		t.Fatalf("no agreement: %+v", r)
 	}
 
-	mustCreate(t, s, newQ("v3", t0, time.Second))
-	if r := vote("v3", "a", "Production"); r.Outcome != engine.VoteDecided || r.End.Result.Reason != askbridge.ReasonTimeout {
-		t.Fatalf("vote at the deadline: %+v", r)
+	// A vote at the deadline ends it as a timeout that carries the votes
+	// given in time, as end.lua's timeouts do.
+	mustCreate(t, s, newQ("v3", t0, 2*time.Second))
+	vote("v3", "a", "Production")
+	late := askbridge.Vote{By: askbridge.Person{Platform: "telegram", ID: "b"}, At: t0.UnixMilli(), Answers: map[string][]string{"deploy_target": {"Production"}}}
+	if r, err := s.Vote(ctx, "v3", late, 2, 3, t0.Add(2*time.Second)); err != nil || r.Outcome != engine.VoteDecided ||
+		r.End.Result.Reason != askbridge.ReasonTimeout || len(r.End.Result.Votes) != 1 {
+		t.Fatalf("vote at the deadline: %+v, %v", r, err)
 	}
 	if r, err := s.Vote(ctx, "nope", askbridge.Vote{Skipped: true}, 2, 3, t0); err != nil || r.Outcome != engine.VoteClosed || r.End.Found {
 		t.Fatalf("vote on an unknown id: %+v, %v", r, err)

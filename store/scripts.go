@@ -17,6 +17,8 @@ var (
 
 	//go:embed lua/create.lua
 	createSrc string
+	//go:embed lua/ending.lua
+	endingSrc string
 	//go:embed lua/end.lua
 	endSrc string
 	//go:embed lua/reject.lua
@@ -51,7 +53,7 @@ var (
 	sweepClaimSrc string
 
 	createScript       = newScript(createSrc)
-	endScript          = newScript(endSrc)
+	endScript          = newScript(endingSrc + endSrc)
 	rejectScript       = newScript(rejectSrc)
 	addMessageScript   = newScript(addMessageSrc)
 	leaseAcquireScript = newScript(leaseAcquireSrc)
@@ -65,7 +67,7 @@ var (
 	placeFailedScript  = newScript(placeFailedSrc)
 	timersDueScript    = newScript(timersDueSrc)
 	fireOnceScript     = newScript(fireOnceSrc)
-	voteScript         = newScript(voteSrc)
+	voteScript         = newScript(endingSrc + voteSrc)
 	sweepClaimScript   = newScript(sweepClaimSrc)
 )
 

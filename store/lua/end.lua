@@ -1,5 +1,6 @@
 -- end.lua: end a pending question, first writer wins; an ending that comes
--- at or after the question's deadline is a timeout.
+-- at or after the question's deadline is a timeout. Loaded after
+-- ending.lua, whose question, write_end and messages it uses.
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  result list          <prefix>result:{<id>}
@@ -22,52 +23,22 @@
 --   {0, {HGETALL...}, {messages...}}  lost: the question had already ended;
 --                                     its fields hold the result that won
 --   {-1}                              missing: no such question
--- The question's messages: its msgs field split at newlines or, for a
--- question stored before that field, the legacy list of KEYS[3].
-local function messages(msgs)
-  if not msgs then
-    return redis.call('LRANGE', KEYS[3], 0, -1)
-  end
-  local refs = {}
-  for ref in string.gmatch(msgs, '[^\n]+') do
-    refs[#refs + 1] = ref
-  end
-  return refs
-end
-local all = redis.call('HGETALL', KEYS[1])
+local all, fields = question()
 if #all == 0 then
   return {-1}
 end
-local fields = {}
-for i = 1, #all, 2 do
-  fields[all[i]] = all[i + 1]
-end
-local status, created, deadline = fields['status'], fields['created'] or '0', tonumber(fields['deadline'] or '')
-if status ~= 'pending' then
+local deadline = tonumber(fields['deadline'] or '')
+if fields['status'] ~= 'pending' then
   return {0, all, messages(fields['msgs'])}
 end
 local final, body = ARGV[1], ARGV[2]
 if ARGV[5] ~= '' and deadline and deadline <= tonumber(ARGV[3]) then
   final, body = ARGV[5], ARGV[6]
 end
--- Whoever pressed Seen is part of every ending (ask-user.md §5).
-if fields['acked'] then
-  body = string.sub(body, 1, -2) .. ',"acknowledgedBy":' .. fields['acked'] .. '}'
-end
--- So are the votes of a quorum question (ask-user.md §6).
-if fields['votes'] then
-  body = string.sub(body, 1, -2) .. ',"votes":' .. fields['votes'] .. '}'
-end
-local result = string.sub(body, 1, -2) .. ',"createdAt":' .. created .. ',"endedAt":' .. ARGV[3] .. '}'
-redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[3])
-redis.call('RPUSH', KEYS[2], result)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-if not fields['msgs'] then
-  redis.call('PEXPIRE', KEYS[3], ARGV[4])
-end
+-- Whoever pressed Seen, and the votes of a quorum question, are part of
+-- every ending.
+write_end(fields, final, body, ARGV[3], ARGV[4], true)
 -- The hash as it now stands, without reading it again.
-fields['status'], fields['result'], fields['ended'] = final, result, ARGV[3]
 local now = {}
 for k, v in pairs(fields) do
   now[#now + 1] = k

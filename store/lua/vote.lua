@@ -2,7 +2,8 @@
 -- and, in the same step, end the question when the vote decides it: as
 -- answered once quorum people gave the same answer, as no_quorum once
 -- agreement has become impossible. An ending is written and pushed exactly
--- as end.lua writes one.
+-- as end.lua writes one: both are loaded after ending.lua, whose
+-- question, write_end and messages they use.
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  result list          <prefix>result:{<id>}
@@ -32,38 +33,14 @@
 --   {2, {HGETALL...}}                 recorded; the question stays open
 --   {3, {HGETALL...}}                 this person had voted: nothing changed
 --   {-1}                              missing: no such question
--- The question's messages: its msgs field split at newlines or, for a
--- question stored before that field, the legacy list of KEYS[3].
-local function messages(msgs)
-  if not msgs then
-    return redis.call('LRANGE', KEYS[3], 0, -1)
-  end
-  local refs = {}
-  for ref in string.gmatch(msgs, '[^\n]+') do
-    refs[#refs + 1] = ref
-  end
-  return refs
-end
-local all = redis.call('HGETALL', KEYS[1])
+local all, fields = question()
 if #all == 0 then
   return {-1}
 end
-local fields = {}
-for i = 1, #all, 2 do
-  fields[all[i]] = all[i + 1]
-end
-local function finish(final, body)
-  if fields['acked'] then
-    body = string.sub(body, 1, -2) .. ',"acknowledgedBy":' .. fields['acked'] .. '}'
-  end
-  local result = string.sub(body, 1, -2) .. ',"createdAt":' .. (fields['created'] or '0') .. ',"endedAt":' .. ARGV[7] .. '}'
-  redis.call('HSET', KEYS[1], 'status', final, 'result', result, 'ended', ARGV[7])
-  redis.call('RPUSH', KEYS[2], result)
-  redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  redis.call('PEXPIRE', KEYS[2], ARGV[8])
-  if not fields['msgs'] then
-    redis.call('PEXPIRE', KEYS[3], ARGV[8])
-  end
+-- finish writes the ending; a timeout carries the votes given so far, as
+-- end.lua's endings do; the other endings' bodies hold them already.
+local function finish(final, body, with_votes)
+  write_end(fields, final, body, ARGV[7], ARGV[8], with_votes)
   return {1, redis.call('HGETALL', KEYS[1]), messages(fields['msgs'])}
 end
 if fields['status'] ~= 'pending' then
@@ -71,7 +48,7 @@ if fields['status'] ~= 'pending' then
 end
 local deadline = tonumber(fields['deadline'] or '')
 if deadline and deadline <= tonumber(ARGV[7]) then
-  return finish('no_answer', ARGV[11])
+  return finish('no_answer', ARGV[11], true)
 end
 if fields['vote:' .. ARGV[1]] then
   return {3, all}
@@ -93,7 +70,7 @@ if ARGV[3] ~= '' then
   if n >= quorum then
     local answers = redis.call('HGET', KEYS[1], 'tallyv:' .. ARGV[3])
     local body = string.sub(ARGV[9], 1, -2) .. ',"answers":{"answers":' .. answers .. '},"votes":' .. votes .. '}'
-    return finish('answered', body)
+    return finish('answered', body, false)
   end
 end
 -- Agreement is impossible once no answer, with every vote still to come,
@@ -107,6 +84,6 @@ if ARGV[3] ~= '' then
   best = math.max(best, tonumber(redis.call('HGET', KEYS[1], 'tally:' .. ARGV[3])))
 end
 if best + (voters - voted) < quorum then
-  return finish('no_answer', string.sub(ARGV[10], 1, -2) .. ',"votes":' .. votes .. '}')
+  return finish('no_answer', string.sub(ARGV[10], 1, -2) .. ',"votes":' .. votes .. '}', false)
 end
 return {2, redis.call('HGETALL', KEYS[1])}
