@@ -36,12 +36,14 @@ import (
 // seconds from then, after a won end to now), which makes a callback go
 // out at once rather than at the deadline.
 //
-// The engine's Store is decorated (callbackStore) where questions begin
-// and end: the creates (where the operator's policy is applied and the
-// callback registered), Reject (a refused request's callback), End and
-// Sweep (the due time brought forward), and ReadRequests (a refused
-// request has no decoded request to take the URL from, so it is noted as
-// the entry is read).
+// The other parts reach the callbacks through the core (resultCalls) where
+// questions begin and end: the intake screens the questions it creates
+// (the operator's policy is applied and the callback registered) and
+// notes the callbacks of the entries it reads (a refused request has no
+// decoded request to take the URL from); every refusal (core.reject)
+// registers a refused request's callback; every end (core.end, a vote)
+// brings the due time forward before it is tried, and every won end
+// (core.afterEnd, from an answer, a cancel, a vote or a sweep) to now.
 
 // CallbackPolicy is the operator's say on which callbacks the bridge
 // makes. A host pattern is a host name ("agents.example.com"), "*." and a
@@ -382,7 +384,7 @@ const (
 type callbacks struct {
 	*core
 	cfg   CallbackConfig
-	inner fullStore
+	store callbacksStore
 	// off, when set, is why a request with a callback is refused.
 	off error
 	key []byte
@@ -403,12 +405,18 @@ type callbackHint struct {
 	at  time.Time
 }
 
-func newCallbacks(c *core, cfg CallbackConfig, inner fullStore) *callbacks {
+// callbacksStore is the store as the callbacks see it, besides their
+// queue: the refusal of a request whose callback the bridge will not make.
+type callbacksStore interface {
+	Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error)
+}
+
+func newCallbacks(c *core, cfg CallbackConfig) *callbacks {
 	cfg = cfg.withDefaults()
 	if cfg.Queue == nil {
-		cfg.Queue, _ = inner.(CallbackQueue)
+		cfg.Queue, _ = c.store.(CallbackQueue)
 	}
-	cb := &callbacks{core: c, cfg: cfg, inner: inner, kick: make(chan struct{}, 1), hints: map[string]callbackHint{}}
+	cb := &callbacks{core: c, cfg: cfg, store: c.store, kick: make(chan struct{}, 1), hints: map[string]callbackHint{}}
 	switch key, err := askbridge.CallbackKey(cfg.Secret); {
 	case cfg.Secret == "":
 		cb.off = errors.New("callback: this bridge makes no callbacks (ASKUSER_CALLBACK_SECRET is not set); ask its operator to set it, or wait for the result with BLPOP")
@@ -448,15 +456,6 @@ func (cb *callbacks) allowed(raw string) error {
 		return cb.off
 	}
 	return cb.cfg.Policy.Check(raw)
-}
-
-// wrap decorates the engine's store where questions begin and end.
-func (cb *callbacks) wrap(inner fullStore) fullStore {
-	s := &callbackStore{fullStore: inner, cb: cb}
-	if bc, ok := inner.(BatchCreator); ok {
-		return &callbackBatchStore{callbackStore: s, batch: bc}
-	}
-	return s
 }
 
 // screened is what becomes of a question about to be created whose
@@ -504,7 +503,7 @@ func (cb *callbacks) screen(ctx context.Context, qs []NewQuestion) []*screened {
 // will not make, as the intake refuses any request.
 func (cb *callbacks) refuse(ctx context.Context, id string, cause error) *screened {
 	now := cb.clock.Now()
-	r, err := cb.inner.Reject(ctx, id, askbridge.Refused(id, cause).Stamp(now, now), now)
+	r, err := cb.store.Reject(ctx, id, askbridge.Refused(id, cause).Stamp(now, now), now)
 	if err != nil {
 		return &screened{err: fmt.Errorf("reject request: %w", err)}
 	}
@@ -565,131 +564,55 @@ func (cb *callbacks) takeHint(id string) string {
 	return h.url
 }
 
-// callbackStore is the engine's Store with callbacks: the calls where a
-// question begins and ends register its callback and bring it forward.
-type callbackStore struct {
-	fullStore
-	cb *callbacks
-}
+// The callbacks as the other parts reach them, through the core
+// (resultCalls): where questions begin and end.
 
-// callbackBatchStore is a callbackStore over a store that creates in
-// batches.
-type callbackBatchStore struct {
-	*callbackStore
-	batch BatchCreator
-}
-
-func (s *callbackStore) Create(ctx context.Context, q NewQuestion) (bool, Record, error) {
-	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
-		return false, out.rec, out.err
-	}
-	return s.fullStore.Create(ctx, q)
-}
-
-func (s *callbackStore) CreateHolding(ctx context.Context, q NewQuestion, holder string, ttl time.Duration) (bool, Record, Lease, error) {
-	if out := s.cb.screen(ctx, []NewQuestion{q})[0]; out != nil {
-		return false, out.rec, Lease{}, out.err
-	}
-	return s.fullStore.CreateHolding(ctx, q, holder, ttl)
-}
-
-// CreateHoldingBatch screens every call's callback, answers the refused
-// ones itself and creates the others in one batch.
-func (s *callbackBatchStore) CreateHoldingBatch(ctx context.Context, calls []*CreateCall) {
-	qs := make([]NewQuestion, len(calls))
-	for i, c := range calls {
-		qs[i] = c.Question
-	}
-	outs := s.cb.screen(ctx, qs)
-	rest := make([]*CreateCall, 0, len(calls))
-	for i, c := range calls {
-		if out := outs[i]; out != nil {
-			c.Created, c.Existing, c.Lease, c.Err = false, out.rec, Lease{}, out.err
-			continue
-		}
-		rest = append(rest, c)
-	}
-	if len(rest) > 0 {
-		s.batch.CreateHoldingBatch(ctx, rest)
+// read notes the callbacks of the entries read, for their refusal.
+func (cb *callbacks) read(entries []Entry) {
+	if cb.on() {
+		cb.noteHints(entries)
 	}
 }
 
-// ReadRequests notes the callbacks of the entries read, for their refusal.
-func (s *callbackStore) ReadRequests(ctx context.Context, max int, block time.Duration) ([]Entry, error) {
-	entries, err := s.fullStore.ReadRequests(ctx, max, block)
-	if err == nil && s.cb.on() {
-		s.cb.noteHints(entries)
+// rejecting registers the callback of the request id is about to be
+// refused, when the entry read carried one the bridge may make: before the
+// refusal is stored, so that a replica dying in between loses nothing.
+// registered reports whether there is one to bring forward once the
+// refusal is stored.
+func (cb *callbacks) rejecting(ctx context.Context, id string, now time.Time) (registered bool, err error) {
+	if !cb.on() {
+		return false, nil
 	}
-	return entries, err
-}
-
-// Reject registers the callback of the refused request, if it has one the
-// bridge may make, before storing the refusal.
-func (s *callbackStore) Reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
-	u := ""
-	if s.cb.on() {
-		u = s.cb.takeHint(id)
-	}
+	u := cb.takeHint(id)
 	if u == "" {
-		return s.fullStore.Reject(ctx, id, res, now)
+		return false, nil
 	}
-	reg := CallbackRegistration{ID: id, URL: u, Due: now.Add(callbackRecheck), Now: now, Keep: callbackRecheck + s.cb.cfg.GiveUpAfter}
-	if err := s.cb.cfg.Queue.RegisterCallbacks(ctx, reg); err != nil {
-		return EndResult{}, fmt.Errorf("register callback: %w", err)
+	reg := CallbackRegistration{ID: id, URL: u, Due: now.Add(callbackRecheck), Now: now, Keep: callbackRecheck + cb.cfg.GiveUpAfter}
+	if err := cb.cfg.Queue.RegisterCallbacks(ctx, reg); err != nil {
+		return false, fmt.Errorf("register callback: %w", err)
 	}
-	r, err := s.fullStore.Reject(ctx, id, res, now)
-	if err == nil && r.Won {
-		s.cb.due(ctx, now, id)
-	}
-	return r, err
+	return true, nil
 }
 
-// End brings the question's callback, if any, forward to a few seconds
-// from now before ending it, and to now once the end is won: a replica
-// that dies in between leaves it due soon all the same.
-func (s *callbackStore) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
-	if !s.cb.on() {
-		return s.fullStore.End(ctx, id, res, now)
+// ending brings the callback of question id, if it has one, forward to a
+// few seconds from now before an end is tried, and ended to now once the
+// end is won: a replica that dies in between leaves it due soon all the
+// same.
+func (cb *callbacks) ending(ctx context.Context, now time.Time, id string) {
+	if !cb.on() {
+		return
 	}
-	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
-		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
+	if err := cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
+		cb.log.Warn("bring a callback forward", "question", id, "err", err)
 	}
-	r, err := s.fullStore.End(ctx, id, res, now)
-	if err == nil && r.Won && r.Record.Request.Callback != "" {
-		s.cb.due(ctx, now, id)
-	}
-	return r, err
 }
 
-// MarkAndEnd is End, marked finishing first in the same round trip (see
-// Store), with End's callback nudges around it.
-func (s *callbackStore) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, EndResult, error) {
-	if !s.cb.on() {
-		return s.fullStore.MarkAndEnd(ctx, id, res, now)
+// ended brings the callbacks of the won ends (and refusals) of ids forward
+// to now and wakes the dispatcher.
+func (cb *callbacks) ended(ctx context.Context, now time.Time, ids ...string) {
+	if cb.on() {
+		cb.due(ctx, now, ids...)
 	}
-	if err := s.cb.cfg.Queue.NudgeCallbacks(ctx, now.Add(callbackRecheck), id); err != nil {
-		s.cb.log.Warn("bring a callback forward", "question", id, "err", err)
-	}
-	added, r, err := s.fullStore.MarkAndEnd(ctx, id, res, now)
-	if err == nil && r.Won && r.Record.Request.Callback != "" {
-		s.cb.due(ctx, now, id)
-	}
-	return added, r, err
-}
-
-// Sweep brings the callbacks of the questions it ended forward to now.
-func (s *callbackStore) Sweep(ctx context.Context, now time.Time, max int) ([]EndResult, error) {
-	ended, err := s.fullStore.Sweep(ctx, now, max)
-	if s.cb.on() {
-		var ids []string
-		for _, r := range ended {
-			if r.Won && r.Record.Request.Callback != "" {
-				ids = append(ids, r.Record.ID)
-			}
-		}
-		s.cb.due(ctx, now, ids...)
-	}
-	return ended, err
 }
 
 // start runs the dispatcher until ctx is done: a pass every PollEvery, and

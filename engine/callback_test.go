@@ -402,6 +402,32 @@ func TestCallbackAfterEndWithoutNudge(t *testing.T) {
 	}
 }
 
+// A quorum question decided by its last vote is called back at once, as
+// an answered one is: the vote's end goes through the same path, which
+// brings the callback forward (not at its deadline, ten minutes on).
+func TestCallbackAfterQuorumVote(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	prefix, clock, ch := newCallbackPrefix(), newClock(), newFakeChannel("telegram")
+	b := startCallbackEngine(t, prefix, "r1", clock, ch, engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy})
+	agent := agentClient(t)
+	body := strings.Replace(quorumAsk("voted-1", 2, trio, ""), `"to":"ops",`, fmt.Sprintf(`"callback":%q,`, rcv.url("/hook")), 1)
+	if err := agent.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "requests", Values: []any{"ask", body}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPrompt(t, ch, 1)
+	for i, who := range []string{"alice", "bob"} {
+		r := b.engine.Tap(context.Background(), engine.Tap{EventID: fmt.Sprint("v", i), Message: p.refs[0], Person: person(who), Payload: p.plan.Buttons()[1].Payload})
+		if r.Notice != engine.NoticeVoted {
+			t.Fatalf("vote %d of %s: %q", i+1, who, r.Notice)
+		}
+	}
+	until(t, "the callback of the decided vote", func() bool { return len(rcv.all()) == 1 }, nil)
+	if got := string(rcv.all()[0].body); !strings.Contains(got, `"status":"answered"`) || !strings.Contains(got, `"votes":`) {
+		t.Errorf("posted %s, want the answered result with its votes", got)
+	}
+}
+
 // Callbacks the bridge may not make are refused at validation with an
 // error result naming the field and the setting; a request refused for
 // another reason still gets its error result called back.

@@ -219,6 +219,9 @@ type core struct {
 	// edits is the one part that edits a question's messages (the
 	// finisher); the others reach it only through this.
 	edits editor
+	// calls is the result callbacks' part where questions begin and end;
+	// the others reach it only through this.
+	calls resultCalls
 
 	// stopping is done once Run's context is: nothing new starts. halt
 	// is done StopGrace later (or when Run returns): work in hand stops.
@@ -246,10 +249,8 @@ func NewEngine(cfg EngineConfig) *Engine {
 	publish := func(ctx context.Context, evs []askbridge.Event) error { return cfg.Store.Publish(ctx, evs...) }
 	c.events = &groupCommit[askbridge.Event]{run: publish, timeout: 10 * time.Second}
 	c.halt, c.haltNow = context.WithCancel(context.Background())
-	// Every store call of the engine goes through the callbacks' decorator,
-	// which registers a question's callback and brings it forward at its end.
-	cb := newCallbacks(c, cfg.Callbacks, cfg.Store)
-	c.store = cb.wrap(cfg.Store)
+	cb := newCallbacks(c, cfg.Callbacks)
+	c.calls = cb
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch
 	}
@@ -333,6 +334,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 // ending is left to the winner (or the leftover pass) to clear.
 func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndResult, error) {
 	now := c.clock.Now()
+	c.calls.ending(ctx, now, id)
 	added, r, err := c.store.MarkAndEnd(ctx, id, res, now)
 	if err != nil {
 		return r, fmt.Errorf("end question: %w", err)
@@ -355,7 +357,47 @@ func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndRes
 // counts it and edits its messages. marked says the questions were marked
 // finishing before they ended.
 func (c *core) afterEnd(ctx context.Context, marked bool, rs ...EndResult) {
+	var ids []string
+	for _, r := range rs {
+		if r.Won && r.Record.Request.Callback != "" {
+			ids = append(ids, r.Record.ID)
+		}
+	}
+	c.calls.ended(ctx, c.clock.Now(), ids...)
 	c.edits.ended(ctx, rs, marked)
+}
+
+// reject stores res as the refusal of request id (first writer wins; see
+// Requests.Reject), the callback of the entry read for it registered first
+// and brought forward once the refusal is won.
+func (c *core) reject(ctx context.Context, id string, res askbridge.Result, now time.Time) (EndResult, error) {
+	registered, err := c.calls.rejecting(ctx, id, now)
+	if err != nil {
+		return EndResult{}, err
+	}
+	r, err := c.store.Reject(ctx, id, res, now)
+	if err == nil && r.Won && registered {
+		c.calls.ended(ctx, now, id)
+	}
+	return r, err
+}
+
+// resultCalls is what the other parts ask of the result callbacks,
+// through the core: where questions begin (screen, read, rejecting) and
+// end (ending, ended). None of its methods makes a callback itself.
+type resultCalls interface {
+	// screen applies the operator's policy to the callbacks of questions
+	// about to be created and registers the allowed ones: nil for a
+	// question to create, or what to return in its place.
+	screen(ctx context.Context, qs []NewQuestion) []*screened
+	// read notes the callbacks of the entries read, for their refusal.
+	read(entries []Entry)
+	// rejecting registers the callback of a request about to be refused.
+	rejecting(ctx context.Context, id string, now time.Time) (registered bool, err error)
+	// ending brings a callback forward before an end is tried; ended
+	// brings those of won ends forward to now.
+	ending(ctx context.Context, now time.Time, id string)
+	ended(ctx context.Context, now time.Time, ids ...string)
 }
 
 // editor is what the other parts ask of the finisher, through the core.

@@ -48,7 +48,7 @@ func newIntake(c *core, d *delivery, p intakeParams) *intake {
 	in := &intake{core: c, intakeParams: p, store: c.store, deliver: d, acks: make(chan string, max(p.concurrency, 1))}
 	if bc, ok := c.store.(BatchCreator); ok {
 		in.creates = &groupCommit[*CreateCall]{timeout: 10 * time.Second, run: func(ctx context.Context, calls []*CreateCall) error {
-			bc.CreateHoldingBatch(ctx, calls)
+			in.createBatch(ctx, bc, calls)
 			return nil
 		}}
 	}
@@ -67,6 +67,9 @@ type intakeStore interface {
 // requests costs one round trip per batch, not one per request.
 func (in *intake) create(ctx context.Context, q NewQuestion, holder string) (created bool, existing Record, lease Lease, err error) {
 	if in.creates == nil {
+		if out := in.calls.screen(ctx, []NewQuestion{q})[0]; out != nil {
+			return false, out.rec, Lease{}, out.err
+		}
 		return in.store.CreateHolding(ctx, q, holder, in.leaseTTL)
 	}
 	call := &CreateCall{Question: q, Holder: holder, TTL: in.leaseTTL}
@@ -74,6 +77,28 @@ func (in *intake) create(ctx context.Context, q NewQuestion, holder string) (cre
 		return false, Record{}, Lease{}, err
 	}
 	return call.Created, call.Existing, call.Lease, call.Err
+}
+
+// createBatch screens the callbacks of the questions of calls, all at
+// once, answers the calls of those refused or not registered itself, and
+// creates the others in one batch.
+func (in *intake) createBatch(ctx context.Context, bc BatchCreator, calls []*CreateCall) {
+	qs := make([]NewQuestion, len(calls))
+	for i, c := range calls {
+		qs[i] = c.Question
+	}
+	outs := in.calls.screen(ctx, qs)
+	rest := make([]*CreateCall, 0, len(calls))
+	for i, c := range calls {
+		if out := outs[i]; out != nil {
+			c.Created, c.Existing, c.Lease, c.Err = false, out.rec, Lease{}, out.err
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if len(rest) > 0 {
+		bc.CreateHoldingBatch(ctx, rest)
+	}
 }
 
 // start reads the requests stream until ctx is done and handles each entry
@@ -122,6 +147,7 @@ func (in *intake) run(ctx context.Context) {
 			continue
 		}
 		backoff.Reset()
+		in.calls.read(entries)
 		for _, entry := range entries {
 			busyMu.Lock()
 			if busy[entry.StreamID] {
@@ -232,7 +258,7 @@ func (in *intake) cancel(ctx context.Context, entry Entry) error {
 			return err
 		}
 		now := in.clock.Now()
-		t, err := in.store.Reject(ctx, id, res.Stamp(now, now), now)
+		t, err := in.reject(ctx, id, res.Stamp(now, now), now)
 		if err != nil {
 			return fmt.Errorf("cancel before ask: %w", err)
 		}
@@ -411,7 +437,7 @@ func refusedID(entry Entry) string {
 
 func (in *intake) refuse(ctx context.Context, id string, cause error, now time.Time) error {
 	res := askbridge.Refused(id, cause).Stamp(now, now)
-	r, err := in.store.Reject(ctx, id, res, now)
+	r, err := in.reject(ctx, id, res, now)
 	if err != nil {
 		return fmt.Errorf("reject request: %w", err)
 	}

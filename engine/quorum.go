@@ -96,6 +96,9 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 	if err != nil {
 		return Submitted{}, fmt.Errorf("vote: mark finishing: %w", err)
 	}
+	if rec.Request.Callback != "" {
+		e.calls.ending(ctx, now, rec.ID)
+	}
 	r, err := e.store.Vote(ctx, rec.ID, v, rec.Request.Quorum, n, now)
 	if err != nil {
 		return Submitted{}, fmt.Errorf("vote: %w", err)
