@@ -141,11 +141,49 @@ var nonPublic = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "reserved (benchmarking)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved (local-use NAT64)"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 }
 
-// blockedAddr names the kind of a non-public address, or "" for a public one.
+// The IPv6 forms that carry an IPv4 address, which a router along the way
+// may deliver to that IPv4 address: NAT64 (RFC 6052) and the deprecated
+// IPv4-compatible form in the last 32 bits, 6to4 (RFC 3056) in bits 16–47,
+// Teredo (RFC 4380) the client's address inverted in the last 32 bits.
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	v4Compat   = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+	noEmbedded = netip.Addr{}
+)
+
+// embeddedV4 is the IPv4 address an IPv6 address of one of those forms
+// carries, or the zero Addr.
+func embeddedV4(a netip.Addr) netip.Addr {
+	if !a.Is6() || a.Is4In6() {
+		return noEmbedded
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), v4Compat.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	case teredo.Contains(a):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	}
+	return noEmbedded
+}
+
+// blockedAddr names the kind of a non-public address, or "" for a public
+// one. An IPv6 address that carries an IPv4 one is judged by that address
+// too: 64:ff9b::7f00:1 reaches 127.0.0.1 through a NAT64 gateway.
 func blockedAddr(a netip.Addr) string {
 	a = a.Unmap()
+	if v4 := embeddedV4(a); v4.IsValid() && !a.IsLoopback() && !a.IsUnspecified() {
+		if what := blockedAddr(v4); what != "" {
+			return what + " (carried in " + a.String() + ")"
+		}
+	}
 	switch {
 	case a.IsLoopback():
 		return "loopback"

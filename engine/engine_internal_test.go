@@ -313,6 +313,14 @@ func TestBlockedAddr(t *testing.T) {
 		"169.254.169.254": true, "fe80::1": true, "fd00::1": true, "0.0.0.0": true, "::": true,
 		"224.0.0.1": true, "100.64.0.1": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true,
 		"8.8.8.8": false, "2001:4860:4860::8888": false, "203.0.113.7": false,
+		// IPv6 forms that carry an IPv4 address are judged by it: NAT64,
+		// IPv4-compatible, 6to4, Teredo (the client inverted); and the
+		// deprecated site-local range.
+		"64:ff9b::127.0.0.1": true, "64:ff9b::10.1.2.3": true, "64:ff9b::169.254.169.254": true, "64:ff9b::8.8.8.8": false,
+		"::127.0.0.1": true, "::10.0.0.1": true, "::192.168.0.1": true,
+		"2002:7f00:1::": true, "2002:a9fe:a9fe::1": true, "2002:808:808::1": false,
+		"2001:0:4136:e378:8000:63bf:80ff:fffe": true, "2001:0:4136:e378:8000:63bf:f7f7:f7f7": false,
+		"fec0::1": true,
 	} {
 		if got := blockedAddr(netip.MustParseAddr(addr)) != ""; got != blocked {
 			t.Errorf("blockedAddr(%s) blocked = %v, want %v", addr, got, blocked)
