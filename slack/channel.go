@@ -45,8 +45,10 @@ type Channel struct {
 	// stopMu guards stopped, set when Run ends: no handling starts after.
 	stopMu  sync.Mutex
 	stopped bool
-	// slots bounds the inbound events handled at once.
-	slots chan struct{}
+	// slots bounds the inbound events handled at once; an event waits at
+	// most slotWait for one, then is shed for Slack to deliver again.
+	slots    chan struct{}
+	slotWait time.Duration
 }
 
 type inboxRef struct {
@@ -76,7 +78,7 @@ func New(cfg Config, coord engine.Coordinator, logger *slog.Logger) (*Channel, e
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, 64), gate: newGate(clockwork.NewRealClock()), scrub: newScrubber(cfg)}
+	c := &Channel{cfg: cfg, coord: coord, log: logger.With("platform", Platform), slots: make(chan struct{}, maxHandling), slotWait: slotWait, gate: newGate(clockwork.NewRealClock()), scrub: newScrubber(cfg)}
 	c.api = c.client()
 	c.state.Store(engine.StateConnecting)
 	c.botUser.Store("")

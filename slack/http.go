@@ -90,8 +90,8 @@ func (c *Channel) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if n, _ := strconv.Atoi(r.Header.Get("X-Slack-Retry-Num")); n < maxEventRetries {
 		again = newRedelivery()
 	}
-	if !c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, ev, again) }) {
-		http.Error(w, "stopping", http.StatusServiceUnavailable)
+	if err := c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, ev, again) }); err != nil {
+		refuseBusy(w, err)
 		return
 	}
 	if again.await(decideWithin) {
@@ -121,11 +121,19 @@ func (c *Channel) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not running", http.StatusServiceUnavailable)
 		return
 	}
-	if !c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, cb) }) {
-		http.Error(w, "stopping", http.StatusServiceUnavailable)
+	if err := c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, cb) }); err != nil {
+		refuseBusy(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// refuseBusy answers a request whose event was not handled (dispatch's
+// err) 503, so that Slack delivers it again, with a second's wait asked
+// for where Slack honours it.
+func refuseBusy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, err.Error()+"; deliver the event again", http.StatusServiceUnavailable)
 }
 
 // verified reads the body and checks Slack's signature: v0=HMAC-SHA256 of

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -13,29 +14,72 @@ import (
 	"github.com/askbridge/askbridge/engine"
 )
 
+// maxHandling bounds the inbound events a replica handles at once.
+const maxHandling = 64
+
+// slotWait is how long an event waits for one of the maxHandling slots:
+// well within the 3 seconds Slack gives an answer, so an event shed under
+// load is answered 503 (Events API, interactivity) or left unacknowledged
+// (socket mode) in time for Slack to deliver it again, to this replica or
+// another.
+const slotWait = time.Second
+
+// Why dispatch handled nothing.
+var (
+	errStopping = errors.New("stopping")
+	errBusy     = errors.New("every handling slot is taken")
+)
+
 // dispatch runs handle for one event, in the background and within
 // HandleTimeout. Slack needs the event answered within 3 seconds, so
 // handling never holds that up for long (see redelivery). A panic in handle
 // is recovered and logged with its stack: one bad event never takes the
-// process down. It reports false, handling nothing, once Run is stopping.
-func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in engine.Inbox)) bool {
+// process down. The event takes a slot before anything is started for it:
+// it returns errBusy, handling nothing, when no slot frees up within
+// slotWait (no goroutine waits on a slot: a Redis outage in busy channels
+// sheds events to Slack's redelivery instead of piling them up here), and
+// errStopping once Run is stopping.
+func (c *Channel) dispatch(ir *inboxRef, handle func(ctx context.Context, in engine.Inbox)) error {
+	if err := c.takeSlot(ir.ctx); err != nil {
+		return err
+	}
 	c.stopMu.Lock()
 	if c.stopped || ir.ctx.Err() != nil {
 		c.stopMu.Unlock()
-		return false
+		<-c.slots
+		return errStopping
 	}
 	c.handling.Add(1)
 	c.stopMu.Unlock()
 	go func() {
 		defer c.handling.Done()
-		c.slots <- struct{}{}
 		defer func() { <-c.slots }()
 		defer c.recovered("handle an event")
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ir.ctx), c.cfg.HandleTimeout)
 		defer cancel()
 		handle(ctx, ir.in)
 	}()
-	return true
+	return nil
+}
+
+// takeSlot takes a handling slot, waiting at most slotWait.
+func (c *Channel) takeSlot(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(c.slotWait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		c.log.Warn("every handling slot is taken; event left for Slack to deliver again", "slots", cap(c.slots))
+		return errBusy
+	case <-ctx.Done():
+		return errStopping
+	}
 }
 
 // recovered, deferred, turns a panic into an error log with the stack.

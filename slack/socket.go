@@ -151,17 +151,18 @@ func (c *Channel) socketEvent(sm *socketmode.Client, evt socketmode.Event, conne
 		// ack goes out at once; a replica that is stopping does not ack,
 		// so Slack hands the envelope to another connection.
 		ir := c.inbox.Load()
-		started := true
+		var err error
 		switch data := evt.Data.(type) {
 		case slackevents.EventsAPIEvent:
 			// The ack goes out at once: a failed handling tells the
 			// person to try again (Slack's own redelivery of an envelope
 			// whose ack was lost is handled, its mark forgotten).
-			started = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, data, nil) })
+			err = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleEvent(ctx, in, data, nil) })
 		case slack.InteractionCallback:
-			started = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, data) })
+			err = c.dispatch(ir, func(ctx context.Context, in engine.Inbox) { c.handleInteraction(ctx, in, data) })
 		}
-		if !started {
+		if err != nil {
+			// Not acknowledged: Slack delivers the envelope again.
 			return
 		}
 		// The ack waits in the client's queue while it reconnects; past
