@@ -46,6 +46,10 @@ type Channel struct {
 
 	dmMu sync.Mutex
 	dms  map[string]string // user id -> DM channel id
+
+	// presses are the presses on messages of questions that had already
+	// ended, which Finish may edit through.
+	presses presses
 }
 
 var (
@@ -167,11 +171,8 @@ func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 		if err != nil {
 			return c.classify("send message", err)
 		}
-		if d.Sent == nil {
-			continue
-		}
-		if err := d.Sent(engine.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID, Part: i}); err != nil {
-			return err
+		if d.Sent != nil && !d.Sent(engine.MessageRef{Platform: Platform, Chat: channelID, Message: m.ID, Part: i}) {
+			return nil
 		}
 	}
 	return nil
@@ -251,7 +252,33 @@ func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.
 	if !ok {
 		return noSuchPart(ref)
 	}
-	return c.edit(ctx, ref, end.Plan.ID, content, []discordgo.MessageComponent{})
+	err := c.edit(ctx, ref, end.Plan.ID, content, []discordgo.MessageComponent{})
+	if code := restCode(err); code == codeMissingAccess || code == codeMissingPermissions {
+		return c.editThroughPress(ctx, ref, content, err)
+	}
+	return err
+}
+
+// editThroughPress edits message ref to content through the latest press
+// on it, when the bot may no longer edit it in its channel (refused, the
+// refusal): an acknowledged press edits its @original, the pressed
+// message, with no permission in the channel. A press not acknowledged
+// yet is waited for (a temporary error: the finisher tries again); with
+// no press, the refusal stands.
+func (c *Channel) editThroughPress(ctx context.Context, ref engine.MessageRef, content string, refused error) error {
+	i, acked := c.presses.on(ref.Message, time.Now())
+	if i == nil {
+		return refused
+	}
+	if !acked {
+		return &engine.SendError{Kind: engine.Temporary, Reason: "discord: the edit is refused; the press on the message is not acknowledged yet, to edit it through the press"}
+	}
+	none := []discordgo.MessageComponent{}
+	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
+	if err != nil {
+		return c.classify("edit through a press", err)
+	}
+	return nil
 }
 
 // Update edits message ref, part ref.Part of an open prompt, to show p:

@@ -81,12 +81,11 @@
 // (1.5s) the press is answered directly, else it is acknowledged with type
 // 6 (deferred update, which leaves the message as it is) and answered
 // afterwards. The presser always gets the notice privately (a type 4
-// ephemeral message, or an ephemeral follow-up). The pressed message is
-// changed only when the engine says TapClear (the question had ended
-// before): type 7 (update the message: buttons gone, status line), or an
-// edit of @original after a deferral. A press that ends the question
-// (TapDone) leaves the message to the engine's finisher, so every message
-// is edited once per press. A message (MESSAGE_CREATE, with the
+// ephemeral message, or an ephemeral follow-up). The channel never edits
+// the pressed message itself: a press that ends the question leaves every
+// message to the engine's finisher, so every message is edited once per
+// press, and a press on a question that had already ended has the
+// finisher make sure the pressed message shows the end. A message (MESSAGE_CREATE, with the
 // MESSAGE_CONTENT intent) goes to Inbox.Reply, with its message_reference
 // as ReplyTo; the engine's answer (a correction, or "reply to the one you
 // mean") is posted as a reply that pings nobody.

@@ -170,14 +170,15 @@ func TestTimeoutAndCancel(t *testing.T) {
 	}
 	// A press on the expired question: a notice, and the message stays final.
 	in := e.click(e.alice, ps[0].ID, buttonIDs(ps[0])[0])
-	if in.AckType != 7 || notice(in) != "This question has expired." {
+	if in.AckType != 6 || notice(in) != "This question has expired." {
 		t.Errorf("press on an expired question: type %d notice %q", in.AckType, notice(in))
 	}
 }
 
 // TestLatePressRemovesStaleButtons: the bot lost access to the channel, so
 // the edit at the end failed and the buttons stayed; a press on them gets
-// the notice and the buttons go (interaction responses need no channel
+// the notice and the buttons go: the finisher's edit, refused again, goes
+// through the press (an interaction's @original needs no channel
 // permission).
 func TestLatePressRemovesStaleButtons(t *testing.T) {
 	t.Parallel()
@@ -201,7 +202,7 @@ func TestLatePressRemovesStaleButtons(t *testing.T) {
 		t.Fatal("the edit went through a denied channel")
 	}
 	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
-	if in.AckType != 7 || notice(in) != "This question was cancelled." {
+	if in.AckType != 6 || notice(in) != "This question was cancelled." {
 		t.Errorf("late press: type %d notice %q", in.AckType, notice(in))
 	}
 	e.message(p.ID, "cancelled", ended("Cancelled"))
@@ -287,7 +288,7 @@ func TestLateAndDoubleClicks(t *testing.T) {
 	}
 	// A late press, long after: a notice, and the buttons are (still) gone.
 	late := e.click(e.bob, p.ID, ids[0])
-	if notice(late) != "This question was already answered." || late.AckType != 7 {
+	if notice(late) != "This question was already answered." || late.AckType != 6 {
 		t.Errorf("late press: type %d notice %q", late.AckType, notice(late))
 	}
 	m, _ := e.fake.Message(p.ID)
@@ -489,8 +490,8 @@ func TestThaiPrompt(t *testing.T) {
 	}
 	done := e.message(p.ID, "answered in Thai", ended("ตอบแล้ว: สเตจจิ้ง (แนะนำ)"))
 	late := e.click(e.alice, p.ID, buttonIDs(p)[1])
-	if late.AckType != 7 || notice(late) != th.Get("NoticeAlreadyAnswered") {
-		t.Errorf("late press: type %d notice %q, want the message updated and %q", late.AckType, notice(late), th.Get("NoticeAlreadyAnswered"))
+	if late.AckType != 6 || notice(late) != th.Get("NoticeAlreadyAnswered") {
+		t.Errorf("late press: type %d notice %q, want a deferred update and %q", late.AckType, notice(late), th.Get("NoticeAlreadyAnswered"))
 	}
 	if m, _ := e.fake.Message(p.ID); m.Content != done.Content || len(m.Components) != 0 {
 		t.Errorf("the late press changed the ended message:\n%s\nwas\n%s", m.Content, done.Content)

@@ -76,6 +76,9 @@ func (c *Channel) onInteraction(ctx context.Context, in engine.Inbox, i *discord
 		c.respond(ctx, log, i, false, engine.TapReply{Notice: engine.NoticeUnknown, Locale: in.Locale()})
 		return
 	}
+	// Remembered before the engine sees it: the finisher may want to edit
+	// the message through it while the engine still answers (Finish).
+	c.presses.add(i.Message.ID, i, time.Now())
 	replies := make(chan engine.TapReply, 1)
 	go func() {
 		// A panic in the inbox still answers the press: try again.
@@ -103,6 +106,9 @@ func (c *Channel) onInteraction(ctx context.Context, in engine.Inbox, i *discord
 		}
 		r = <-replies
 	}
+	if !r.Ended {
+		c.presses.drop(i.Message.ID, i)
+	}
 	if r.Action == engine.TapDuplicate {
 		// Another session got the same press and answers it.
 		return
@@ -112,20 +118,16 @@ func (c *Channel) onInteraction(ctx context.Context, in engine.Inbox, i *discord
 
 // respond answers a press; the presser always gets the notice privately
 // (a type 4 ephemeral message, or an ephemeral follow-up once the press was
-// acknowledged). What happens to the pressed message follows r.Action:
-//
-//   - TapDone: nothing. A press that ended the question leaves every
-//     message, the pressed one included, to the engine's finisher, so each
-//     message is edited once per press.
-//   - TapClear: the question had already ended; the pressed message is
-//     updated to show part r.Message.Part of r.Ending as Finish shows it,
-//     without instructions, with its status line (type 7, or an edit of
-//     @original after a deferral).
-//
-// The notice is r.Text(), in the question's language; what the press
-// does is decided on r.Action alone, never on the words.
-//   - TapOpenReply: nothing; Discord has no reply box (caps.ReplyBox is
-//     false, so the planner makes no "Other…" button).
+// acknowledged). The channel never edits the pressed message itself: a
+// press that ended the question leaves every message, the pressed one
+// included, to the engine's finisher, so each message is edited once per
+// press. A press on a question that had already ended (r.Ended) is
+// acknowledged with a deferred update (type 6) and the notice follows:
+// the finisher makes sure the pressed message shows the end, and Finish
+// edits it through that press should the channel refuse the bot. The
+// notice is r.Text(), in the question's language; TapOpenReply does
+// nothing more (Discord has no reply box: caps.ReplyBox is false, so the
+// planner makes no "Other…" button).
 func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, r engine.TapReply) {
 	notice := escape(r.Text())
 	ephemeral := func() {
@@ -136,16 +138,20 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 			log.Warn("discord: ephemeral follow-up", "err", c.classify("follow up", err))
 		}
 	}
-	if r.Action == engine.TapClear && r.Ending != nil {
-		if text, ok := endedPart(r.Ending.Plan, r.Message.Part, r.Ending.Status); ok {
-			if c.clear(ctx, log, i, deferred, text) {
-				ephemeral()
-			}
-			return
+	if r.Ended && !deferred {
+		// Acknowledged with a deferred update, which keeps the pressed
+		// message as the press's @original (Finish may edit through it).
+		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, discordgo.WithContext(ctx))
+		if err == nil || restCode(err) == codeAlreadyAcked {
+			deferred = true
+		} else {
+			log.Warn("discord: deferred acknowledgement", "err", c.classify("acknowledge", err))
 		}
-		log.Warn("discord: pressed message shows a part the prompt does not have", "part", r.Message.Part)
 	}
 	if deferred {
+		if r.Ended && i.Message != nil {
+			c.presses.acked(i.Message.ID, i)
+		}
 		ephemeral()
 		return
 	}
@@ -160,33 +166,6 @@ func (c *Channel) respond(ctx context.Context, log *slog.Logger, i *discordgo.In
 		}
 		log.Warn("discord: ephemeral notice", "err", c.classify("acknowledge", err))
 	}
-}
-
-// clear updates the pressed message to content without components: as the
-// press's response (type 7) when it was not acknowledged yet, else (after a
-// deferral here or by another replica) by editing @original. It reports
-// whether the press is acknowledged, so a follow-up may go.
-func (c *Channel) clear(ctx context.Context, log *slog.Logger, i *discordgo.Interaction, deferred bool, content string) bool {
-	none := []discordgo.MessageComponent{}
-	if !deferred {
-		err := c.rest.InteractionRespond(i, &discordgo.InteractionResponse{
-			Type: discordgo.InteractionResponseUpdateMessage,
-			Data: &discordgo.InteractionResponseData{Content: content, Components: none, AllowedMentions: noPings(), Flags: noEmbeds},
-		}, discordgo.WithContext(ctx))
-		if err == nil {
-			return true
-		}
-		if restCode(err) != codeAlreadyAcked {
-			log.Warn("discord: update message", "err", c.classify("acknowledge", err))
-			return false
-		}
-		// Another replica acknowledged it: edit instead.
-	}
-	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
-	if err != nil {
-		log.Warn("discord: edit original message", "err", c.classify("edit original", err))
-	}
-	return true
 }
 
 // onMessage hands a text message to the engine and posts its answer, if

@@ -83,17 +83,11 @@ func FuzzInboundEvent(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	end := engine.Ending{Plan: testPlan(f, "q"), Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-	tapped := engine.MessageRef{Platform: Platform, Chat: "2", Message: "5"}
-	beyond := tapped
-	beyond.Part = 7
 	replies := []engine.TapReply{
 		{Notice: engine.NoticeRecorded, Action: engine.TapDone},
 		{Notice: engine.NoticeNotForYou},
 		{Notice: engine.NoticeDuplicate, Action: engine.TapDuplicate},
-		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: tapped, Ending: &end},
-		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: beyond, Ending: &end},
-		{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: tapped},
+		{Notice: engine.NoticeExpired, Action: engine.TapDone, QuestionID: "q"},
 		{Notice: engine.NoticeOther, Action: engine.TapOpenReply, ReplyTo: "Q?"},
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, data string) {

@@ -242,8 +242,7 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 			}
 			ch.Respond(ctx, "555", canaryInteraction, false, engine.TapReply{Notice: engine.NoticeUnknown})
 			ch.Respond(ctx, "556", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeUnknown})
-			ending := engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-			ch.Respond(ctx, "557", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeExpired, Action: engine.TapClear, Ending: &ending})
+			ch.Respond(ctx, "557", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeExpired, QuestionID: "q1"})
 
 			for i, err := range errs {
 				if err == nil {

@@ -26,8 +26,10 @@ type Channel interface {
 	// Send shows d.Plan in d.Chat, in one or more messages (a long prompt
 	// takes several), starting at part d.From, and hands each message to
 	// d.Sent as soon as it is posted, before posting the next, with
-	// MessageRef.Part numbering the parts from 0. When d.Sent returns an
-	// error Send stops and returns it as is. A d.From past the last part
+	// MessageRef.Part numbering the parts from 0. When d.Sent returns
+	// false Send posts nothing more and returns nil: the engine knows why
+	// (the question ended meanwhile, the bridge is stopping, the store
+	// could not record the message). A d.From past the last part
 	// posts nothing and succeeds. Send makes one try of each call: a
 	// platform's refusal is returned as a *SendError (rate limits with the
 	// platform's wait) and the engine decides whether and when to go on from
@@ -52,8 +54,9 @@ type Delivery struct {
 	// From is the first part to post: the parts before it were posted by
 	// an earlier try (0 for a new prompt).
 	From int
-	// Sent records a posted message; the engine stores it.
-	Sent func(MessageRef) error
+	// Sent records a posted message; the engine stores it. It reports
+	// whether Send goes on with the next part.
+	Sent func(MessageRef) (more bool)
 }
 
 // Ending is what a channel needs to show a question's end: nothing has to
@@ -225,14 +228,13 @@ type TapAction int
 
 const (
 	// TapDone: nothing more. A tap that ended the question leaves every
-	// message, the tapped one included, to the engine's finisher.
+	// message, the tapped one included, to the engine's finisher; so does
+	// a tap on a question that had already ended (the finisher makes sure
+	// the tapped message shows the end, with its retries).
 	TapDone TapAction = iota
 	// TapOpenReply: open a reply box for a free-text answer (the "Other…"
 	// button), attach it with Inbox.Attach; ReplyTo is the question it asks.
 	TapOpenReply
-	// TapClear: the question had already ended; make sure the tapped
-	// message shows it (Finish with Message and Ending).
-	TapClear
 	// TapDuplicate: the same press arrived twice (a platform's retry, two
 	// sessions during a hand-over) and the first delivery is answered;
 	// a channel that can answer a press only once leaves this one alone.
@@ -249,11 +251,12 @@ type TapReply struct {
 	QuestionID string
 	// Action is what the channel does after showing the notice.
 	Action TapAction
-	// Message is the tapped message as the engine recorded it (with its
-	// Part); set for TapClear.
-	Message MessageRef
-	// Ending is how to show the ended question; set for TapClear.
-	Ending *Ending
+	// Ended says the question had already ended before the tap: the
+	// engine's finisher makes sure the tapped message shows the end. A
+	// channel whose platform lets the answer to a tap edit the tapped
+	// message (Discord's interactions) keeps the tap for Finish to use
+	// should the edit otherwise be refused.
+	Ended bool
 	// ReplyTo is the text of the question a reply box asks; set for
 	// TapOpenReply.
 	ReplyTo string

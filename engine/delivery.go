@@ -161,11 +161,14 @@ type sending struct {
 	log  *slog.Logger
 }
 
-// tried is what one Send did.
+// tried is what one Send did: the parts it posted, and why it stopped
+// (each of recordErr, ended and stopping says the engine stopped it; err is
+// Send's own error).
 type tried struct {
 	posted    int
 	recordErr error
 	ended     bool
+	stopping  bool
 	err       error
 }
 
@@ -182,7 +185,7 @@ func (s *sending) run(ctx context.Context) error {
 			return t.recordErr
 		case t.ended:
 			return d.finishLate(ctx, s.id)
-		case errors.Is(t.err, errStopping):
+		case t.stopping:
 			return errStopping
 		case t.err == nil:
 			s.log.Info("question delivered", "messages", t.posted, "from", s.from-t.posted)
@@ -221,39 +224,46 @@ func (s *sending) run(ctx context.Context) error {
 // try makes one Send from the first part not posted, recording each
 // message as the channel hands it back.
 func (s *sending) try(ctx context.Context) tried {
-	d := s.d
 	var t tried
-	t.err = s.ch.Send(ctx, Delivery{Chat: s.target.Chat, Plan: s.plan, From: s.from, Sent: func(ref MessageRef) error {
-		ref.Place = s.k
-		status, err := askbridge.StatusPending, error(nil)
-		if s.premade == nil || !ref.Same(*s.premade) || ref.Part != s.premade.Part {
-			status, err = d.record(ctx, s.id, ref, s.deadline)
-		}
-		if err != nil {
-			t.recordErr = fmt.Errorf("record message: %w", err)
-			return t.recordErr
-		}
-		if status != askbridge.StatusPending {
-			// Ended while it was being posted: post no more, and finish
-			// what is out (the finisher that won the end may have listed
-			// the messages before this one).
-			t.ended = true
-			return errEndedWhileSending
-		}
-		t.posted++
-		s.from = ref.Part + 1
-		_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: s.id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-		if d.stopping.Err() != nil {
-			// Stopping: no new part is started here; another replica goes
-			// on from the next one (nothing, if this was the last).
-			return errStopping
-		}
-		return nil
+	t.err = s.ch.Send(ctx, Delivery{Chat: s.target.Chat, Plan: s.plan, From: s.from, Sent: func(ref MessageRef) bool {
+		return s.sent(ctx, &t, ref)
 	}})
 	if t.posted > 0 {
-		d.metrics.Sent(s.target.Platform, t.posted)
+		s.d.metrics.Sent(s.target.Platform, t.posted)
 	}
 	return t
+}
+
+// sent records message ref that Send just posted, notes in t what
+// happened, and reports whether Send goes on with the next part.
+func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
+	d := s.d
+	ref.Place = s.k
+	status, err := askbridge.StatusPending, error(nil)
+	if s.premade == nil || !ref.Same(*s.premade) || ref.Part != s.premade.Part {
+		status, err = d.record(ctx, s.id, ref, s.deadline)
+	}
+	if err != nil {
+		t.recordErr = fmt.Errorf("record message: %w", err)
+		return false
+	}
+	if status != askbridge.StatusPending {
+		// Ended while it was being posted: post no more, and finish what
+		// is out (the finisher that won the end may have listed the
+		// messages before this one).
+		t.ended = true
+		return false
+	}
+	t.posted++
+	s.from = ref.Part + 1
+	_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: s.id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+	if d.stopping.Err() != nil {
+		// Stopping: no new part is started here; another replica goes on
+		// from the next one (nothing, if this was the last).
+		t.stopping = true
+		return false
+	}
+	return true
 }
 
 // premadeRef is the message that shows question id in chat on ch, when ch
@@ -429,9 +439,6 @@ func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until 
 
 // errStopping hands a request back (unacknowledged) as the engine stops.
 var errStopping = errors.New("stopping: the request is handed back")
-
-// errEndedWhileSending stops a Send whose question ended meanwhile.
-var errEndedWhileSending = errors.New("the question ended while it was being shown")
 
 // finishLate edits the messages of a question that ended while it was
 // being posted, the last one included.

@@ -408,6 +408,9 @@ type editor interface {
 	// finish edits the messages of an ended question again, as the end
 	// left them (an edit that landed after the end, a late post).
 	finish(ctx context.Context, rec Record, res askbridge.Result) bool
+	// clearLater makes sure message ref of ended question rec shows its
+	// end, in the background (a tap on it found the question ended).
+	clearLater(ctx context.Context, rec Record, res askbridge.Result, ref MessageRef)
 	// refreshLater re-shows a pending question's prompts as it now stands
 	// (who has seen it, the tally); false when too many edits are under
 	// way.

@@ -981,7 +981,8 @@ func (p premadeChannel) Send(_ context.Context, d engine.Delivery) error {
 	p.mu.Lock()
 	p.sent = append(p.sent, sentPrompt{chat: d.Chat, plan: d.Plan, refs: []engine.MessageRef{ref}})
 	p.mu.Unlock()
-	return d.Sent(ref)
+	d.Sent(ref)
+	return nil
 }
 
 // addCounter counts AddMessage calls.

@@ -119,6 +119,41 @@ func (f *finisher) refreshLater(rec Record) bool {
 	return f.launch(func() { f.refresh(rec) }, rec.ID)
 }
 
+// clearLater makes sure message ref of ended question rec shows its end:
+// a tap on it found the question ended, so its buttons may still be live
+// (the end's edit of it failed, or has not reached it yet). The edit runs
+// in the background with the finisher's retries; when it cannot start (too
+// many edits under way) or does not land, the question is marked
+// finishing, and the leftover pass edits every message of it.
+func (f *finisher) clearLater(ctx context.Context, rec Record, res askbridge.Result, ref MessageRef) {
+	ch, ok := f.channels[ref.Platform]
+	if !ok {
+		return
+	}
+	mark := func(ctx context.Context) {
+		if _, err := f.store.MarkFinishing(ctx, rec.ID, f.clock.Now()); err != nil {
+			f.log.Error("mark question finishing", "question", rec.ID, "err", err)
+		}
+	}
+	launched := f.launch(func() {
+		ctx, cancel := context.WithTimeout(f.halt, f.timeout)
+		defer cancel()
+		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities(), ref.Place), nil) {
+			// Marked even when the edits' time ran out: the leftover pass
+			// goes on from there.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+			defer cancel()
+			mark(ctx)
+		}
+	}, rec.ID)
+	if !launched {
+		mark(ctx)
+	}
+}
+
+// markTimeout bounds the marking of a question whose edit did not land.
+const markTimeout = 5 * time.Second
+
 // launch runs the edits of question id (run) in the background if fewer
 // than concurrency are under way, and reports whether it did: a burst of
 // endings (a hundred thousand deadlines in a minute) must not start a

@@ -220,14 +220,15 @@ func (e *Engine) buttonsPart(ctx context.Context, id, platform string) (int, err
 }
 
 // clearReply answers a tap on a question that had already ended: the notice
-// says how, and the channel makes sure the tapped message shows the end.
+// says how, and the finisher makes sure the tapped message shows the end
+// (its buttons may still be live: the end's edit of it failed, or has not
+// reached it yet).
 func (e *Engine) clearReply(ctx context.Context, rec Record, res askbridge.Result, tapped MessageRef) TapReply {
-	reply := TapReply{Notice: endedNotice(res), QuestionID: rec.ID}
-	ch, ok := e.channels[tapped.Platform]
-	if !ok {
+	reply := TapReply{Notice: endedNotice(res), QuestionID: rec.ID, Ended: true}
+	if _, ok := e.channels[tapped.Platform]; !ok {
 		return reply
 	}
-	// The tapped message as recorded, for its Part.
+	// The tapped message as recorded, for its Part and Place.
 	refs, err := e.store.Messages(ctx, rec.ID)
 	if err != nil {
 		e.log.Error("list messages of an ended question", "question", rec.ID, "err", err)
@@ -235,8 +236,7 @@ func (e *Engine) clearReply(ctx context.Context, rec Record, res askbridge.Resul
 	}
 	for _, ref := range refs {
 		if ref.Same(tapped) {
-			end := ending(rec, res, ch.Capabilities(), ref.Place)
-			reply.Action, reply.Message, reply.Ending = TapClear, ref, &end
+			e.edits.clearLater(ctx, rec, res, ref)
 			break
 		}
 	}

@@ -157,8 +157,8 @@ func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 		if err != nil {
 			return fmt.Errorf("slack: post message: %w", c.classify(err))
 		}
-		if err := d.Sent(engine.MessageRef{Platform: Platform, Chat: channel, Message: ts, Part: part}); err != nil {
-			return err
+		if !d.Sent(engine.MessageRef{Platform: Platform, Chat: channel, Message: ts, Part: part}) {
+			return nil
 		}
 	}
 	return nil

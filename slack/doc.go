@@ -37,7 +37,7 @@
 // once its handling decided, within 2 seconds), deduplicated by its id
 // through the coordinator (Slack retries), and handled in the background:
 //
-//	block_actions → Inbox.Tap → ephemeral notice (and, for TapClear, chat.update of the tapped message)
+//	block_actions → Inbox.Tap → ephemeral notice (the engine's finisher edits messages)
 //	message       → Inbox.Reply → the engine's response in the thread
 //
 // When the engine could not reach Redis (Retry in its answer), the event's

@@ -24,16 +24,14 @@ import (
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// fuzzInbox answers every tap as a question that had already ended (so the
-// channel also edits the tapped message) and every reply with a response
-// to post.
+// fuzzInbox answers every tap with a notice naming its payload and every
+// reply with a response to post.
 type fuzzInbox struct {
 	plan engine.Plan
 }
 
 func (f *fuzzInbox) Tap(_ context.Context, t engine.Tap) engine.TapReply {
-	end := engine.Ending{Plan: f.plan, Outcome: askbridge.OutcomeAnswered, Status: "Answered: <x>"}
-	return engine.TapReply{Notice: engine.Notice("noticed <" + t.Payload + ">"), Action: engine.TapClear, Message: t.Message, Ending: &end}
+	return engine.TapReply{Notice: engine.Notice("noticed <" + t.Payload + ">"), QuestionID: f.plan.ID}
 }
 
 func (f *fuzzInbox) Reply(_ context.Context, r engine.TextReply) engine.ReplyOutcome {

@@ -196,10 +196,10 @@ func (c *Channel) ephemeral(ctx context.Context, channel, user, thread, text str
 
 // handleInteraction handles an interactive payload: each button of the
 // bridge pressed (block_actions) is a tap; the tapper gets an ephemeral
-// notice. The tapped message is edited only for TapClear (the question had
-// already ended, the message may still show buttons); a tap that ended the
-// question (TapDone) leaves every message to the engine's finisher, so a
-// tap costs one chat.update per message.
+// notice. The channel edits nothing: a tap that ended the question leaves
+// every message to the engine's finisher (so a tap costs one chat.update
+// per message), and so does a tap on a question that had already ended
+// (the finisher makes sure the tapped message shows the end).
 func (c *Channel) handleInteraction(ctx context.Context, in engine.Inbox, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions || cb.User.ID == "" {
 		return
@@ -241,20 +241,12 @@ func (c *Channel) handleInteraction(ctx context.Context, in engine.Inbox, cb sla
 			c.ephemeral(ctx, channel, cb.User.ID, "", reply.Text())
 		}
 		switch reply.Action {
-		case engine.TapClear:
-			if reply.Ending == nil {
-				c.log.Warn("a tap to clear came without its ending", "question", reply.QuestionID, "chat", channel, "message", ts)
-				continue
-			}
-			err := engine.PostOwn(ctx, func(ctx context.Context) error { return c.Finish(ctx, reply.Message, *reply.Ending) })
-			if err != nil {
-				c.log.Warn("finalize tapped message", "question", reply.QuestionID, "chat", channel, "message", ts, "err", err)
-			}
 		case engine.TapOpenReply:
 			// Slack has no reply box (Capabilities.ReplyBox is false): the
 			// notice asks for the answer in the thread, which is enough.
 		case engine.TapDone:
-			// The engine's finisher edits every message of the question.
+			// The engine's finisher edits the messages of the question (the
+			// tapped one, when it had already ended).
 		}
 	}
 }

@@ -30,9 +30,9 @@ func bigPlan() engine.Plan {
 // collect is a Delivery's Sent that keeps what was posted.
 type collect struct{ refs []engine.MessageRef }
 
-func (c *collect) sent(ref engine.MessageRef) error {
+func (c *collect) sent(ref engine.MessageRef) bool {
 	c.refs = append(c.refs, ref)
-	return nil
+	return true
 }
 
 func ending(p engine.Plan, status string) engine.Ending {
@@ -141,9 +141,9 @@ func TestSendSplitAndFinishEachPart(t *testing.T) {
 	}
 }
 
-// Send starts at d.From: past the last part it posts nothing; an error of
-// Sent stops it and is returned as is.
-func TestSendFromAndSentError(t *testing.T) {
+// Send starts at d.From: past the last part it posts nothing; Sent saying
+// stop stops it, with no error.
+func TestSendFromAndSentStop(t *testing.T) {
 	fake := slacktest.New(slacktest.Options{BotToken: "xoxb-1", SigningSecret: "s"})
 	defer fake.Close()
 	fake.AddChannel("C1")
@@ -160,14 +160,13 @@ func TestSendFromAndSentError(t *testing.T) {
 	if n := len(fake.Calls("chat.postMessage")) + len(fake.Calls("conversations.open")); n != 0 {
 		t.Fatalf("%d calls for a delivery with nothing left to post", n)
 	}
-	stop := errors.New("record failed")
 	calls := 0
-	err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: func(engine.MessageRef) error { calls++; return stop }})
-	if err != stop || calls != 1 {
-		t.Fatalf("Sent failing: %v after %d calls, want the same error after 1", err, calls)
+	err := c.Send(context.Background(), engine.Delivery{Chat: "C1", Plan: p, Sent: func(engine.MessageRef) bool { calls++; return false }})
+	if err != nil || calls != 1 {
+		t.Fatalf("Sent saying stop: %v after %d calls, want no error after 1", err, calls)
 	}
 	if n := len(fake.Messages("C1")); n != 1 {
-		t.Errorf("%d messages posted after Sent failed on the first, want 1", n)
+		t.Errorf("%d messages posted after Sent said stop on the first, want 1", n)
 	}
 }
 

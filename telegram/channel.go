@@ -162,7 +162,7 @@ func chatID(chat string) any {
 // Send posts d.Plan to d.Chat as HTML, from part d.From on: the plan is
 // split into parts that leave room for the status line, with the keyboard
 // under the last part. Each message goes to d.Sent as soon as it is posted,
-// with its Part; an error of d.Sent stops Send and is returned as is. Each
+// with its Part; when d.Sent says so, Send posts no more. Each
 // part gets one try: a refusal comes back as a *engine.SendError (a 429
 // with its retry_after) and the engine decides whether to go on. It blocks
 // while the pacer holds the chat, up to ctx. Not safe to repeat.
@@ -182,10 +182,8 @@ func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 		}
 		ref := refOf(msg)
 		ref.Part = i
-		if d.Sent != nil {
-			if err := d.Sent(ref); err != nil {
-				return err
-			}
+		if d.Sent != nil && !d.Sent(ref) {
+			return nil
 		}
 	}
 	return nil

@@ -98,10 +98,10 @@
 // says. "Other…" (TapOpenReply) posts a force-reply message under the
 // prompt and attaches it to the question, so the reply to it answers; in a
 // group the box is selective and mentions the tapper, so it opens for them
-// only. A tap on a question that had already ended (TapClear) also clears
-// that message's buttons. A tap that ended the question (TapDone) leaves
-// every message, the tapped one included, to the engine's finisher: one
-// edit per message.
+// only. A tap that ended the question (TapDone) leaves every message, the
+// tapped one included, to the engine's finisher: one edit per message; a
+// tap on a question that had already ended has the finisher make sure the
+// tapped message shows the end.
 //
 // A text message goes to Inbox.Reply with the message it replies to
 // (reply_to_message), the sender as Person{Platform: "telegram", ID: the

@@ -36,11 +36,7 @@ func (f *fuzzInbox) Tap(_ context.Context, t engine.Tap) engine.TapReply {
 	case 1:
 		return engine.TapReply{Notice: engine.NoticeOther, Action: engine.TapOpenReply, QuestionID: f.plan.ID, ReplyTo: f.plan.Sections[0].Question}
 	case 2:
-		// The engine hands back the tapped message as it recorded it.
-		msg := t.Message
-		msg.Part = 0
-		end := engine.Ending{Plan: f.plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}
-		return engine.TapReply{Notice: engine.NoticeExpired, Action: engine.TapClear, Message: msg, Ending: &end, QuestionID: f.plan.ID}
+		return engine.TapReply{Notice: engine.NoticeExpired, Action: engine.TapDuplicate, QuestionID: f.plan.ID}
 	}
 	return engine.TapReply{Notice: engine.Notice(t.Payload)}
 }

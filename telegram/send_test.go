@@ -53,9 +53,9 @@ func TestFailureMidPromptGoesOnFromTheFirstPartNotPosted(t *testing.T) {
 		t.Fatalf("sent %+v before the 502, want part 0 only", sent)
 	}
 	var rest []engine.MessageRef
-	err = ch.Send(context.Background(), engine.Delivery{Chat: chat, Plan: plan, From: 1, Sent: func(ref engine.MessageRef) error {
+	err = ch.Send(context.Background(), engine.Delivery{Chat: chat, Plan: plan, From: 1, Sent: func(ref engine.MessageRef) bool {
 		rest = append(rest, ref)
-		return nil
+		return true
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -130,25 +130,26 @@ func TestOneTryPerCall(t *testing.T) {
 	})
 }
 
-// TestSendStopsWhereSentFails: an error of Sent stops Send and comes back
-// unchanged; a From past the last part posts nothing.
-func TestSendStopsWhereSentFails(t *testing.T) {
+// TestSendStopsWhereSentSays: Send posts no part after the one Sent says
+// to stop at, and succeeds; a From past the last part posts nothing.
+func TestSendStopsWhereSentSays(t *testing.T) {
 	t.Parallel()
 	fake, ch, plan := newSendRig(t, telegramtest.Options{})
 	parts := len(telegram.PromptParts(plan))
-	errStore := errors.New("store down")
-	err := ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, Sent: func(engine.MessageRef) error {
-		return errStore
+	calls := 0
+	err := ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, Sent: func(engine.MessageRef) bool {
+		calls++
+		return false
 	}})
-	if err != errStore {
-		t.Errorf("Send returned %v, want the error of Sent as is", err)
+	if err != nil || calls != 1 {
+		t.Errorf("Send returned %v after %d calls of Sent, want nil after 1", err, calls)
 	}
 	if n := len(fake.BotMessages(opsGroup)); n != 1 {
 		t.Errorf("%d messages posted, want 1", n)
 	}
-	err = ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, From: parts, Sent: func(ref engine.MessageRef) error {
+	err = ch.Send(context.Background(), engine.Delivery{Chat: fmt.Sprint(opsGroup), Plan: plan, From: parts, Sent: func(ref engine.MessageRef) bool {
 		t.Errorf("sent %+v from past the last part", ref)
-		return nil
+		return true
 	}})
 	if err != nil || fake.Stats().Sent != 1 {
 		t.Errorf("from past the end: %v, %d sent in all", err, fake.Stats().Sent)

@@ -10,9 +10,9 @@ import (
 // Send handed to Sent, in order.
 func sendAll(ctx context.Context, ch engine.Channel, chat string, plan engine.Plan) ([]engine.MessageRef, error) {
 	var refs []engine.MessageRef
-	err := ch.Send(ctx, engine.Delivery{Chat: chat, Plan: plan, Sent: func(ref engine.MessageRef) error {
+	err := ch.Send(ctx, engine.Delivery{Chat: chat, Plan: plan, Sent: func(ref engine.MessageRef) bool {
 		refs = append(refs, ref)
-		return nil
+		return true
 	}})
 	return refs, err
 }

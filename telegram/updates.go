@@ -374,15 +374,6 @@ func (c *Channel) onTap(ctx context.Context, in engine.Inbox, cq *models.Callbac
 		if id, question, tag := reply.QuestionID, reply.ReplyTo, reply.Locale; id != "" {
 			c.spawn(func(ctx context.Context) { c.openReplyBox(ctx, in, ref, chat, person, id, question, tag) })
 		}
-	case engine.TapClear:
-		if reply.Ending != nil {
-			msg, end := reply.Message, *reply.Ending
-			c.spawn(func(ctx context.Context) {
-				if err := c.Finish(ctx, msg, end); err != nil {
-					c.log.Warn("clear buttons of an ended question", "question", end.Plan.ID, "message", msg.Message, "err", err)
-				}
-			})
-		}
 	}
 	return true
 }

@@ -242,10 +242,10 @@ func (f FakeChannel) Send(_ context.Context, d engine.Delivery) error {
 	if f.refuse {
 		return &engine.SendError{Kind: engine.Permanent, Reason: "chat not found"}
 	}
-	if d.From > 0 {
-		return nil
+	if d.From == 0 {
+		d.Sent(engine.MessageRef{Platform: f.platform, Chat: d.Chat, Message: d.Plan.ID + "@" + f.platform})
 	}
-	return d.Sent(engine.MessageRef{Platform: f.platform, Chat: d.Chat, Message: d.Plan.ID + "@" + f.platform})
+	return nil
 }
 
 func (f FakeChannel) Finish(context.Context, engine.MessageRef, engine.Ending) error {
