@@ -31,8 +31,10 @@ func (r Record) MayAnswerIn(p askbridge.Person, k int) bool {
 }
 
 // placeOf finds the place of rec a message belongs to: the place whose
-// chat it is in, else the place it was recorded for (a DM opened for a
-// user), else the first place on its platform; -1 when none fits.
+// chat it is in, else the place it was recorded for, else the place of a
+// message of the question recorded in its chat (a plain reply in a DM the
+// bridge opened for a user: the DM's id is not the target's), else the
+// first place on its platform; -1 when none fits.
 func (c *core) placeOf(ctx context.Context, rec Record, ref MessageRef) (int, error) {
 	if len(rec.Places) <= 1 {
 		return 0, nil
@@ -40,16 +42,21 @@ func (c *core) placeOf(ctx context.Context, rec Record, ref MessageRef) (int, er
 	if k := rec.PlaceAt(askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}); k >= 0 {
 		return k, nil
 	}
-	if ref.Message != "" {
-		refs, err := c.store.Messages(ctx, rec.ID)
-		if err != nil {
-			return -1, err
+	refs, err := c.store.Messages(ctx, rec.ID)
+	if err != nil {
+		return -1, err
+	}
+	inChat := -1
+	for _, m := range refs {
+		if ref.Message != "" && m.Same(ref) {
+			return m.Place, nil
 		}
-		for _, m := range refs {
-			if m.Same(ref) {
-				return m.Place, nil
-			}
+		if inChat < 0 && m.Platform == ref.Platform && m.Chat == ref.Chat {
+			inChat = m.Place
 		}
+	}
+	if inChat >= 0 {
+		return inChat, nil
 	}
 	for k, p := range rec.Places {
 		if p.Target.Platform == ref.Platform {

@@ -54,14 +54,12 @@ type Route struct {
 	Locale    string
 	// Escalate is the route's default escalation ladder (ask-user.md §5),
 	// used when a request shown here first gives none.
-	Escalate []askbridge.
-
-		// Resolver turns a request's `to` (empty for the default route) into a
-		// Route. An error is shown to the agent as the reason its request was
-		// refused.
-		Step
+	Escalate []askbridge.Step
 }
 
+// Resolver turns a request's `to` (empty for the default route) into a
+// Route. An error is shown to the agent as the reason its request was
+// refused.
 type Resolver func(to string) (Route, error)
 
 // EngineConfig wires an engine. Store, Resolve and Channels are required;

@@ -98,6 +98,10 @@ func (f *fakeChannel) Run(ctx context.Context, in engine.Inbox) error {
 func (f *fakeChannel) Send(ctx context.Context, d engine.Delivery) error {
 	f.entered.Add(1)
 	chat, plan := d.Chat, d.Plan
+	if user, ok := strings.CutPrefix(chat, "@"); ok {
+		// A user's DM, as Discord and Slack open it: a chat of its own id.
+		chat = "dm-" + user
+	}
 	f.mu.Lock()
 	delay, gate := f.delay, f.gate
 	f.mu.Unlock()
@@ -367,6 +371,15 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		}
 		if to == "thai-ops" {
 			return engine.Route{Target: routes["ops"], Locale: "th"}, nil
+		}
+		if who, ok := strings.CutPrefix(to, "only-"); ok {
+			// A route only who may answer in: "only-bob" is bob's room,
+			// "only-@carol" carol's DM.
+			chat := "room-" + who
+			if strings.HasPrefix(who, "@") {
+				chat = who
+			}
+			return engine.Route{Target: askbridge.Target{Platform: o.ch.platform, Chat: chat}, Answerers: []string{o.ch.platform + ":" + strings.TrimPrefix(who, "@")}}, nil
 		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
 			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil

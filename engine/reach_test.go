@@ -169,6 +169,30 @@ func TestEnginePlaceAnswerers(t *testing.T) {
 	h.result(id, 2*time.Second)
 }
 
+// TestEngineDMReplyJudgedInItsPlace: a plain reply (no reply-to) in the DM
+// the bridge opened for carol, whose id is not the target's, is judged
+// against carol's place, where she may answer, not against the first place
+// on the platform, where she may not.
+func TestEngineDMReplyJudgedInItsPlace(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.ask(askIn("dm-1", `["only-bob","only-@carol"]`, ""))
+	sent := h.waitSent(2)
+	h.waitHandled()
+	dm := sent[1].refs[0].Chat
+	if sent[0].refs[0].Chat == dm || dm != "dm-carol" {
+		t.Fatalf("prompts in %s and %s, want carol's in her DM", sent[0].refs[0].Chat, dm)
+	}
+	carol := askbridge.Person{Platform: "telegram", ID: "carol"}
+	if out := reply(h, dm, "", "2", carol); !out.Claimed {
+		t.Fatalf("carol's reply in her DM not taken: %+v", out)
+	}
+	r := h.result(id, 2*time.Second)
+	if r.Status != askbridge.StatusAnswered || r.AnsweredBy.ID != "carol" || r.Answers.Answers["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", r)
+	}
+}
+
 // TestEngineRemindersAndSeen: reminders come every remindEverySeconds
 // under the prompt in every place, at most three, on the simulated clock;
 // Seen stops them, edits every prompt, and is in the result; the end
