@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -79,8 +80,8 @@ func checkQuorum(req askbridge.Request, places []askbridge.Place) error {
 // vote records a's vote on quorum question rec (ask-user.md §6) and ends it
 // when the vote decides it; a skip is an abstention. The question is marked
 // finishing first, so a replica that dies right after the deciding vote
-// leaves its edits to another; a mark this call added is taken back when the
-// vote did not end it.
+// leaves its edits to another; settleMark then takes back a mark no end
+// needs.
 func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, error) {
 	v := askbridge.Vote{By: a.By, Skipped: a.Skip, At: e.clock.Now().UnixMilli()}
 	if !a.Skip {
@@ -103,11 +104,7 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 	if err != nil {
 		return Submitted{}, fmt.Errorf("vote: %w", err)
 	}
-	if r.Outcome != VoteDecided && added {
-		if err := e.store.Finished(ctx, rec.ID); err != nil {
-			e.log.Warn("take back a finishing mark", "question", rec.ID, "err", err)
-		}
-	}
+	e.settleMark(ctx, rec.ID, added, r, now)
 	switch r.Outcome {
 	case VoteClosed:
 		if !r.End.Found {
@@ -142,6 +139,58 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 		e.log.Warn("too many edits under way; the tally is shown at the end", "question", rec.ID)
 	}
 	return sub, nil
+}
+
+// settleMark deals with the finishing mark of question id once a vote
+// marked at now (added: this call made the mark) has been counted, r. The
+// mark is one per question, shared by every vote on every replica, and the
+// one a deciding vote relies on until its edits land:
+//
+//   - A vote that found the question still open (VoteRecorded, VoteAgain)
+//     takes back the mark it made. Another vote may have decided the
+//     question meanwhile, having found this very mark: so the question is
+//     read after the take-back, and marked again if it has ended.
+//   - A deciding vote that found the mark made marks again after the
+//     decision: the vote that made it takes it back if it did not decide,
+//     maybe before the decision (and then reads the question open).
+//   - A vote that came after the end (VoteClosed) leaves a mark it made to
+//     the winner, as core.end does, unless the question is unknown or
+//     ended well before the mark.
+func (e *Engine) settleMark(ctx context.Context, id string, added bool, r VoteResult, now time.Time) {
+	switch r.Outcome {
+	case VoteDecided:
+		if !added {
+			if _, err := e.store.MarkFinishing(ctx, id, now); err != nil {
+				e.log.Warn("mark a decided question finishing", "question", id, "err", err)
+			}
+		}
+	case VoteRecorded, VoteAgain:
+		if !added {
+			return
+		}
+		if err := e.store.Finished(ctx, id); err != nil {
+			e.log.Warn("take back a finishing mark", "question", id, "err", err)
+			return
+		}
+		rec, found, err := e.store.Get(ctx, id)
+		if err != nil {
+			// Not known to have ended: a mark may be missing, and then
+			// the leftover pass cannot see the question.
+			e.log.Warn("read a question after taking back its finishing mark", "question", id, "err", err)
+		}
+		if err != nil || (found && rec.Status != askbridge.StatusPending) {
+			if _, err := e.store.MarkFinishing(ctx, id, e.clock.Now()); err != nil {
+				e.log.Warn("mark a question that ended meanwhile finishing", "question", id, "err", err)
+			}
+		}
+	case VoteClosed:
+		ended := time.UnixMilli(r.End.Result.EndedAt)
+		if added && (!r.End.Found || ended.Before(now.Add(-clockSkew))) {
+			if err := e.store.Finished(ctx, id); err != nil {
+				e.log.Warn("take back a finishing mark", "question", id, "err", err)
+			}
+		}
+	}
 }
 
 // Tally is the count of a quorum question's votes by answer.
