@@ -240,42 +240,48 @@ func (t Tally) Lead() int {
 
 // tallyLine is the line a quorum question's messages show while it is open
 // and after (ask-user.md §6), in w's words: "Votes: 1 of 2 needed —
-// Approve 1, Reject 0". A one-question prompt lists every option, and
-// "Other" for free text; several questions list the answers given.
+// Approve 1, Reject 0". A one-question prompt lists every option, then
+// the other answers given (several options of a multi-select question:
+// "Unit + Load 1"), then "Other" for answers in people's own words. Several
+// questions list the answers given, a question's values joined with " + ",
+// the questions with " / ". Free text is never shown (§3): it is "Other"
+// wherever it is, and answers that read the same once it is are counted
+// together.
 func tallyLine(w *locale.Words, req askbridge.Request, rec Record) string {
 	t := TallyOf(rec)
+	other := w.Get("TallyOther")
+	var order []string
+	counts := map[string]int{}
+	for _, k := range t.Keys {
+		var vals []string
+		for _, q := range req.Questions {
+			vals = append(vals, tallyValues(q, t.Answers[k][q.ID], other))
+		}
+		s := strings.Join(vals, " / ")
+		if _, ok := counts[s]; !ok {
+			order = append(order, s)
+		}
+		counts[s] += t.Counts[k]
+	}
 	var parts []string
 	if len(req.Questions) == 1 {
-		q := req.Questions[0]
-		counts := map[string]int{}
-		other := 0
-		for _, k := range t.Keys {
-			vals := t.Answers[k][q.ID]
-			if len(vals) == 1 && slices.ContainsFunc(q.Options, func(o askbridge.Option) bool { return o.Label == vals[0] }) {
-				counts[vals[0]] += t.Counts[k]
-				continue
-			}
-			if q.MultiSelect && len(vals) > 1 {
-				parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " + "), t.Counts[k]))
-				continue
-			}
-			other += t.Counts[k]
+		// Every option, then the rest as given, "Other" last.
+		var rest []string
+		for _, o := range req.Questions[0].Options {
+			parts = append(parts, fmt.Sprintf("%s %d", o.Label, counts[o.Label]))
 		}
-		var opts []string
-		for _, o := range q.Options {
-			opts = append(opts, fmt.Sprintf("%s %d", o.Label, counts[o.Label]))
+		for _, s := range order {
+			if s != other && !slices.ContainsFunc(req.Questions[0].Options, func(o askbridge.Option) bool { return o.Label == s }) {
+				rest = append(rest, fmt.Sprintf("%s %d", s, counts[s]))
+			}
 		}
-		parts = append(opts, parts...)
-		if other > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", w.Get("TallyOther"), other))
+		parts = append(parts, rest...)
+		if n := counts[other]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", other, n))
 		}
 	} else {
-		for _, k := range t.Keys {
-			var vals []string
-			for _, q := range req.Questions {
-				vals = append(vals, strings.Join(t.Answers[k][q.ID], " + "))
-			}
-			parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " / "), t.Counts[k]))
+		for _, s := range order {
+			parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
 		}
 	}
 	if t.Abstained > 0 {
@@ -284,4 +290,25 @@ func tallyLine(w *locale.Words, req askbridge.Request, rec Record) string {
 	return w.Format("TallyLine", map[string]any{
 		"Lead": t.Lead(), "Need": req.Quorum, "Counts": strings.Join(parts, w.Get("ListSeparator")),
 	})
+}
+
+// tallyValues is one question's values in a tally: each declared label as
+// declared, in the order given, and other (the catalog's "Other") once, last,
+// for any free text among them.
+func tallyValues(q askbridge.Question, vals []string, other string) string {
+	var shown []string
+	free := false
+	for _, v := range vals {
+		if slices.ContainsFunc(q.Options, func(o askbridge.Option) bool { return o.Label == v }) {
+			if !slices.Contains(shown, v) {
+				shown = append(shown, v)
+			}
+			continue
+		}
+		free = true
+	}
+	if free {
+		shown = append(shown, other)
+	}
+	return strings.Join(shown, " + ")
 }

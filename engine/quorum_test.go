@@ -401,3 +401,79 @@ func TestQuorumDecidingVoteKeepsItsMark(t *testing.T) {
 		})
 	}
 }
+
+// endings records the Ending of every message a channel finishes.
+type endings struct {
+	*fakeChannel
+	mu  sync.Mutex
+	got []engine.Ending
+}
+
+func (e *endings) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
+	e.mu.Lock()
+	e.got = append(e.got, end)
+	e.mu.Unlock()
+	return e.fakeChannel.Finish(ctx, ref, end)
+}
+
+// TestQuorumTallyKeepsFreeTextOut: the tally every message of a quorum
+// question shows, open and ended, counts an answer in a person's own
+// words as "Other" (the catalog's word) and never repeats the words
+// (ask-user.md §3: free text is never echoed), with several questions and
+// with several options chosen beside free text; the same tallies are
+// counted together.
+func TestQuorumTallyKeepsFreeTextOut(t *testing.T) {
+	t.Parallel()
+	var ends *endings
+	h := newHarness(t, harnessOpts{channel: func(f *fakeChannel) engine.Channel {
+		ends = &endings{fakeChannel: f}
+		return ends
+	}})
+	two := `[{"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+		{"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Load"}]}]`
+	four := append(slices.Clone(trio), "telegram:dave")
+	id := h.ask(quorumAsk("q-words", 2, four, two))
+	p := h.waitSent(1)[0]
+	secret := []string{"after the freeze", "ship on friday", "only if Bob agrees", "ask legal"}
+	vote(h, p, "alice", "1: Staging\n2: Unit, "+secret[0])
+	vote(h, p, "bob", "1: "+secret[1]+"\n2: Load")
+	vote(h, p, "carol", "1: Staging\n2: unit, "+secret[2])
+	const open = "Votes: 1 of 2 needed — Staging / Unit + Other 2, Other / Load 1"
+	waitFor(t, "the tally on the prompt", func() bool {
+		_, _, up := h.ch.snapshot()
+		return slices.Contains(up[p.refs[0].Message].Notes, open)
+	})
+	vote(h, p, "dave", "1: Production\n2: Unit, Load, "+secret[3])
+	if res := h.result(id, 2*time.Second); res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonNoQuorum {
+		t.Fatalf("result %+v", res)
+	}
+	h.waitStatus(p.refs[0].Message, "No agreement")
+	ends.mu.Lock()
+	end := ends.got[0]
+	ends.mu.Unlock()
+	const ended = "Votes: 1 of 2 needed — Staging / Unit + Other 2, Other / Load 1, Production / Unit + Load + Other 1"
+	if !slices.Contains(end.Plan.Notes, ended) {
+		t.Errorf("the ended prompt's notes %q, want %q among them", end.Plan.Notes, ended)
+	}
+	_, _, up := h.ch.snapshot()
+	shown := strings.Join(append(slices.Clone(end.Plan.Notes), up[p.refs[0].Message].Notes...), "\n") + end.Status
+	for _, words := range secret {
+		if strings.Contains(strings.ToLower(shown), strings.ToLower(words)) {
+			t.Errorf("%q is shown: %s", words, shown)
+		}
+	}
+
+	// One multi-select question, in Thai: free text beside an option, and
+	// alone.
+	multi := `[{"id":"checks","header":"Checks","question":"Which?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Load"}]}]`
+	id = h.ask(strings.Replace(quorumAsk("q-words-th", 2, trio, multi), `"quorum"`, `"locale":"th","quorum"`, 1))
+	p = h.waitSent(2)[1]
+	vote(h, p, "alice", "Unit, "+secret[0])
+	vote(h, p, "bob", secret[1])
+	const thai = "คะแนน: 1 จาก 2 ที่ต้องการ — Unit 0, Load 0, Unit + อื่น ๆ 1, อื่น ๆ 1"
+	waitFor(t, "the Thai tally on the prompt", func() bool {
+		_, _, up := h.ch.snapshot()
+		return slices.Contains(up[p.refs[0].Message].Notes, thai)
+	})
+	h.engine.Cancel(context.Background(), id)
+}
