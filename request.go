@@ -108,15 +108,38 @@ const MaxQuestionIDChars = 64
 // Platforms a person may be named on in answerers.
 var answererPlatforms = []string{"telegram", "discord", "slack", "web"}
 
-// ValidationError lists every problem found in a request, each naming the
-// path of the field (`questions[1].options[0].label must be at most 64
-// characters`).
+// MaxProblems is how many problems a ValidationError names. A request with
+// more (a 64 KB request of unknown keys has thousands) is refused naming
+// the first MaxProblems and how many more there are, so its refusal, which
+// is kept in the result, the events stream and the log, stays a few KB.
+const MaxProblems = 20
+
+// maxKeyBytes is how much of an unknown field's name a problem quotes.
+const maxKeyBytes = 64
+
+// ValidationError lists the problems found in a request, in the order
+// found, each naming the path of the field (`questions[1].options[0].label
+// must be at most 64 characters`).
 type ValidationError struct {
+	// Problems holds the first problems found: DecodeRequest keeps at most
+	// MaxProblems.
 	Problems []string
+	// More counts the problems found beyond those in Problems.
+	More int
 }
 
+// Error joins the first MaxProblems problems with "; ", and says how many
+// more there are: "…; … and 4980 more".
 func (e *ValidationError) Error() string {
-	return strings.Join(e.Problems, "; ")
+	shown, more := e.Problems, e.More
+	if len(shown) > MaxProblems {
+		shown, more = shown[:MaxProblems], more+len(shown)-MaxProblems
+	}
+	msg := strings.Join(shown, "; ")
+	if more > 0 {
+		msg += fmt.Sprintf("; … and %d more", more)
+	}
+	return msg
 }
 
 // ValidLocale reports whether tag is a well-formed BCP 47 language tag
@@ -173,17 +196,24 @@ func DecodeRequestWith(data []byte, read TreeReader) (Request, error) {
 }
 
 type validator struct {
+	// problems holds the first MaxProblems problems, more counts the rest.
 	problems []string
+	more     int
 	// read is the fast reader of the JSON tree tried first, if any.
 	read TreeReader
 }
 
+// addf adds a problem; past MaxProblems it is only counted.
 func (v *validator) addf(format string, args ...any) {
+	if len(v.problems) >= MaxProblems {
+		v.more++
+		return
+	}
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
 }
 
 func (v *validator) err() error {
-	return &ValidationError{Problems: v.problems}
+	return &ValidationError{Problems: v.problems, More: v.more}
 }
 
 // parse reads one JSON value, keeping numbers exact so an integer check is
@@ -556,8 +586,22 @@ func (v *validator) unknown(prefix string, obj map[string]any, allowed ...string
 	}
 	slices.Sort(extra)
 	for _, k := range extra {
-		v.addf("%s%s is not a known field", prefix, strconv.Quote(k))
+		v.addf("%s%s is not a known field", prefix, strconv.Quote(shortKey(k)))
 	}
+}
+
+// shortKey is k cut to its first maxKeyBytes bytes (on a character
+// boundary) and "…", when longer: a problem names a key, it does not
+// repeat it.
+func shortKey(k string) string {
+	if len(k) <= maxKeyBytes {
+		return k
+	}
+	cut := maxKeyBytes
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return k[:cut] + "…"
 }
 
 func (v *validator) optionalString(key string, obj map[string]any) (string, bool) {

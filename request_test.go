@@ -2,6 +2,7 @@ package askbridge
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -359,5 +360,46 @@ func TestValidLocale(t *testing.T) {
 		if ValidLocale(bad) {
 			t.Errorf("ValidLocale(%q) = true", bad)
 		}
+	}
+}
+
+// TestDecodeRequestManyProblems: a request with thousands of problems (a
+// 65 KB request of unknown keys) is refused naming the first
+// MaxProblems, in order, and how many more there are, in an error whose
+// length does not grow with the request: the refusal is kept in the
+// result, the events stream and the log. An unknown key longer than a
+// line is named by its first bytes.
+func TestDecodeRequestManyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]`)
+	n := 0
+	for b.Len() < MaxRequestBytes-2100 {
+		fmt.Fprintf(&b, `,"k%05d":1`, n)
+		n++
+	}
+	b.WriteString(`,"` + strings.Repeat("z", 2000) + `":1}`)
+	n++
+	_, err := DecodeRequest([]byte(b.String()))
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("error %v (%T), want a *ValidationError", err, err)
+	}
+	msg := err.Error()
+	var first []string
+	for i := range MaxProblems {
+		first = append(first, fmt.Sprintf(`"k%05d" is not a known field`, i))
+	}
+	want := strings.Join(first, "; ") + fmt.Sprintf("; … and %d more", n-MaxProblems)
+	if msg != want {
+		t.Errorf("error of %d problems:\n got %.400s… (%d bytes)\nwant %s", n, msg, len(msg), want)
+	}
+	if len(msg) > 2000 {
+		t.Errorf("error of %d bytes", len(msg))
+	}
+
+	// One problem with a long name.
+	_, err = DecodeRequest([]byte(`{"` + strings.Repeat("z", 2000) + `":1,"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`))
+	if want := `"` + strings.Repeat("z", 64) + `…" is not a known field`; err == nil || err.Error() != want {
+		t.Errorf("long unknown key: error %v, want %s", err, want)
 	}
 }

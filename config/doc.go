@@ -82,13 +82,15 @@
 //	                                 Environment only.
 //	ASKUSER_DEFAULT_TO               Where a request without a to field goes: a route name or a
 //	                                 target. Default: web. YAML defaultRoute.
-//	ASKUSER_TARGETS                  What a request's to may name: any, a route or a direct
-//	                                 target (telegram:<chat id>, web…), or routes-only, a
-//	                                 route only; a request without to goes to
-//	                                 ASKUSER_DEFAULT_TO either way. A refused request gets an
-//	                                 error result naming this setting. any keeps the first run
-//	                                 working: set routes-only when an agent may read untrusted
-//	                                 text. Default: any. YAML targets.
+//	ASKUSER_TARGETS                  What a request's to, and its own escalate steps, may name:
+//	                                 any, a route or a direct target (telegram:<chat id>,
+//	                                 web…), or routes-only, a route only; a request without
+//	                                 to goes to ASKUSER_DEFAULT_TO either way. A route's own
+//	                                 escalation ladder is the operator's and may name any
+//	                                 target. A refused request gets an error result naming this
+//	                                 setting. any keeps the first run working: set routes-only
+//	                                 when an agent may read untrusted text. Default: any. YAML
+//	                                 targets.
 //	ASKUSER_MAX_PENDING_PER_AGENT    The most questions one agent may have pending at once (its
 //	                                 requests' agent field; requests without one count
 //	                                 together); one more is refused with an error result naming
@@ -151,17 +153,18 @@
 //	                                 characters of A-Z a-z 0-9 _ - (make one with openssl rand
 //	                                 -hex 32). Default: unset. YAML telegram.webhookSecret.
 //	ASKUSER_TELEGRAM_CHATS           Comma-separated chat ids a request may name as a direct
-//	                                 target (telegram:<chat id>); others are refused. Routes
-//	                                 are not bound by it. Default: unset (any chat). YAML
-//	                                 telegram.chats.
+//	                                 target (telegram:<chat id>); others are refused. Routes,
+//	                                 with their escalation ladders, are not bound by it.
+//	                                 Default: unset (any chat). YAML telegram.chats.
 //	ASKUSER_DISCORD_TOKEN*           Discord bot token (a leading "Bot " is dropped); turns
 //	                                 Discord on. Default: unset (off). YAML discord.token.
 //	ASKUSER_DISCORD_API_URL          Discord base URL; the adapter appends the REST paths.
 //	                                 Default: https://discord.com/. YAML discord.apiURL.
 //	ASKUSER_DISCORD_CHANNELS         Comma-separated channel ids (@<user id> for a DM) a
 //	                                 request may name as a direct target (discord:<channel
-//	                                 id>); others are refused. Routes are not bound by it.
-//	                                 Default: unset (any channel). YAML discord.channels.
+//	                                 id>); others are refused. Routes, with their escalation
+//	                                 ladders, are not bound by it. Default: unset (any
+//	                                 channel). YAML discord.channels.
 //	ASKUSER_SLACK_BOT_TOKEN*         Slack bot token (xoxb-…); turns Slack on. Default: unset
 //	                                 (off). YAML slack.botToken.
 //	ASKUSER_SLACK_APP_TOKEN*         App-level token (xapp-…, scope connections:write):
@@ -173,9 +176,9 @@
 //	                                 Default: https://slack.com/api/. YAML slack.apiURL.
 //	ASKUSER_SLACK_CHANNELS           Comma-separated channel ids (C…, G…, D…; U… or
 //	                                 W… for a DM) a request may name as a direct target
-//	                                 (slack:<channel id>); others are refused. Routes are not
-//	                                 bound by it. Default: unset (any channel). YAML
-//	                                 slack.channels.
+//	                                 (slack:<channel id>); others are refused. Routes, with
+//	                                 their escalation ladders, are not bound by it. Default:
+//	                                 unset (any channel). YAML slack.channels.
 //
 // A * marks a secret: it also has a _FILE variant (ASKUSER_TELEGRAM_TOKEN_FILE
 // and so on).
@@ -194,8 +197,10 @@
 //
 // # What a request may name
 //
-// Routes and the default route are the operator's. A request that names a
-// target itself (a direct target) is held to a policy that Resolve applies,
+// Routes and the default route are the operator's, and so are the steps
+// of their escalation ladders ([Config.ResolveLadder]). A request that
+// names a target itself (a direct target), in its to or in an escalate
+// step of its own, is held to a policy that Resolve applies,
 // so the engine holds none: ASKUSER_TARGETS=routes-only refuses every
 // direct target, and a platform's list (ASKUSER_TELEGRAM_CHATS,
 // ASKUSER_DISCORD_CHANNELS, ASKUSER_SLACK_CHANNELS; [Config.Chats]) refuses

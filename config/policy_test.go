@@ -230,4 +230,20 @@ func TestResolvePolicy(t *testing.T) {
 			t.Errorf("Resolve(\"\") = %+v, %v", r, err)
 		}
 	})
+	t.Run("a route's ladder is the operator's", func(t *testing.T) {
+		c := policyConfig()
+		c.Targets = TargetsRoutesOnly
+		c.Chats.Telegram = "42"
+		for _, to := range []string{"telegram:-100555", "web", "ops"} {
+			if _, err := c.Resolve(to); to != "ops" && !errors.Is(err, ErrNotAllowed) {
+				t.Errorf("Resolve(%q): %v, want ErrNotAllowed", to, err)
+			}
+			if _, err := c.ResolveLadder(to); err != nil {
+				t.Errorf("ResolveLadder(%q): %v", to, err)
+			}
+		}
+		if _, err := c.ResolveLadder("telegram:abc"); !errors.Is(err, ErrBadTarget) {
+			t.Errorf("ResolveLadder of a bad target: %v", err)
+		}
+	})
 }

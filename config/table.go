@@ -65,7 +65,7 @@ var table = []setting{
 	{env: "ASKUSER_DEFAULT_TO", yaml: "defaultRoute", str: func(c *Config) *string { return &c.DefaultRoute },
 		doc: "Where a request without a `to` field goes: a route name or a target."},
 	{env: "ASKUSER_TARGETS", yaml: "targets", str: func(c *Config) *string { return &c.Targets }, norm: strings.ToLower,
-		doc: "What a request's `to` may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only; a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
+		doc: "What a request's `to`, and its own `escalate` steps, may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only; a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A route's own escalation ladder is the operator's and may name any target. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
 	{env: "ASKUSER_MAX_PENDING_PER_AGENT", yaml: "maxPendingPerAgent", num: func(c *Config) *int { return &c.MaxPendingPerAgent }, def: "0 (no cap)",
 		doc: "The most questions one agent may have pending at once (its requests' `agent` field; requests without one count together); one more is refused with an error result naming this setting. Keeps a runaway agent from flooding people and Redis. 0 to 1000000."},
 	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },
@@ -101,7 +101,7 @@ var table = []setting{
 	{env: "ASKUSER_TELEGRAM_WEBHOOK_SECRET", yaml: "telegram.webhookSecret", secret: true, str: func(c *Config) *string { return &c.Telegram.WebhookSecret },
 		doc: "Secret Telegram sends with each webhook call: 16–256 characters of `A-Z a-z 0-9 _ -` (make one with `openssl rand -hex 32`)."},
 	{env: "ASKUSER_TELEGRAM_CHATS", yaml: "telegram.chats", str: func(c *Config) *string { return &c.Chats.Telegram }, def: "unset (any chat)",
-		doc: "Comma-separated chat ids a request may name as a direct target (`telegram:<chat id>`); others are refused. Routes are not bound by it."},
+		doc: "Comma-separated chat ids a request may name as a direct target (`telegram:<chat id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
 	{env: "ASKUSER_DISCORD_TOKEN", yaml: "discord.token", secret: true, str: func(c *Config) *string { return &c.Discord.Token }, def: "unset (off)",
 		// discordgo wants "Bot <token>"; the adapter adds the prefix.
 		norm: func(s string) string { return strings.TrimSpace(strings.TrimPrefix(s, "Bot ")) },
@@ -109,7 +109,7 @@ var table = []setting{
 	{env: "ASKUSER_DISCORD_API_URL", yaml: "discord.apiURL", str: func(c *Config) *string { return &c.Discord.APIURL },
 		doc: "Discord base URL; the adapter appends the REST paths."},
 	{env: "ASKUSER_DISCORD_CHANNELS", yaml: "discord.channels", str: func(c *Config) *string { return &c.Chats.Discord }, def: "unset (any channel)",
-		doc: "Comma-separated channel ids (`@<user id>` for a DM) a request may name as a direct target (`discord:<channel id>`); others are refused. Routes are not bound by it."},
+		doc: "Comma-separated channel ids (`@<user id>` for a DM) a request may name as a direct target (`discord:<channel id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
 	{env: "ASKUSER_SLACK_BOT_TOKEN", yaml: "slack.botToken", secret: true, str: func(c *Config) *string { return &c.Slack.BotToken }, def: "unset (off)",
 		doc: "Slack bot token (`xoxb-…`); turns Slack on."},
 	{env: "ASKUSER_SLACK_APP_TOKEN", yaml: "slack.appToken", secret: true, str: func(c *Config) *string { return &c.Slack.AppToken },
@@ -120,7 +120,7 @@ var table = []setting{
 		norm: func(s string) string { return strings.TrimSuffix(s, "/") + "/" },
 		doc:  "Slack Web API base; a missing trailing `/` is added."},
 	{env: "ASKUSER_SLACK_CHANNELS", yaml: "slack.channels", str: func(c *Config) *string { return &c.Chats.Slack }, def: "unset (any channel)",
-		doc: "Comma-separated channel ids (`C…`, `G…`, `D…`; `U…` or `W…` for a DM) a request may name as a direct target (`slack:<channel id>`); others are refused. Routes are not bound by it."},
+		doc: "Comma-separated channel ids (`C…`, `G…`, `D…`; `U…` or `W…` for a DM) a request may name as a direct target (`slack:<channel id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
 }
 
 // set puts value v into c.

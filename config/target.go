@@ -162,7 +162,8 @@ func fitsUint64(s string) bool {
 // target that does not parse, ErrBadTarget; a target on a platform that is
 // off, ErrPlatformOff; a target the policy refuses, ErrNotAllowed, with a
 // message naming the setting. The default route and the routes are the
-// operator's: the policy does not apply to them. The returned route's
+// operator's: the policy does not apply to them, nor to the steps of
+// their ladders (see ResolveLadder). The returned route's
 // Answerers is a copy. Resolve does not modify c and may be called
 // concurrently.
 func (c *Config) Resolve(to string) (Route, error) {
@@ -174,6 +175,15 @@ func (c *Config) Resolve(to string) (Route, error) {
 		return c.resolve(to, false)
 	}
 	return c.resolve(to, true)
+}
+
+// ResolveLadder is Resolve of a name in a route's escalation ladder
+// (Route.Escalate): a route, or a target. The ladder is the operator's, as
+// the route is, so the policy on direct targets (Targets, Chats) does not
+// apply to it; a target must still parse and its platform be on. It does
+// not modify c and may be called concurrently.
+func (c *Config) ResolveLadder(to string) (Route, error) {
+	return c.resolve(to, false)
 }
 
 // resolve is Resolve of a `to` that is not empty; direct says a request

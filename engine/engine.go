@@ -53,21 +53,30 @@ type Route struct {
 	Answerers []string
 	Locale    string
 	// Escalate is the route's default escalation ladder (ask-user.md §5),
-	// used when a request shown here first gives none.
+	// used when a request shown here first gives none. Its names are the
+	// operator's: the engine resolves them with EngineConfig.ResolveLadder.
 	Escalate []askbridge.Step
 }
 
-// Resolver turns a request's `to` (empty for the default route) into a
-// Route. An error is shown to the agent as the reason its request was
-// refused.
+// Resolver turns a name into a Route: a request's `to` or a step of its
+// `escalate` (empty for the default route), or, as
+// EngineConfig.ResolveLadder, a name in a route's own ladder. An error is
+// shown to the agent as the reason its request was refused.
 type Resolver func(to string) (Route, error)
 
 // EngineConfig wires an engine. Store, Resolve and Channels are required;
 // every other field has a default.
 type EngineConfig struct {
-	Store    fullStore
-	Resolve  Resolver
-	Channels []Channel
+	Store fullStore
+	// Resolve resolves the names a request gives, in its `to` and its
+	// `escalate`: the policy on what a request may name applies to them.
+	Resolve Resolver
+	// ResolveLadder resolves the names of a route's own escalation ladder
+	// (Route.Escalate), which the operator wrote: no policy on what a
+	// request may name applies to them (cmd/bridge: config's
+	// ResolveLadder). Nil: Resolve, for a bridge with no such policy.
+	ResolveLadder Resolver
+	Channels      []Channel
 	// Locale is the catalog of questions whose request and route name
 	// none (ASKUSER_LOCALE; default "en"), and of notices that belong to
 	// no known question.
@@ -155,6 +164,9 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
+	}
+	if c.ResolveLadder == nil {
+		c.ResolveLadder = c.Resolve
 	}
 	setDefault(&c.Concurrency, 256)
 	setDefault(&c.ReadBlock, time.Second)
@@ -261,7 +273,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	// The intake and the pinger show questions the same way.
 	d := newDelivery(c, deliveryParams{sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease})
 	in := newIntake(c, d, intakeParams{
-		resolve: cfg.Resolve, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
+		resolve: cfg.Resolve, resolveLadder: cfg.ResolveLadder, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 		maxPerAgent: cfg.MaxPendingPerAgent, leaseTTL: cfg.FinishLease,
 	})
 	return &Engine{

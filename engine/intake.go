@@ -17,7 +17,9 @@ import (
 
 // intakeParams configures the intake.
 type intakeParams struct {
-	resolve Resolver
+	// resolve resolves the names a request gives, resolveLadder those of
+	// a route's own ladder (EngineConfig.Resolve, ResolveLadder).
+	resolve, resolveLadder Resolver
 	// concurrency bounds the entries handled at once; readBlock is how
 	// long one read of the stream waits for entries.
 	concurrency int
@@ -455,8 +457,10 @@ func (in *intake) refuse(ctx context.Context, id string, cause error, now time.T
 // and of each escalation step (step k), each with who may answer there
 // (the request's answerers narrow each route's), and the locale of its
 // first route. A request without escalation steps takes the default ladder
-// of its first route that has one, written into req. Two places that lead
-// to one chat are refused, naming both.
+// of its first route, written into req; that ladder is the operator's, so
+// its names are resolved with resolveLadder, which no policy on what a
+// request may name binds (the request's own names are held to it). Two
+// places that lead to one chat are refused, naming both.
 func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, error) {
 	to := req.To
 	if len(to) == 0 {
@@ -464,13 +468,14 @@ func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, err
 	}
 	var places []askbridge.Place
 	var routeLocale string
-	add := func(path string, names askbridge.ToList, step int) error {
+	ladder := in.resolve // the request's own steps
+	add := func(path string, names askbridge.ToList, step int, resolve Resolver) error {
 		for i, name := range names {
 			p := path
 			if len(names) > 1 {
 				p = fmt.Sprintf("%s[%d]", path, i)
 			}
-			r, err := in.resolve(name)
+			r, err := resolve(name)
 			if err != nil {
 				if len(names) > 1 || step > 0 {
 					// The resolver names the field "to"; here it is p.
@@ -493,7 +498,7 @@ func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, err
 			if len(places) == 0 {
 				routeLocale = r.Locale
 				if len(req.Escalate) == 0 && len(r.Escalate) > 0 {
-					req.Escalate = r.Escalate
+					req.Escalate, ladder = r.Escalate, in.resolveLadder
 				}
 			}
 			if name == "" {
@@ -503,7 +508,7 @@ func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, err
 		}
 		return nil
 	}
-	if err := add("to", to, 0); err != nil {
+	if err := add("to", to, 0, in.resolve); err != nil {
 		return nil, "", err
 	}
 	for k, st := range req.Escalate {
@@ -511,7 +516,7 @@ func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, err
 			// A route's ladder is checked against this request's timeout.
 			return nil, "", fmt.Errorf("escalate[%d].afterSeconds (%d) must be below timeoutSeconds (%d)", k, st.AfterSeconds, req.TimeoutSeconds)
 		}
-		if err := add(fmt.Sprintf("escalate[%d].to", k), st.To, k+1); err != nil {
+		if err := add(fmt.Sprintf("escalate[%d].to", k), st.To, k+1, ladder); err != nil {
 			return nil, "", err
 		}
 	}

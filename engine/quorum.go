@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -79,8 +80,8 @@ func checkQuorum(req askbridge.Request, places []askbridge.Place) error {
 // vote records a's vote on quorum question rec (ask-user.md §6) and ends it
 // when the vote decides it; a skip is an abstention. The question is marked
 // finishing first, so a replica that dies right after the deciding vote
-// leaves its edits to another; a mark this call added is taken back when the
-// vote did not end it.
+// leaves its edits to another; settleMark then takes back a mark no end
+// needs.
 func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, error) {
 	v := askbridge.Vote{By: a.By, Skipped: a.Skip, At: e.clock.Now().UnixMilli()}
 	if !a.Skip {
@@ -103,11 +104,7 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 	if err != nil {
 		return Submitted{}, fmt.Errorf("vote: %w", err)
 	}
-	if r.Outcome != VoteDecided && added {
-		if err := e.store.Finished(ctx, rec.ID); err != nil {
-			e.log.Warn("take back a finishing mark", "question", rec.ID, "err", err)
-		}
-	}
+	e.settleMark(ctx, rec.ID, added, r, now)
 	switch r.Outcome {
 	case VoteClosed:
 		if !r.End.Found {
@@ -142,6 +139,58 @@ func (e *Engine) vote(ctx context.Context, rec Record, a Answer) (Submitted, err
 		e.log.Warn("too many edits under way; the tally is shown at the end", "question", rec.ID)
 	}
 	return sub, nil
+}
+
+// settleMark deals with the finishing mark of question id once a vote
+// marked at now (added: this call made the mark) has been counted, r. The
+// mark is one per question, shared by every vote on every replica, and the
+// one a deciding vote relies on until its edits land:
+//
+//   - A vote that found the question still open (VoteRecorded, VoteAgain)
+//     takes back the mark it made. Another vote may have decided the
+//     question meanwhile, having found this very mark: so the question is
+//     read after the take-back, and marked again if it has ended.
+//   - A deciding vote that found the mark made marks again after the
+//     decision: the vote that made it takes it back if it did not decide,
+//     maybe before the decision (and then reads the question open).
+//   - A vote that came after the end (VoteClosed) leaves a mark it made to
+//     the winner, as core.end does, unless the question is unknown or
+//     ended well before the mark.
+func (e *Engine) settleMark(ctx context.Context, id string, added bool, r VoteResult, now time.Time) {
+	switch r.Outcome {
+	case VoteDecided:
+		if !added {
+			if _, err := e.store.MarkFinishing(ctx, id, now); err != nil {
+				e.log.Warn("mark a decided question finishing", "question", id, "err", err)
+			}
+		}
+	case VoteRecorded, VoteAgain:
+		if !added {
+			return
+		}
+		if err := e.store.Finished(ctx, id); err != nil {
+			e.log.Warn("take back a finishing mark", "question", id, "err", err)
+			return
+		}
+		rec, found, err := e.store.Get(ctx, id)
+		if err != nil {
+			// Not known to have ended: a mark may be missing, and then
+			// the leftover pass cannot see the question.
+			e.log.Warn("read a question after taking back its finishing mark", "question", id, "err", err)
+		}
+		if err != nil || (found && rec.Status != askbridge.StatusPending) {
+			if _, err := e.store.MarkFinishing(ctx, id, e.clock.Now()); err != nil {
+				e.log.Warn("mark a question that ended meanwhile finishing", "question", id, "err", err)
+			}
+		}
+	case VoteClosed:
+		ended := time.UnixMilli(r.End.Result.EndedAt)
+		if added && (!r.End.Found || ended.Before(now.Add(-clockSkew))) {
+			if err := e.store.Finished(ctx, id); err != nil {
+				e.log.Warn("take back a finishing mark", "question", id, "err", err)
+			}
+		}
+	}
 }
 
 // Tally is the count of a quorum question's votes by answer.
@@ -191,42 +240,48 @@ func (t Tally) Lead() int {
 
 // tallyLine is the line a quorum question's messages show while it is open
 // and after (ask-user.md §6), in w's words: "Votes: 1 of 2 needed —
-// Approve 1, Reject 0". A one-question prompt lists every option, and
-// "Other" for free text; several questions list the answers given.
+// Approve 1, Reject 0". A one-question prompt lists every option, then
+// the other answers given (several options of a multi-select question:
+// "Unit + Load 1"), then "Other" for answers in people's own words. Several
+// questions list the answers given, a question's values joined with " + ",
+// the questions with " / ". Free text is never shown (§3): it is "Other"
+// wherever it is, and answers that read the same once it is are counted
+// together.
 func tallyLine(w *locale.Words, req askbridge.Request, rec Record) string {
 	t := TallyOf(rec)
+	other := w.Get("TallyOther")
+	var order []string
+	counts := map[string]int{}
+	for _, k := range t.Keys {
+		var vals []string
+		for _, q := range req.Questions {
+			vals = append(vals, tallyValues(q, t.Answers[k][q.ID], other))
+		}
+		s := strings.Join(vals, " / ")
+		if _, ok := counts[s]; !ok {
+			order = append(order, s)
+		}
+		counts[s] += t.Counts[k]
+	}
 	var parts []string
 	if len(req.Questions) == 1 {
-		q := req.Questions[0]
-		counts := map[string]int{}
-		other := 0
-		for _, k := range t.Keys {
-			vals := t.Answers[k][q.ID]
-			if len(vals) == 1 && slices.ContainsFunc(q.Options, func(o askbridge.Option) bool { return o.Label == vals[0] }) {
-				counts[vals[0]] += t.Counts[k]
-				continue
-			}
-			if q.MultiSelect && len(vals) > 1 {
-				parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " + "), t.Counts[k]))
-				continue
-			}
-			other += t.Counts[k]
+		// Every option, then the rest as given, "Other" last.
+		var rest []string
+		for _, o := range req.Questions[0].Options {
+			parts = append(parts, fmt.Sprintf("%s %d", o.Label, counts[o.Label]))
 		}
-		var opts []string
-		for _, o := range q.Options {
-			opts = append(opts, fmt.Sprintf("%s %d", o.Label, counts[o.Label]))
+		for _, s := range order {
+			if s != other && !slices.ContainsFunc(req.Questions[0].Options, func(o askbridge.Option) bool { return o.Label == s }) {
+				rest = append(rest, fmt.Sprintf("%s %d", s, counts[s]))
+			}
 		}
-		parts = append(opts, parts...)
-		if other > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", w.Get("TallyOther"), other))
+		parts = append(parts, rest...)
+		if n := counts[other]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", other, n))
 		}
 	} else {
-		for _, k := range t.Keys {
-			var vals []string
-			for _, q := range req.Questions {
-				vals = append(vals, strings.Join(t.Answers[k][q.ID], " + "))
-			}
-			parts = append(parts, fmt.Sprintf("%s %d", strings.Join(vals, " / "), t.Counts[k]))
+		for _, s := range order {
+			parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
 		}
 	}
 	if t.Abstained > 0 {
@@ -235,4 +290,25 @@ func tallyLine(w *locale.Words, req askbridge.Request, rec Record) string {
 	return w.Format("TallyLine", map[string]any{
 		"Lead": t.Lead(), "Need": req.Quorum, "Counts": strings.Join(parts, w.Get("ListSeparator")),
 	})
+}
+
+// tallyValues is one question's values in a tally: each declared label as
+// declared, in the order given, and other (the catalog's "Other") once, last,
+// for any free text among them.
+func tallyValues(q askbridge.Question, vals []string, other string) string {
+	var shown []string
+	free := false
+	for _, v := range vals {
+		if slices.ContainsFunc(q.Options, func(o askbridge.Option) bool { return o.Label == v }) {
+			if !slices.Contains(shown, v) {
+				shown = append(shown, v)
+			}
+			continue
+		}
+		free = true
+	}
+	if free {
+		shown = append(shown, other)
+	}
+	return strings.Join(shown, " + ")
 }

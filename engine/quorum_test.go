@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/enginetest"
 )
 
 func TestAnswerKey(t *testing.T) {
@@ -254,4 +256,224 @@ func TestQuorumConcurrentVotes(t *testing.T) {
 			t.Errorf("%s: %s with votes of %v; want %s with all three", id, res.Status, voters, want)
 		}
 	}
+}
+
+// gate holds one call at a point until the test releases it: reached is
+// closed when the call gets there, release lets it go on.
+type gate struct{ reached, release chan struct{} }
+
+func newGate() *gate { return &gate{reached: make(chan struct{}), release: make(chan struct{})} }
+
+func (g *gate) pass() {
+	close(g.reached)
+	<-g.release
+}
+
+// heldVotes holds a replica's next vote, as a slow replica would, right
+// after it marks the question finishing (afterMark) or right after the
+// vote script answered (afterVote). Each gate holds one call.
+type heldVotes struct {
+	enginetest.Store
+	afterMark, afterVote atomic.Pointer[gate]
+}
+
+func (h *heldVotes) MarkFinishing(ctx context.Context, id string, at time.Time) (bool, error) {
+	added, err := h.Store.MarkFinishing(ctx, id, at)
+	if g := h.afterMark.Swap(nil); g != nil {
+		g.pass()
+	}
+	return added, err
+}
+
+func (h *heldVotes) Vote(ctx context.Context, id string, v askbridge.Vote, quorum, voters int, now time.Time) (engine.VoteResult, error) {
+	r, err := h.Store.Vote(ctx, id, v, quorum, voters, now)
+	if g := h.afterVote.Swap(nil); g != nil {
+		g.pass()
+	}
+	return r, err
+}
+
+// TestQuorumDecidingVoteKeepsItsMark: two votes on two replicas, the
+// second deciding. Each vote marks the question finishing before it is
+// counted; the replica whose vote did not decide takes its mark back, and
+// that must never take away the mark the deciding vote relies on: were
+// the deciding replica to die before its edits land, the mark is what
+// makes another replica edit the prompt, whose buttons would otherwise
+// stay live on an ended question. B's edits are held (a replica dying
+// mid-edit) while A's vote goes on; the mark must stay until B's edits
+// land.
+func TestQuorumDecidingVoteKeepsItsMark(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// interleave runs alice's vote on a and bob's deciding one on b.
+		interleave func(t *testing.T, a, b *harness, ha, hb *heldVotes, p sentPrompt)
+	}{
+		// A marks, B finds the mark, A's vote is counted, B's decides,
+		// then A takes its mark back.
+		{"taken back after the decision", func(t *testing.T, a, b *harness, ha, _ *heldVotes, p sentPrompt) {
+			g := newGate()
+			ha.afterVote.Store(g)
+			done := make(chan engine.TapReply)
+			go func() { done <- tap(a, p, 1, person("alice"), "alice-vote") }()
+			<-g.reached
+			if r := tap(b, p, 1, person("bob"), "bob-vote"); r.Notice != engine.NoticeVoted {
+				t.Errorf("bob's deciding vote told %s", r.Notice)
+			}
+			close(g.release)
+			if r := <-done; r.Notice != engine.NoticeVoted {
+				t.Errorf("alice's vote told %s", r.Notice)
+			}
+		}},
+		// A marks, B finds the mark, A's vote is counted and A takes its
+		// mark back, then B's vote decides.
+		{"taken back before the decision", func(t *testing.T, a, b *harness, ha, hb *heldVotes, p sentPrompt) {
+			ga, gb := newGate(), newGate()
+			ha.afterMark.Store(ga)
+			hb.afterMark.Store(gb)
+			doneA, doneB := make(chan engine.TapReply), make(chan engine.TapReply)
+			go func() { doneA <- tap(a, p, 1, person("alice"), "alice-vote") }()
+			<-ga.reached
+			go func() { doneB <- tap(b, p, 1, person("bob"), "bob-vote") }()
+			<-gb.reached
+			close(ga.release)
+			if r := <-doneA; r.Notice != engine.NoticeVoted {
+				t.Errorf("alice's vote told %s", r.Notice)
+			}
+			close(gb.release)
+			if r := <-doneB; r.Notice != engine.NoticeVoted {
+				t.Errorf("bob's deciding vote told %s", r.Notice)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newClock()
+			prefix := fmt.Sprintf("enginetest%d:", prefixSeq.Add(1))
+			ha, hb := &heldVotes{}, &heldVotes{}
+			chA, chB := newFakeChannel("telegram"), newFakeChannel("telegram")
+			// B's edits hang, as those of a replica that dies before they land.
+			chB.finishGate = make(chan struct{})
+			a := newHarness(t, harnessOpts{prefix: prefix, replica: "a", clock: clk, ch: chA,
+				wrap: func(s enginetest.Store) enginetest.Store { ha.Store = s; return ha }})
+			b := newHarness(t, harnessOpts{prefix: prefix, replica: "b", clock: clk, ch: chB,
+				wrap: func(s enginetest.Store) enginetest.Store { hb.Store = s; return hb }})
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					close(chB.finishGate)
+				}
+			}
+			t.Cleanup(release)
+			id := a.ask(quorumAsk("q-mark", 2, trio, ""))
+			var p sentPrompt
+			waitFor(t, "the prompt", func() bool {
+				for _, ch := range []*fakeChannel{chA, chB} {
+					if s := ch.sends(); len(s) == 1 {
+						p = s[0]
+						return true
+					}
+				}
+				return false
+			})
+
+			tc.interleave(t, a, b, ha, hb, p)
+			if res := a.result(id, 2*time.Second); res.Status != askbridge.StatusAnswered {
+				t.Fatalf("result %+v", res)
+			}
+			waitFor(t, "the deciding replica's edits to start", func() bool { return chB.inFinish.Load() != 0 })
+			marked := func() bool {
+				ids, err := a.store.Unfinished(context.Background(), clk.Now().Add(time.Hour), 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.Contains(ids, id)
+			}
+			if !marked() {
+				t.Fatal("the question ended and its edits have not landed, but it is no longer marked finishing: " +
+					"were the deciding replica to die now, no other would edit its prompt")
+			}
+			release()
+			waitFor(t, "the edits to land and the mark to go", func() bool {
+				return chB.status(p.refs[0].Message) == "Answered: Reject" && !marked()
+			})
+		})
+	}
+}
+
+// endings records the Ending of every message a channel finishes.
+type endings struct {
+	*fakeChannel
+	mu  sync.Mutex
+	got []engine.Ending
+}
+
+func (e *endings) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
+	e.mu.Lock()
+	e.got = append(e.got, end)
+	e.mu.Unlock()
+	return e.fakeChannel.Finish(ctx, ref, end)
+}
+
+// TestQuorumTallyKeepsFreeTextOut: the tally every message of a quorum
+// question shows, open and ended, counts an answer in a person's own
+// words as "Other" (the catalog's word) and never repeats the words
+// (ask-user.md §3: free text is never echoed), with several questions and
+// with several options chosen beside free text; the same tallies are
+// counted together.
+func TestQuorumTallyKeepsFreeTextOut(t *testing.T) {
+	t.Parallel()
+	var ends *endings
+	h := newHarness(t, harnessOpts{channel: func(f *fakeChannel) engine.Channel {
+		ends = &endings{fakeChannel: f}
+		return ends
+	}})
+	two := `[{"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+		{"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Load"}]}]`
+	four := append(slices.Clone(trio), "telegram:dave")
+	id := h.ask(quorumAsk("q-words", 2, four, two))
+	p := h.waitSent(1)[0]
+	secret := []string{"after the freeze", "ship on friday", "only if Bob agrees", "ask legal"}
+	vote(h, p, "alice", "1: Staging\n2: Unit, "+secret[0])
+	vote(h, p, "bob", "1: "+secret[1]+"\n2: Load")
+	vote(h, p, "carol", "1: Staging\n2: unit, "+secret[2])
+	const open = "Votes: 1 of 2 needed — Staging / Unit + Other 2, Other / Load 1"
+	waitFor(t, "the tally on the prompt", func() bool {
+		_, _, up := h.ch.snapshot()
+		return slices.Contains(up[p.refs[0].Message].Notes, open)
+	})
+	vote(h, p, "dave", "1: Production\n2: Unit, Load, "+secret[3])
+	if res := h.result(id, 2*time.Second); res.Status != askbridge.StatusNoAnswer || res.Reason != askbridge.ReasonNoQuorum {
+		t.Fatalf("result %+v", res)
+	}
+	h.waitStatus(p.refs[0].Message, "No agreement")
+	ends.mu.Lock()
+	end := ends.got[0]
+	ends.mu.Unlock()
+	const ended = "Votes: 1 of 2 needed — Staging / Unit + Other 2, Other / Load 1, Production / Unit + Load + Other 1"
+	if !slices.Contains(end.Plan.Notes, ended) {
+		t.Errorf("the ended prompt's notes %q, want %q among them", end.Plan.Notes, ended)
+	}
+	_, _, up := h.ch.snapshot()
+	shown := strings.Join(append(slices.Clone(end.Plan.Notes), up[p.refs[0].Message].Notes...), "\n") + end.Status
+	for _, words := range secret {
+		if strings.Contains(strings.ToLower(shown), strings.ToLower(words)) {
+			t.Errorf("%q is shown: %s", words, shown)
+		}
+	}
+
+	// One multi-select question, in Thai: free text beside an option, and
+	// alone.
+	multi := `[{"id":"checks","header":"Checks","question":"Which?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Load"}]}]`
+	id = h.ask(strings.Replace(quorumAsk("q-words-th", 2, trio, multi), `"quorum"`, `"locale":"th","quorum"`, 1))
+	p = h.waitSent(2)[1]
+	vote(h, p, "alice", "Unit, "+secret[0])
+	vote(h, p, "bob", secret[1])
+	const thai = "คะแนน: 1 จาก 2 ที่ต้องการ — Unit 0, Load 0, Unit + อื่น ๆ 1, อื่น ๆ 1"
+	waitFor(t, "the Thai tally on the prompt", func() bool {
+		_, _, up := h.ch.snapshot()
+		return slices.Contains(up[p.refs[0].Message].Notes, thai)
+	})
+	h.engine.Cancel(context.Background(), id)
 }

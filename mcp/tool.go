@@ -316,7 +316,7 @@ func (s *Server) request(args json.RawMessage, info *sdk.Implementation) (askbri
 	req, err := askbridge.DecodeRequest(mustJSON(fields))
 	var bad *askbridge.ValidationError
 	if errors.As(err, &bad) {
-		return askbridge.Request{}, fmt.Errorf("ask_user: the request is invalid: %s. Fix these fields and call again", strings.Join(bad.Problems, "; "))
+		return askbridge.Request{}, fmt.Errorf("ask_user: the request is invalid: %s. Fix these fields and call again", bad.Error())
 	}
 	return req, err
 }

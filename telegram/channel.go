@@ -328,7 +328,12 @@ func finishedText(part int, end engine.Ending) (text string, prompt, ok bool) {
 	if part < 0 || part >= len(parts) {
 		return "", false, false
 	}
-	return withStatus(parts[part], end.Status), true, true
+	text = parts[part]
+	if part == len(parts)-1 {
+		// The notes take what the status line leaves.
+		text = withNotes(text, end.Plan.Notes, plainLen(statusHTML(end.Status))+len("\n\n"))
+	}
+	return withStatus(text, end.Status), true, true
 }
 
 // Parts is how many messages the prompt of p takes; its buttons are on the

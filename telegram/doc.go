@@ -75,7 +75,11 @@
 // escaped, after the instructions on the last part, a paragraph of their
 // own, and stay when the question ends, above the status line. They are
 // added after the prompt is cut into parts, so a note never moves a line
-// to another part. When someone presses Seen, the engine calls
+// to another part, and take what room the message has left (4096
+// characters, less the status line once the question ends): a quorum's
+// tally (ask-user.md §6), which grows with the answers given, is cut there
+// with "…", so the edit that ends the question is never refused as too
+// long and its buttons always go. When someone presses Seen, the engine calls
 // [Channel.Update] on the last part of each prompt: editMessageText with
 // the text Send would post now and the keyboard without Seen; "message is
 // not modified" and a message that is gone count as success.

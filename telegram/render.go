@@ -25,8 +25,9 @@ const (
 	// statusReserve is kept free in every part of a prompt so the status
 	// line fits when the message is edited at the end: "Answered: " and up
 	// to 3 × 4 labels of 64 characters (ask-user.md §1) come to about 800.
-	// The notes of the last part (ask-user.md §5: two short lines, why an
-	// escalation step asks and who has seen it) take theirs from it too.
+	// The notes of the last part (ask-user.md §5, §6: why an escalation
+	// step asks, who has seen it, a quorum's tally) take what the message
+	// has left besides, cut to fit (withNotes).
 	statusReserve = 1000
 	// partLimit is the longest part of a prompt, as Telegram counts it.
 	partLimit = messageChars - statusReserve
@@ -80,20 +81,23 @@ type promptLine struct {
 
 // promptParts renders a plan as the HTML text of its messages, in order.
 // Each part holds at most partLimit characters as Telegram counts them
-// (after entities parsing).
+// (after entities parsing), but for the notes under the last one, which
+// take at most what the message has left (withNotes).
 func promptParts(p engine.Plan) []string {
 	packed := packPrompt(p)
 	parts := make([]string, len(packed))
 	for i, ls := range packed {
 		parts[i] = joinLines(ls, false)
 	}
+	last := len(parts) - 1
+	parts[last] = withNotes(parts[last], p.Notes, 0)
 	return parts
 }
 
 // endedParts is the text of each part of the prompt of p once the
 // question has ended: the same split as promptParts, so part k is the same
-// message, without the instructions. A part that held only instructions is
-// "".
+// message, without the instructions, and without the notes (see
+// finishedText). A part that held only instructions is "".
 func endedParts(p engine.Plan) []string {
 	packed := packPrompt(p)
 	parts := make([]string, len(packed))
@@ -105,8 +109,11 @@ func endedParts(p engine.Plan) []string {
 
 // packPrompt renders the lines of p — the intro, the context, each
 // question with its options, then the instructions, with a blank line
-// between them — and packs them into parts of at most partLimit; then it
-// adds the notes to the last part (see addNotes).
+// between them — and packs them into parts of at most partLimit; there is
+// always one. The notes are left out of the packing (see withNotes), so a
+// note that comes later ("Seen by Alice", a tally) moves no line to
+// another part: part k of the plan with the note is the message posted as
+// part k without it, and an edit (Update, Finish) of that message fits.
 func packPrompt(p engine.Plan) [][]promptLine {
 	var lines []promptLine
 	blank := func() { lines = append(lines, promptLine{}) }
@@ -151,29 +158,40 @@ func packPrompt(p engine.Plan) [][]promptLine {
 	for _, line := range strings.Split(p.Closing, "\n") {
 		add("", line, "", true)
 	}
-	return addNotes(packLines(lines, partLimit), p.Notes)
-}
-
-// addNotes puts notes, escaped, at the end of the last part (the one with
-// the buttons), after a blank line. They are left out of the packing, so a
-// note that comes later ("Seen by Alice") moves no line to another part:
-// part k of the plan with the note is the message posted as part k
-// without it, and an edit (Update, Finish) of that message fits. Their
-// room comes out of statusReserve.
-func addNotes(parts [][]promptLine, notes []string) [][]promptLine {
-	if len(notes) == 0 {
-		return parts
-	}
+	parts := packLines(lines, partLimit)
 	if len(parts) == 0 {
 		parts = append(parts, nil)
 	}
-	last := slices.Clip(parts[len(parts)-1])
-	last = append(last, promptLine{})
-	for _, n := range notes {
-		last = append(last, promptLine{html: esc(n)})
-	}
-	parts[len(parts)-1] = last
 	return parts
+}
+
+// withNotes puts notes, one a line, escaped, at the end of part (the HTML
+// of the last part of a prompt, the one with the buttons; "" for a part
+// that showed only instructions), after a blank line. They take what room
+// the message has left, reserve characters kept free after them (the
+// status line of an ended prompt): a note that does not fit is cut with
+// "…" and those after it are left out. The notes a question's state adds
+// are short lines ("Seen by Alice", the escalation's why) but for a
+// quorum's tally, which grows with the answers given (ask-user.md §6).
+func withNotes(part string, notes []string, reserve int) string {
+	text := strings.Join(slices.DeleteFunc(slices.Clone(notes), func(n string) bool { return strings.TrimSpace(n) == "" }), "\n")
+	if text == "" {
+		return part
+	}
+	room := messageChars - reserve
+	if part != "" {
+		room -= plainLen(part) + len("\n\n")
+	}
+	if room < 2 {
+		return part // not even one character and "…"
+	}
+	// The mentions defused first, so the cut counts the word joiners;
+	// escaping changes no length Telegram counts.
+	notesHTML := html.EscapeString(cutText(defuseMentions(text), room))
+	if part == "" {
+		return notesHTML
+	}
+	return part + "\n\n" + notesHTML
 }
 
 // packLines packs lines into parts of at most limit characters (as
@@ -265,14 +283,19 @@ func plainLen(h string) int {
 	return engine.TextLength(html.UnescapeString(tagRe.ReplaceAllString(h, "")))
 }
 
-// withStatus is a part of an ended prompt (from endedParts): its text
-// kept, the status line added in bold. A part that held only instructions
-// shows the status line alone.
+// withStatus is a part of an ended prompt (from endedParts, the notes
+// added to the last): its text kept, the status line added in bold. A part
+// that held only instructions shows the status line alone.
 func withStatus(part, status string) string {
 	if part == "" {
-		return "<b>" + esc(status) + "</b>"
+		return statusHTML(status)
 	}
-	return part + "\n\n<b>" + esc(status) + "</b>"
+	return part + "\n\n" + statusHTML(status)
+}
+
+// statusHTML is the status line of an ended prompt, in bold.
+func statusHTML(status string) string {
+	return "<b>" + esc(status) + "</b>"
 }
 
 // replyBoxText is the text of the force-reply message an "Other…" tap

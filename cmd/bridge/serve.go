@@ -229,7 +229,7 @@ func (b *bridge) assemble(cfg *config.Config) (*core, error) {
 	reg.MustRegister(channelStates{channels: channels})
 
 	eng := engine.NewEngine(engine.EngineConfig{
-		Store: st, Resolve: resolver(cfg), Channels: channels, Locale: cfg.Locale,
+		Store: st, Resolve: resolver(cfg.Resolve), ResolveLadder: resolver(cfg.ResolveLadder), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle,
 		Callbacks: engine.CallbackConfig{
@@ -530,13 +530,15 @@ func (b *bridge) close() {
 	}
 }
 
-// resolver maps a request's `to` through the configured routes and the
-// policy on direct targets (ASKUSER_TARGETS, the platforms' lists of
-// chats), both config's. An error is the request's error result, its
+// resolver makes an engine.Resolver of one of config's: Resolve, which maps
+// a request's names through the configured routes and the policy on direct
+// targets (ASKUSER_TARGETS, the platforms' lists of chats), or
+// ResolveLadder, which maps the names of a route's own ladder, the
+// operator's, with no policy. An error is the request's error result, its
 // message prefixed "to: " like the engine's own refusals of `to`.
-func resolver(cfg *config.Config) engine.Resolver {
+func resolver(resolve func(to string) (config.Route, error)) engine.Resolver {
 	return func(to string) (engine.Route, error) {
-		route, err := cfg.Resolve(to)
+		route, err := resolve(to)
 		if err != nil {
 			return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: %w", err)
 		}

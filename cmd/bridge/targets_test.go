@@ -27,12 +27,17 @@ const (
 // page), and env on top.
 func policyBridge(t *testing.T, env map[string]string) (*runningBridge, *telegramtest.Server) {
 	t.Helper()
+	return routesBridge(t, env, "routes:\n  ops:\n    to: telegram:-100111\n  desk:\n    to: web\n")
+}
+
+// routesBridge is policyBridge with the routes of the YAML routes.
+func routesBridge(t *testing.T, env map[string]string, routes string) (*runningBridge, *telegramtest.Server) {
+	t.Helper()
 	fake := telegramtest.New(telegramtest.Options{})
 	t.Cleanup(fake.Close) // after the bridge stops
 	fake.AddChat(opsChat, "supergroup", "Ops")
 	fake.AddChat(otherChat, "supergroup", "Somewhere else")
 	file := filepath.Join(t.TempDir(), "askbridge.yaml")
-	routes := "routes:\n  ops:\n    to: telegram:-100111\n  desk:\n    to: web\n"
 	if err := os.WriteFile(file, []byte(routes), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -122,4 +127,54 @@ func TestDirectTargetsPolicy(t *testing.T) {
 			t.Errorf("%d messages shown in a chat not in ASKUSER_TELEGRAM_CHATS", n)
 		}
 	})
+}
+
+// TestRouteLadderUnderPolicy: a route's own escalation ladder is the
+// operator's, so neither policy on what a request may name binds it. With
+// routes-only, or with a list of Telegram chats that leaves the step's chat
+// out, a request naming the route is shown and escalated to the chat its
+// ladder names; an agent naming that chat itself, as its `to` or in an
+// `escalate` of its own, is still refused.
+func TestRouteLadderUnderPolicy(t *testing.T) {
+	routes := "routes:\n  oncall:\n    to: telegram:-100111\n    escalate:\n      - afterSeconds: 1\n        to: telegram:-100222\n"
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		refusal string
+	}{
+		{"routes-only", map[string]string{"ASKUSER_TARGETS": "routes-only"}, "direct targets are not allowed (ASKUSER_TARGETS=routes-only); use a route: oncall"},
+		{"telegram chats", map[string]string{"ASKUSER_TELEGRAM_CHATS": "-100111"}, "telegram chat -100222 is not in ASKUSER_TELEGRAM_CHATS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, fake := routesBridge(t, tc.env, routes)
+			rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+			defer rdb.Close()
+			ctx := context.Background()
+
+			assertRefused(t, pushAsk(t, rdb, "direct", "telegram:-100222"), "to: "+tc.refusal)
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask",
+				`{"id":"own-ladder","to":"oncall","escalate":[{"afterSeconds":1,"to":"telegram:-100222"}],"questions":[{"id":"a","header":"H","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`}}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := rdb.BLPop(ctx, 5*time.Second, "askuser:result:{own-ladder}").Result()
+			if err != nil {
+				t.Fatalf("own-ladder: no result: %v", err)
+			}
+			assertRefused(t, got[1], "escalate[0].to: "+tc.refusal)
+
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{"ask",
+				`{"id":"routed","to":"oncall","questions":[{"id":"a","header":"H","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`}}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitShown(t, fake, opsChat)
+			// The route's step, a second later.
+			waitShown(t, fake, otherChat)
+			if res, err := rdb.LRange(ctx, "askuser:result:{routed}", 0, -1).Result(); err != nil || len(res) != 0 {
+				t.Errorf("the routed question has a result %v (%v); want it open", res, err)
+			}
+			if got := len(fake.BotMessages(otherChat)); got != 1 {
+				t.Errorf("%d messages in the step's chat, want the routed question's 1", got)
+			}
+		})
+	}
 }
