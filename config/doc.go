@@ -8,6 +8,12 @@
 // path (`routes.ops.to: unknown platform "irc"`). cmd/bridge is its only
 // caller; the engine then calls [Config.Resolve] for each request's `to`.
 //
+// A variable named ASKUSER_… (in any case) that is no setting, nor a
+// secret's _FILE form, is an error naming the setting whose name is
+// closest (an edit distance, github.com/agnivade/levenshtein), and so is
+// an unknown key of the file: a misspelt setting is never silently left
+// out.
+//
 // An empty variable counts as unset. A secret's variable X may be given as
 // X_FILE instead, the path of a file holding the value (surrounding
 // whitespace trimmed, for Docker and Kubernetes secrets); setting both is an
@@ -29,10 +35,10 @@
 // # Environment variables
 //
 //	ASKUSER_CONFIG                   Path of an optional YAML file (see config.example.yaml).
-//	                                 Unknown keys, keys given twice and values of the wrong
-//	                                 kind are errors naming the key and line. Environment
-//	                                 variables override the file. Default: unset. Environment
-//	                                 only.
+//	                                 Unknown keys (with the known key closest to each), keys
+//	                                 given twice and values of the wrong kind are errors naming
+//	                                 the key and line. Environment variables override the file.
+//	                                 Default: unset. Environment only.
 //	ASKUSER_REDIS_URL*               Shared Redis: redis://, rediss:// (TLS), redis-sentinel://
 //	                                 or redis-cluster://, with a host. Unset: the bridge starts
 //	                                 an embedded Redis. Default: unset. YAML redis.url.

@@ -3,14 +3,20 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// env returns a lookup over vars, so tests never touch the process
-// environment.
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
+// env returns vars as an environment for Load, so tests never touch the
+// process environment.
+func env(vars map[string]string) []string {
+	var environ []string
+	for k, v := range vars {
+		environ = append(environ, k+"="+v)
+	}
+	slices.Sort(environ)
+	return environ
 }
 
 // files returns a readFile over an in-memory file system.

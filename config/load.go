@@ -18,27 +18,30 @@ import (
 // ASKUSER_CONFIG (when set), then the environment variables, which override
 // the file. A secret's variable X may instead be given as X_FILE, the path of
 // a file holding it (surrounding whitespace trimmed); setting both is an
-// error. An empty variable counts as unset.
+// error. An empty variable counts as unset. A variable named ASKUSER_… that
+// is none of these is an error naming the setting it is closest to: a
+// misspelt setting is never silently left out.
 //
-// env looks a variable up (os.Getenv) and readFile reads a file
-// (os.ReadFile); tests pass their own. Load reports every problem at once in
-// a *ValidationError, each naming its key, and validates everything, so a
-// Config it returns is ready to use.
-func Load(env func(string) string, readFile func(string) ([]byte, error)) (*Config, error) {
+// environ is the environment, "NAME=value" strings (os.Environ), and
+// readFile reads a file (os.ReadFile); tests pass their own. Load reports
+// every problem at once in a *ValidationError, each naming its key, and
+// validates everything, so a Config it returns is ready to use.
+func Load(environ []string, readFile func(string) ([]byte, error)) (*Config, error) {
+	env := Lookup(environ)
+	p := unknownVariables(environ)
 	file := map[string]string{}
 	var routes map[string]Route
 	if path := strings.TrimSpace(env(envConfig)); path != "" {
 		data, err := readFile(path)
 		if err != nil {
-			return nil, &ValidationError{Problems: []string{fmt.Sprintf("%s: %v", envConfig, err)}}
+			return nil, &ValidationError{Problems: append(p, fmt.Sprintf("%s: %v", envConfig, err))}
 		}
 		var probs []string
 		if routes, probs = decodeFile(path, data, file); len(probs) > 0 {
-			return nil, &ValidationError{Problems: probs}
+			return nil, &ValidationError{Problems: append(p, probs...)}
 		}
 	}
 
-	var p []string
 	values := map[string]string{}
 	keys := keyNames{}
 	for _, s := range table {
@@ -378,6 +381,20 @@ func field(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
+// keysOf is the keys a mapping of struct type t may hold.
+func keysOf(t reflect.Type) []string {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
 // nulls reports the null keys, which yaml skips without a word.
 func (sp *spots) nulls(path string) []string {
 	var probs []string
@@ -417,7 +434,11 @@ func (sp *spots) explain(path, e string) string {
 	if m := unknownKey.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		if s := take(sp.keys, func(s *spot) bool { return s.unknown && s.line == line && s.name == m[2] }); s != nil {
-			return fmt.Sprintf("%s:%d: unknown key %q", path, line, s.path)
+			msg := fmt.Sprintf("%s:%d: unknown key %q", path, line, s.path)
+			if near := closest(s.name, keysOf(s.typ)); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", strings.TrimSuffix(s.path, s.name)+near)
+			}
+			return msg
 		}
 	}
 	if m := duplicateKey.FindStringSubmatch(e); m != nil {

@@ -317,6 +317,82 @@ func TestLoadPlatformOffWithSettings(t *testing.T) {
 	}
 }
 
+// A variable named ASKUSER_… that Load does not read is a mistake (a
+// misspelt setting would otherwise be left out without a word): it is
+// refused, with the setting it is closest to, alongside every other
+// problem.
+func TestLoadUnknownVariables(t *testing.T) {
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		files map[string]string
+		want  []string // nil: valid
+	}{
+		{
+			name: "misspelt",
+			vars: map[string]string{"ASKUSER_HTTP_ADRR": "127.0.0.1:9999"},
+			want: []string{"ASKUSER_HTTP_ADRR is not a setting; did you mean ASKUSER_HTTP_ADDR?"},
+		},
+		{
+			name: "lower case",
+			vars: map[string]string{"askuser_log_level": "debug"},
+			want: []string{"askuser_log_level is not a setting; did you mean ASKUSER_LOG_LEVEL?"},
+		},
+		{
+			name: "a secret's _FILE form, misspelt",
+			vars: map[string]string{"ASKUSER_TELEGRAM_TOKEN_FIEL": "/s/tg"},
+			want: []string{"ASKUSER_TELEGRAM_TOKEN_FIEL is not a setting; did you mean ASKUSER_TELEGRAM_TOKEN_FILE?"},
+		},
+		{
+			name: "a _FILE form of a setting that is no secret",
+			vars: map[string]string{"ASKUSER_HTTP_ADDR_FILE": "/s/addr"},
+			want: []string{"ASKUSER_HTTP_ADDR_FILE: only a secret may be read from a file, and ASKUSER_HTTP_ADDR is none; set ASKUSER_HTTP_ADDR itself"},
+		},
+		{
+			name: "nothing close",
+			vars: map[string]string{"ASKUSER_COLOUR": "blue"},
+			want: []string{"ASKUSER_COLOUR is not a setting (the README's configuration table lists them all); remove it or correct its name"},
+		},
+		{
+			name: "with the other problems",
+			vars: map[string]string{"ASKUSER_LOG_LEVL": "debug", "ASKUSER_LOG_LEVEL": "loud"},
+			want: []string{
+				"ASKUSER_LOG_LEVL is not a setting; did you mean ASKUSER_LOG_LEVEL?",
+				`ASKUSER_LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+			},
+		},
+		{
+			name:  "with the file's problems",
+			vars:  map[string]string{"ASKUSER_CONFIG": "/c.yaml", "ASKUSER_REDIS_PREFX": "a:"},
+			files: map[string]string{"/c.yaml": "http:\n  adr: 127.0.0.1:1\n"},
+			want: []string{
+				"ASKUSER_REDIS_PREFX is not a setting; did you mean ASKUSER_REDIS_PREFIX?",
+				`/c.yaml:2: unknown key "http.adr"; did you mean "http.addr"?`,
+			},
+		},
+		{
+			name:  "known names, empty ones and other prefixes are fine",
+			vars:  map[string]string{"ASKUSER_HTTP_TOKEN_FILE": "/s/token", "ASKUSER_REPLICA": "r1", "ASKUSER_CONFIG": "", "ASKUSER_NOTHING": " ", "ASKBRIDGE_REQUIRE_REDIS": "1", "PATH": "/bin"},
+			files: map[string]string{"/s/token": httpToken},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(env(tc.vars), files(tc.files))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				return
+			}
+			got := problemsOf(t, err)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", joinProblems(got), joinProblems(tc.want))
+			}
+		})
+	}
+}
+
 const fullYAML = `
 redis:
   url: redis://file-redis:6379/1
@@ -468,9 +544,9 @@ func TestLoadYAMLProblems(t *testing.T) {
 			name: "unknown keys in sections and routes, all reported",
 			yaml: "http:\n  adr: 127.0.0.1:1\ntelegram:\n  tokn: x\nroutes:\n  ops:\n    to: web\n    answerer: [web:a]\n",
 			want: []string{
-				`/c.yaml:2: unknown key "http.adr"`,
-				`/c.yaml:4: unknown key "telegram.tokn"`,
-				`/c.yaml:8: unknown key "routes.ops.answerer"`,
+				`/c.yaml:2: unknown key "http.adr"; did you mean "http.addr"?`,
+				`/c.yaml:4: unknown key "telegram.tokn"; did you mean "telegram.token"?`,
+				`/c.yaml:8: unknown key "routes.ops.answerer"; did you mean "routes.ops.answerers"?`,
 			},
 		},
 		{
@@ -563,7 +639,7 @@ func TestLoadYAMLProblems(t *testing.T) {
 			name: "flow style: each error names its own key on a shared line",
 			yaml: "{http: {adr: 1}, redis: {adr: 2}, routes: {a: {answerers: [web:a, [web:b]], to: [web]}}}\n",
 			want: []string{
-				`/c.yaml:1: unknown key "http.adr"`,
+				`/c.yaml:1: unknown key "http.adr"; did you mean "http.addr"?`,
 				`/c.yaml:1: unknown key "redis.adr"`,
 				"/c.yaml:1: routes.a.answerers[1] must be a single value, not a list",
 				"/c.yaml:1: routes.a.to must be a single value, not a list",
@@ -698,7 +774,7 @@ func TestSecret(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Secret(env(tc.vars), fsys, "ASKUSER_REDIS_URL")
+			got, err := Secret(Lookup(env(tc.vars)), fsys, "ASKUSER_REDIS_URL")
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("err = %v, want %q", err, tc.err)

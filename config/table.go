@@ -39,7 +39,7 @@ type setting struct {
 
 var table = []setting{
 	{env: envConfig, def: "unset",
-		doc: "Path of an optional YAML file (see `config.example.yaml`). Unknown keys, keys given twice and values of the wrong kind are errors naming the key and line. Environment variables override the file."},
+		doc: "Path of an optional YAML file (see `config.example.yaml`). Unknown keys (with the known key closest to each), keys given twice and values of the wrong kind are errors naming the key and line. Environment variables override the file."},
 	{env: "ASKUSER_REDIS_URL", yaml: "redis.url", secret: true, str: func(c *Config) *string { return &c.Redis.URL },
 		doc: "Shared Redis: `redis://`, `rediss://` (TLS), `redis-sentinel://` or `redis-cluster://`, with a host. Unset: the bridge starts an embedded Redis."},
 	{env: "ASKUSER_EMBEDDED_REDIS_ADDR", yaml: "redis.embeddedAddr", str: func(c *Config) *string { return &c.Redis.EmbeddedAddr },

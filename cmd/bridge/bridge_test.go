@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,7 +86,7 @@ func startBridgeWith(t *testing.T, env map[string]string, lim limits) *runningBr
 	b.httpAddr = strings.Replace(env["ASKUSER_HTTP_ADDR"], "0.0.0.0:", "127.0.0.1:", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop = cancel
-	go func() { b.done <- serveWith(ctx, mapEnv(env), b.stdout, b.stderr, lim) }()
+	go func() { b.done <- serveWith(ctx, envList(env), b.stdout, b.stderr, lim) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -111,6 +112,16 @@ func startBridgeWith(t *testing.T, env map[string]string, lim limits) *runningBr
 
 func mapEnv(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
+}
+
+// envList is env as an environment, "NAME=value" strings.
+func envList(env map[string]string) []string {
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	slices.Sort(environ)
+	return environ
 }
 
 func (b *runningBridge) get(t *testing.T, path string) (int, string) {
@@ -393,13 +404,32 @@ func grepLines(s, substr string) string {
 
 func TestBadConfigurationNamesTheKey(t *testing.T) {
 	var out, errb syncBuffer
-	code := serve(context.Background(), mapEnv(map[string]string{"ASKUSER_HTTP_ADDR": "not-an-address"}), &out, &errb)
+	code := serve(context.Background(), envList(map[string]string{"ASKUSER_HTTP_ADDR": "not-an-address"}), &out, &errb)
 	if code != 2 || !strings.Contains(errb.String(), "ASKUSER_HTTP_ADDR") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
-	code = serve(context.Background(), mapEnv(map[string]string{"ASKUSER_TELEGRAM_TOKEN": "123:abc", "ASKUSER_TELEGRAM_TOKEN_FILE": "/x"}), &out, &errb)
+	code = serve(context.Background(), envList(map[string]string{"ASKUSER_TELEGRAM_TOKEN": "123:abc", "ASKUSER_TELEGRAM_TOKEN_FILE": "/x"}), &out, &errb)
 	if code != 2 || strings.Contains(errb.String(), "123:abc") {
 		t.Errorf("exit %d, stderr shows the token or is wrong: %q", code, errb.String())
+	}
+}
+
+// A misspelt setting stops the bridge before it starts anything, naming
+// the variable and the setting it is closest to: left out, the bridge
+// would run on the defaults as if nothing were set.
+func TestMisspeltSettingRefused(t *testing.T) {
+	environ := envList(map[string]string{
+		"ASKUSER_HTTP_ADRR": freeAddr(t),
+		// Where the bridge would run if it started after all, beside other tests.
+		"ASKUSER_HTTP_ADDR": freeAddr(t), "ASKUSER_EMBEDDED_REDIS_ADDR": freeAddr(t), "ASKUSER_DATA_DIR": t.TempDir(),
+	})
+	// Bounded: a bridge that started after all runs until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out, errb syncBuffer
+	code := serve(ctx, environ, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "ASKUSER_HTTP_ADRR is not a setting; did you mean ASKUSER_HTTP_ADDR?") || out.String() != "" {
+		t.Errorf("exit %d (want 2)\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
 	}
 }
 
@@ -424,7 +454,7 @@ func TestGracefulShutdownReleasesWork(t *testing.T) {
 // version.
 func TestVersionAndUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"help"}, nil, &out, &errb, mapEnv(nil)); code != 0 || !strings.HasPrefix(out.String(), "usage:\n  askbridge ") {
+	if code := run([]string{"help"}, nil, &out, &errb, nil); code != 0 || !strings.HasPrefix(out.String(), "usage:\n  askbridge ") {
 		t.Errorf("help: %d %q", code, out.String())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
@@ -433,11 +463,11 @@ func TestVersionAndUsage(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if code := run([]string{"frobnicate"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.HasPrefix(errb.String(), `askbridge: unknown command "frobnicate"`) {
+	if code := run([]string{"frobnicate"}, nil, &out, &errb, nil); code != 2 || !strings.HasPrefix(errb.String(), `askbridge: unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %d %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := run([]string{"serve", "now"}, nil, &out, &errb, mapEnv(nil)); code != 2 || !strings.HasPrefix(errb.String(), "askbridge: serve takes no arguments") {
+	if code := run([]string{"serve", "now"}, nil, &out, &errb, nil); code != 2 || !strings.HasPrefix(errb.String(), "askbridge: serve takes no arguments") {
 		t.Errorf("serve with an argument: %d %q", code, errb.String())
 	}
 	errb.Reset()
@@ -458,7 +488,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		t.Fatalf("version is stamped (%q): this test wants the fallback", version)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"version"}, nil, &out, &errb, mapEnv(nil)); code != 0 {
+	if code := run([]string{"version"}, nil, &out, &errb, nil); code != 0 {
 		t.Fatalf("version: exit %d %s", code, errb.String())
 	}
 	want := fmt.Sprintf("askbridge %s (%s", info.Main.Version, info.GoVersion)

@@ -80,7 +80,7 @@ func TestLogFormatText(t *testing.T) {
 // bridge and for askbridge mcp.
 func TestBadLogFormat(t *testing.T) {
 	var out, errb syncBuffer
-	code := serve(context.Background(), mapEnv(map[string]string{"ASKUSER_LOG_FORMAT": "xml"}), &out, &errb)
+	code := serve(context.Background(), envList(map[string]string{"ASKUSER_LOG_FORMAT": "xml"}), &out, &errb)
 	if code != 2 || !strings.HasPrefix(errb.String(), "askbridge: configuration: ") || !strings.Contains(errb.String(), `ASKUSER_LOG_FORMAT: "xml" is not one of json, text`) {
 		t.Errorf("serve: exit %d, stderr %q", code, errb.String())
 	}

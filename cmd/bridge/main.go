@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/askbridge/askbridge/config"
 )
 
 // name is the program's name in everything it prints about itself.
@@ -27,11 +29,13 @@ const name = "askbridge"
 var version = "dev"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
 
-// run is main without the process: it returns the exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+// run is main without the process, in the environment environ ("NAME=value"
+// strings, os.Environ): it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	getenv := config.Lookup(environ)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := ""
@@ -44,7 +48,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			fmt.Fprintf(stderr, "%s: serve takes no arguments; it is configured by ASKUSER_* variables (see the README)\n", name)
 			return 2
 		}
-		return serve(ctx, getenv, stdout, stderr)
+		return serve(ctx, environ, stdout, stderr)
 	case "ask":
 		return ask(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "mcp":

@@ -136,7 +136,7 @@ func startMCP(t *testing.T, env map[string]string, p *mcpProgress, args ...strin
 	done := make(chan askRun, 1)
 	go func() {
 		var stderr syncBuffer
-		code := run(append([]string{"mcp"}, args...), inR, outW, &stderr, mapEnv(env))
+		code := run(append([]string{"mcp"}, args...), inR, outW, &stderr, envList(env))
 		_ = outW.Close()
 		done <- askRun{code: code, stderr: stderr.String()}
 	}()

@@ -27,9 +27,10 @@ import (
 	"github.com/askbridge/askbridge/web"
 )
 
-// serve runs the bridge until ctx is done (SIGINT, SIGTERM).
-func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
-	return serveWith(ctx, getenv, stdout, stderr, defaultLimits())
+// serve runs the bridge, configured by environ (os.Environ), until ctx is
+// done (SIGINT, SIGTERM).
+func serve(ctx context.Context, environ []string, stdout, stderr io.Writer) int {
+	return serveWith(ctx, environ, stdout, stderr, defaultLimits())
 }
 
 // limits bound the HTTP server. They are not settings: tests shrink them.
@@ -60,8 +61,8 @@ func defaultLimits() limits {
 }
 
 // serveWith is serve with the HTTP server's limits.
-func serveWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, lim limits) int {
-	cfg, err := config.Load(getenv, os.ReadFile)
+func serveWith(ctx context.Context, environ []string, stdout, stderr io.Writer, lim limits) int {
+	cfg, err := config.Load(environ, os.ReadFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge: configuration: %v\n", err)
 		return 2
