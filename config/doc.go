@@ -43,8 +43,12 @@
 //	                                 or redis-cluster://, with a host. Unset: the bridge starts
 //	                                 an embedded Redis. Default: unset. YAML redis.url.
 //	ASKUSER_EMBEDDED_REDIS_ADDR      Where the embedded Redis listens, a loopback host:port (it
-//	                                 has no password). Used only when ASKUSER_REDIS_URL is
-//	                                 unset. Default: 127.0.0.1:6380. YAML redis.embeddedAddr.
+//	                                 has no password). An address another process already
+//	                                 listens on is an error: a second bridge on the machine
+//	                                 needs an address and an ASKUSER_DATA_DIR of its own, or
+//	                                 ASKUSER_REDIS_URL naming the first one's Redis to share
+//	                                 it. Used only when ASKUSER_REDIS_URL is unset. Default:
+//	                                 127.0.0.1:6380. YAML redis.embeddedAddr.
 //	ASKUSER_DATA_DIR                 Where the embedded Redis keeps its append-only file when a
 //	                                 redis-server binary is on the PATH (~/.cache/askbridge on
 //	                                 Linux); one bridge per directory. Without redis-server the

@@ -43,7 +43,7 @@ var table = []setting{
 	{env: "ASKUSER_REDIS_URL", yaml: "redis.url", secret: true, str: func(c *Config) *string { return &c.Redis.URL },
 		doc: "Shared Redis: `redis://`, `rediss://` (TLS), `redis-sentinel://` or `redis-cluster://`, with a host. Unset: the bridge starts an embedded Redis."},
 	{env: "ASKUSER_EMBEDDED_REDIS_ADDR", yaml: "redis.embeddedAddr", str: func(c *Config) *string { return &c.Redis.EmbeddedAddr },
-		doc: "Where the embedded Redis listens, a loopback `host:port` (it has no password). Used only when `ASKUSER_REDIS_URL` is unset."},
+		doc: "Where the embedded Redis listens, a loopback `host:port` (it has no password). An address another process already listens on is an error: a second bridge on the machine needs an address and an `ASKUSER_DATA_DIR` of its own, or `ASKUSER_REDIS_URL` naming the first one's Redis to share it. Used only when `ASKUSER_REDIS_URL` is unset."},
 	{env: "ASKUSER_DATA_DIR", yaml: "redis.dataDir", str: func(c *Config) *string { return &c.Redis.DataDir }, def: "`<user cache dir>/askbridge`",
 		doc: "Where the embedded Redis keeps its append-only file when a `redis-server` binary is on the PATH (`~/.cache/askbridge` on Linux); one bridge per directory. Without `redis-server` the embedded Redis keeps everything in memory and loses it on restart. Used only when `ASKUSER_REDIS_URL` is unset."},
 	{env: "ASKUSER_REDIS_PREFIX", yaml: "redis.prefix", str: func(c *Config) *string { return &c.Redis.Prefix },

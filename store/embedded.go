@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -89,6 +90,12 @@ const (
 	serverOutputBytes = 8 << 10
 )
 
+// ErrAddrInUse means the embedded Redis's address is already taken:
+// another process listens there, another bridge's embedded Redis perhaps.
+// StartEmbedded and OpenEmbedded return it wrapped, and never take a Redis
+// that answers there for one they started.
+var ErrAddrInUse = errors.New("address already in use")
+
 // StartEmbedded starts the in-memory stand-in (miniredis) listening on
 // addr, which must be a loopback address (see EmbeddedOptions.Addr).
 func StartEmbedded(addr string) (*Embedded, error) {
@@ -98,6 +105,9 @@ func StartEmbedded(addr string) (*Embedded, error) {
 	}
 	m := miniredis.NewMiniRedis()
 	if err := m.StartAddr(addr); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, addrInUse(addr)
+		}
 		return nil, fmt.Errorf("store: embedded redis: %w", err)
 	}
 	e := &Embedded{kind: EmbeddedInMemory, addr: m.Addr(), m: m, stop: make(chan struct{}), done: make(chan struct{})}
@@ -121,6 +131,13 @@ func OpenEmbedded(o EmbeddedOptions) (*Embedded, error) {
 	}
 	if o.DataDir == "" || err != nil {
 		return StartEmbedded(addr)
+	}
+	if port != "0" {
+		// Taken, the server would fail to listen, and the Redis already
+		// there would answer for it.
+		if err := checkFree(addr); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: embedded redis: data directory: %w", err)
@@ -176,12 +193,34 @@ func startServer(bin, host, port string, o EmbeddedOptions) (*Embedded, error) {
 	if err := e.waitReady(); err != nil {
 		e.Close()
 		<-e.exited
+		if errors.Is(err, ErrAddrInUse) || strings.Contains(out.String(), "Address already in use") {
+			return nil, addrInUse(e.addr)
+		}
 		return nil, fmt.Errorf("store: embedded redis-server on %s: %w (exit: %v)\n%s", e.addr, err, waitErr, out.String())
 	}
 	return e, nil
 }
 
+// checkFree returns an error wrapping ErrAddrInUse when another process
+// listens on addr.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return addrInUse(addr)
+	case err != nil:
+		return fmt.Errorf("store: embedded redis: %w", err)
+	}
+	return l.Close()
+}
+
+func addrInUse(addr string) error {
+	return fmt.Errorf("store: embedded redis: %s: %w", addr, ErrAddrInUse)
+}
+
 // waitReady waits until the server answers PING: it has loaded its file.
+// A Redis that answers but is another process (one that took the address
+// first; the child then fails to listen) is ErrAddrInUse.
 func (e *Embedded) waitReady() error {
 	c := redis.NewClient(&redis.Options{Addr: e.addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
@@ -194,8 +233,15 @@ func (e *Embedded) waitReady() error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Ping(ctx).Err()
+		var pid int
+		if err == nil {
+			pid, err = serverPID(ctx, c)
+		}
 		cancel()
 		if err == nil {
+			if pid != e.cmd.Process.Pid {
+				return fmt.Errorf("process %d answers on %s: %w", pid, e.addr, ErrAddrInUse)
+			}
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -203,6 +249,20 @@ func (e *Embedded) waitReady() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serverPID is the process id the Redis c talks to reports (INFO server).
+func serverPID(ctx context.Context, c *redis.Client) (int, error) {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 // embeddedAddr checks that addr is a loopback host:port and returns it

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -95,5 +98,42 @@ func TestOpenEmbeddedRefuses(t *testing.T) {
 	if err == nil {
 		e.Close()
 		t.Fatal("a redis-server that exits at once was taken for a running one")
+	}
+}
+
+// An address another Redis already listens on is ErrAddrInUse, never that
+// Redis taken for the one started: checked before a redis-server starts,
+// and again when it answers (the address may be taken between the two:
+// the child then fails to listen and the other Redis answers PING), and
+// for the in-memory stand-in.
+func TestOpenEmbeddedAddrTaken(t *testing.T) {
+	redistest.NeedServer(t)
+	other, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if e, err := OpenEmbedded(EmbeddedOptions{Addr: other.Addr, DataDir: t.TempDir()}); !errors.Is(err, ErrAddrInUse) {
+		if e != nil {
+			e.Close()
+		}
+		t.Errorf("OpenEmbedded on a taken address: %v, want ErrAddrInUse", err)
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(other.Addr)
+	if e, err := startServer(bin, host, port, EmbeddedOptions{DataDir: t.TempDir()}); !errors.Is(err, ErrAddrInUse) {
+		if e != nil {
+			e.Close()
+		}
+		t.Errorf("a redis-server whose address was taken after the check: %v, want ErrAddrInUse", err)
+	}
+	if e, err := StartEmbedded(other.Addr); !errors.Is(err, ErrAddrInUse) {
+		if e != nil {
+			e.Close()
+		}
+		t.Errorf("StartEmbedded on a taken address: %v, want ErrAddrInUse", err)
 	}
 }

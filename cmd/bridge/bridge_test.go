@@ -193,6 +193,55 @@ func TestFirstRun(t *testing.T) {
 	})
 }
 
+// An embedded Redis address another process already listens on is an
+// error that says so and names the settings to change, never a bridge that
+// takes the Redis answering there (a second bridge's, most often) for its
+// own and says it started one: with redis-server and with the in-memory
+// stand-in, behind a first bridge and behind a plain listener.
+func TestEmbeddedAddrTaken(t *testing.T) {
+	for _, kind := range []string{"redis-server", "in-memory"} {
+		t.Run(kind, func(t *testing.T) {
+			if kind == "redis-server" {
+				redistest.NeedServer(t)
+			} else {
+				t.Setenv("PATH", t.TempDir()) // no redis-server
+			}
+			t.Run("by a bridge", func(t *testing.T) {
+				first := startBridge(t, map[string]string{})
+				embeddedTaken(t, first.redisAddr)
+			})
+			t.Run("by a listener", func(t *testing.T) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ln.Close()
+				embeddedTaken(t, ln.Addr().String())
+			})
+		})
+	}
+}
+
+// embeddedTaken starts a bridge whose embedded Redis address, addr, is
+// taken, and checks that it refuses to start.
+func embeddedTaken(t *testing.T, addr string) {
+	t.Helper()
+	env := envList(map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": addr, "ASKUSER_DATA_DIR": t.TempDir(), "ASKUSER_HTTP_ADDR": freeAddr(t)})
+	// Bounded: a bridge that started after all runs until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb syncBuffer
+	code := serveWith(ctx, env, &out, &errb, defaultLimits())
+	if code != 1 || strings.Contains(out.String(), "listening") || strings.Contains(out.String(), "web page on") {
+		t.Errorf("exit %d (want 1), and it must not say it listens\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"cannot listen on " + addr + " (ASKUSER_EMBEDDED_REDIS_ADDR): another process already does", "ASKUSER_DATA_DIR", "ASKUSER_REDIS_URL=redis://" + addr} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errb.String())
+		}
+	}
+}
+
 func firstRun(t *testing.T) {
 	b := startBridge(t, map[string]string{})
 	out := b.stdout.String()

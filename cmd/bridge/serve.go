@@ -404,9 +404,17 @@ func (b *bridge) startEmbedded(cfg *config.Config, stdout io.Writer) error {
 	if dir == "" {
 		dir = config.DefaultDataDir()
 	}
-	emb, err := store.OpenEmbedded(store.EmbeddedOptions{Addr: cfg.Redis.EmbeddedAddr, DataDir: dir, Prepare: stopWithBridge})
+	addr := cfg.Redis.EmbeddedAddr
+	emb, err := store.OpenEmbedded(store.EmbeddedOptions{Addr: addr, DataDir: dir, Prepare: stopWithBridge})
+	if errors.Is(err, store.ErrAddrInUse) {
+		// Most often a second bridge beside the first: the Redis that
+		// answers there is not this bridge's, so it is never taken for it.
+		return fmt.Errorf("the embedded Redis cannot listen on %s (ASKUSER_EMBEDDED_REDIS_ADDR): another process already does, another bridge's embedded Redis perhaps. "+
+			"Give this bridge a free loopback address in ASKUSER_EMBEDDED_REDIS_ADDR and a data directory of its own in ASKUSER_DATA_DIR, "+
+			"or, to share that Redis on purpose, set ASKUSER_REDIS_URL=redis://%s", addr, addr)
+	}
 	if err != nil {
-		return fmt.Errorf("start the embedded Redis on %s: %w", cfg.Redis.EmbeddedAddr, err)
+		return fmt.Errorf("start the embedded Redis on %s: %w", addr, err)
 	}
 	b.embedded = emb
 	if emb.Durable() {
