@@ -548,6 +548,11 @@ var redisSchemes = []string{"redis", "rediss", "redis-sentinel", "redis-cluster"
 
 // checkRedisURL never puts the URL, which may hold a password, in a message.
 func checkRedisURL(p *settings.Problems, key, raw string) {
+	if !strings.Contains(raw, "://") {
+		// "host:port" parses as scheme "host", or not at all.
+		p.Addf("%s: has no scheme: add redis:// in front (redis://host:port, rediss:// for TLS)", key)
+		return
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		p.Addf("%s: not a URL (%s)", key, settings.URLErrorReason(err))

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
 	"github.com/askbridge/askbridge/config"
+	"github.com/askbridge/askbridge/internal/redislog"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -74,6 +77,10 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	wait := requestTimeout(body)
 
+	// go-redis's own lines (each failed dial of its pool) would come
+	// before ask's one line that says what failed: they show only at
+	// ASKUSER_LOG_LEVEL=debug.
+	redislog.UseAt(newLogger(stderr, getenv("ASKUSER_LOG_LEVEL"), strings.ToLower(getenv("ASKUSER_LOG_FORMAT"))).With("part", "redis"), slog.LevelDebug)
 	url, prefix, err := redisTarget(*redisURL, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
@@ -81,7 +88,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	rdb, err := store.Connect(ctx, url)
 	if err != nil {
-		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
+		fmt.Fprintf(stderr, "askbridge ask: %s\n", unreachable(url, *redisURL != "", getenv, err))
 		return exitError
 	}
 	defer rdb.Close()
@@ -176,27 +183,61 @@ func requestTimeout(body []byte) time.Duration {
 }
 
 // redisTarget finds the Redis the bridge uses: the flag, else
-// ASKUSER_REDIS_URL, else the embedded Redis address.
+// ASKUSER_REDIS_URL, else the embedded Redis address. A URL is one of the
+// bridge's forms, with a scheme, as the bridge requires of
+// ASKUSER_REDIS_URL.
 func redisTarget(flagURL string, getenv func(string) string) (string, string, error) {
 	prefix := getenv("ASKUSER_REDIS_PREFIX")
 	if prefix == "" {
 		prefix = config.DefaultPrefix
 	}
 	if flagURL != "" {
-		return flagURL, prefix, nil
+		return flagURL, prefix, needScheme("--redis", flagURL)
 	}
 	url, err := config.Secret(getenv, os.ReadFile, "ASKUSER_REDIS_URL")
 	if err != nil {
 		return "", "", err
 	}
 	if url != "" {
-		return url, prefix, nil
+		return url, prefix, needScheme("ASKUSER_REDIS_URL", url)
 	}
 	addr := getenv("ASKUSER_EMBEDDED_REDIS_ADDR")
 	if addr == "" {
 		addr = config.DefaultEmbeddedAddr
 	}
 	return "redis://" + addr, prefix, nil
+}
+
+// needScheme says to add redis:// to a URL without a scheme. The URL may
+// hold a password: it is not shown.
+func needScheme(key, url string) error {
+	if strings.Contains(url, "://") {
+		return nil
+	}
+	return fmt.Errorf("%s has no scheme: add redis:// in front (redis://host:port, rediss:// for TLS)", key)
+}
+
+// unreachable is the one line that says the Redis at url did not answer
+// (err, from store.Connect) and what to check: the address the bridge
+// uses (flag tells whether --redis gave it), whether the bridge runs, and
+// for the embedded Redis, its port.
+func unreachable(url string, flag bool, getenv func(string) string, err error) string {
+	if inner := errors.Unwrap(err); inner != nil {
+		err = inner // without "store: connect <url>:", said here
+	}
+	shown := "the configured Redis"
+	if u, perr := neturl.Parse(url); perr == nil && u.Host != "" {
+		shown = u.Redacted()
+	}
+	switch {
+	case flag:
+		return fmt.Sprintf("cannot reach Redis at %s (%v): check --redis (the Redis your bridge uses, its ASKUSER_REDIS_URL) and that the bridge is running", shown, err)
+	case getenv("ASKUSER_REDIS_URL") != "" || getenv("ASKUSER_REDIS_URL_FILE") != "":
+		return fmt.Sprintf("cannot reach Redis at %s (%v): check ASKUSER_REDIS_URL (the Redis your bridge uses) and that the bridge is running", shown, err)
+	}
+	return fmt.Sprintf("cannot reach Redis at %s (%v): ASKUSER_REDIS_URL is not set, so this is the embedded Redis of a bridge on this machine: "+
+		"check that the bridge is running and that its ASKUSER_EMBEDDED_REDIS_ADDR is this one's (default %s), or set ASKUSER_REDIS_URL to the Redis your bridge uses",
+		shown, err, config.DefaultEmbeddedAddr)
 }
 
 // waitResult waits for the result of question id. It cancels the question

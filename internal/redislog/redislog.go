@@ -21,10 +21,22 @@ import (
 // start, before it makes a client.
 func Use(log *slog.Logger) { redis.SetLogger(Logger{Log: log}) }
 
+// UseAt is Use at another level: a command whose own error already says
+// what went wrong (askbridge ask) logs go-redis's lines at Debug, so they
+// show only when asked for.
+func UseAt(log *slog.Logger, level slog.Level) {
+	redis.SetLogger(Logger{Log: log, Level: &level})
+}
+
 // Logger is go-redis's logging interface (redis.SetLogger) on a
 // slog.Logger. Everything go-redis logs is trouble it got past (dial
-// failures, dropped connections, a failover), hence Warn.
-type Logger struct{ Log *slog.Logger }
+// failures, dropped connections, a failover), hence Warn unless Level
+// says otherwise.
+type Logger struct {
+	Log *slog.Logger
+	// Level of every line; nil is Warn.
+	Level slog.Leveler
+}
 
 // userinfo is the user and password part of a URL ("redis://u:p@host").
 var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
@@ -33,5 +45,9 @@ var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
 func (l Logger) Printf(ctx context.Context, format string, v ...any) {
 	msg := strings.TrimSpace(fmt.Sprintf(format, v...))
 	msg = userinfo.ReplaceAllString(msg, "${1}<redacted>@")
-	l.Log.WarnContext(ctx, msg, "component", "go-redis")
+	level := slog.LevelWarn
+	if l.Level != nil {
+		level = l.Level.Level()
+	}
+	l.Log.Log(ctx, level, msg, "component", "go-redis")
 }

@@ -59,3 +59,26 @@ func TestUse(t *testing.T) {
 		t.Errorf("the password was logged:\n%s", out)
 	}
 }
+
+// TestUseAt: go-redis's lines at the level given, here Debug, so a handler
+// at Info drops them.
+func TestUseAt(t *testing.T) {
+	defer redislog.Use(slog.New(slog.DiscardHandler))
+	for _, tc := range []struct {
+		level slog.Level
+		shown bool
+	}{{slog.LevelDebug, true}, {slog.LevelInfo, false}} {
+		var logs syncBuffer
+		redislog.UseAt(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level})), slog.LevelDebug)
+		rdb := redis.NewClient(&redis.Options{
+			Addr: "127.0.0.1:1", DialerRetries: 1, MaxRetries: -1,
+			Dialer: func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("connection refused") },
+		})
+		_ = rdb.Ping(context.Background()).Err()
+		_ = rdb.Close()
+		out := logs.String()
+		if shown := strings.Contains(out, "level=DEBUG") && strings.Contains(out, "component=go-redis"); shown != tc.shown {
+			t.Errorf("handler at %v: shown %v, want %v:\n%s", tc.level, shown, tc.shown, out)
+		}
+	}
+}
