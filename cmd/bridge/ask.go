@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	neturl "net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/askbridge/askbridge/client"
 	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/internal/redislog"
+	"github.com/askbridge/askbridge/internal/retry"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -42,7 +45,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		question = fs.String("question", "", "the question sentence")
 		header   = fs.String("header", "Question", "a short label for the question (up to 12 characters)")
 		multi    = fs.Bool("multi", false, "let the person pick several options")
-		timeout  = fs.Int("timeout", 0, "seconds to wait for an answer, 30 to 3600 (default 900)")
+		timeout  = fs.Int("timeout", 0, "seconds to wait for an answer, 30 to 3600, another number brought to the nearer bound (default 900)")
 		id       = fs.String("id", "", "the question id (default: a new one, ask-<32 hex digits>)")
 		agent    = fs.String("agent", "", "who is asking, shown as \"Question from <agent>:\"")
 		jsonFile = fs.String("json", "", "read the whole request JSON from FILE, or - for stdin")
@@ -75,44 +78,95 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
-	wait := requestTimeout(body)
-
-	// go-redis's own lines (each failed dial of its pool) would come
-	// before ask's one line that says what failed: they show only at
-	// ASKUSER_LOG_LEVEL=debug.
-	redislog.UseAt(newLogger(stderr, getenv("ASKUSER_LOG_LEVEL"), strings.ToLower(getenv("ASKUSER_LOG_FORMAT"))).With("part", "redis"), slog.LevelDebug)
-	url, prefix, err := redisTarget(*redisURL, getenv)
+	wait := requestWait(body, *jsonFile == "", stderr)
+	c, closeRedis, err := askClient(ctx, *redisURL, getenv, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
-	rdb, err := store.Connect(ctx, url)
-	if err != nil {
-		fmt.Fprintf(stderr, "askbridge ask: %s\n", unreachable(url, *redisURL != "", getenv, err))
-		return exitError
-	}
-	defer rdb.Close()
-	c := client.New(rdb, client.Options{
-		Prefix: prefix,
-		NotTaken: func(string) {
-			fmt.Fprintf(stderr, "askbridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
-		},
-	})
+	defer closeRedis()
 
 	reqID, err := c.PushJSON(ctx, body)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "askbridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", reqID)
+	announce(ctx, c, reqID, stderr)
 	result, err := waitResult(ctx, c, reqID, wait, stderr)
 	var refused *client.RefusedError
-	if err != nil && !errors.As(err, &refused) {
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "askbridge ask: the bridge refused request %s: %s\n", refused.ID, refused.Message)
+	case err != nil:
 		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
 		return exitError
 	}
 	fmt.Fprintln(stdout, string(result.Raw))
 	return exitStatus(result)
+}
+
+// requestWait is how long the question of request body waits, and says so
+// on stderr when the request's timeout is out of bounds: the bridge clamps
+// it (ask-user.md §1), and a person who typed --timeout 10 learns it
+// waits 30. fromFlags names the flag instead of the JSON field.
+func requestWait(body []byte, fromFlags bool, stderr io.Writer) time.Duration {
+	wait, clamped := requestTimeout(body)
+	if clamped != "" {
+		name := "timeoutSeconds"
+		if fromFlags {
+			name = "--timeout"
+		}
+		fmt.Fprintf(stderr, "askbridge ask: %s %s: the question waits %d seconds\n", name, clamped, int(wait/time.Second))
+	}
+	return wait
+}
+
+// askClient connects to the bridge's Redis (redisTarget) and returns the
+// protocol client and what closes it. Its error is one line that says
+// what failed and what to check.
+func askClient(ctx context.Context, flagURL string, getenv func(string) string, stderr io.Writer) (*client.Client, func(), error) {
+	// go-redis's own lines (each failed dial of its pool) would come
+	// before the one line that says what failed: they show only at
+	// ASKUSER_LOG_LEVEL=debug.
+	redislog.UseAt(newLogger(stderr, getenv("ASKUSER_LOG_LEVEL"), strings.ToLower(getenv("ASKUSER_LOG_FORMAT"))).With("part", "redis"), slog.LevelDebug)
+	url, prefix, err := redisTarget(flagURL, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb, err := store.Connect(ctx, url)
+	if err != nil {
+		return nil, nil, errors.New(unreachable(url, flagURL != "", getenv, err))
+	}
+	c := client.New(rdb, client.Options{
+		Prefix: prefix,
+		NotTaken: func(string) {
+			fmt.Fprintf(stderr, "askbridge ask: no bridge has taken the request yet; is one running on this Redis?\n")
+		},
+	})
+	return c, func() { _ = rdb.Close() }, nil
+}
+
+// announceWithin bounds how long announce waits for a bridge to take the
+// request; a bridge takes one within milliseconds.
+const announceWithin = 2 * time.Second
+
+// announce says that ask waits for the answer once a bridge has taken
+// request id; it says nothing when the bridge refused it, as it does at
+// once (the refusal, printed next, says why). With no bridge taking it
+// within announceWithin, it says it waits all the same (and the client
+// says later that no bridge took it).
+func announce(ctx context.Context, c *client.Client, id string, stderr io.Writer) {
+	deadline := time.Now().Add(announceWithin)
+	for {
+		q, found, err := c.Status(ctx, id)
+		if err == nil && found && q.Status == askbridge.StatusError {
+			return
+		}
+		if err != nil || found || time.Now().After(deadline) || !retry.Sleep(ctx, 50*time.Millisecond) {
+			fmt.Fprintf(stderr, "askbridge ask: asked %s; waiting for the answer (Ctrl-C cancels)\n", id)
+			return
+		}
+	}
 }
 
 // requestBody is the request to push: the JSON file's (jsonFile, "-" for
@@ -169,8 +223,10 @@ func buildRequest(to, question, header string, multi bool, timeout int, id, agen
 }
 
 // requestTimeout reads the timeout of a request, leniently: the bridge is
-// the one that validates it.
-func requestTimeout(body []byte) time.Duration {
+// the one that validates it. clamped, when the timeout is a whole number
+// outside [MinTimeout, MaxTimeout], says which bound it was brought to
+// ("10 is below the least, 30"), as the bridge does.
+func requestTimeout(body []byte) (wait time.Duration, clamped string) {
 	var meta struct {
 		Timeout any `json:"timeoutSeconds"`
 	}
@@ -178,8 +234,15 @@ func requestTimeout(body []byte) time.Duration {
 	secs := float64(askbridge.DefaultTimeout)
 	if t, ok := meta.Timeout.(float64); ok {
 		secs = min(max(t, askbridge.MinTimeout), askbridge.MaxTimeout)
+		switch {
+		case t != math.Trunc(t): // not a whole number: the bridge refuses it
+		case t < askbridge.MinTimeout:
+			clamped = fmt.Sprintf("%s is below the least, %d", strconv.FormatFloat(t, 'f', -1, 64), askbridge.MinTimeout)
+		case t > askbridge.MaxTimeout:
+			clamped = fmt.Sprintf("%s is above the most, %d", strconv.FormatFloat(t, 'f', -1, 64), askbridge.MaxTimeout)
+		}
 	}
-	return time.Duration(secs) * time.Second
+	return time.Duration(secs) * time.Second, clamped
 }
 
 // redisTarget finds the Redis the bridge uses: the flag, else

@@ -65,3 +65,46 @@ func TestAskIDs(t *testing.T) {
 		t.Errorf("exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestAskSaysWhatHappens: a request the bridge refuses at once is said to
+// be refused, with the reason, and never to be waited for; a --timeout
+// (or a JSON timeoutSeconds) out of bounds is said to be clamped, and to
+// what.
+func TestAskSaysWhatHappens(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
+
+	t.Run("refused", func(t *testing.T) {
+		r := <-askAsync(context.Background(), env, "--to", "nowhere", "--question", "Q?", "--option", "A", "--option", "B")
+		if r.code != exitError || !strings.Contains(r.stdout, `"status":"error"`) {
+			t.Fatalf("exit %d (want %d), stdout %s", r.code, exitError, r.stdout)
+		}
+		if !strings.Contains(r.stderr, "askbridge ask: the bridge refused request ask-") || !strings.Contains(r.stderr, `"nowhere"`) ||
+			strings.Contains(r.stderr, "waiting") {
+			t.Errorf("stderr must say it was refused and why, and not that it waits:\n%s", r.stderr)
+		}
+	})
+
+	file := filepath.Join(t.TempDir(), "req.json")
+	if err := os.WriteFile(file, []byte(`{"to":"web","timeoutSeconds":4000,"questions":[{"id":"a","header":"A","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"below", []string{"--timeout", "10", "--question", "Q?", "--option", "A", "--option", "B"}, "askbridge ask: --timeout 10 is below the least, 30: the question waits 30 seconds\n"},
+		{"above", []string{"--timeout", "5000", "--question", "Q?", "--option", "A", "--option", "B"}, "askbridge ask: --timeout 5000 is above the most, 3600: the question waits 3600 seconds\n"},
+		{"json", []string{"--json", file}, "askbridge ask: timeoutSeconds 4000 is above the most, 3600: the question waits 3600 seconds\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := askAsync(context.Background(), env, tc.args...)
+			answerOnPage(t, b, firstOpen(t, b), `{"skip":true}`)
+			r := <-res
+			if r.code != exitNoAnswer || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "waiting for the answer") {
+				t.Errorf("exit %d (want %d), stderr does not say %q and that it waits:\n%q", r.code, exitNoAnswer, tc.want, r.stderr)
+			}
+		})
+	}
+}
