@@ -5,7 +5,7 @@
 //
 // Bold, italic, inline code, code blocks, links (http, https and mailto)
 // and lists keep their meaning; everything else Markdown has shows as
-// plain text, raw HTML included. No output can mention anyone, and the
+// plain text, raw HTML included (a heading is a paragraph of its text). No output can mention anyone, and the
 // chat renderings cut long context into blocks that each fit a message.
 package markup
 
@@ -119,7 +119,9 @@ func (c converter) block(n ast.Node) []*block {
 	case *ast.Paragraph, *ast.TextBlock:
 		return para(c.inlines(n))
 	case *ast.Heading:
-		return para(emphasis(boldSpan, c.inlines(n)))
+		// Not a format of the contract (ask-user.md §7): plain text, as a
+		// paragraph, not bold.
+		return para(c.inlines(n))
 	case *ast.ThematicBreak:
 		return para([]span{{kind: textSpan, text: "---"}})
 	case *ast.CodeBlock:

@@ -86,6 +86,30 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestHeadingIsPlainText: a heading, ATX or setext, is not a format of
+// the contract (ask-user.md §7): it shows as a paragraph of its text on
+// every platform, not bold; emphasis inside it stays emphasis.
+func TestHeadingIsPlainText(t *testing.T) {
+	for _, src := range []string{"# Deploy failed\n\nRetry?", "### Deploy failed ###\n\nRetry?", "Deploy failed\n===\n\nRetry?", "Deploy failed\n---\n\nRetry?"} {
+		d := Parse(src)
+		for platform, got := range map[string]string{
+			"telegram": strings.Join(d.Telegram(4096), "\n"),
+			"discord":  strings.Join(d.Discord(2000), "\n"),
+			"slack":    strings.Join(d.Slack(3000), "\n"),
+			"web":      d.HTML(),
+			"plain":    d.Plain(),
+		} {
+			want := map[string]string{"telegram": "Deploy failed\n", "discord": "Deploy failed\n", "slack": "Deploy failed\n", "web": "<p>Deploy failed</p>", "plain": "Deploy failed\n"}[platform]
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("%q on %s: %q, want it to start with %q", src, platform, got, want)
+			}
+		}
+	}
+	if got := Parse("## Step **2** failed").Telegram(4096); len(got) != 1 || got[0] != "Step <b>2</b> failed" {
+		t.Errorf("emphasis in a heading on Telegram: %q", got)
+	}
+}
+
 // mixed is n characters of everything at once, as a long context is.
 func mixed(n int) string {
 	parts := []string{
