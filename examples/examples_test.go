@@ -86,6 +86,35 @@ func need(t *testing.T, ex example) []string {
 	return nil
 }
 
+// TestPythonWithoutRedisPy: ask.py under a python3 without redis-py (here
+// one started with -S, without its site packages, as a pyenv or venv
+// python3 without redis-py is) says what to install, in one line, and
+// exits 1, instead of "No module named 'redis'" in a traceback.
+func TestPythonWithoutRedisPy(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	cmd := exec.Command(py, "-S", "ask.py")
+	cmd.Dir = "python"
+	cmd.Env = append(os.Environ(), "ASKUSER_REDIS_URL=redis://127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || stdout.Len() != 0 {
+		t.Fatalf("exit %v, want 1 and nothing on stdout\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	msg := stderr.String()
+	for _, want := range []string{"ask.py needs redis-py", "-m pip install -r requirements.txt", "python3-redis", "README.md"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+		t.Errorf("want one line on stderr, got:\n%s", msg)
+	}
+}
+
 // TestExamples runs each example against the real bridge binary: once
 // answered on the web page (exit 0, the answered result printed), once
 // cancelled with Ctrl-C (exit 1, the cancelled result printed and stored).

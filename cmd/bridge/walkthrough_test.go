@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/testwait"
 )
 
@@ -138,6 +139,10 @@ func TestWalkthrough(t *testing.T) {
 		}
 	})
 
+	for _, ex := range walkthroughExamples {
+		t.Run("example "+ex.name, func(t *testing.T) { walkthroughExample(t, b, seen, ex) })
+	}
+
 	t.Run("ask timed out", func(t *testing.T) {
 		r := <-timedOut
 		if r.hung || r.code != exitNoAnswer || !strings.Contains(r.stdout, `"id":"`+timeoutID+`"`) ||
@@ -145,6 +150,105 @@ func TestWalkthrough(t *testing.T) {
 			t.Errorf("askbridge ask --timeout %d: exit %d (want %d), hung %v\n%s%s", askbridge.MinTimeout, r.code, exitNoAnswer, r.hung, r.stdout, r.stderr)
 		}
 	})
+}
+
+// exampleWalk is one of examples/: its README's run section is followed
+// like the main README's.
+type exampleWalk struct {
+	name, dir, idPrefix string
+	// install is what its README must say to install its Redis client.
+	install []string
+	// ready finds what the run command needs, or says what is missing: the
+	// PATH to run it with (nil: the test's), for Python one whose python3
+	// has redis-py.
+	ready func(t *testing.T, dir string) (path []string, err error)
+}
+
+var walkthroughExamples = []exampleWalk{
+	{name: "python", dir: filepath.Join("examples", "python"), idPrefix: "py-",
+		install: []string{"python3 -m pip install -r requirements.txt", "sudo apt-get install python3-redis", "/usr/bin/python3 ask.py"},
+		ready:   pythonWithRedis},
+	{name: "node", dir: filepath.Join("examples", "node"), idPrefix: "node-",
+		install: []string{"npm ci", "sudo apt-get install nodejs npm"},
+		ready: func(t *testing.T, dir string) ([]string, error) {
+			if _, err := exec.LookPath("node"); err != nil {
+				return nil, fmt.Errorf("node is not installed (apt-get install nodejs npm)")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "node_modules", "redis", "package.json")); err != nil {
+				return nil, fmt.Errorf("the redis package is not installed: run npm ci in %s", dir)
+			}
+			return nil, nil
+		}},
+}
+
+// pythonWithRedis is a PATH whose python3 has redis-py: the test's own
+// when its python3 has it, else one that puts the distribution's
+// /usr/bin/python3 first, as the README says to run it when python3-redis
+// is installed and another python3 (pyenv's) comes first.
+func pythonWithRedis(t *testing.T, _ string) ([]string, error) {
+	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import redis").Run() == nil {
+		return nil, nil
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
+		return nil, fmt.Errorf("no python3 with redis-py: apt-get install python3-redis, or python3 -m pip install -r examples/python/requirements.txt")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink("/usr/bin/python3", filepath.Join(bin, "python3")); err != nil {
+		return nil, err
+	}
+	return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, nil
+}
+
+// walkthroughExample checks what an example's README says of installing
+// and exit statuses, and runs its marked command against the walkthrough's
+// bridge (ASKUSER_REDIS_URL, which the README says it reads, set to the
+// bridge's embedded Redis): answered, it prints the result and exits 0;
+// skipped, it exits 1.
+func walkthroughExample(t *testing.T, b *walkthroughBridge, seen map[string]bool, ex exampleWalk) {
+	dir := filepath.Join("..", "..", ex.dir)
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(strings.Fields(string(readme)), " ")
+	for _, want := range append(ex.install, "exits 0", "Exit status: 0 answered; 1 anything else", `"status":"answered"`, `"deploy_target":["Staging (Recommended)"]`) {
+		if !strings.Contains(said, want) {
+			t.Errorf("%s/README.md does not say %q", ex.dir, want)
+		}
+	}
+	if ex.name == "python" {
+		req, err := os.ReadFile(filepath.Join(dir, "requirements.txt"))
+		if err != nil || !regexp.MustCompile(`(?m)^redis==\d+\.\d+\.\d+$`).Match(req) {
+			t.Errorf("%s/requirements.txt does not pin redis-py (redis==X.Y.Z): %v\n%s", ex.dir, err, req)
+		}
+	}
+	script := walkthroughShell(t, walkthroughSection(t, readme, "run"))
+	env, err := ex.ready(t, dir)
+	if err != nil {
+		if redistest.Required() {
+			t.Fatalf("the %s example cannot run (ASKBRIDGE_REQUIRE_REDIS=1): %v", ex.name, err)
+		}
+		t.Skipf("the %s example cannot run: %v", ex.name, err)
+	}
+	env = append(env, "ASKUSER_REDIS_URL=redis://127.0.0.1:"+b.redisPort)
+
+	for _, tc := range []struct {
+		answer, result string
+		code           int
+	}{
+		{`{"answers":{"deploy_target":["Staging (Recommended)"]}}`, `"deploy_target":["Staging (Recommended)"]`, 0},
+		{`{"skip":true}`, `"reason":"skipped"`, 1},
+	} {
+		done := make(chan walkthroughRun, 1)
+		go func() { done <- b.shIn(dir, env, script, 30*time.Second) }()
+		id := b.waitNew(t, seen, ex.idPrefix)
+		b.answer(t, id, tc.answer)
+		r := <-done
+		if r.hung || r.code != tc.code || !strings.Contains(r.stdout, `"id":"`+id+`"`) || !strings.Contains(r.stdout, tc.result) ||
+			!strings.Contains(r.stderr, "asked "+id+"; answer it on the bridge's web page (Ctrl-C cancels)") {
+			t.Errorf("%s in %s: exit %d (want %d), hung %v\nstdout: %s\nstderr: %s", strings.TrimSpace(script), ex.dir, r.code, tc.code, r.hung, r.stdout, r.stderr)
+		}
+	}
 }
 
 // walkthroughSection is the README between <!-- walkthrough:name --> and
@@ -281,8 +385,15 @@ type walkthroughRun struct {
 // finds its Redis as a local user's would), killing it and all it started
 // when it has not ended within limit.
 func (b *walkthroughBridge) sh(script string, limit time.Duration) walkthroughRun {
+	return b.shIn("", nil, script, limit)
+}
+
+// shIn is sh in directory dir ("": the test's) with env added to the
+// bridge's environment (a later one wins).
+func (b *walkthroughBridge) shIn(dir string, env []string, script string, limit time.Duration) walkthroughRun {
 	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = b.env
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clone(b.env), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Ask a person one question through askbridge, wait, print the result JSON.
 
-Needs redis-py (Debian: apt-get install python3-redis; else pip install redis).
+Needs redis-py in the python3 that runs it: python3 -m pip install -r
+requirements.txt (pyenv, a virtual environment), or, for Debian's and Ubuntu's
+own python3, apt-get install python3-redis. See README.md.
 Exit status: 0 answered, 1 anything else. Ctrl-C cancels the question.
 For a Redis Cluster use redis.cluster.RedisCluster.from_url instead.
 """
 import json, os, secrets, signal, sys, time
 
-import redis
+try:
+    import redis
+except ImportError:
+    sys.exit(f"ask.py needs redis-py, which {sys.executable} does not have: run "
+             f"{os.path.basename(sys.executable)} -m pip install -r requirements.txt in examples/python "
+             "(or, with Debian's or Ubuntu's own python3, apt-get install python3-redis); see its README.md")
 
 url = os.environ.get("ASKUSER_REDIS_URL") or "redis://127.0.0.1:6380"
 prefix = os.environ.get("ASKUSER_REDIS_PREFIX") or "askuser:"
