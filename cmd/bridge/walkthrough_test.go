@@ -25,6 +25,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/testwait"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // TestWalkthrough follows the README's "First run, step by step" with the
@@ -247,6 +248,29 @@ func walkthroughExample(t *testing.T, b *walkthroughBridge, seen map[string]bool
 		if r.hung || r.code != tc.code || !strings.Contains(r.stdout, `"id":"`+id+`"`) || !strings.Contains(r.stdout, tc.result) ||
 			!strings.Contains(r.stderr, "asked "+id+"; answer it on the bridge's web page (Ctrl-C cancels)") {
 			t.Errorf("%s in %s: exit %d (want %d), hung %v\nstdout: %s\nstderr: %s", strings.TrimSpace(script), ex.dir, r.code, tc.code, r.hung, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestWalkthroughNamesTheButton: the README's walkthrough tells the reader
+// to click the option the way the web page shows it: a recommended
+// option's label without its "(Recommended)" suffix, with the page's
+// badge (the catalog's WebRecommended) beside it.
+func TestWalkthroughNamesTheButton(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	askDoc := walkthroughSection(t, readme, "ask")
+	m := regexp.MustCompile(`--option "([^"(]+?) \((\w+)\)`).FindStringSubmatch(walkthroughShell(t, askDoc))
+	if m == nil {
+		t.Fatal("the README's ask command has no option with a (Recommended) suffix")
+	}
+	said := strings.Join(strings.Fields(askDoc), " ")
+	badge := locale.For("en").Get("WebRecommended")
+	for _, want := range []string{"Click **" + m[1] + "**", "*" + badge + "* badge"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the README's walkthrough does not say %q: the page shows %q with a %q badge", want, m[1], badge)
 		}
 	}
 }
