@@ -275,6 +275,41 @@ func TestWalkthroughNamesTheButton(t *testing.T) {
 	}
 }
 
+// TestReadmeRunTheTests: the README's "Run the tests" says what the full
+// tests need before the command that runs them: its first command
+// installs every package scripts/test-deps.sh may install, the next is
+// make test, and it says how long that takes.
+func TestReadmeRunTheTests(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := os.ReadFile(filepath.Join("..", "..", "scripts", "test-deps.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)\n## Run the tests\n(.*?)\n## `).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal(`README.md has no "## Run the tests" section`)
+	}
+	section := string(m[1])
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) < 2 || !strings.Contains(blocks[0][1], "apt-get install") || strings.TrimSpace(blocks[1][1]) != "make test" {
+		t.Fatalf("the section's first commands must be the prerequisites' install, then make test:\n%s", section)
+	}
+	for _, pkg := range regexp.MustCompile(`need_apt\+=\(([a-z0-9.+-]+)\)`).FindAllStringSubmatch(string(deps), -1) {
+		if !slices.Contains(strings.Fields(blocks[0][1]), pkg[1]) {
+			t.Errorf("the README's install command lacks %s, which scripts/test-deps.sh installs", pkg[1])
+		}
+	}
+	if !strings.Contains(blocks[0][1], "npm ci") {
+		t.Errorf("the README's install commands lack npm ci (examples/node), which scripts/test-deps.sh runs")
+	}
+	if !strings.Contains(strings.Join(strings.Fields(section), " "), "takes about 10 minutes") {
+		t.Errorf("the section does not say how long make test takes")
+	}
+}
+
 // walkthroughSection is the README between <!-- walkthrough:name --> and
 // <!-- /walkthrough:name -->.
 func walkthroughSection(t *testing.T, readme []byte, name string) string {
