@@ -27,7 +27,7 @@ help: ## List the targets (the default)
 # prints the command that does.
 test: ## Run every test of every module, with the race detector (the README's test command)
 	./scripts/test-deps.sh
-	@set -e; for m in $(MODULES); do echo "== $$m"; $(GO) -C $$m test -race -count=1 ./...; done
+	GO=$(GO) ./scripts/test.sh $(MODULES)
 
 test-short: ## Run the fast tier: go test -short (no browser, chaos, examples, cluster)
 	$(GO) test -short -count=1 ./...
