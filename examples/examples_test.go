@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // example is one agent in another language and how to run it.
@@ -285,8 +286,8 @@ func startBridge(t *testing.T, redisAddr, prefix string) *bridge {
 // fails if the example ends first.
 func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	id := ""
+	ok := testwait.Until(15*time.Second, func() bool {
 		if run.exited() {
 			t.Fatalf("the example ended before its question showed (exit %d)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 		}
@@ -301,13 +302,14 @@ func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 			t.Fatalf("GET /api/questions: %v", err)
 		}
 		if len(list.Questions) > 0 {
-			return list.Questions[0].ID
+			id = list.Questions[0].ID
 		}
-		// Sleep: the next look at the page; the loop also watches the example process.
-		time.Sleep(50 * time.Millisecond)
+		return id != ""
+	})
+	if !ok {
+		t.Fatalf("no question showed on the page\nexample stderr: %s\nbridge: %s", run.stderr, b.output)
 	}
-	t.Fatalf("no question showed on the page\nexample stderr: %s\nbridge: %s", run.stderr, b.output)
-	return ""
+	return id
 }
 
 // answer posts an answer as the page does.
