@@ -242,7 +242,10 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 	}
 	tap(1)
 	tap(2)
-	time.Sleep(300 * time.Millisecond) // time for a careless poller to fetch and confirm them
+	// Sleep: what is checked is that the updates are not confirmed, and a
+	// careful poller shows nothing to wait on: real time for a careless
+	// one to fetch and confirm them.
+	time.Sleep(300 * time.Millisecond)
 	e.mu.Lock()
 	r := e.replicas[holder]
 	e.mu.Unlock()
