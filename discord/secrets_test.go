@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/platformtest"
@@ -99,19 +98,7 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 
 			// The engine's calls, and the answers to a press.
 			ctx := context.Background()
-			req, err := askbridge.DecodeRequest([]byte(`{"questions":[{"id":"go","header":"Deploy","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.BuildPlan("q1", req, ch.Capabilities())
-			errs := []error{
-				ch.Send(ctx, engine.Delivery{Chat: "222", Plan: plan}),
-				ch.Send(ctx, engine.Delivery{Chat: "@333", Plan: plan}),
-				ch.Notify(ctx, "222", "444", "Reply with a number."),
-				ch.Finish(ctx, engine.MessageRef{Platform: "discord", Chat: "222", Message: "444"},
-					engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
-				ch.Acknowledge(ctx, "555", canaryInteraction),
-			}
+			errs := append(platformtest.EngineCalls(t, ch, "discord", "222", "@333", "444"), ch.Acknowledge(ctx, "555", canaryInteraction))
 			ch.Respond(ctx, "555", canaryInteraction, false, engine.TapReply{Notice: engine.NoticeUnknown})
 			ch.Respond(ctx, "556", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeUnknown})
 			ch.Respond(ctx, "557", canaryInteraction, true, engine.TapReply{Notice: engine.NoticeExpired, QuestionID: "q1"})

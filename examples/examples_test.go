@@ -12,13 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/testwait"
 )
@@ -218,7 +218,7 @@ func (r *exampleRun) wait(t *testing.T) (int, string, string) {
 // on a free loopback port and no token.
 type bridge struct {
 	url    string
-	output *syncBuffer
+	output *platformtest.SyncBuffer
 }
 
 // startBridge builds cmd/bridge and runs it on the Redis at redisAddr
@@ -238,7 +238,7 @@ func startBridge(t *testing.T, redisAddr, prefix string) *bridge {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	b := &bridge{url: "http://" + addr, output: &syncBuffer{}}
+	b := &bridge{url: "http://" + addr, output: &platformtest.SyncBuffer{}}
 	cmd := exec.Command(bin)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -324,22 +324,4 @@ func (b *bridge) answer(t *testing.T, id, body string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("answer %s: %s: %s", id, resp.Status, out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

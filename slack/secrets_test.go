@@ -13,8 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
@@ -121,19 +119,7 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 			}
 
 			// The engine's calls.
-			ctx := context.Background()
-			req, err := askbridge.DecodeRequest([]byte(`{"questions":[{"id":"go","header":"Deploy","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.BuildPlan("q1", req, ch.Capabilities())
-			errs := []error{
-				ch.Send(ctx, engine.Delivery{Chat: "C0OPS", Plan: plan}),
-				ch.Send(ctx, engine.Delivery{Chat: "U0ALICE", Plan: plan}),
-				ch.Notify(ctx, "C0OPS", "1700000000.000100", "Reply with a number."),
-				ch.Finish(ctx, engine.MessageRef{Platform: "slack", Chat: "C0OPS", Message: "1700000000.000100"},
-					engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
-			}
+			errs := platformtest.EngineCalls(t, ch, "slack", "C0OPS", "U0ALICE", "1700000000.000100")
 			out := logs.String()
 			platformtest.NoSecret(t, secrets, errs, out)
 			for _, want := range []string{"auth.test failed", "socket mode connection failed"} {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/store"
@@ -76,7 +75,6 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 				ChatPace: time.Millisecond, GlobalPace: time.Millisecond,
 				HTTPClient: &http.Client{Timeout: 300 * time.Millisecond, Transport: api},
 			}
-			var errs []error
 
 			// Polling: getMe answers, every getUpdates fails.
 			poller, err := telegram.New(cfg, coord, log)
@@ -96,16 +94,7 @@ func TestNoSecretLeavesTheChannel(t *testing.T) {
 
 			// The engine's calls, and a tap the channel answers itself.
 			ctx := context.Background()
-			req, err := askbridge.DecodeRequest([]byte(`{"questions":[{"id":"go","header":"Deploy","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := engine.BuildPlan("q1", req, hook.Capabilities())
-			_, err = sendAll(ctx, hook, "-100500", plan)
-			errs = append(errs, err)
-			errs = append(errs, hook.Notify(ctx, "-100500", "7", "Reply with a number."))
-			errs = append(errs, hook.Finish(ctx, engine.MessageRef{Platform: "telegram", Chat: "-100500", Message: "7"},
-				engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}))
+			errs := platformtest.EngineCalls(t, hook, "telegram", "-100500", "1001", "7")
 			tap := `{"update_id":5,"callback_query":{"id":"cq1","from":{"id":1001,"is_bot":false,"first_name":"Alice"},"message":{"message_id":7,"date":1,"chat":{"id":-100500,"type":"supergroup"}},"data":"x"}}`
 			if err := hook.HandleUpdateJSON(ctx, noticeInbox{}, []byte(tap)); err != nil {
 				t.Fatal(err)

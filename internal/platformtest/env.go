@@ -17,6 +17,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/store"
 )
 
 // Agent is an agent of one test (agenttest's, through the Go client),
@@ -60,6 +61,40 @@ func (a *Agent) NoResult(ids ...string) {
 		if n := a.a.ResultCount(a.t, id); n != 0 {
 			a.t.Errorf("question %s has %d results, want none", id, n)
 		}
+	}
+}
+
+// PromptOfADeadReplica leaves what a replica leaves that died right after
+// posting a prompt: a asks body (question id), and the dead replica takes
+// the request off the stream, creates the question for target, posts its
+// prompt through the channel newChannel makes on its store, and records
+// nothing of the post.
+func PromptOfADeadReplica(a *Agent, id, body string, target askbridge.Target, newChannel func(*store.Store) (engine.Channel, error)) {
+	t := a.t
+	t.Helper()
+	ctx := context.Background()
+	a.Ask(body)
+	dead := store.New(a.a.RDB, store.Options{Prefix: a.a.Prefix, Consumer: "dead"})
+	if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
+		t.Fatalf("read: %v %v", entries, err)
+	}
+	req, err := askbridge.DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	q := engine.NewQuestion{ID: id, Request: req, Target: target, Created: now, Deadline: now.Add(time.Hour)}
+	if _, _, err := dead.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := newChannel(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Killed once the post is out, before anything is recorded.
+	err = ch.Send(ctx, engine.Delivery{Chat: target.Chat, Plan: engine.BuildPlan(id, req, ch.Capabilities()), Sent: func(engine.MessageRef) bool { return false }})
+	if err != nil {
+		t.Fatalf("send: %v", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/testwait"
 )
@@ -194,6 +195,35 @@ func ErrorTexts(err error) []string {
 		out = append(out, ue.URL)
 	}
 	return out
+}
+
+// oneQuestion is the request EngineCalls plans.
+const oneQuestion = `{"questions":[{"id":"go","header":"Deploy","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]}]}`
+
+// Notifying is a channel that also posts notices (engine.Notifier).
+type Notifying interface {
+	engine.Channel
+	engine.Notifier
+}
+
+// EngineCalls makes, through ch, the calls the engine makes of a channel
+// (a prompt sent to chat and to person, a notice in chat under message,
+// the end shown on message) and returns what each returned.
+func EngineCalls(t testing.TB, ch Notifying, platform, chat, person, message string) []error {
+	t.Helper()
+	ctx := context.Background()
+	req, err := askbridge.DecodeRequest([]byte(oneQuestion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := engine.BuildPlan("q1", req, ch.Capabilities())
+	return []error{
+		ch.Send(ctx, engine.Delivery{Chat: chat, Plan: plan}),
+		ch.Send(ctx, engine.Delivery{Chat: person, Plan: plan}),
+		ch.Notify(ctx, chat, message, "Reply with a number."),
+		ch.Finish(ctx, engine.MessageRef{Platform: platform, Chat: chat, Message: message},
+			engine.Ending{Plan: plan, Outcome: askbridge.OutcomeExpired, Status: "Expired"}),
+	}
 }
 
 // NoSecret checks that every call of errs failed (a broken API answers
