@@ -42,7 +42,7 @@ toolchain: ## Check that the go command runs go.mod's toolchain (every target th
 # prints the command that does.
 test: toolchain ## Run every test of every module, with the race detector (the README's test command)
 	./scripts/test-deps.sh
-	@set -e; for m in $(MODULES); do echo "== $$m"; $(GO) -C $$m test -race -count=1 ./...; done
+	GO=$(GO) ./scripts/test.sh $(MODULES)
 
 test-short: toolchain ## Run the fast tier: go test -short (no browser, chaos, examples, cluster)
 	$(GO) test -short -count=1 ./...

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,27 @@ import (
 )
 
 var errStop = errors.New("stop watching")
+
+// firstRead closes reading when its client sends its first XREAD.
+type firstRead struct {
+	once    sync.Once
+	reading chan struct{}
+}
+
+func (h *firstRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *firstRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *firstRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "xread" {
+			h.once.Do(func() { close(h.reading) })
+		}
+		return next(ctx, cmd)
+	}
+}
 
 // watchUntil runs Watch from `from` until it has seen the event kind for
 // question id, and returns the events of that question it saw and the
@@ -76,15 +98,22 @@ func TestWatchResumes(t *testing.T) {
 				last   string
 			}
 			first := make(chan seen, 1)
-			started := make(chan struct{})
+			// The watcher's own client tells when Watch first reads the
+			// stream, which is after it resolved "$".
+			reads := &firstRead{reading: make(chan struct{})}
+			watcherRedis := b.client(t)
+			watcherRedis.AddHook(reads)
+			watcher := client.New(watcherRedis, client.Options{Prefix: br.prefix, PollTimeout: time.Second})
 			go func() {
 				// From "$": only what comes after the watch began.
-				close(started)
-				kinds, others, last := watchUntil(t, c, "$", "watch-a", askbridge.EventAnswered)
+				kinds, others, last := watchUntil(t, watcher, "$", "watch-a", askbridge.EventAnswered)
 				first <- seen{kinds, others, last}
 			}()
-			<-started
-			time.Sleep(100 * time.Millisecond) // Watch resolves "$"; the checks hold either way
+			select {
+			case <-reads.reading:
+			case <-ctx.Done():
+				t.Fatal("Watch never read the events stream")
+			}
 			if _, err := c.Push(ctx, deployRequest("watch-a")); err != nil {
 				t.Fatal(err)
 			}
@@ -93,11 +122,11 @@ func TestWatchResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := <-first
-			// The watch may have begun after watch-a was requested (it
-			// resolves "$" as it starts), never before watch-0 ended.
+			// The watch began (it resolved "$") after watch-0 ended and
+			// before watch-a was requested: it sees all of watch-a's life.
 			life := []askbridge.EventKind{askbridge.EventRequested, askbridge.EventDelivered, askbridge.EventAnswered}
-			if len(a.kinds) == 0 || !slices.Equal(a.kinds, life[len(life)-len(a.kinds):]) || len(a.others) != 0 {
-				t.Errorf("from $: events %v of watch-a, want the end of %v, and events of %v", a.kinds, life, a.others)
+			if !slices.Equal(a.kinds, life) || len(a.others) != 0 {
+				t.Errorf("from $: events %v of watch-a, want %v, and events of %v", a.kinds, life, a.others)
 			}
 
 			// While no one watches, a second question comes and goes.

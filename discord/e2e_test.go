@@ -19,7 +19,7 @@ func TestButtonAnswer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(oneQuestion, "button-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "button-1"))
 	p := e.shown(id)[0]
 	ids := buttonIDs(p)
 	if len(ids) != 3 {
@@ -34,7 +34,7 @@ func TestButtonAnswer(t *testing.T) {
 	if got := notice(in); got != "Answer recorded." {
 		t.Errorf("notice %q", got)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if r.Status != askbridge.StatusAnswered || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"Production"}}) || r.Via != askbridge.ViaButton {
 		t.Errorf("result %+v", r)
 	}
@@ -65,12 +65,12 @@ func TestTextReplies(t *testing.T) {
 		{"three questions", three, "1: production\n2: 1, 2\n3: nobody", map[string][]string{"target": {"Production"}, "checks": {"Unit", "Integration"}, "notify": {"Nobody"}}, "Answered: Production, Unit, Integration, Nobody"},
 	}
 	for i, c := range cases {
-		id := e.ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%d", i)))
+		id := e.Ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%d", i)))
 		p := e.shown(id)[0]
 		if _, err := e.fake.Reply(e.alice, e.room, p.ID, c.reply); err != nil {
 			t.Fatal(err)
 		}
-		r := e.result(id, 5*time.Second)
+		r := e.Result(id, 5*time.Second)
 		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !reflect.DeepEqual(answers(r), c.want) {
 			t.Errorf("%s: result %+v answers %v", c.name, r, answers(r))
 		}
@@ -82,7 +82,7 @@ func TestPartialReplyGetsCorrection(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(`{"id":"partial-1","questions":[
+	id := e.Ask(`{"id":"partial-1","questions":[
  {"id":"target","header":"Target","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
  {"id":"checks","header":"Checks","question":"Which checks?","multiSelect":true,"options":[{"label":"Unit"},{"label":"Integration"}]},
  {"id":"notify","header":"Notify","question":"Who hears?","options":[{"label":"Team"},{"label":"Nobody"}]}]}`)
@@ -101,11 +101,11 @@ func TestPartialReplyGetsCorrection(t *testing.T) {
 	if corr.AllowedMentions == nil || corr.AllowedMentions.Parse == nil || len(corr.AllowedMentions.Parse) != 0 || corr.AllowedMentions.RepliedUser {
 		t.Errorf("correction allowed_mentions %+v, want parse [] and no replied-user ping", corr.AllowedMentions)
 	}
-	e.noResult(id)
+	e.NoResult(id)
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "staging\nunit, integration\nteam"); err != nil {
 		t.Fatal(err)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	want := map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Integration"}, "notify": {"Team"}}
 	if !reflect.DeepEqual(answers(r), want) {
 		t.Errorf("answers %v, want %v", answers(r), want)
@@ -116,7 +116,7 @@ func TestSkip(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	byButton := e.ask(fmt.Sprintf(oneQuestion, "skip-button"))
+	byButton := e.Ask(fmt.Sprintf(oneQuestion, "skip-button"))
 	p := e.shown(byButton)[0]
 	ids := buttonIDs(p)
 	skip := p.Components[len(p.Components)-1].Components[0]
@@ -127,17 +127,17 @@ func TestSkip(t *testing.T) {
 	if notice(in) != "Skipped." {
 		t.Errorf("notice %q", notice(in))
 	}
-	if r := e.result(byButton, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(byButton, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("result %+v", r)
 	}
 	e.message(p.ID, "skipped", ended("Skipped"))
 
-	byText := e.ask(fmt.Sprintf(oneQuestion, "skip-text"))
+	byText := e.Ask(fmt.Sprintf(oneQuestion, "skip-text"))
 	p = e.shown(byText)[0]
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "/skip"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(byText, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(byText, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("result %+v", r)
 	}
 	e.message(p.ID, "skipped", ended("Skipped"))
@@ -147,15 +147,15 @@ func TestTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	late := e.ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
-	cancelled := e.ask(fmt.Sprintf(oneQuestion, "cancel-1"))
+	late := e.Ask(`{"id":"late-1","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	cancelled := e.Ask(fmt.Sprintf(oneQuestion, "cancel-1"))
 	ps := []discordtest.Message{e.shown(late)[0], e.shown(cancelled)[0]}
-	e.cancelAsk(cancelled)
-	if r := e.result(cancelled, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+	e.Cancel(cancelled)
+	if r := e.Result(cancelled, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Errorf("cancel result %+v", r)
 	}
-	e.clock.advance(31 * time.Second)
-	if r := e.result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
+	e.clock.Advance(31 * time.Second)
+	if r := e.Result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
 		t.Errorf("timeout result %+v", r)
 	}
 	for _, p := range ps {
@@ -185,11 +185,11 @@ func TestLatePressRemovesStaleButtons(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
 	room := e.fake.AddChannel()
-	id := e.ask(fmt.Sprintf(`{"id":"stale-1","to":"discord:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, room))
+	id := e.Ask(fmt.Sprintf(`{"id":"stale-1","to":"discord:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, room))
 	p := e.shown(id)[0]
 	e.fake.DenyChannel(room)
-	e.cancelAsk(id)
-	e.result(id, 5*time.Second)
+	e.Cancel(id)
+	e.Result(id, 5*time.Second)
 	e.eventually(10*time.Second, "the finisher's edit refused", func() bool {
 		for _, r := range e.requests("PATCH", "channels/"+room+"/messages/"+p.ID) {
 			if r.Status == 403 {
@@ -212,7 +212,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(oneQuestion, "auth-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "auth-1"))
 	p := e.shown(id)[0]
 	in := e.click(e.bob, p.ID, buttonIDs(p)[0])
 	if in.AckType != 4 || notice(in) != "This question is not for you." {
@@ -232,7 +232,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if _, outs := e.handled(reply, 1); outs[0].Claimed || outs[0].Respond != "" {
 		t.Errorf("bob's text: %+v, want it ignored", outs[0])
 	}
-	e.noResult(id)
+	e.NoResult(id)
 	m, _ := e.fake.Message(p.ID)
 	if m.Edits != 0 || len(m.Components) == 0 {
 		t.Errorf("the prompt changed: %d edits, %d rows", m.Edits, len(m.Components))
@@ -243,7 +243,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 		}
 	}
 	e.click(e.alice, p.ID, buttonIDs(p)[0])
-	if r := e.result(id, 5*time.Second); r.AnsweredBy == nil || r.AnsweredBy.ID != e.alice {
+	if r := e.Result(id, 5*time.Second); r.AnsweredBy == nil || r.AnsweredBy.ID != e.alice {
 		t.Errorf("result %+v", r)
 	}
 }
@@ -252,7 +252,7 @@ func TestLateAndDoubleClicks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(oneQuestion, "double-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "double-1"))
 	p := e.shown(id)[0]
 	ids := buttonIDs(p)
 	// Two presses at once (two interactions): one result.
@@ -264,7 +264,7 @@ func TestLateAndDoubleClicks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	var notices []string
 	e.eventually(5*time.Second, "both presses answered", func() bool {
 		notices = notices[:0]
@@ -302,7 +302,7 @@ func TestMentionsDoNotPing(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
 	body := fmt.Sprintf(`{"id":"ping-1","agent":"@everyone bot","questions":[{"id":"a","header":"<@&42>","question":"Hey @here and <@%s>, **really** [click](https://x.test) || > # -# ?","options":[{"label":"@everyone yes","description":"<@%s> says _so_"},{"label":"no <#123>"}]}]}`, e.alice, e.alice)
-	id := e.ask(body)
+	id := e.Ask(body)
 	p := e.shown(id)[0]
 	if pings := p.Pings(); len(pings) > 0 {
 		t.Errorf("the prompt pings %v:\n%s", pings, p.Content)
@@ -319,7 +319,7 @@ func TestMentionsDoNotPing(t *testing.T) {
 		t.Errorf("escaped mentions missing:\n%s", p.Content)
 	}
 	e.click(e.alice, p.ID, buttonIDs(p)[0])
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	m := e.message(p.ID, "answered", ended("Answered: @everyone yes"))
 	if pings := m.Pings(); len(pings) > 0 {
 		t.Errorf("the edited prompt pings %v", pings)
@@ -330,8 +330,8 @@ func TestWhichQuestionAndBots(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	first := e.ask(fmt.Sprintf(oneQuestion, "which-1"))
-	second := e.ask(fmt.Sprintf(oneQuestion, "which-2"))
+	first := e.Ask(fmt.Sprintf(oneQuestion, "which-1"))
+	second := e.Ask(fmt.Sprintf(oneQuestion, "which-2"))
 	p1, p2 := e.shown(first)[0], e.shown(second)[0]
 	// Another bot replying with a valid answer answers nothing.
 	bot := e.fake.AddBot("otherbot")
@@ -348,19 +348,19 @@ func TestWhichQuestionAndBots(t *testing.T) {
 	if !strings.Contains(ask.Content, "2 open questions") {
 		t.Errorf("reply %q", ask.Content)
 	}
-	e.noResult(first)
-	e.noResult(second)
+	e.NoResult(first)
+	e.NoResult(second)
 	if _, err := e.fake.Reply(e.alice, e.room, p2.ID, "2"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(second, 5*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(second, 5*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Errorf("result %+v", r)
 	}
 	// Now only one is open: a plain message answers it.
 	if _, err := e.fake.Post(e.alice, e.room, "1"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(first, 5*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
+	if r := e.Result(first, 5*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
 		t.Errorf("result %+v", r)
 	}
 }
@@ -379,7 +379,7 @@ func TestPressEditsEachMessageOnce(t *testing.T) {
 	for i := range 3 {
 		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":%q,"options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, long, desc, desc, desc, desc))
 	}
-	id := e.ask(`{"id":"once-1","questions":[` + strings.Join(qs, ",") + `]}`)
+	id := e.Ask(`{"id":"once-1","questions":[` + strings.Join(qs, ",") + `]}`)
 	ps := e.shownWhole(id)
 	if len(ps) < 2 {
 		t.Fatalf("%d parts, want a prompt of several", len(ps))
@@ -389,7 +389,7 @@ func TestPressEditsEachMessageOnce(t *testing.T) {
 	if in.AckType != 4 || notice(in) != "Skipped." {
 		t.Errorf("press answered with type %d notice %q, want the notice alone", in.AckType, notice(in))
 	}
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	for i, p := range ps {
 		e.message(p.ID, "skipped", ended("Skipped"))
 		e.eventually(10*time.Second, "the finisher's edit of part "+fmt.Sprint(i), func() bool {
@@ -431,7 +431,7 @@ func TestThaiPrompt(t *testing.T) {
 	e.waitGateway()
 	th := locale.For("th")
 
-	texted := e.ask(fmt.Sprintf(thaiQuestion, "thai-text"))
+	texted := e.Ask(fmt.Sprintf(thaiQuestion, "thai-text"))
 	p := e.shown(texted)[0]
 	for _, want := range []string{
 		"**" + discord.Escape(th.Count("IntroAnon", 1, nil)) + "**\n\n",
@@ -457,7 +457,7 @@ func TestThaiPrompt(t *testing.T) {
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "๒"); err != nil {
 		t.Fatal(err)
 	}
-	r := e.result(texted, 5*time.Second)
+	r := e.Result(texted, 5*time.Second)
 	if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"โปรดักชัน"}}) {
 		t.Errorf("result %+v answers %v", r, answers(r))
 	}
@@ -466,12 +466,12 @@ func TestThaiPrompt(t *testing.T) {
 		t.Errorf("the answered message:\n%s\nwas\n%s", m.Content, p.Content)
 	}
 
-	skipped := e.ask(fmt.Sprintf(thaiQuestion, "thai-skip"))
+	skipped := e.Ask(fmt.Sprintf(thaiQuestion, "thai-skip"))
 	p = e.shown(skipped)[0]
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "ข้าม"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(skipped, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(skipped, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("result %+v, want no_answer skipped", r)
 	}
 	m = e.message(p.ID, "skipped in Thai", ended("ข้ามแล้ว"))
@@ -479,13 +479,13 @@ func TestThaiPrompt(t *testing.T) {
 		t.Errorf("the skipped message:\n%s\nwas\n%s", m.Content, p.Content)
 	}
 
-	tapped := e.ask(fmt.Sprintf(thaiQuestion, "thai-tap"))
+	tapped := e.Ask(fmt.Sprintf(thaiQuestion, "thai-tap"))
 	p = e.shown(tapped)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
 	if in.AckType != 4 || notice(in) != "บันทึกคำตอบแล้ว" {
 		t.Errorf("press answered with type %d notice %q, want an ephemeral %q", in.AckType, notice(in), "บันทึกคำตอบแล้ว")
 	}
-	if r := e.result(tapped, 5*time.Second); !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"สเตจจิ้ง (แนะนำ)"}}) {
+	if r := e.Result(tapped, 5*time.Second); !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"สเตจจิ้ง (แนะนำ)"}}) {
 		t.Errorf("result %+v", r)
 	}
 	done := e.message(p.ID, "answered in Thai", ended("ตอบแล้ว: สเตจจิ้ง (แนะนำ)"))
@@ -511,7 +511,7 @@ func TestContextShownQuietly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(`{"id":"context-1","context":%q,"questions":[{"id":"a","header":"Next","question":"Retry the build?","options":[{"label":"Yes"},{"label":"No"}]}]}`, buildFailure))
+	id := e.Ask(fmt.Sprintf(`{"id":"context-1","context":%q,"questions":[{"id":"a","header":"Next","question":"Retry the build?","options":[{"label":"Yes"},{"label":"No"}]}]}`, buildFailure))
 	p := e.shown(id)[0]
 	context := "Build **\\#4812** failed on `main`:\n\n```\nTestPay … FAIL\n```\n\nSee [the log](<https://ci.example.com/4812>) — \\@\u2060everyone"
 	intro, ctx, question := strings.Index(p.Content, "**Question for you:**"), strings.Index(p.Content, context), strings.Index(p.Content, "**Next** Retry the build?")
@@ -524,8 +524,8 @@ func TestContextShownQuietly(t *testing.T) {
 	if p.Flags&discordtest.SuppressEmbeds == 0 || len(p.Unfurls()) > 0 {
 		t.Errorf("the prompt (flags %d) unfurls %v", p.Flags, p.Unfurls())
 	}
-	e.cancelAsk(id)
-	e.result(id, 5*time.Second)
+	e.Cancel(id)
+	e.Result(id, 5*time.Second)
 	m := e.message(p.ID, "cancelled", ended("Cancelled"))
 	if !strings.Contains(m.Content, context) || !kept(m.Content, p.Content) || len(m.Pings()) > 0 || len(m.Unfurls()) > 0 {
 		t.Errorf("the ended message (flags %d):\n%s", m.Flags, m.Content)
@@ -537,7 +537,7 @@ func TestContextShownQuietly(t *testing.T) {
 		fmt.Fprintf(&long, "--- FAIL: TestPay/case_%03d (0.01s) <@%s>\n", i, e.alice)
 	}
 	long.WriteString("```\n\nSee https://ci.example.com/4812.")
-	id = e.ask(fmt.Sprintf(`{"id":"context-2","locale":"th","context":%q,"questions":[{"id":"a","header":"ถัดไป","question":"บิลด์ใหม่ไหม?","options":[{"label":"ใช่"},{"label":"ไม่"}]}]}`, long.String()))
+	id = e.Ask(fmt.Sprintf(`{"id":"context-2","locale":"th","context":%q,"questions":[{"id":"a","header":"ถัดไป","question":"บิลด์ใหม่ไหม?","options":[{"label":"ใช่"},{"label":"ไม่"}]}]}`, long.String()))
 	// The parts are posted and recorded in order, the buttons under the
 	// last.
 	var ps []discordtest.Message
@@ -558,7 +558,7 @@ func TestContextShownQuietly(t *testing.T) {
 	if notice(in) != "ข้ามคำถามนี้แล้ว" {
 		t.Errorf("notice %q", notice(in))
 	}
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	for i, p := range ps {
 		if m := e.message(p.ID, "skipped", ended("ข้ามแล้ว")); !kept(m.Content, p.Content) || len(m.Unfurls()) > 0 {
 			t.Errorf("part %d ended as:\n%s\nwas\n%s", i, m.Content, p.Content)
@@ -594,7 +594,7 @@ func TestSeen(t *testing.T) {
 	e.waitGateway()
 	other := e.fake.AddChannel()
 	body := fmt.Sprintf(escalated, "seen-1", other)
-	id := e.ask(body)
+	id := e.Ask(body)
 	p := e.shown(id)[0]
 	if got, want := labels(p), []string{"Staging (Recommended)", "Production", "Skip", "Seen"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("buttons %q, want %q", got, want)
@@ -623,7 +623,7 @@ func TestSeen(t *testing.T) {
 	if pings := m.Pings(); len(pings) > 0 || m.Flags&discordtest.SuppressEmbeds == 0 {
 		t.Errorf("the edited prompt pings %v (flags %d)", pings, m.Flags)
 	}
-	e.noResult(id)
+	e.NoResult(id)
 	if in := e.click(e.alice, p.ID, seenBtn.CustomID); notice(in) != "Someone has already marked this as seen." {
 		t.Errorf("a stale Seen: notice %q", notice(in))
 	}
@@ -632,7 +632,7 @@ func TestSeen(t *testing.T) {
 	if notice(in) != "Answer recorded." {
 		t.Errorf("the answer's notice %q", notice(in))
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if r.Status != askbridge.StatusAnswered || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"Production"}}) {
 		t.Errorf("result %+v", r)
 	}
@@ -662,16 +662,16 @@ func TestRemindersAndEscalation(t *testing.T) {
 	e.waitGateway()
 	other := e.fake.AddChannel()
 	body := strings.Replace(fmt.Sprintf(escalated, "remind-1", other), `"timeoutSeconds":900`, `"timeoutSeconds":900,"remindEverySeconds":300`, 1)
-	id := e.ask(body)
+	id := e.Ask(body)
 	p := e.shown(id)[0]
 
-	e.clock.advance(301 * time.Second)
+	e.clock.Advance(301 * time.Second)
 	reminder := e.replyTo(e.room, p.ID)
 	if !strings.HasPrefix(reminder.Content, "Still waiting for your answer") || len(reminder.Pings()) > 0 || reminder.Flags&discordtest.SuppressEmbeds == 0 {
 		t.Errorf("the reminder (flags %d) pings %v:\n%s", reminder.Flags, reminder.Pings(), reminder.Content)
 	}
 
-	e.clock.advance(300 * time.Second)
+	e.clock.Advance(300 * time.Second)
 	var step discordtest.Message
 	defer func() {
 		if t.Failed() {
@@ -699,7 +699,7 @@ func TestRemindersAndEscalation(t *testing.T) {
 	if notice(in) != "Answer recorded." {
 		t.Errorf("bob's answer in the escalation channel: notice %q", notice(in))
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if r.AnsweredBy == nil || r.AnsweredBy.ID != e.bob || !reflect.DeepEqual(answers(r), map[string][]string{"deploy_target": {"Production"}}) {
 		t.Errorf("result %+v", r)
 	}

@@ -3,8 +3,6 @@ package discord_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/enginetest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -93,14 +92,14 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
 	tryAgain := discord.Escape(engine.NoticeTryAgain.Text("en"))
 
-	pressed := e.ask(fmt.Sprintf(oneQuestion, "flaky-press"))
+	pressed := e.Ask(fmt.Sprintf(oneQuestion, "flaky-press"))
 	p := e.shown(pressed)[0]
 	left.Store(1)
 	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
 	if got := notice(in); got != tryAgain || in.AckType != 4 || in.Failed {
 		t.Errorf("first answer %q (ack type %d, failed %v), want %q as the acknowledgement", got, in.AckType, in.Failed, tryAgain)
 	}
-	if r := e.result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Fatalf("result %+v", r)
 	}
 	e.handled(in.ID, 2)
@@ -112,7 +111,7 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 		t.Errorf("second answer %+v, want an ephemeral %q", in.Responses[1], "Answer recorded.")
 	}
 
-	texted := e.ask(fmt.Sprintf(oneQuestion, "flaky-reply"))
+	texted := e.Ask(fmt.Sprintf(oneQuestion, "flaky-reply"))
 	p = e.shown(texted)[0]
 	left.Store(1)
 	msg, err := e.fake.Reply(e.alice, e.room, p.ID, "2")
@@ -122,7 +121,7 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	if got := e.replyTo(e.room, msg).Content; got != tryAgain {
 		t.Errorf("reply %q, want %q", got, tryAgain)
 	}
-	if r := e.result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Fatalf("result %+v", r)
 	}
 	e.handled(msg, 2)
@@ -151,32 +150,6 @@ func (p *panicky) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOut
 	return p.Inbox.Reply(ctx, r)
 }
 
-// panicLogs counts the error records of recovered panics that carry a
-// stack.
-type panicLogs struct {
-	slog.Handler
-	n *atomic.Int64
-}
-
-func (h panicLogs) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h panicLogs) Handle(_ context.Context, r slog.Record) error {
-	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "panic in discord ") {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "stack" && strings.Contains(a.Value.String(), "goroutine") {
-			h.n.Add(1)
-			return false
-		}
-		return true
-	})
-	return nil
-}
-
-func (h panicLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h panicLogs) WithGroup(string) slog.Handler      { return h }
-
 // A panic while handling a press or a message is recovered and logged with
 // its stack; the press is still acknowledged within Discord's 3 seconds
 // (with "try again"), and the next press and message are handled as usual.
@@ -184,7 +157,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	t.Parallel()
 	var logged, counted atomic.Int64
 	boom := &panicky{}
-	e := newEnv(t, envOpts{replicas: 1, logs: panicLogs{Handler: slog.DiscardHandler, n: &logged},
+	e := newEnv(t, envOpts{replicas: 1, logs: platformtest.PanicLogs{Prefix: "panic in discord ", N: &logged},
 		panicked: func(string) { counted.Add(1) },
 		inbox:    func(_ int, in engine.Inbox) engine.Inbox { boom.Inbox = in; return boom }})
 	e.waitGateway()
@@ -193,7 +166,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 		e.eventually(10*time.Second, fmt.Sprintf("%d panics logged", n), func() bool { return logged.Load() == n })
 	}
 
-	pressed := e.ask(fmt.Sprintf(oneQuestion, "panic-press"))
+	pressed := e.Ask(fmt.Sprintf(oneQuestion, "panic-press"))
 	p := e.shown(pressed)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[1])
 	if got, want := notice(in), discord.Escape(engine.NoticeTryAgain.Text("en")); got != want || in.Failed || in.AckType == 0 {
@@ -204,11 +177,11 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	if got := notice(in); got != "Answer recorded." {
 		t.Errorf("second press answered %q", got)
 	}
-	if r := e.result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(pressed, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Fatalf("result %+v", r)
 	}
 
-	texted := e.ask(fmt.Sprintf(oneQuestion, "panic-reply"))
+	texted := e.Ask(fmt.Sprintf(oneQuestion, "panic-reply"))
 	p = e.shown(texted)[0]
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "1"); err != nil {
 		t.Fatal(err)
@@ -217,7 +190,7 @@ func TestPanicInHandlersIsRecovered(t *testing.T) {
 	if _, err := e.fake.Reply(e.alice, e.room, p.ID, "1"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
+	if r := e.Result(texted, 10*time.Second); answers(r)["deploy_target"][0] != "Staging (Recommended)" {
 		t.Fatalf("result %+v", r)
 	}
 	if boom.taps.Load() != 2 || boom.replies.Load() != 2 {
@@ -240,7 +213,7 @@ func TestPromptNotPostedTwice(t *testing.T) {
 		e := newEnv(t, envOpts{replicas: 1})
 		e.waitGateway()
 		e.fake.LoseReplies(1)
-		id := e.ask(fmt.Sprintf(oneQuestion, "lost-reply"))
+		id := e.Ask(fmt.Sprintf(oneQuestion, "lost-reply"))
 		onePromptAnswers(t, e, id)
 		var failed int
 		for _, r := range e.requests("POST", "channels/"+e.room+"/messages") {
@@ -256,30 +229,10 @@ func TestPromptNotPostedTwice(t *testing.T) {
 		t.Parallel()
 		const id = "dead-poster"
 		e := newEnv(t, envOpts{claimIdle: 300 * time.Millisecond, before: func(e *env) {
-			ctx := context.Background()
-			e.ask(fmt.Sprintf(oneQuestion, id))
-			dead := store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "dead"})
-			if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
-				t.Fatalf("read: %v %v", entries, err)
-			}
-			req, err := askbridge.DecodeRequest(fmt.Appendf(nil, oneQuestion, id))
-			if err != nil {
-				t.Fatal(err)
-			}
-			now := time.Now()
-			q := engine.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: discord.Platform, Chat: e.room}, Created: now, Deadline: now.Add(time.Hour)}
-			if _, _, err := dead.Create(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-			ch, err := discord.New(discord.Config{Token: e.fake.Token(), APIURL: e.fake.URL}, dead, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Killed once the post is out, before anything is recorded.
-			err = ch.Send(ctx, engine.Delivery{Chat: e.room, Plan: engine.BuildPlan(id, req, ch.Capabilities()), Sent: func(engine.MessageRef) bool { return false }})
-			if err != nil {
-				t.Fatalf("send: %v", err)
-			}
+			target := askbridge.Target{Platform: discord.Platform, Chat: e.room}
+			platformtest.PromptOfADeadReplica(e.Agent, id, fmt.Sprintf(oneQuestion, id), target, func(st *store.Store) (engine.Channel, error) {
+				return discord.New(discord.Config{Token: e.fake.Token(), APIURL: e.fake.URL}, st, nil)
+			})
 		}})
 		e.waitGateway()
 		onePromptAnswers(t, e, id)
@@ -301,7 +254,7 @@ func onePromptAnswers(t *testing.T, e *env, id string) {
 	if got := notice(in); got != engine.NoticeRecorded.Text("en") {
 		t.Fatalf("press: %q", got)
 	}
-	if r := e.result(id, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(id, 10*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Fatalf("result %+v", r)
 	}
 }

@@ -14,10 +14,10 @@ import (
 func TestRunLeavesNothingBehind(t *testing.T) {
 	e := newEnv(t, envOpts{replicas: 1})
 	e.waitGateway()
-	id := e.ask(`{"id":"leak-1","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
+	id := e.Ask(`{"id":"leak-1","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
 	p := e.shown(id)[0]
 	e.click(e.alice, p.ID, buttonIDs(p)[0])
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	e.reps[0].stop()
 	e.eventually(5*time.Second, "no goroutines left", func() bool {
 		return leftover() == ""
@@ -53,10 +53,10 @@ func TestInvalidSessionIdentifiesAgain(t *testing.T) {
 		n, _, _ := e.fake.GatewayStats()
 		return n > identifies && e.fake.Sessions() == 1
 	})
-	id := e.ask(`{"id":"invalid-1","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
+	id := e.Ask(`{"id":"invalid-1","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
 	p := e.shown(id)[0]
 	e.click(e.alice, p.ID, buttonIDs(p)[1])
-	if r := e.result(id, 5*time.Second); answers(r)["a"][0] != "No" {
+	if r := e.Result(id, 5*time.Second); answers(r)["a"][0] != "No" {
 		t.Errorf("result %+v", r)
 	}
 	if st := e.reps[0].ch.State(); st != engine.StateConnected {

@@ -14,15 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
 	"github.com/askbridge/askbridge/engine"
-	"github.com/askbridge/askbridge/internal/agenttest"
 	"github.com/askbridge/askbridge/internal/enginetest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/locale"
@@ -38,18 +37,6 @@ func TestMain(m *testing.M) {
 }
 
 var prefixSeq atomic.Int64
-
-// clock is the engine's clock in these tests: real timers, and a Now that
-// a test moves ahead (a deadline passes without waiting for it).
-type clock struct {
-	clockwork.Clock
-	offset atomic.Int64
-}
-
-func (c *clock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-func (c *clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
-func (c *clock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 
 // inbox is the engine as the channels see it, recording what it answered
 // to each press and message, so a test can wait until an event was handled
@@ -96,11 +83,12 @@ func (b *inbox) replied(id string) []engine.ReplyOutcome {
 // env is a fake Discord, one Redis key prefix, an agent, and bridge
 // replicas, each an engine with a Discord channel.
 type env struct {
+	*platformtest.Agent
 	t      *testing.T
 	fake   *discordtest.Server
 	prefix string
 	agent  *redis.Client
-	clock  *clock
+	clock  *platformtest.Clock
 	room   string // a guild channel; questions go there by default
 	alice  string // may answer
 	bob    string // may not
@@ -150,11 +138,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 	// After the replicas stopped (cleanups run last first).
 	t.Cleanup(func() { checkQuiet(t, fake) })
 	e := &env{
-		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: &clock{Clock: clockwork.NewRealClock()},
+		t: t, fake: fake, prefix: fmt.Sprintf("discordtest%d:", prefixSeq.Add(1)), clock: platformtest.NewClock(),
 		room: fake.AddChannel(), alice: fake.AddUser("alice"), bob: fake.AddUser("bob"),
 	}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
+	e.Agent = platformtest.NewAgent(t, e.agent, e.prefix)
 	if o.before != nil {
 		o.before(e)
 	}
@@ -183,7 +172,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	if o.wrap != nil {
 		st = o.wrap(i, st)
 	}
-	var handler slog.Handler = slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})
+	var handler slog.Handler = slog.NewTextHandler(platformtest.LogWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug})
 	if o.logs != nil {
 		handler = slog.NewMultiHandler(handler, o.logs)
 	}
@@ -203,16 +192,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	room, alice := e.room, e.alice
-	resolve := func(to string) (engine.Route, error) {
-		if to == "" {
-			return engine.Route{Target: askbridge.Target{Platform: "discord", Chat: room}, Answerers: []string{"discord:" + alice}}, nil
-		}
-		if p, c, ok := strings.Cut(to, ":"); ok {
-			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
-		}
-		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
-	}
+	resolve := platformtest.Resolver(engine.Route{Target: askbridge.Target{Platform: "discord", Chat: e.room}, Answerers: []string{"discord:" + e.alice}})
 	budget := o.budget
 	if budget == 0 {
 		budget = 10 * time.Second
@@ -243,13 +223,6 @@ func (e *env) start(i int, o envOpts) *replica {
 func (r *replica) stop() {
 	r.cancel()
 	<-r.done
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // waitGateway waits until exactly one replica holds a connected gateway
@@ -313,39 +286,6 @@ func (e *env) requests(method, path string) []discordtest.Request {
 		}
 	}
 	return out
-}
-
-// ask pushes a request the way an agent does (XADD on <prefix>requests).
-func (e *env) ask(body string) string {
-	e.t.Helper()
-	return e.agentOf().Ask(e.t, body)
-}
-
-func (e *env) cancelAsk(id string) {
-	e.t.Helper()
-	e.agentOf().Cancel(e.t, id)
-}
-
-// result waits for the one result of a question (BLPOP, as an agent does).
-func (e *env) result(id string, within time.Duration) askbridge.Result {
-	e.t.Helper()
-	return e.agentOf().Result(e.t, id, within)
-}
-
-func (e *env) agentOf() agenttest.Agent {
-	return agenttest.Agent{RDB: e.agent, Prefix: e.prefix}
-}
-
-// noResult checks that a question has no result (yet).
-func (e *env) noResult(id string) {
-	e.t.Helper()
-	n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if n != 0 {
-		e.t.Fatalf("question %s has %d results, want none", id, n)
-	}
 }
 
 func (e *env) botMessages(channel string) []discordtest.Message {

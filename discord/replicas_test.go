@@ -60,7 +60,7 @@ func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 		return s
 	}})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(oneQuestion, "slow-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "slow-1"))
 	p := e.shown(id)[0]
 	for _, s := range slow {
 		s.delay.Store(int64(2500 * time.Millisecond))
@@ -76,7 +76,7 @@ func TestPressAcknowledgedInTimeWhenRedisIsSlow(t *testing.T) {
 	if notice(in) != "Answer recorded." {
 		t.Errorf("follow-up notice %q", notice(in))
 	}
-	r := e.result(id, 10*time.Second)
+	r := e.Result(id, 10*time.Second)
 	if r.Status != askbridge.StatusAnswered || answers(r)["deploy_target"][0] != "Production" {
 		t.Errorf("result %+v", r)
 	}
@@ -142,13 +142,13 @@ func TestGatewayTakeover(t *testing.T) {
 	if d := time.Since(killed); d > 5*time.Second {
 		t.Errorf("takeover took %s (lease TTL 1s)", d)
 	}
-	id := e.ask(fmt.Sprintf(oneQuestion, "takeover-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "takeover-1"))
 	p := e.shown(id)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
 	if notice(in) != "Answer recorded." {
 		t.Errorf("notice %q", notice(in))
 	}
-	if r := e.result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
+	if r := e.Result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
 		t.Errorf("result %+v", r)
 	}
 	if n := e.fake.Sessions(); n != 1 {
@@ -178,10 +178,10 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
 
-	pressed := e.ask(fmt.Sprintf(oneQuestion, "twice-1"))
+	pressed := e.Ask(fmt.Sprintf(oneQuestion, "twice-1"))
 	p := e.shown(pressed)[0]
 	in := e.click(e.alice, p.ID, buttonIDs(p)[0])
-	e.result(pressed, 5*time.Second)
+	e.Result(pressed, 5*time.Second)
 	// Both sessions handed the press over; the engine told one of them it
 	// is a duplicate, and that one answers nothing.
 	e.handled(in.ID, 2)
@@ -190,7 +190,7 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 		t.Errorf("the press was answered %d times with %d messages, want once", in.Calls, len(in.Responses))
 	}
 
-	texted := e.ask(`{"id":"twice-2","questions":[{"id":"a","header":"A","question":"A?","options":[{"label":"X"},{"label":"Y"}]},{"id":"b","header":"B","question":"B?","options":[{"label":"X"},{"label":"Y"}]}]}`)
+	texted := e.Ask(`{"id":"twice-2","questions":[{"id":"a","header":"A","question":"A?","options":[{"label":"X"},{"label":"Y"}]},{"id":"b","header":"B","question":"B?","options":[{"label":"X"},{"label":"Y"}]}]}`)
 	p = e.shown(texted)[0]
 	msg, err := e.fake.Reply(e.alice, e.room, p.ID, "1: x")
 	if err != nil {
@@ -216,14 +216,14 @@ func TestEventSeenTwiceHandledOnce(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d corrections for one message, want 1", n)
 	}
-	e.noResult(texted)
+	e.NoResult(texted)
 }
 
 func TestReconnectResumes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{replicas: 1})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(oneQuestion, "resume-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "resume-1"))
 	p := e.shown(id)[0]
 	e.fake.DropSessions()
 	// Pressed while the bot is away: the event waits in the session and
@@ -232,7 +232,7 @@ func TestReconnectResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := e.result(id, 5*time.Second); answers(r)["deploy_target"][0] != "Production" {
+	if r := e.Result(id, 5*time.Second); answers(r)["deploy_target"][0] != "Production" {
 		t.Errorf("result %+v", r)
 	}
 	_, resumes, _ := e.fake.GatewayStats()
@@ -249,10 +249,10 @@ func TestReconnectResumes(t *testing.T) {
 		_, n, _ := e.fake.GatewayStats()
 		return n >= resumes+1 && e.fake.Sessions() == 1
 	})
-	next := e.ask(fmt.Sprintf(oneQuestion, "resume-2"))
+	next := e.Ask(fmt.Sprintf(oneQuestion, "resume-2"))
 	p = e.shown(next)[0]
 	e.click(e.alice, p.ID, buttonIDs(p)[0])
-	e.result(next, 5*time.Second)
+	e.Result(next, 5*time.Second)
 }
 
 func TestBadCredentials(t *testing.T) {
@@ -304,7 +304,7 @@ func TestDirectMessage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.waitGateway()
-	id := e.ask(fmt.Sprintf(`{"id":"dm-1","to":"discord:@%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, e.alice))
+	id := e.Ask(fmt.Sprintf(`{"id":"dm-1","to":"discord:@%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, e.alice))
 	var dm string
 	e.eventually(5*time.Second, "a DM channel", func() bool {
 		var ok bool
@@ -315,7 +315,7 @@ func TestDirectMessage(t *testing.T) {
 	if _, err := e.fake.Post(e.alice, dm, "no"); err != nil {
 		t.Fatal(err)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if answers(r)["a"][0] != "No" || r.AnsweredBy.ID != e.alice {
 		t.Errorf("result %+v", r)
 	}
@@ -337,8 +337,8 @@ func TestUndeliverable(t *testing.T) {
 		{"discord:@424242424242", "Unknown User (code 10013)"},
 	}
 	for i, c := range cases {
-		id := e.ask(fmt.Sprintf(`{"id":"undeliverable-%d","to":%q,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, i, c.to))
-		r := e.result(id, 5*time.Second)
+		id := e.Ask(fmt.Sprintf(`{"id":"undeliverable-%d","to":%q,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"Yes"},{"label":"No"}]}]}`, i, c.to))
+		r := e.Result(id, 5*time.Second)
 		if r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, c.want) {
 			t.Errorf("%s: result %+v, want undeliverable with %q", c.to, r, c.want)
 		}
@@ -355,7 +355,7 @@ func TestLongPromptSplit(t *testing.T) {
 	for i := range 3 {
 		qs = append(qs, fmt.Sprintf(`{"id":"q%d","header":"H%d","question":%q,"options":[{"label":"A","description":%q},{"label":"B","description":%q},{"label":"C","description":%q},{"label":"D","description":%q}]}`, i, i, long, desc, desc, desc, desc))
 	}
-	id := e.ask(`{"id":"long-1","questions":[` + strings.Join(qs, ",") + `]}`)
+	id := e.Ask(`{"id":"long-1","questions":[` + strings.Join(qs, ",") + `]}`)
 	ps := e.shownWhole(id)
 	if len(ps) < 2 {
 		t.Fatalf("%d parts, want a prompt of several", len(ps))
@@ -368,8 +368,8 @@ func TestLongPromptSplit(t *testing.T) {
 			t.Errorf("part %d of %d has %d rows; only the last has buttons", i, len(ps), len(p.Components))
 		}
 	}
-	e.cancelAsk(id)
-	e.result(id, 5*time.Second)
+	e.Cancel(id)
+	e.Result(id, 5*time.Second)
 	for _, p := range ps {
 		m := e.message(p.ID, "cancelled", ended("Cancelled"))
 		if !kept(m.Content, p.Content) {
@@ -394,7 +394,7 @@ func TestBurstUnderRateLimits(t *testing.T) {
 	rooms := []string{e.room, e.fake.AddChannel(), e.fake.AddChannel()}
 	ids := make([]string, n)
 	for i := range n {
-		ids[i] = e.ask(fmt.Sprintf(`{"id":"burst-%d","to":"discord:%s","questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"Yes"},{"label":"No"}]}]}`, i, rooms[i%len(rooms)], i))
+		ids[i] = e.Ask(fmt.Sprintf(`{"id":"burst-%d","to":"discord:%s","questions":[{"id":"a","header":"H","question":"Q%d?","options":[{"label":"Yes"},{"label":"No"}]}]}`, i, rooms[i%len(rooms)], i))
 	}
 	var got int
 	e.eventually(45*time.Second, fmt.Sprintf("%d prompts", n), func() bool {
@@ -414,7 +414,7 @@ func TestBurstUnderRateLimits(t *testing.T) {
 		if c := seen[askbridge.EncodePayload(id, askbridge.Choice{Kind: askbridge.ControlOption})[:19]]; c != 1 {
 			t.Errorf("%s shown %d times", id, c)
 		}
-		e.noResult(id)
+		e.NoResult(id)
 	}
 	limited := 0
 	for _, r := range e.fake.Requests() {
@@ -452,10 +452,10 @@ func TestGatewayHandedOverWhenItKeepsFailing(t *testing.T) {
 	e.eventually(15*time.Second, "the working replica connected", func() bool {
 		return e.reps[1].ch.State() == engine.StateConnected && e.fake.Sessions() == 1
 	})
-	id := e.ask(fmt.Sprintf(oneQuestion, "handover-1"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "handover-1"))
 	p := e.shown(id)[0]
 	e.click(e.alice, p.ID, buttonIDs(p)[0])
-	if r := e.result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
+	if r := e.Result(id, 5*time.Second); r.Status != askbridge.StatusAnswered {
 		t.Errorf("result %+v", r)
 	}
 }

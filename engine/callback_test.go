@@ -134,6 +134,7 @@ func startCallbackEngine(t *testing.T, prefix, replica string, clock *clockwork.
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: clock,
 		Replica: replica, SweepEvery: 20 * time.Millisecond, SendBudget: 5 * time.Second, Callbacks: cb,
+		ReadBlock: 100 * time.Millisecond, // stops soon after the test
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -256,7 +256,7 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	}
 	t.posted++
 	s.from = ref.Part + 1
-	_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: s.id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+	d.delivered(ctx, s.id, ref)
 	if d.stopping.Err() != nil {
 		// Stopping: no new part is started here; another replica goes on
 		// from the next one (nothing, if this was the last).
@@ -264,6 +264,15 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 		return false
 	}
 	return true
+}
+
+// delivered publishes that message ref of question id is out. An event
+// that cannot be published is logged, not retried: the message is
+// recorded, which is what the delivery promises.
+func (d *delivery) delivered(ctx context.Context, id string, ref MessageRef) {
+	if err := d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message}); err != nil {
+		d.log.Warn("publish a delivered event", "question", id, "message", ref.Message, "err", err)
+	}
 }
 
 // premadeRef is the message that shows question id in chat on ch, when ch
@@ -377,7 +386,7 @@ func (d *delivery) resume(ctx context.Context, id string, places []askbridge.Pla
 		if status != askbridge.StatusPending {
 			return 0, true, d.finishLate(ctx, id)
 		}
-		_ = d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		d.delivered(ctx, id, ref)
 		from = max(from, ref.Part+1)
 	}
 	return from, false, nil

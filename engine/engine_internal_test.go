@@ -220,6 +220,31 @@ func TestCheckAnswersReadsValuesLikeReplies(t *testing.T) {
 			t.Errorf("%q read as %q, want %q", tc.in, v, tc.want)
 		}
 	}
+
+	// A multi-select value is split as a reply is: each part a number, a
+	// label or the person's own words; a label with a comma stays whole.
+	multi := askbridge.Request{Questions: []askbridge.Question{{ID: "checks", Header: "Checks", Question: "Which?", MultiSelect: true, Options: []askbridge.Option{
+		{Label: "Unit"}, {Label: "Lint, vet"}, {Label: "Load"},
+	}}}}
+	for _, tc := range []struct {
+		in   []string
+		want []string
+	}{
+		{[]string{"1, 3"}, []string{"Unit", "Load"}},
+		{[]string{"๑, ๓"}, []string{"Unit", "Load"}},
+		{[]string{"1; lint, vet\nsmoke tests"}, []string{"Unit", "Lint, vet", "smoke tests"}},
+		{[]string{"Lint, vet"}, []string{"Lint, vet"}},
+		{[]string{"Unit", "1, 3"}, []string{"Unit", "Load"}},
+		{[]string{"after the freeze"}, []string{"after the freeze"}},
+	} {
+		got, err := CheckAnswers(multi, map[string][]string{"checks": tc.in})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if !slices.Equal(got["checks"], tc.want) {
+			t.Errorf("%q read as %q, want %q", tc.in, got["checks"], tc.want)
+		}
+	}
 }
 
 // A burst of launches reuses the finisher's idle workers instead of

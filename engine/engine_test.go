@@ -403,6 +403,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
 		TimerHold: o.timerHold,
+		// A short read of the requests stream, so the engine stops soon
+		// after the test (a read under way is waited for).
+		ReadBlock: 100 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -584,9 +584,10 @@ func CheckAnswers(req askbridge.Request, answers map[string][]string) (map[strin
 	for _, q := range req.Questions {
 		var vals []string
 		for _, raw := range answers[q.ID] {
-			val := canonical(q, strings.TrimSpace(raw))
-			if val != "" && !slices.Contains(vals, val) {
-				vals = append(vals, val)
+			for _, val := range canonical(q, strings.TrimSpace(raw)) {
+				if val != "" && !slices.Contains(vals, val) {
+					vals = append(vals, val)
+				}
 			}
 		}
 		switch {
@@ -616,31 +617,39 @@ func (v *answerProblems) addf(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
 }
 
-// canonical reads one value given for q the way a typed reply is read:
-// an option's number (in any script) or its label (any case, with or
-// without its recommended suffix, composed or not) is that option's label
-// as declared; anything else, a skip word included, is the person's own
-// words, as given. So "2" typed in the web page's "Other" box picks the
-// second option, as it would in a chat.
-func canonical(q askbridge.Question, val string) string {
+// canonical reads one value given for q the way a typed reply is read
+// (ask-user.md §3): an option's number (in any script) or its label (any
+// case, with or without its recommended suffix, composed or not) is that
+// option's label as declared; anything else, a skip word included, is the
+// person's own words, as given. For a multi-select question the value is
+// first split as a reply is, on commas, semicolons and newlines (a label
+// that holds a comma stays whole), and each part read so. So "2" typed in
+// the web page's "Other" box picks the second option, and "1, 3" the first
+// and the third, as they would in a chat.
+func canonical(q askbridge.Question, val string) []string {
 	if val == "" {
-		return val
+		return nil
 	}
 	labels := make([]string, len(q.Options))
 	for i, o := range q.Options {
 		if strings.EqualFold(o.Label, val) {
-			return o.Label
+			return []string{o.Label}
 		}
 		labels[i] = o.Label
 	}
-	one := []textparse.Question{{ID: q.ID, Header: q.Header, Labels: labels}}
+	one := []textparse.Question{{ID: q.ID, Header: q.Header, Labels: labels, Multi: q.MultiSelect}}
 	out := textparse.ParseWith(val, one, textparse.Options{Words: replyWords})
-	if out.Kind == textparse.Answer {
-		if got := out.Answers[q.ID]; len(got) == 1 && slices.Contains(labels, got[0]) {
-			return got[0]
-		}
+	if out.Kind != textparse.Answer {
+		return []string{val}
 	}
-	return val
+	got := out.Answers[q.ID]
+	switch {
+	case len(got) == 1 && slices.Contains(labels, got[0]):
+		return got
+	case q.MultiSelect && len(got) > 1:
+		return got
+	}
+	return []string{val}
 }
 
 func personPtr(p askbridge.Person) *askbridge.Person {

@@ -12,14 +12,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // example is one agent in another language and how to run it.
@@ -246,7 +247,7 @@ func (r *exampleRun) wait(t *testing.T) (int, string, string) {
 // on a free loopback port and no token.
 type bridge struct {
 	url    string
-	output *syncBuffer
+	output *platformtest.SyncBuffer
 }
 
 // startBridge builds cmd/bridge and runs it on the Redis at redisAddr
@@ -266,7 +267,7 @@ func startBridge(t *testing.T, redisAddr, prefix string) *bridge {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	b := &bridge{url: "http://" + addr, output: &syncBuffer{}}
+	b := &bridge{url: "http://" + addr, output: &platformtest.SyncBuffer{}}
 	cmd := exec.Command(bin)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -314,8 +315,8 @@ func startBridge(t *testing.T, redisAddr, prefix string) *bridge {
 // fails if the example ends first.
 func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	id := ""
+	ok := testwait.Until(15*time.Second, func() bool {
 		if run.exited() {
 			t.Fatalf("the example ended before its question showed (exit %d)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 		}
@@ -330,13 +331,14 @@ func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 			t.Fatalf("GET /api/questions: %v", err)
 		}
 		if len(list.Questions) > 0 {
-			return list.Questions[0].ID
+			id = list.Questions[0].ID
 		}
-		// Sleep: the next look at the page; the loop also watches the example process.
-		time.Sleep(50 * time.Millisecond)
+		return id != ""
+	})
+	if !ok {
+		t.Fatalf("no question showed on the page\nexample stderr: %s\nbridge: %s", run.stderr, b.output)
 	}
-	t.Fatalf("no question showed on the page\nexample stderr: %s\nbridge: %s", run.stderr, b.output)
-	return ""
+	return id
 }
 
 // answer posts an answer as the page does.
@@ -351,22 +353,4 @@ func (b *bridge) answer(t *testing.T, id, body string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("answer %s: %s: %s", id, resp.Status, out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -38,13 +38,13 @@ func answers(r askbridge.Result) string {
 func TestButtonAnswer(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(oneQuestion, "button-"+mode))
+		id := e.Ask(fmt.Sprintf(oneQuestion, "button-"+mode))
 		m := e.prompt(opsChannel, id)
 		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip]" {
 			t.Fatalf("buttons %v", got)
 		}
 		e.press(alice, opsChannel, m.TS, "Production")
-		r := e.result(id, 10*time.Second)
+		r := e.Result(id, 10*time.Second)
 		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaButton || answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
@@ -73,14 +73,14 @@ func TestTextReplies(t *testing.T) {
 			{"multi-select", multiQuestion, "1, 3", true, "map[checks:[Unit Load]]"},
 		}
 		for i, c := range cases {
-			id := e.ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%s-%d", mode, i)))
+			id := e.Ask(fmt.Sprintf(c.body, fmt.Sprintf("text-%s-%d", mode, i)))
 			m := e.prompt(opsChannel, id)
 			thread := ""
 			if c.thread {
 				thread = m.TS
 			}
 			e.say(alice, opsChannel, thread, c.text)
-			r := e.result(id, 10*time.Second)
+			r := e.Result(id, 10*time.Second)
 			if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || answers(r) != c.want {
 				t.Errorf("%s: result %+v %s, want %s", c.name, r, answers(r), c.want)
 			}
@@ -99,16 +99,16 @@ func TestTextReplies(t *testing.T) {
 func TestThreeQuestionsWithCorrection(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(threeQuestions, "three-"+mode))
+		id := e.Ask(fmt.Sprintf(threeQuestions, "three-"+mode))
 		m := e.prompt(opsChannel, id)
 		if b := slacktest.Buttons(m.Blocks); fmt.Sprint(b) != "[Skip]" {
 			t.Fatalf("a text prompt shows buttons %v", b)
 		}
 		e.say(alice, opsChannel, m.TS, "1: staging\n2: 1, 3")
 		e.waitThreadReply(opsChannel, m.TS, "Notify")
-		e.noResult(id)
+		e.NoResult(id)
 		e.say(alice, opsChannel, m.TS, "Staging\nUnit, Load\nmy manager")
-		r := e.result(id, 10*time.Second)
+		r := e.Result(id, 10*time.Second)
 		if answers(r) != "map[checks:[Unit Load] notify:[my manager] target:[Staging]]" {
 			t.Fatalf("answers %s", answers(r))
 		}
@@ -119,27 +119,27 @@ func TestThreeQuestionsWithCorrection(t *testing.T) {
 func TestSkipTimeoutCancel(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		skip := e.ask(fmt.Sprintf(oneQuestion, "skip-"+mode))
+		skip := e.Ask(fmt.Sprintf(oneQuestion, "skip-"+mode))
 		ms := e.prompt(opsChannel, skip)
 		e.press(alice, opsChannel, ms.TS, "Skip")
-		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		if r := e.Result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 			t.Errorf("skip: %+v", r)
 		}
 		e.waitEphemeral(alice.ID, engine.NoticeSkipped.Text("en"))
 		e.waitEnded(opsChannel, ms.TS, "Skipped")
 
-		cancelled := e.ask(fmt.Sprintf(threeQuestions, "cancel-"+mode))
+		cancelled := e.Ask(fmt.Sprintf(threeQuestions, "cancel-"+mode))
 		mc := e.prompt(opsChannel, cancelled)
-		e.cancel(cancelled)
-		if r := e.result(cancelled, 10*time.Second); r.Reason != askbridge.ReasonCancelled {
+		e.Cancel(cancelled)
+		if r := e.Result(cancelled, 10*time.Second); r.Reason != askbridge.ReasonCancelled {
 			t.Errorf("cancel: %+v", r)
 		}
 		e.waitEnded(opsChannel, mc.TS, "Cancelled")
 
-		expired := e.ask(fmt.Sprintf(oneQuestion, "timeout-"+mode))
+		expired := e.Ask(fmt.Sprintf(oneQuestion, "timeout-"+mode))
 		mt := e.prompt(opsChannel, expired)
-		e.clock.advance(time.Hour)
-		if r := e.result(expired, 10*time.Second); r.Reason != askbridge.ReasonTimeout {
+		e.clock.Advance(time.Hour)
+		if r := e.Result(expired, 10*time.Second); r.Reason != askbridge.ReasonTimeout {
 			t.Errorf("timeout: %+v", r)
 		}
 		e.waitEnded(opsChannel, mt.TS, "Expired")
@@ -149,10 +149,10 @@ func TestSkipTimeoutCancel(t *testing.T) {
 func TestLateClick(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(oneQuestion, "late-"+mode))
+		id := e.Ask(fmt.Sprintf(oneQuestion, "late-"+mode))
 		m := e.prompt(opsChannel, id)
-		e.cancel(id)
-		e.result(id, 10*time.Second)
+		e.Cancel(id)
+		e.Result(id, 10*time.Second)
 		ended := e.waitEnded(opsChannel, m.TS, "Cancelled")
 		// Bob's Slack still shows the buttons: his press is told what
 		// happened, and the message is made right again.
@@ -165,7 +165,7 @@ func TestLateClick(t *testing.T) {
 		}
 		e.waitEnded(opsChannel, m.TS, "Cancelled")
 		e.settle()
-		e.noResult(id)
+		e.NoResult(id)
 		if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != ended.Updates+1 {
 			t.Errorf("a late press cost %d edits of the tapped message, want 1", now.Updates-ended.Updates)
 		}
@@ -178,10 +178,10 @@ func TestLateClick(t *testing.T) {
 func TestWinningTapEditsOnce(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(oneQuestion, "one-edit-"+mode))
+		id := e.Ask(fmt.Sprintf(oneQuestion, "one-edit-"+mode))
 		m := e.prompt(opsChannel, id)
 		e.press(alice, opsChannel, m.TS, "Production")
-		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
@@ -204,7 +204,7 @@ func TestWinningTapEditsOnce(t *testing.T) {
 func TestUnauthorizedChangesNothing(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(`{"id":"auth-%s","answerers":["slack:UALICE"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		id := e.Ask(fmt.Sprintf(`{"id":"auth-%s","answerers":["slack:UALICE"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
 		m := e.prompt(opsChannel, id)
 		e.press(bob, opsChannel, m.TS, "A")
 		e.waitEphemeral(bob.ID, engine.NoticeNotForYou.Text("en"))
@@ -214,13 +214,13 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.waitHandled(handledEvent{Tap: true, Person: bob.ID}, handledEvent{Person: bob.ID, Text: "1"}, handledEvent{Person: bob.ID, Text: "B"})
-		e.noResult(id)
+		e.NoResult(id)
 		now, _ := e.fake.Message(opsChannel, m.TS)
 		if now.Updates != 0 || len(slacktest.Buttons(now.Blocks)) != 3 {
 			t.Fatalf("the prompt changed: %+v", now)
 		}
 		e.say(alice, opsChannel, m.TS, "2")
-		if r := e.result(id, 10*time.Second); answers(r) != "map[a:[B]]" || r.AnsweredBy.ID != alice.ID {
+		if r := e.Result(id, 10*time.Second); answers(r) != "map[a:[B]]" || r.AnsweredBy.ID != alice.ID {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		// The other bot's message never reached an engine.
@@ -234,22 +234,22 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 func TestDuplicateDeliveryOneResult(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		a := e.ask(fmt.Sprintf(oneQuestion, "dup-a-"+mode))
+		a := e.Ask(fmt.Sprintf(oneQuestion, "dup-a-"+mode))
 		ma := e.prompt(opsChannel, a)
 		d := e.press(alice, opsChannel, ma.TS, "Production")
 		if err := e.fake.Deliver(d); err != nil {
 			t.Fatal(err)
 		}
-		b := e.ask(fmt.Sprintf(threeQuestions, "dup-b-"+mode))
+		b := e.Ask(fmt.Sprintf(threeQuestions, "dup-b-"+mode))
 		mb := e.prompt(opsChannel, b)
 		_, db := e.say(alice, opsChannel, mb.TS, "1: staging")
 		if err := e.fake.Deliver(db); err != nil {
 			t.Fatal(err)
 		}
-		e.result(a, 10*time.Second)
+		e.Result(a, 10*time.Second)
 		e.waitEnded(opsChannel, ma.TS, "Answered: Production")
 		e.settle()
-		e.noResult(a)
+		e.NoResult(a)
 		if n := len(e.fake.Ephemerals(alice.ID)); n != 1 {
 			t.Errorf("%d notices for one press delivered twice, want 1: %+v", n, e.fake.Ephemerals(alice.ID))
 		}
@@ -268,7 +268,7 @@ func TestDuplicateDeliveryOneResult(t *testing.T) {
 func TestMentionsNeverNotify(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(`{"id":"mention-%s","agent":"<!channel>","context":"Ping <!channel>, <@U0BOSS> and @here **now** & <#C0GENERAL>","questions":[{"id":"a","header":"<!here>","question":"Tell <@U0BOSS> & <!channel>?","options":[{"label":"<!everyone>","description":"<#C0GENERAL> <https://evil|x>"},{"label":"B"}]}]}`, mode))
+		id := e.Ask(fmt.Sprintf(`{"id":"mention-%s","agent":"<!channel>","context":"Ping <!channel>, <@U0BOSS> and @here **now** & <#C0GENERAL>","questions":[{"id":"a","header":"<!here>","question":"Tell <@U0BOSS> & <!channel>?","options":[{"label":"<!everyone>","description":"<#C0GENERAL> <https://evil|x>"},{"label":"B"}]}]}`, mode))
 		m := e.prompt(opsChannel, id)
 		posted := e.fake.Calls("chat.postMessage")
 		var form url.Values
@@ -307,7 +307,7 @@ func TestMentionsNeverNotify(t *testing.T) {
 		// The agent's label on the button is plain text, which Slack never
 		// parses for mentions, and it answers like any label.
 		e.press(alice, opsChannel, m.TS, "<!everyone>")
-		if r := e.result(id, 10*time.Second); answers(r) != "map[a:[<!everyone>]]" {
+		if r := e.Result(id, 10*time.Second); answers(r) != "map[a:[<!everyone>]]" {
 			t.Fatalf("answers %s", answers(r))
 		}
 		ended := e.waitEnded(opsChannel, m.TS, "Answered: &lt;!everyone&gt;")
@@ -326,7 +326,7 @@ func TestBurstUnderRateLimit(t *testing.T) {
 		const n = 8
 		var ids []string
 		for i := range n {
-			ids = append(ids, e.ask(fmt.Sprintf(oneQuestion, fmt.Sprintf("burst-%s-%d", mode, i))))
+			ids = append(ids, e.Ask(fmt.Sprintf(oneQuestion, fmt.Sprintf("burst-%s-%d", mode, i))))
 		}
 		var prompts []slacktest.Message
 		for _, id := range ids {
@@ -343,11 +343,11 @@ func TestBurstUnderRateLimit(t *testing.T) {
 		e.fake.SetRateLimit(6, time.Second, 1)
 		limited := e.fake.RateLimited()
 		for i, id := range ids {
-			e.noResult(id)
+			e.NoResult(id)
 			e.press(alice, opsChannel, prompts[i].TS, "Production")
 		}
 		for i, id := range ids {
-			if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+			if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 				t.Errorf("%s: %+v", id, r)
 			}
 			e.waitEnded(opsChannel, prompts[i].TS, "Answered: Production")
@@ -368,20 +368,20 @@ func TestUndeliverableAndDM(t *testing.T) {
 			ch := "C0" + strings.ToUpper(strings.ReplaceAll(code, "_", ""))
 			e.fake.AddChannel(ch)
 			e.fake.SetChannelError(ch, code)
-			id := e.ask(fmt.Sprintf(`{"id":"undeliverable-%s-%s","to":"slack:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, code, mode, ch))
-			r := e.result(id, 10*time.Second)
+			id := e.Ask(fmt.Sprintf(`{"id":"undeliverable-%s-%s","to":"slack:%s","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, code, mode, ch))
+			r := e.Result(id, 10*time.Second)
 			if r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, code) {
 				t.Errorf("%s: %+v", code, r)
 			}
 		}
-		id := e.ask(fmt.Sprintf(`{"id":"missing-%s","to":"slack:C0NOWHERE","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
-		if r := e.result(id, 10*time.Second); r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, "channel_not_found") {
+		id := e.Ask(fmt.Sprintf(`{"id":"missing-%s","to":"slack:C0NOWHERE","questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		if r := e.Result(id, 10*time.Second); r.Reason != askbridge.ReasonUndeliverable || !strings.Contains(r.Error, "channel_not_found") {
 			t.Errorf("missing channel: %+v", r)
 		}
-		dm := e.ask(fmt.Sprintf(`{"id":"dm-%s","to":"slack:UBOB","answerers":["slack:UBOB"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
+		dm := e.Ask(fmt.Sprintf(`{"id":"dm-%s","to":"slack:UBOB","answerers":["slack:UBOB"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`, mode))
 		m := e.prompt("DBOB", dm)
 		e.say(bob, "DBOB", "", "b")
-		if r := e.result(dm, 10*time.Second); answers(r) != "map[a:[B]]" {
+		if r := e.Result(dm, 10*time.Second); answers(r) != "map[a:[B]]" {
 			t.Errorf("DM answer %+v", r)
 		}
 		e.waitEnded("DBOB", m.TS, "Answered: B")
@@ -391,7 +391,7 @@ func TestUndeliverableAndDM(t *testing.T) {
 func TestBadSignatureRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, httpMode, envOpts{})
-	id := e.ask(fmt.Sprintf(oneQuestion, "signature"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "signature"))
 	m := e.prompt(opsChannel, id)
 	srv := httptestServer(t, e.replicas[0].ch.HTTPHandler())
 	d, err := pressPayload(e, m)
@@ -413,7 +413,7 @@ func TestBadSignatureRefused(t *testing.T) {
 	}
 	// A refusal is answered before anything is handed on: the 401s above
 	// mean nothing was started.
-	e.noResult(id)
+	e.NoResult(id)
 	if now, _ := e.fake.Message(opsChannel, m.TS); now.Updates != 0 || len(e.fake.Ephemerals(alice.ID)) != 0 || len(e.handledEvents()) != 0 {
 		t.Fatalf("a refused request changed something: %+v", now)
 	}
@@ -426,7 +426,7 @@ func TestBadSignatureRefused(t *testing.T) {
 	if code, _, err := e.fake.PostSigned(srv+slack.InteractivityPath, "application/x-www-form-urlencoded", body, slacktest.SignValid, 0); err != nil || code != http.StatusOK {
 		t.Fatalf("signed press: %d %v", code, err)
 	}
-	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+	if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v", r)
 	}
 }
@@ -434,14 +434,14 @@ func TestBadSignatureRefused(t *testing.T) {
 func TestSocketDroppedMidQuestion(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, socketMode, envOpts{})
-	id := e.ask(fmt.Sprintf(oneQuestion, "drop"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "drop"))
 	m := e.prompt(opsChannel, id)
 	opened := e.fake.Opened()
 	if !e.fake.DropConnection(0) {
 		t.Fatal("no connection to drop")
 	}
 	e.press(alice, opsChannel, m.TS, "Production")
-	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+	if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v", r)
 	}
 	e.waitEnded(opsChannel, m.TS, "Answered: Production")
@@ -463,11 +463,11 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 
 	// A connection dies with a press in flight, before its ack: Slack
 	// delivers the envelope again; the answer lands once.
-	second := e.ask(fmt.Sprintf(oneQuestion, "drop-in-flight"))
+	second := e.Ask(fmt.Sprintf(oneQuestion, "drop-in-flight"))
 	m2 := e.prompt(opsChannel, second)
 	e.fake.DropAfterNextDelivery()
 	e.press(alice, opsChannel, m2.TS, "Staging (Recommended)")
-	if r := e.result(second, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
+	if r := e.Result(second, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
 		t.Fatalf("result %+v", r)
 	}
 	e.waitEnded(opsChannel, m2.TS, "Answered: Staging (Recommended)")
@@ -483,7 +483,7 @@ func TestSocketDroppedMidQuestion(t *testing.T) {
 		}
 	}
 	e.settle()
-	e.noResult(second)
+	e.NoResult(second)
 	recorded := 0
 	for _, n := range e.fake.Ephemerals(alice.ID) {
 		if n.Text == engine.NoticeRecorded.Text("en") {
@@ -601,18 +601,18 @@ func TestNewChecksConfig(t *testing.T) {
 func TestSeveralOpenAsksWhich(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		a := e.ask(fmt.Sprintf(oneQuestion, "which-a-"+mode))
-		b := e.ask(fmt.Sprintf(oneQuestion, "which-b-"+mode))
+		a := e.Ask(fmt.Sprintf(oneQuestion, "which-a-"+mode))
+		b := e.Ask(fmt.Sprintf(oneQuestion, "which-b-"+mode))
 		ma, mb := e.prompt(opsChannel, a), e.prompt(opsChannel, b)
 		ts, _ := e.say(alice, opsChannel, "", "2")
 		e.waitThreadReply(opsChannel, ts, "Reply to the question you mean")
-		e.noResult(a)
-		e.noResult(b)
+		e.NoResult(a)
+		e.NoResult(b)
 		e.say(alice, opsChannel, mb.TS, "2")
-		if r := e.result(b, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		if r := e.Result(b, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v", r)
 		}
-		e.noResult(a)
+		e.NoResult(a)
 		e.waitEnded(opsChannel, mb.TS, "Answered: Production")
 		if now, _ := e.fake.Message(opsChannel, ma.TS); now.Updates != 0 {
 			t.Errorf("the other prompt changed")
@@ -704,7 +704,7 @@ const thaiQuestion = `{"id":%q,"locale":"th","agent":"deploy-bot","questions":[{
 func TestThai(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(thaiQuestion, "thai-digit-"+mode))
+		id := e.Ask(fmt.Sprintf(thaiQuestion, "thai-digit-"+mode))
 		m := e.prompt(opsChannel, id)
 		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[สเตจจิ้ง (แนะนำ) โปรดักชัน ข้าม]" {
 			t.Fatalf("buttons %v", got)
@@ -730,7 +730,7 @@ func TestThai(t *testing.T) {
 		}
 		e.quiet(m)
 		e.say(alice, opsChannel, m.TS, "๒")
-		r := e.result(id, 10*time.Second)
+		r := e.Result(id, 10*time.Second)
 		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || answers(r) != "map[deploy_target:[โปรดักชัน]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
@@ -739,18 +739,18 @@ func TestThai(t *testing.T) {
 			t.Errorf("the question was not kept: %q %s", ended.Text, ended.Blocks)
 		}
 
-		skip := e.ask(fmt.Sprintf(thaiQuestion, "thai-skip-"+mode))
+		skip := e.Ask(fmt.Sprintf(thaiQuestion, "thai-skip-"+mode))
 		ms := e.prompt(opsChannel, skip)
 		e.say(alice, opsChannel, ms.TS, "ข้าม")
-		if r := e.result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		if r := e.Result(skip, 10*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 			t.Errorf("skip: %+v", r)
 		}
 		e.waitEnded(opsChannel, ms.TS, "ข้ามแล้ว")
 
-		tap := e.ask(fmt.Sprintf(thaiQuestion, "thai-tap-"+mode))
+		tap := e.Ask(fmt.Sprintf(thaiQuestion, "thai-tap-"+mode))
 		mt := e.prompt(opsChannel, tap)
 		e.press(alice, opsChannel, mt.TS, "สเตจจิ้ง (แนะนำ)")
-		if r := e.result(tap, 10*time.Second); answers(r) != "map[deploy_target:[สเตจจิ้ง (แนะนำ)]]" {
+		if r := e.Result(tap, 10*time.Second); answers(r) != "map[deploy_target:[สเตจจิ้ง (แนะนำ)]]" {
 			t.Errorf("tap: %+v %s", r, answers(r))
 		}
 		e.waitEphemeral(alice.ID, "บันทึกคำตอบแล้ว")
@@ -772,7 +772,7 @@ func TestContextShown(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
 		ctx, _ := json.Marshal("Build **#4812** failed on `main`:\n```\nTestPay … FAIL\n```\nSee [the log](https://ci.example.com/4812) — @everyone")
-		id := e.ask(fmt.Sprintf(`{"id":"context-%s","agent":"ci-bot","context":%s,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`, mode, ctx))
+		id := e.Ask(fmt.Sprintf(`{"id":"context-%s","agent":"ci-bot","context":%s,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`, mode, ctx))
 		m := e.prompt(opsChannel, id)
 		const section = "Build *#4812* failed on `main`:\n\n```TestPay … FAIL```\n\nSee <https://ci.example.com/4812|the log> — @\u2060everyone"
 		texts := mrkdwnTexts(t, string(m.Blocks))
@@ -784,7 +784,7 @@ func TestContextShown(t *testing.T) {
 		}
 		e.quiet(m)
 		e.press(alice, opsChannel, m.TS, "Production")
-		e.result(id, 10*time.Second)
+		e.Result(id, 10*time.Second)
 		ended := e.waitEnded(opsChannel, m.TS, "Answered: Production")
 		if texts := mrkdwnTexts(t, string(ended.Blocks)); texts[0] != section {
 			t.Errorf("the ended message lost its context: %q", texts)
@@ -808,7 +808,7 @@ func TestSeenThenAnswer(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
 		e.fake.AddChannel(leadChannel)
-		id := e.ask(fmt.Sprintf(escalatedQuestion, "seen-"+mode))
+		id := e.Ask(fmt.Sprintf(escalatedQuestion, "seen-"+mode))
 		m := e.prompt(opsChannel, id)
 		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging (Recommended) Production Skip Seen]" {
 			t.Fatalf("buttons %v", got)
@@ -829,17 +829,17 @@ func TestSeenThenAnswer(t *testing.T) {
 			t.Errorf("after Seen the text is %q", updated.Text)
 		}
 		e.quiet(updated)
-		e.noResult(id)
+		e.NoResult(id)
 
 		// Bob's Slack still shows the Seen button.
 		if _, err := e.fake.PressOn(bob, m, "Seen"); err != nil {
 			t.Fatal(err)
 		}
 		e.waitEphemeral(bob.ID, engine.NoticeAlreadySeen.Text("en"))
-		e.noResult(id)
+		e.NoResult(id)
 
 		e.press(bob, opsChannel, m.TS, "Production")
-		r := e.result(id, 10*time.Second)
+		r := e.Result(id, 10*time.Second)
 		if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" || r.AnsweredBy == nil || r.AnsweredBy.ID != bob.ID {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
@@ -867,20 +867,20 @@ const remindedQuestion = `{"id":%q,"timeoutSeconds":900,"remindEverySeconds":120
 func TestReminderPostedThenDeleted(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e := newEnv(t, mode, envOpts{})
-		id := e.ask(fmt.Sprintf(remindedQuestion, "remind-"+mode))
+		id := e.Ask(fmt.Sprintf(remindedQuestion, "remind-"+mode))
 		m := e.prompt(opsChannel, id)
 		if got := slacktest.Buttons(m.Blocks); fmt.Sprint(got) != "[Staging Production Skip Seen]" {
 			t.Fatalf("buttons %v", got)
 		}
-		e.clock.advance(121 * time.Second)
+		e.clock.Advance(121 * time.Second)
 		reminder := e.waitThreadReply(opsChannel, m.TS, "Still waiting for your answer")
 		if reminder.Blocks != nil || !strings.HasPrefix(reminder.Text, "Still waiting for your answer — 1") || !strings.HasSuffix(reminder.Text, " min left.") {
 			t.Errorf("reminder %+v, want plain text with the time left", reminder)
 		}
 		e.quiet(reminder)
-		e.noResult(id)
+		e.NoResult(id)
 		e.press(alice, opsChannel, m.TS, "Production")
-		if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		e.waitEnded(opsChannel, m.TS, "Answered: Production")

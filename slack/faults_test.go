@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/enginetest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/slack/internal/slacktest"
 	"github.com/askbridge/askbridge/store"
@@ -68,7 +68,7 @@ func ephemeralsTo(e *env, user, text string) []slacktest.Ephemeral {
 func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		e, f := flakyEnv(t, mode)
-		id := e.ask(fmt.Sprintf(oneQuestion, "flaky-reply-"+mode))
+		id := e.Ask(fmt.Sprintf(oneQuestion, "flaky-reply-"+mode))
 		m := e.prompt(opsChannel, id)
 		f.left.Store(1)
 		_, d := e.say(alice, opsChannel, m.TS, "2")
@@ -81,7 +81,7 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := e.result(id, 10*time.Second)
+		r := e.Result(id, 10*time.Second)
 		if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
@@ -110,7 +110,7 @@ func TestReplyWhileRedisFailsIsNotLost(t *testing.T) {
 // message answers the question.
 func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 	e, f := flakyEnv(t, httpMode)
-	id := e.ask(fmt.Sprintf(oneQuestion, "flaky-last-retry"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "flaky-last-retry"))
 	m := e.prompt(opsChannel, id)
 	// The delivery and each of Slack's three retries fail.
 	f.left.Store(4)
@@ -119,9 +119,9 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 	if n := f.failed.Load(); n != 4 {
 		t.Errorf("%d lookups failed, want 4 (the delivery and three retries)", n)
 	}
-	e.noResult(id)
+	e.NoResult(id)
 	e.say(alice, opsChannel, m.TS, "2")
-	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+	if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
 	e.settle()
@@ -136,7 +136,7 @@ func TestReplyFailingEveryRetryAsksToTryAgain(t *testing.T) {
 func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	t.Parallel()
 	e, f := flakyEnv(t, socketMode)
-	id := e.ask(fmt.Sprintf(oneQuestion, "flaky-tap"))
+	id := e.Ask(fmt.Sprintf(oneQuestion, "flaky-tap"))
 	m := e.prompt(opsChannel, id)
 	f.left.Store(1)
 	d := e.press(alice, opsChannel, m.TS, "Production")
@@ -144,7 +144,7 @@ func TestTapWhileRedisFailsIsNotLost(t *testing.T) {
 	if err := e.fake.Deliver(d); err != nil {
 		t.Fatal(err)
 	}
-	r := e.result(id, 10*time.Second)
+	r := e.Result(id, 10*time.Second)
 	if r.Status != askbridge.StatusAnswered || answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v %s", r, answers(r))
 	}
@@ -177,32 +177,6 @@ func (p panicky) Reply(ctx context.Context, r engine.TextReply) engine.ReplyOutc
 	return p.Inbox.Reply(ctx, r)
 }
 
-// panicLogs counts the error records of recovered panics that carry a
-// stack.
-type panicLogs struct {
-	slog.Handler
-	n *atomic.Int64
-}
-
-func (h panicLogs) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h panicLogs) Handle(_ context.Context, r slog.Record) error {
-	if r.Level != slog.LevelError || !strings.HasPrefix(r.Message, "panic in") {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "stack" && strings.Contains(a.Value.String(), "goroutine") {
-			h.n.Add(1)
-			return false
-		}
-		return true
-	})
-	return nil
-}
-
-func (h panicLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h panicLogs) WithGroup(string) slog.Handler      { return h }
-
 // A panic while handling a press or a message is recovered and logged with
 // its stack; the request that brought it is answered (in HTTP mode a
 // delivery that never gets 200 fails e.press and e.say), and the next
@@ -212,7 +186,7 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 		var logged, counted, taps, replies atomic.Int64
 		e := newEnv(t, mode, envOpts{
 			panicked: func(string) { counted.Add(1) },
-			logs:     panicLogs{Handler: slog.DiscardHandler, n: &logged},
+			logs:     platformtest.PanicLogs{Prefix: "panic in", N: &logged},
 			inbox:    func(in engine.Inbox) engine.Inbox { return panicky{Inbox: in, taps: &taps, replies: &replies} },
 		})
 		waitPanics := func(n int64) {
@@ -221,22 +195,22 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 				t.Fatalf("%d panics logged, want %d", logged.Load(), n)
 			}
 		}
-		a := e.ask(fmt.Sprintf(oneQuestion, "panic-tap-"+mode))
+		a := e.Ask(fmt.Sprintf(oneQuestion, "panic-tap-"+mode))
 		ma := e.prompt(opsChannel, a)
 		e.press(alice, opsChannel, ma.TS, "Production")
 		waitPanics(1)
 		e.press(alice, opsChannel, ma.TS, "Production")
-		if r := e.result(a, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+		if r := e.Result(a, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		e.waitEphemeral(alice.ID, engine.NoticeRecorded.Text("en"))
 
-		b := e.ask(fmt.Sprintf(oneQuestion, "panic-reply-"+mode))
+		b := e.Ask(fmt.Sprintf(oneQuestion, "panic-reply-"+mode))
 		mb := e.prompt(opsChannel, b)
 		e.say(alice, opsChannel, mb.TS, "1")
 		waitPanics(2)
 		e.say(alice, opsChannel, mb.TS, "1")
-		if r := e.result(b, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
+		if r := e.Result(b, 10*time.Second); answers(r) != "map[deploy_target:[Staging (Recommended)]]" {
 			t.Fatalf("result %+v %s", r, answers(r))
 		}
 		e.settle()
@@ -254,30 +228,10 @@ func TestPanicInHandlingIsRecovered(t *testing.T) {
 func TestPromptOfADeadReplicaNotPostedAgain(t *testing.T) {
 	const id = "dead-poster"
 	e := newEnv(t, socketMode, envOpts{claimIdle: 300 * time.Millisecond, before: func(e *env) {
-		ctx := context.Background()
-		e.ask(fmt.Sprintf(oneQuestion, id))
-		dead := store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "dead"})
-		if entries, err := dead.ReadRequests(ctx, 10, time.Second); err != nil || len(entries) != 1 {
-			t.Fatalf("read: %v %v", entries, err)
-		}
-		req, err := askbridge.DecodeRequest(fmt.Appendf(nil, oneQuestion, id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now()
-		q := engine.NewQuestion{ID: id, Request: req, Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}, Created: now, Deadline: now.Add(time.Hour)}
-		if _, _, err := dead.Create(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-		ch, err := slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL()}, dead, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Killed once the post is out, before anything is recorded.
-		err = ch.Send(ctx, engine.Delivery{Chat: opsChannel, Plan: engine.BuildPlan(id, req, ch.Capabilities()), Sent: func(engine.MessageRef) bool { return false }})
-		if err != nil {
-			t.Fatalf("send: %v", err)
-		}
+		target := askbridge.Target{Platform: slack.Platform, Chat: opsChannel}
+		platformtest.PromptOfADeadReplica(e.Agent, id, fmt.Sprintf(oneQuestion, id), target, func(st *store.Store) (engine.Channel, error) {
+			return slack.New(slack.Config{BotToken: botToken, SigningSecret: signingSecret, APIURL: e.fake.APIURL()}, st, nil)
+		})
 	}})
 	m := e.prompt(opsChannel, id)
 	e.settleRequests()
@@ -291,7 +245,7 @@ func TestPromptOfADeadReplicaNotPostedAgain(t *testing.T) {
 		t.Fatalf("%d prompts in the channel, want 1", prompts)
 	}
 	e.press(alice, opsChannel, m.TS, "Production")
-	if r := e.result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
+	if r := e.Result(id, 10*time.Second); answers(r) != "map[deploy_target:[Production]]" {
 		t.Fatalf("result %+v", r)
 	}
 	e.waitEnded(opsChannel, m.TS, "Answered: Production")

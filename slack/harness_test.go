@@ -17,11 +17,10 @@ import (
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/enginetest"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
-	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
@@ -55,18 +54,6 @@ var modes = []string{socketMode, httpMode}
 
 var prefixSeq atomic.Int64
 
-// clock is the engines' clock: real timers and tickers, and a time of day
-// that jumps ahead when told (for deadlines).
-type clock struct {
-	clockwork.Clock
-	offset atomic.Int64
-}
-
-func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 // replica is one bridge replica: an engine and a Slack channel on the
 // shared Redis.
 type replica struct {
@@ -80,13 +67,14 @@ type replica struct {
 
 // env is two replicas, one real Redis, the fake Slack, and an agent.
 type env struct {
+	*platformtest.Agent
 	t        *testing.T
 	mode     string
 	prefix   string
 	fake     *slacktest.Server
 	agent    *redis.Client
 	replicas []*replica
-	clock    *clock
+	clock    *platformtest.Clock
 	// store reads what the replicas recorded.
 	store *store.Store
 
@@ -201,9 +189,10 @@ func newEnv(t *testing.T, mode string, o envOpts) *env {
 		AckTimeout: 3 * time.Second, PingEvery: 50 * time.Millisecond})
 	t.Cleanup(fake.Close)
 	fake.AddChannel(opsChannel)
-	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: newClock()}
+	e := &env{t: t, mode: mode, prefix: fmt.Sprintf("slacktest%d:", prefixSeq.Add(1)), fake: fake, clock: platformtest.NewClock()}
 	e.agent = redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { e.agent.Close() })
+	e.Agent = platformtest.NewAgent(t, e.agent, e.prefix)
 	e.store = store.New(e.agent, store.Options{Prefix: e.prefix, Consumer: "reader"})
 	if o.before != nil {
 		o.before(e)
@@ -241,7 +230,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	if o.wrap != nil {
 		st = o.wrap(st)
 	}
-	var handler slog.Handler = slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})
+	var handler slog.Handler = slog.NewTextHandler(platformtest.LogWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelInfo})
 	if o.logs != nil {
 		handler = slog.NewMultiHandler(handler, o.logs)
 	}
@@ -255,15 +244,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(to string) (engine.Route, error) {
-		if to == "" {
-			return engine.Route{Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}}, nil
-		}
-		if p, c, ok := strings.Cut(to, ":"); ok {
-			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
-		}
-		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
-	}
+	resolve := platformtest.Resolver(engine.Route{Target: askbridge.Target{Platform: slack.Platform, Chat: opsChannel}})
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Clock: e.clock, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
@@ -284,47 +265,6 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
 	t.Cleanup(stop)
 	return &replica{engine: eng, ch: ch, stop: stop}, ch.HTTPHandler()
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-// ask pushes a request the way an agent does and returns its id.
-func (e *env) ask(body string) string {
-	e.t.Helper()
-	return e.agentOf().Ask(e.t, body)
-}
-
-// cancel pushes a cancel the way an agent does.
-func (e *env) cancel(id string) {
-	e.t.Helper()
-	e.agentOf().Cancel(e.t, id)
-}
-
-// result waits for the one result of a question, as an agent does.
-func (e *env) result(id string, within time.Duration) askbridge.Result {
-	e.t.Helper()
-	return e.agentOf().Result(e.t, id, within)
-}
-
-func (e *env) agentOf() agenttest.Agent {
-	return agenttest.Agent{RDB: e.agent, Prefix: e.prefix}
-}
-
-// noResult checks that no result has been pushed for id.
-func (e *env) noResult(id string) {
-	e.t.Helper()
-	n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if n != 0 {
-		e.t.Fatalf("%d results pushed for %s, want none", n, id)
-	}
 }
 
 // waitMessages waits until channel holds n messages of the bot that are

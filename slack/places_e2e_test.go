@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/slack"
@@ -104,7 +105,7 @@ func (e *placesEnv) startReplica(name string) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name})
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
+	log := slog.New(slog.NewTextHandler(platformtest.LogWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
 
 	// A transport of its own, so its idle connections can be closed
 	// before the package checks for goroutines left behind.

@@ -267,7 +267,8 @@ func testRequestBlock(t *testing.T, b backend) {
 	}
 	// An entry added while a reader blocks wakes it.
 	go func() {
-		// Sleep: the entry must come while the reader blocks, which nothing reports.
+		// Sleep: the entry must come while the reader blocks, which nothing
+		// reports on every backend (the in-process one has no CLIENT LIST).
 		time.Sleep(100 * time.Millisecond)
 		s.rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", "late"}})
 	}()
@@ -402,8 +403,9 @@ func testRequestOversize(t *testing.T, b backend) {
 		got, err := heir.ReadRequests(ctx, 10, 5*time.Second)
 		done <- read{got, err}
 	}()
-	// The push lands during the block, as a rule; should the reader come
-	// late, the batch read takes it, cut.
+	// Sleep: the push must land while the reader blocks, which nothing
+	// reports on every backend; should the reader come late, the batch
+	// read takes it, cut.
 	time.Sleep(50 * time.Millisecond)
 	late := add("ask", big)
 	r := <-done
@@ -1897,7 +1899,8 @@ func testEventsBlock(t *testing.T, b backend) {
 		t.Fatalf("block 200ms returned after %v", d)
 	}
 	go func() {
-		// Sleep: the event must come while the reader blocks, which nothing reports.
+		// Sleep: the event must come while the reader blocks, which nothing
+		// reports on every backend (the in-process one has no CLIENT LIST).
 		time.Sleep(100 * time.Millisecond)
 		_ = s.Publish(context.Background(), askbridge.Event{Kind: "expired", ID: "q", At: t0})
 	}()

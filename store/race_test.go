@@ -260,7 +260,8 @@ func testRaceDeadConsumer(t *testing.T, b backend) {
 		}
 	}
 	// Well past the idle time, nobody gets it again.
-	// Sleep: the server compares real idle time with ClaimIdle.
+	// Sleep: the server compares its own idle time with ClaimIdle, which
+	// no clock of the test moves, and nothing comes to wait on.
 	time.Sleep(time.Second)
 	for _, s := range []*Store{heir, third} {
 		got, err := s.ReadRequests(ctx, 10, 0)

@@ -37,7 +37,7 @@ func TestBurst500(t *testing.T) {
 	start := time.Now()
 	body := `{"id":"burst-%d","to":"telegram:%d","questions":[{"id":"pick","header":"Pick","question":"Question %d?","options":[{"label":"Left"},{"label":"Right"}]}]}`
 	for i := range questions {
-		e.ask(fmt.Sprintf(body, i, burstChat(chatOf(i, chats)), i))
+		e.Ask(fmt.Sprintf(body, i, burstChat(chatOf(i, chats)), i))
 	}
 	questionRe := regexp.MustCompile(`Question (\d+)\?`)
 	shown := map[int]telegramtest.Message{}
@@ -64,7 +64,7 @@ func TestBurst500(t *testing.T) {
 		}
 	}
 	for i := range questions {
-		r := e.result(fmt.Sprint("burst-", i), 20*time.Second)
+		r := e.Result(fmt.Sprint("burst-", i), 20*time.Second)
 		if r.Status != askbridge.StatusAnswered || r.Answers.Answers["pick"][0] != []string{"Left", "Right"}[i%2] {
 			t.Fatalf("question %d: result %+v", i, r)
 		}
@@ -92,7 +92,7 @@ func TestBurst500(t *testing.T) {
 	if st.Early != 0 {
 		t.Errorf("%d requests came before their retry_after passed", st.Early)
 	}
-	e.noMoreResults()
+	e.NoResult()
 }
 
 func burstChat(i int) int64 { return -5000 - int64(i) }

@@ -40,7 +40,7 @@ func TestTapAnswers(t *testing.T) {
 	if a.Text != en(engine.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
 		t.Errorf("notice %+v", a)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaButton {
 		t.Fatalf("result %+v", r)
 	}
@@ -55,7 +55,7 @@ func TestTapAnswers(t *testing.T) {
 	if want := questionOf(p.Text, locale.Default) + "\n\nAnswered: Production"; m.Text != want {
 		t.Errorf("the ended message shows\n%s\nwant\n%s", m.Text, want)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 }
 
 func buttonTexts(m telegramtest.Message) []string {
@@ -94,14 +94,14 @@ func TestTextReplies(t *testing.T) {
 			if from.ID == 0 {
 				from = alice
 			}
-			id := e.ask(fmt.Sprintf(tt.body, fmt.Sprint("text-", i), "telegram:"+strconv.FormatInt(tt.chat, 10)))
+			id := e.Ask(fmt.Sprintf(tt.body, fmt.Sprint("text-", i), "telegram:"+strconv.FormatInt(tt.chat, 10)))
 			p := e.prompt(tt.chat, 1)
 			replyTo := 0
 			if tt.replyTo {
 				replyTo = p.ID
 			}
 			e.reply(tt.chat, from, replyTo, tt.reply)
-			r := e.result(id, 5*time.Second)
+			r := e.Result(id, 5*time.Second)
 			key := "deploy_target"
 			if strings.Contains(tt.body, "checks") {
 				key = "checks"
@@ -122,7 +122,7 @@ const threeQuestions = `{"id":%q,"to":%q,"questions":[
 func TestThreeQuestionsWithCorrection(t *testing.T) {
 	t.Parallel()
 	e := twoReplicas(t, envOpts{})
-	id := e.ask(fmt.Sprintf(threeQuestions, "three-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
+	id := e.Ask(fmt.Sprintf(threeQuestions, "three-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
 	p := e.prompt(opsGroup, 1)
 	if got := buttonTexts(p); !slices.Equal(got, []string{"Skip"}) {
 		t.Errorf("a text prompt shows %q, want only Skip", got)
@@ -145,9 +145,9 @@ func TestThreeQuestionsWithCorrection(t *testing.T) {
 	if !strings.Contains(correction.Text, "Notify") {
 		t.Errorf("correction %q does not name the missing question", correction.Text)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 	e.reply(opsGroup, alice, p.ID, "Staging\nUnit, Load\nmy manager")
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	want := map[string][]string{"target": {"Staging"}, "checks": {"Unit", "Load"}, "notify": {"my manager"}}
 	if fmt.Sprint(r.Answers.Answers) != fmt.Sprint(want) {
 		t.Errorf("answers %v, want %v", r.Answers.Answers, want)
@@ -162,30 +162,30 @@ func TestSkipTimeoutCancel(t *testing.T) {
 	e.fake.AddChat(-300002, "group", "Timeout")
 	e.fake.AddChat(-300003, "group", "Cancel")
 	skip := ask1(e, "skip-1", -300001)
-	late := e.ask(`{"id":"timeout-1","to":"telegram:-300002","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	late := e.Ask(`{"id":"timeout-1","to":"telegram:-300002","timeoutSeconds":30,"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	gone := ask1(e, "cancel-1", -300003)
 	ps, pt, pc := e.prompt(-300001, 1), e.prompt(-300002, 1), e.prompt(-300003, 1)
 
 	if a := e.tap(-300001, ps.ID, bob, "Skip"); a.Text != en(engine.NoticeSkipped) {
 		t.Errorf("skip notice %+v", a)
 	}
-	if r := e.result(skip, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(skip, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("skip result %+v", r)
 	}
 	e.finished(-300001, ps.ID, "Skipped")
 
-	e.cancel(gone)
-	if r := e.result(gone, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+	e.Cancel(gone)
+	if r := e.Result(gone, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Errorf("cancel result %+v", r)
 	}
 	e.finished(-300003, pc.ID, "Cancelled")
 
-	e.clock.advance(31 * time.Second)
-	if r := e.result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
+	e.clock.Advance(31 * time.Second)
+	if r := e.Result(late, 5*time.Second); r.Reason != askbridge.ReasonTimeout {
 		t.Errorf("timeout result %+v", r)
 	}
 	e.finished(-300002, pt.ID, "Expired")
-	e.noMoreResults(skip, late, gone)
+	e.NoResult(skip, late, gone)
 }
 
 func TestOtherOpensAReplyBox(t *testing.T) {
@@ -204,7 +204,7 @@ func TestOtherOpensAReplyBox(t *testing.T) {
 		t.Errorf("reply box text %q", box.Text)
 	}
 	e.reply(opsGroup, alice, box.ID, "Blue-green on the canary")
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if got := r.Answers.Answers["deploy_target"]; !slices.Equal(got, []string{"Blue-green on the canary"}) {
 		t.Errorf("answers %v", got)
 	}
@@ -215,7 +215,7 @@ func TestOtherOpensAReplyBox(t *testing.T) {
 func TestUnauthorizedChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := twoReplicas(t, envOpts{})
-	id := e.ask(`{"id":"auth-1","to":"telegram:-100500","answerers":["telegram:1001"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
+	id := e.Ask(`{"id":"auth-1","to":"telegram:-100500","answerers":["telegram:1001"],"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`)
 	p := e.prompt(opsGroup, 1)
 	if a := e.tap(opsGroup, p.ID, bob, "A"); a.Text != en(engine.NoticeNotForYou) || a.ShowAlert {
 		t.Errorf("bob's tap: %+v", a)
@@ -235,7 +235,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if a := e.notice(q); a.Text != en(engine.NoticeUnknown) {
 		t.Errorf("forged tap: %+v", a)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 	if m := e.message(opsGroup, p.ID); m.Edits != 0 || len(m.Keyboard) == 0 {
 		t.Errorf("message changed: %+v", m)
 	}
@@ -245,7 +245,7 @@ func TestUnauthorizedChangesNothing(t *testing.T) {
 	if a := e.tap(opsGroup, p.ID, alice, "B"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("alice's tap: %+v", a)
 	}
-	if r := e.result(id, 5*time.Second); r.Answers.Answers["a"][0] != "B" {
+	if r := e.Result(id, 5*time.Second); r.Answers.Answers["a"][0] != "B" {
 		t.Errorf("result %+v", r)
 	}
 }
@@ -258,8 +258,8 @@ func TestLateTapClearsButtons(t *testing.T) {
 	// Alice blocks the bot, so the edit at the end fails, then comes back
 	// and taps the button still on her screen.
 	e.fake.Block(alice.ID, telegramtest.ErrBlocked)
-	e.cancel(id)
-	if r := e.result(id, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+	e.Cancel(id)
+	if r := e.Result(id, 5*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Fatalf("result %+v", r)
 	}
 	e.eventually(5*time.Second, "the finisher's edit refused", func() bool {
@@ -273,7 +273,7 @@ func TestLateTapClearsButtons(t *testing.T) {
 		t.Errorf("late tap notice %+v", a)
 	}
 	e.finished(alice.ID, p.ID, "Cancelled")
-	e.noMoreResults(id)
+	e.NoResult(id)
 }
 
 func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
@@ -317,8 +317,8 @@ func TestDoubleTapAndTwoPeopleAtOnce(t *testing.T) {
 		t.Errorf("%d taps won, want 1", recorded)
 	}
 	// Every tap has been answered, so every tap has been handled.
-	e.result(id, 5*time.Second)
-	e.noMoreResults(id)
+	e.Result(id, 5*time.Second)
+	e.NoResult(id)
 }
 
 func TestUndeliverable(t *testing.T) {
@@ -342,7 +342,7 @@ func TestUndeliverable(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			start := time.Now()
 			id := ask1(e, fmt.Sprint("gone-", i), tt.chat)
-			r := e.result(id, 5*time.Second)
+			r := e.Result(id, 5*time.Second)
 			if r.Reason != askbridge.ReasonUndeliverable || r.Error != tt.want {
 				t.Errorf("result %+v, want undeliverable with %q", r, tt.want)
 			}
@@ -356,7 +356,7 @@ func TestUndeliverable(t *testing.T) {
 func TestAgentTextIsEscapedAndPingsNobody(t *testing.T) {
 	t.Parallel()
 	e := twoReplicas(t, envOpts{})
-	id := e.ask(`{"id":"esc-1","to":"telegram:-100500","agent":"<i>bot</i>","questions":[{"id":"a","header":"<b>&amp;","question":"Tell @everyone and @alice_admin about <script>x</script> & more?","options":[{"label":"<b>Yes</b> @here"},{"label":"No & never"}]}]}`)
+	id := e.Ask(`{"id":"esc-1","to":"telegram:-100500","agent":"<i>bot</i>","questions":[{"id":"a","header":"<b>&amp;","question":"Tell @everyone and @alice_admin about <script>x</script> & more?","options":[{"label":"<b>Yes</b> @here"},{"label":"No & never"}]}]}`)
 	p := e.prompt(opsGroup, 1)
 	for _, want := range []string{"<i>bot</i>", "[<b>&amp;]", "<script>x</script> & more?", "<b>Yes</b> @"} {
 		if !strings.Contains(p.Text, want) {
@@ -367,7 +367,7 @@ func TestAgentTextIsEscapedAndPingsNobody(t *testing.T) {
 		t.Errorf("the prompt mentions %v %v", p.Mentions, p.TextMentions)
 	}
 	e.tap(opsGroup, p.ID, alice, "<b>Yes</b> @here")
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	m := e.finished(opsGroup, p.ID, "Answered: <b>Yes</b> @\u2060here")
 	if len(m.Mentions) != 0 {
 		t.Errorf("the edited message mentions %v", m.Mentions)
@@ -377,10 +377,10 @@ func TestAgentTextIsEscapedAndPingsNobody(t *testing.T) {
 func TestSkipCommandWithBotName(t *testing.T) {
 	t.Parallel()
 	e := twoReplicas(t, envOpts{})
-	id := e.ask(fmt.Sprintf(threeQuestions, "cmd-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
+	id := e.Ask(fmt.Sprintf(threeQuestions, "cmd-1", "telegram:"+strconv.FormatInt(opsGroup, 10)))
 	p := e.prompt(opsGroup, 1)
 	e.reply(opsGroup, bob, 0, "/skip@askbridge_test_bot")
-	if r := e.result(id, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(id, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("result %+v", r)
 	}
 	e.finished(opsGroup, p.ID, "Skipped")
@@ -399,7 +399,7 @@ func TestThai(t *testing.T) {
 	ask := func(id string, chat int64) (string, telegramtest.Message) {
 		t.Helper()
 		e.fake.AddChat(chat, "group", id)
-		q := e.ask(fmt.Sprintf(thaiQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
+		q := e.Ask(fmt.Sprintf(thaiQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
 		return q, e.prompt(chat, 1)
 	}
 	instructions := []string{th.Get("FreeText"), th.Get("ClosingButtons")}
@@ -428,7 +428,7 @@ func TestThai(t *testing.T) {
 			t.Errorf("buttons %q", got)
 		}
 		e.reply(-500001, alice, 0, "๒")
-		r := e.result(id, 5*time.Second)
+		r := e.Result(id, 5*time.Second)
 		if r.Status != askbridge.StatusAnswered || r.Via != askbridge.ViaText || !slices.Equal(r.Answers.Answers["deploy_target"], []string{"โปรดักชัน"}) {
 			t.Fatalf("result %+v", r)
 		}
@@ -442,7 +442,7 @@ func TestThai(t *testing.T) {
 	t.Run("skipped with ข้าม", func(t *testing.T) {
 		id, p := ask("th-skip", -500002)
 		e.reply(-500002, bob, p.ID, "ข้าม")
-		if r := e.result(id, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
+		if r := e.Result(id, 5*time.Second); r.Status != askbridge.StatusNoAnswer || r.Reason != askbridge.ReasonSkipped {
 			t.Fatalf("result %+v", r)
 		}
 		noInstructions(e.finished(-500002, p.ID, "ข้ามแล้ว"))
@@ -453,7 +453,7 @@ func TestThai(t *testing.T) {
 		if a := e.tap(-500003, p.ID, carol, "สเตจจิ้ง (แนะนำ)"); a.Text != "บันทึกคำตอบแล้ว" {
 			t.Errorf("notice %q, want บันทึกคำตอบแล้ว", a.Text)
 		}
-		if r := e.result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"สเตจจิ้ง (แนะนำ)"}) {
+		if r := e.Result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"สเตจจิ้ง (แนะนำ)"}) {
 			t.Errorf("result %+v", r)
 		}
 		noInstructions(e.finished(-500003, p.ID, "ตอบแล้ว: สเตจจิ้ง (แนะนำ)"))
@@ -470,7 +470,7 @@ func TestThai(t *testing.T) {
 			t.Errorf("reply box %q (placeholder %q), want %q", box.Text, box.Placeholder, want)
 		}
 		e.reply(-500004, alice, box.ID, "บลูกรีนบนแคนารี")
-		if r := e.result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"บลูกรีนบนแคนารี"}) {
+		if r := e.Result(id, 5*time.Second); !slices.Equal(r.Answers.Answers["deploy_target"], []string{"บลูกรีนบนแคนารี"}) {
 			t.Errorf("result %+v", r)
 		}
 		noInstructions(e.finished(-500004, p.ID, "ตอบแล้ว"))
@@ -490,7 +490,7 @@ func TestSeenThenAnswer(t *testing.T) {
 	t.Parallel()
 	e := twoReplicas(t, envOpts{})
 	e.fake.AddChat(leadChat, "supergroup", "Leads")
-	id := e.ask(escalation(fmt.Sprintf(oneQuestion, "seen-1", "telegram:"+strconv.FormatInt(opsGroup, 10))))
+	id := e.Ask(escalation(fmt.Sprintf(oneQuestion, "seen-1", "telegram:"+strconv.FormatInt(opsGroup, 10))))
 	p := e.prompt(opsGroup, 1)
 	if got := buttonTexts(p); !slices.Equal(got, []string{"Staging (Recommended)", "Production", "Other…", "Skip", "Seen"}) {
 		t.Fatalf("buttons %q", got)
@@ -521,12 +521,12 @@ func TestSeenThenAnswer(t *testing.T) {
 	if a := e.notice(q); a.Text != en(engine.NoticeAlreadySeen) {
 		t.Errorf("a second Seen: notice %q", a.Text)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 
 	if a := e.tap(opsGroup, p.ID, bob, "Production"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	if r.Status != askbridge.StatusAnswered || !slices.Equal(r.Answers.Answers["deploy_target"], []string{"Production"}) {
 		t.Fatalf("result %+v", r)
 	}
@@ -542,7 +542,7 @@ func TestSeenThenAnswer(t *testing.T) {
 	if n := len(e.fake.BotMessages(leadChat)); n != 0 {
 		t.Errorf("%d messages in the leads' chat: the escalation step came before its time", n)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 }
 
 // TestReminderAndEscalation: a reminder is posted as a reply to the prompt
@@ -555,10 +555,10 @@ func TestReminderAndEscalation(t *testing.T) {
 	e.fake.AddChat(leadChat, "supergroup", "Leads")
 	body := strings.Replace(escalation(fmt.Sprintf(oneQuestion, "remind-1", "telegram:"+strconv.FormatInt(opsGroup, 10))),
 		`"timeoutSeconds":900,`, `"timeoutSeconds":900,"remindEverySeconds":400,`, 1)
-	id := e.ask(body)
+	id := e.Ask(body)
 	p := e.prompt(opsGroup, 1)
 
-	e.clock.advance(401 * time.Second)
+	e.clock.Advance(401 * time.Second)
 	var reminder telegramtest.Message
 	e.eventually(5*time.Second, "a reminder", func() bool {
 		msgs := e.fake.BotMessages(opsGroup)
@@ -573,7 +573,7 @@ func TestReminderAndEscalation(t *testing.T) {
 	}
 
 	// The step, before the second reminder.
-	e.clock.advance(200 * time.Second)
+	e.clock.Advance(200 * time.Second)
 	lead := e.prompt(leadChat, 1)
 	if want := "\n\nNo answer after 10 min, so this is asked here too."; !strings.HasSuffix(lead.Text, want) {
 		t.Errorf("the escalated prompt does not end with %q:\n%s", want, lead.Text)
@@ -584,7 +584,7 @@ func TestReminderAndEscalation(t *testing.T) {
 	if a := e.tap(leadChat, lead.ID, carol, "Production"); a.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", a)
 	}
-	r := e.result(id, 5*time.Second)
+	r := e.Result(id, 5*time.Second)
 	rec, found, err := e.check.Get(context.Background(), id)
 	if err != nil || !found {
 		t.Fatalf("read the question: %v (found %v)", err, found)
@@ -603,5 +603,5 @@ func TestReminderAndEscalation(t *testing.T) {
 	if n := len(e.fake.BotMessages(leadChat)); n != 1 {
 		t.Errorf("%d messages in the leads' chat, want the prompt alone", n)
 	}
-	e.noMoreResults(id)
+	e.NoResult(id)
 }

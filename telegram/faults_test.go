@@ -1,7 +1,6 @@
 package telegram_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -167,7 +167,7 @@ func TestStoreOutage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			logs := &syncBuffer{}
+			logs := &platformtest.SyncBuffer{}
 			e := newEnv(t, envOpts{webhook: tt.webhook, leaseTTL: tt.leaseTTL, tapPatience: 300 * time.Millisecond, logs: logs})
 			r := e.start("a")
 			t.Cleanup(r.redis.restore) // before the replica stops
@@ -218,10 +218,10 @@ func TestStoreOutage(t *testing.T) {
 			held()
 
 			r.redis.restore()
-			if res := e.result(tapped, 10*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
+			if res := e.Result(tapped, 10*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
 				t.Errorf("tap result %+v", res)
 			}
-			if res := e.result(replied, 10*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Staging (Recommended)" {
+			if res := e.Result(replied, 10*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Staging (Recommended)" {
 				t.Errorf("reply result %+v", res)
 			}
 			e.finished(bob.ID, tapPrompt.ID, "Answered: Production")
@@ -233,7 +233,7 @@ func TestStoreOutage(t *testing.T) {
 				}
 			}
 			e.eventually(10*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
-			e.noMoreResults(tapped, replied)
+			e.NoResult(tapped, replied)
 			if n := tryAgains(e, carol.ID); tt.replyFirst && n != 1 {
 				t.Errorf("the reply was answered %q %d times, want once", engine.NoticeTryAgain, n)
 			}
@@ -277,24 +277,6 @@ func (p panicky) Attach(context.Context, string, engine.MessageRef) error {
 	panic("test: an attach that panics")
 }
 
-// syncBuffer is a bytes.Buffer for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPanicsAreRecovered makes the handling of updates panic, in the
 // poller's handler and in the work a tap starts in the background, and
 // checks that each panic is logged with its stack, the tap answered, and
@@ -305,7 +287,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 	for _, webhook := range []bool{false, true} {
 		t.Run(fmt.Sprintf("webhook=%v", webhook), func(t *testing.T) {
 			t.Parallel()
-			logs := &syncBuffer{}
+			logs := &platformtest.SyncBuffer{}
 			e := newEnv(t, envOpts{webhook: webhook, logs: logs})
 			r := e.startWith("a", func(in engine.Inbox) engine.Inbox { return panicky{in} })
 			e.eventually(5*time.Second, "the channel connected", func() bool { return r.ch.State() == engine.StateConnected })
@@ -326,7 +308,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 			if a := e.tap(alice.ID, alicePrompt.ID, alice, "Production"); a.Text != en(engine.NoticeRecorded) {
 				t.Errorf("the tap after the panics was answered %q", a.Text)
 			}
-			if res := e.result(alices, 5*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
+			if res := e.Result(alices, 5*time.Second); res.Answers == nil || res.Answers.Answers["deploy_target"][0] != "Production" {
 				t.Errorf("result %+v", res)
 			}
 			e.eventually(5*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
@@ -344,7 +326,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 			if n := e.panics.Load(); n < 3 {
 				t.Errorf("%d panics counted, want the 3 logged", n)
 			}
-			e.noMoreResults(bobs, alices)
+			e.NoResult(bobs, alices)
 			r.stop() // returns: the panicked work was waited for
 		})
 	}

@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
-	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/telegramtest"
 	"github.com/askbridge/askbridge/internal/testwait"
@@ -50,30 +49,16 @@ var (
 
 const opsGroup int64 = -100500
 
-// clock is the engine's clock in these tests: the real one, whose Now a
-// test moves forward to reach a deadline at once (its timers run in real
-// time, so the fake Telegram's retry_after still holds).
-type clock struct {
-	clockwork.Clock
-	offset atomic.Int64
-}
-
-func newClock() *clock { return &clock{Clock: clockwork.NewRealClock()} }
-
-func (c *clock) Now() time.Time                  { return c.Clock.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-func (c *clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
-func (c *clock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
-
 // env is a fake Telegram, one Redis key prefix, an agent's client and the
 // bridge replicas.
 type env struct {
+	*platformtest.Agent
 	t      *testing.T
 	fake   *telegramtest.Server
 	prefix string
 	agent  *redis.Client
 	check  *store.Store
-	clock  *clock
+	clock  *platformtest.Clock
 	opts   envOpts
 
 	mu       sync.Mutex
@@ -127,8 +112,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	e := &env{
 		t: t, fake: fake, prefix: fmt.Sprintf("tgtest%d:", prefixSeq.Add(1)), agent: agent,
-		clock: newClock(), opts: o, replicas: map[string]*replica{},
+		clock: platformtest.NewClock(), opts: o, replicas: map[string]*replica{},
 	}
+	e.Agent = platformtest.NewAgent(t, agent, e.prefix)
 	e.check = store.New(agent, store.Options{Prefix: e.prefix, Consumer: "check"})
 	t.Cleanup(func() {
 		e.mu.Lock()
@@ -196,7 +182,7 @@ func (e *env) startWith(name string, wrap func(engine.Inbox) engine.Inbox) *repl
 	// claims back its own entry while still sending it would post it twice
 	// (see the report on engine.deliver).
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute, AutoPipeline: true})
-	var out io.Writer = testWriter{e.t}
+	var out io.Writer = platformtest.LogWriter{T: e.t}
 	if e.opts.logs != nil {
 		out = io.MultiWriter(out, e.opts.logs)
 	}
@@ -208,15 +194,7 @@ func (e *env) startWith(name string, wrap func(engine.Inbox) engine.Inbox) *repl
 	if e.opts.tapPatience > 0 {
 		ch.SetTapPatience(e.opts.tapPatience)
 	}
-	resolve := func(to string) (engine.Route, error) {
-		if to == "" {
-			return engine.Route{Target: askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}}, nil
-		}
-		if p, c, ok := strings.Cut(to, ":"); ok {
-			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
-		}
-		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
-	}
+	resolve := platformtest.Resolver(engine.Route{Target: askbridge.Target{Platform: "telegram", Chat: strconv.FormatInt(opsGroup, 10)}})
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
@@ -252,44 +230,6 @@ func (r *replica) stop() {
 	r.stopped.Store(true)
 	r.cancel()
 	<-r.done
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-// ask pushes a request the way an agent does and returns its id.
-func (e *env) ask(body string) string {
-	e.t.Helper()
-	return e.agentOf().Ask(e.t, body)
-}
-
-func (e *env) cancel(id string) {
-	e.t.Helper()
-	e.agentOf().Cancel(e.t, id)
-}
-
-// result waits for the one result of a question, as an agent does.
-func (e *env) result(id string, within time.Duration) askbridge.Result {
-	e.t.Helper()
-	return e.agentOf().Result(e.t, id, within)
-}
-
-func (e *env) agentOf() agenttest.Agent {
-	return agenttest.Agent{RDB: e.agent, Prefix: e.prefix}
-}
-
-// noMoreResults checks that nothing else was pushed for the questions.
-func (e *env) noMoreResults(ids ...string) {
-	e.t.Helper()
-	for _, id := range ids {
-		if n, err := e.agent.LLen(context.Background(), e.prefix+"result:{"+id+"}").Result(); err != nil || n != 0 {
-			e.t.Errorf("%s: %d more results (%v)", id, n, err)
-		}
-	}
 }
 
 // eventually polls cond until it holds or within passes.
@@ -426,5 +366,5 @@ func noticeOf(text, tag string) engine.Notice {
 const oneQuestion = `{"id":%q,"to":%q,"questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`
 
 func ask1(e *env, id string, chat int64) string {
-	return e.ask(fmt.Sprintf(oneQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
+	return e.Ask(fmt.Sprintf(oneQuestion, id, "telegram:"+strconv.FormatInt(chat, 10)))
 }

@@ -98,11 +98,11 @@ func TestStandbyAndDeletedMessage(t *testing.T) {
 	}
 	// A two-part prompt whose first part someone deleted: the other part
 	// is still edited, and the question ends normally.
-	e.ask(fmt.Sprintf(`{"id":"deleted-1","to":"telegram:%d",%s`, opsGroup, strings.TrimPrefix(longRequest(), "{")))
+	e.Ask(fmt.Sprintf(`{"id":"deleted-1","to":"telegram:%d",%s`, opsGroup, strings.TrimPrefix(longRequest(), "{")))
 	first, second := e.prompt(opsGroup, 1), e.prompt(opsGroup, 2)
 	e.fake.DeleteMessage(opsGroup, first.ID)
-	e.cancel("deleted-1")
-	if r := e.result("deleted-1", 5*time.Second); r.Reason != askbridge.ReasonCancelled {
+	e.Cancel("deleted-1")
+	if r := e.Result("deleted-1", 5*time.Second); r.Reason != askbridge.ReasonCancelled {
 		t.Errorf("result %+v", r)
 	}
 	e.finished(opsGroup, second.ID, "Cancelled")
@@ -122,7 +122,7 @@ func TestNoGoroutinesLeftAfterStop(t *testing.T) {
 		e.tap(opsGroup, p.ID, alice, "Other…")
 		box := e.prompt(opsGroup, 2)
 		e.reply(opsGroup, alice, box.ID, "my own answer")
-		e.result(id, 5*time.Second)
+		e.Result(id, 5*time.Second)
 		a.stop()
 		b.stop()
 		e.fake.Close()

@@ -62,7 +62,7 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 	}
 	shown := map[string][]telegramtest.Message{}
 	for _, tt := range tests {
-		e.ask(tt.body)
+		e.Ask(tt.body)
 		var msgs []telegramtest.Message
 		for n := 1; n <= tt.parts; n++ {
 			msgs = append(msgs, e.prompt(tt.chat, n))
@@ -75,7 +75,7 @@ func TestOneTapRecordsEachMessageOnceAndEditsItOnce(t *testing.T) {
 			e.reply(tt.chat, tt.who, box.ID, "Blue-green on the canary")
 			msgs = append(msgs, box)
 		}
-		e.result(tt.id, 5*time.Second)
+		e.Result(tt.id, 5*time.Second)
 		for _, m := range msgs {
 			e.finished(tt.chat, m.ID, tt.status)
 		}

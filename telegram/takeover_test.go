@@ -24,7 +24,7 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 	before := ask1(e, "pre-1", alice.ID)
 	p0 := e.prompt(alice.ID, 1)
 	e.tap(alice.ID, p0.ID, alice, "Production")
-	e.result(before, 5*time.Second)
+	e.Result(before, 5*time.Second)
 
 	chats := []int64{bob.ID, carol.ID, opsGroup}
 	ids := []string{ask1(e, "queued-0", bob.ID), ask1(e, "queued-1", carol.ID), ask1(e, "queued-2", opsGroup)}
@@ -67,13 +67,13 @@ func TestPollerTakeoverLosesAndRepeatsNothing(t *testing.T) {
 	}
 	wants := []string{"Answered: Production", "Skipped", "Answered: Staging (Recommended)"}
 	for i, id := range ids {
-		e.result(id, 5*time.Second)
+		e.Result(id, 5*time.Second)
 		e.finished(chats[i], prompts[i].ID, wants[i])
 	}
 	// An update is confirmed only once it has been handled (the poll gate
 	// holds the next getUpdates until then).
 	e.eventually(5*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
-	e.noMoreResults(append(ids, before)...)
+	e.NoResult(append(ids, before)...)
 	st := e.fake.Stats()
 	if st.AnswerRefused != 0 {
 		t.Errorf("%d callback queries were answered twice: an update was handled twice", st.AnswerRefused)
@@ -128,12 +128,12 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 	if n := e.tap(opsGroup, p.ID, alice, "Production"); n.Text != en(engine.NoticeRecorded) {
 		t.Errorf("notice %+v", n)
 	}
-	e.result(id, 5*time.Second)
+	e.Result(id, 5*time.Second)
 	e.finished(opsGroup, p.ID, "Answered: Production")
 	id2 := ask1(e, "hook-2", bob.ID)
 	e.prompt(bob.ID, 1)
 	e.reply(bob.ID, bob, 0, "1")
-	if r := e.result(id2, 5*time.Second); r.Answers.Answers["deploy_target"][0] != "Staging (Recommended)" {
+	if r := e.Result(id2, 5*time.Second); r.Answers.Answers["deploy_target"][0] != "Staging (Recommended)" {
 		t.Errorf("result %+v", r)
 	}
 
@@ -164,7 +164,7 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 			t.Errorf("status %d", rec.Code)
 		}
 	}
-	if r := e.result(id3, 5*time.Second); r.Answers.Answers["deploy_target"][0] != "nope" {
+	if r := e.Result(id3, 5*time.Second); r.Answers.Answers["deploy_target"][0] != "nope" {
 		t.Errorf("result %+v", r)
 	}
 
@@ -177,10 +177,10 @@ func TestWebhookModeThenBackToPolling(t *testing.T) {
 	id4 := ask1(e, "poll-1", opsGroup)
 	p4 := e.prompt(opsGroup, 2)
 	e.tap(opsGroup, p4.ID, alice, "Skip")
-	if r := e.result(id4, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
+	if r := e.Result(id4, 5*time.Second); r.Reason != askbridge.ReasonSkipped {
 		t.Errorf("result %+v", r)
 	}
-	e.noMoreResults(id, id2, id3, id4)
+	e.NoResult(id, id2, id3, id4)
 }
 
 // hookedInbox calls hook before each tap reaches the engine.
@@ -242,7 +242,10 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 	}
 	tap(1)
 	tap(2)
-	time.Sleep(300 * time.Millisecond) // time for a careless poller to fetch and confirm them
+	// Sleep: what is checked is that the updates are not confirmed, and a
+	// careful poller shows nothing to wait on: real time for a careless
+	// one to fetch and confirm them.
+	time.Sleep(300 * time.Millisecond)
 	e.mu.Lock()
 	r := e.replicas[holder]
 	e.mu.Unlock()
@@ -259,13 +262,13 @@ func TestCrashWhileHandlingLosesNothing(t *testing.T) {
 		if a := e.notice(queries[i]); a.Text != en(engine.NoticeRecorded) {
 			t.Errorf("tap %d: notice %+v", i, a)
 		}
-		if res := e.result(id, 5*time.Second); res.Answers.Answers["deploy_target"][0] != "Production" {
+		if res := e.Result(id, 5*time.Second); res.Answers.Answers["deploy_target"][0] != "Production" {
 			t.Errorf("result %+v", res)
 		}
 	}
 	// An update is confirmed only once it has been handled.
 	e.eventually(5*time.Second, "every update confirmed", func() bool { return e.fake.Pending() == 0 })
-	e.noMoreResults(ids...)
+	e.NoResult(ids...)
 	if st := e.fake.Stats(); st.AnswerRefused != 0 {
 		t.Errorf("%d taps were handled twice", st.AnswerRefused)
 	}

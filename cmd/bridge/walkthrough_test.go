@@ -100,8 +100,13 @@ func TestWalkthrough(t *testing.T) {
 		for run := 1; run <= 2; run++ {
 			if run == 2 {
 				// The id is made of $(date +%s): runs a person makes are
-				// seconds apart; these are made at least one apart.
-				time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+				// seconds apart; the second starts once the first's
+				// second has passed.
+				first, err := strconv.ParseInt(strings.TrimPrefix(ids[0], "deploy-"), 10, 64)
+				if err != nil {
+					t.Fatalf("the first run's id %q is not deploy-$(date +%%s)", ids[0])
+				}
+				testwait.For(t, 3*time.Second, "the second after the first run's", func() bool { return time.Now().Unix() > first })
 			}
 			done := make(chan walkthroughRun, 1)
 			go func() { done <- b.sh(script, 30*time.Second) }()

@@ -1,43 +1,24 @@
 package redislog_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge/internal/platformtest"
 	"github.com/askbridge/askbridge/internal/redislog"
 )
-
-// syncBuffer is a log sink go-redis's goroutines may write at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 // TestUse: after Use, what go-redis logs on its own (here: a pool that
 // could not dial) reaches the slog handler at Warn, marked as go-redis's,
 // with the password of a Redis URL in it hidden.
 func TestUse(t *testing.T) {
-	var logs syncBuffer
+	var logs platformtest.SyncBuffer
 	redislog.Use(slog.New(slog.NewTextHandler(&logs, nil)))
 	rdb := redis.NewClient(&redis.Options{
 		Addr: "127.0.0.1:1", DialerRetries: 1, MaxRetries: -1,
@@ -68,7 +49,7 @@ func TestUseAt(t *testing.T) {
 		level slog.Level
 		shown bool
 	}{{slog.LevelDebug, true}, {slog.LevelInfo, false}} {
-		var logs syncBuffer
+		var logs platformtest.SyncBuffer
 		redislog.UseAt(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level})), slog.LevelDebug)
 		rdb := redis.NewClient(&redis.Options{
 			Addr: "127.0.0.1:1", DialerRetries: 1, MaxRetries: -1,

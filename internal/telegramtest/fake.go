@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // Limits of the real Bot API that the fake enforces.
@@ -98,6 +100,11 @@ type Options struct {
 	// on its way when a 429 was given is not held against the client even
 	// when it arrives late. Default "X-Test-Sent".
 	SentHeader string
+	// Clock is the fake's time: the rate buckets, the retry_after windows
+	// and their grace, message dates and how long a tap waited for its
+	// answer. Default: the real clock. A long poll's timeout runs in real
+	// time whatever the clock, as the client's own deadline does.
+	Clock clockwork.Clock
 }
 
 // User is a Telegram user.
@@ -176,6 +183,9 @@ type Stats struct {
 	// RateLimited counts 429s; Early counts requests a client made in a
 	// scope whose retry_after it had been given and that had not passed.
 	RateLimited, Early int
+	// Polls counts the getUpdates calls taken; one that is not answered
+	// at once is waiting for an update as soon as it is counted.
+	Polls int
 	// Conflicts counts getUpdates terminated by another one.
 	Conflicts int
 	// Confirmed counts updates confirmed (by offset or webhook delivery).
@@ -266,6 +276,9 @@ func New(opts Options) *Server {
 	}
 	if opts.GlobalBurst <= 0 {
 		opts.GlobalBurst = max(1, int(opts.GlobalRate))
+	}
+	if opts.Clock == nil {
+		opts.Clock = clockwork.NewRealClock()
 	}
 	id, _ := strconv.ParseInt(strings.Split(opts.Token, ":")[0], 10, 64)
 	s := &Server{
@@ -445,7 +458,7 @@ func (s *Server) TapData(chatID int64, messageID int, user User, data string) (s
 	}
 	s.nextQuery++
 	id := fmt.Sprintf("%d%06d", user.ID, s.nextQuery)
-	s.queries[id] = &query{id: id, at: time.Now()}
+	s.queries[id] = &query{id: id, at: s.opts.Clock.Now()}
 	s.enqueueLocked(map[string]any{"callback_query": map[string]any{
 		"id": id, "from": userJSON(user), "message": s.messageJSON(c, m),
 		"chat_instance": strconv.FormatInt(chatID*7, 10), "data": data,
@@ -474,7 +487,7 @@ func (s *Server) Reply(chatID int64, user User, replyTo int, text string) (int, 
 		}
 	}
 	c.nextID++
-	m := &Message{ID: c.nextID, ChatID: chatID, From: user, Date: time.Now().Unix(), Text: text, HTML: text, ReplyTo: replyTo}
+	m := &Message{ID: c.nextID, ChatID: chatID, From: user, Date: s.opts.Clock.Now().Unix(), Text: text, HTML: text, ReplyTo: replyTo}
 	c.messages = append(c.messages, m)
 	body := s.messageJSON(c, m)
 	if parent != nil {
@@ -569,7 +582,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error(), 0)
 		return
 	}
-	client := clientOf{name: r.Header.Get(s.opts.ClientHeader), sent: time.Now()}
+	client := clientOf{name: r.Header.Get(s.opts.ClientHeader), sent: s.opts.Clock.Now()}
 	if ns, err := strconv.ParseInt(r.Header.Get(s.opts.SentHeader), 10, 64); err == nil {
 		client.sent = time.Unix(0, ns)
 	}
@@ -714,6 +727,7 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p map[string
 	}
 	me := &poller{superseded: make(chan struct{})}
 	s.poll = me
+	s.stats.Polls++
 	deadline := time.NewTimer(time.Duration(timeout) * time.Second)
 	defer deadline.Stop()
 	for {
@@ -764,7 +778,7 @@ type clientOf struct {
 // reports the retry_after to answer, 0 to let it through. A request the
 // client started inside a retry_after it had been given counts as Early.
 func (s *Server) limitLocked(chatID int64, c clientOf) int {
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	client := c.name
 	for _, scope := range []string{"global", "chat:" + strconv.FormatInt(chatID, 10)} {
 		if w, ok := s.retryUntil[client+"|"+scope]; ok && c.sent.Before(w.until) && c.sent.Sub(w.from) > earlyGrace {
@@ -992,7 +1006,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, p map[string]string, client 
 	}
 	c.nextID++
 	m := &Message{
-		ID: c.nextID, ChatID: c.id, From: s.Bot, Date: time.Now().Unix(), Text: plain, HTML: p["text"],
+		ID: c.nextID, ChatID: c.id, From: s.Bot, Date: s.opts.Clock.Now().Unix(), Text: plain, HTML: p["text"],
 		Keyboard: kb, ForceReply: mk.ForceReply, Selective: mk.Selective, Placeholder: mk.InputFieldPlaceholder,
 		ReplyTo: replyTo, ReplyAsked: rp.MessageID, ReplyOptional: rp.AllowSendingWithoutReply,
 	}
@@ -1121,7 +1135,7 @@ func (s *Server) deleteMessage(w http.ResponseWriter, p map[string]string, clien
 		return
 	}
 	m := c.messages[i]
-	if time.Since(time.Unix(m.Date, 0)) >= DeleteWindow || m.From.ID != s.Bot.ID && c.kind != "private" {
+	if s.opts.Clock.Since(time.Unix(m.Date, 0)) >= DeleteWindow || m.From.ID != s.Bot.ID && c.kind != "private" {
 		fail(w, http.StatusBadRequest, ErrCantDelete, 0)
 		return
 	}
@@ -1144,7 +1158,7 @@ func (s *Server) answerCallbackQuery(w http.ResponseWriter, p map[string]string)
 		return
 	}
 	q.answered = true
-	q.answer = Answer{Text: p["text"], ShowAlert: p["show_alert"] == "true", After: time.Since(q.at)}
+	q.answer = Answer{Text: p["text"], ShowAlert: p["show_alert"] == "true", After: s.opts.Clock.Since(q.at)}
 	s.stats.Answered++
 	ok200(w, true)
 }

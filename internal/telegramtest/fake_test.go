@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/askbridge/askbridge/internal/telegramtest"
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 const chat int64 = -100777
@@ -112,7 +115,8 @@ func TestSendRefusalsLikeTelegram(t *testing.T) {
 }
 
 func TestRateLimitBody(t *testing.T) {
-	s, b := setup(t, telegramtest.Options{ChatRate: 1, ChatBurst: 1})
+	clock := clockwork.NewFakeClock()
+	s, b := setup(t, telegramtest.Options{ChatRate: 1, ChatBurst: 1, Clock: clock})
 	if _, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: chat, Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +125,7 @@ func TestRateLimitBody(t *testing.T) {
 	if !errors.As(err, &tooMany) || tooMany.RetryAfter != 1 {
 		t.Fatalf("error %v, want a 429 with retry_after 1", err)
 	}
-	time.Sleep(650 * time.Millisecond) // past the 500 ms grace for requests already on their way
+	clock.Advance(650 * time.Millisecond) // past the 500 ms grace for requests already on their way
 	code, body := raw(t, s, "sendMessage", url.Values{"chat_id": {"-100777"}, "text": {"three"}})
 	want := `{"description":"Too Many Requests: retry after 1","error_code":429,"ok":false,"parameters":{"retry_after":1}}`
 	if got, _ := json.Marshal(body); code != http.StatusTooManyRequests || string(got) != want {
@@ -139,8 +143,7 @@ func TestOnePollerAtATime(t *testing.T) {
 		code, _ := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}})
 		first <- code
 	}()
-	// Sleep: the first long poll must be in hand; the fake does not report it.
-	time.Sleep(200 * time.Millisecond)
+	waitPolls(t, s, 1)
 	// The second poll terminates the first, which gets 409.
 	go func() { raw(t, s, "getUpdates", url.Values{"timeout": {"1"}}) }()
 	select {
@@ -158,8 +161,9 @@ func TestOnePollerAtATime(t *testing.T) {
 	// confirms what came before it.
 	got := make(chan map[string]any, 1)
 	go func() { _, body := raw(t, s, "getUpdates", url.Values{"timeout": {"5"}}); got <- body }()
-	// Sleep: the long poll must be waiting before the update comes.
-	time.Sleep(200 * time.Millisecond)
+	// The long poll waits before the update comes: it is the third,
+	// and the second (timeout 1) may still be waiting but is superseded.
+	waitPolls(t, s, 3)
 	if _, err := s.SendText(chat, telegramtest.User{ID: 7, FirstName: "P"}, "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +193,13 @@ func TestOnePollerAtATime(t *testing.T) {
 	if code, body := raw(t, s, "getUpdates", nil); code != http.StatusConflict || body["description"] != telegramtest.ErrConflictHook {
 		t.Errorf("getUpdates with a webhook: %d %v", code, body)
 	}
+}
+
+// waitPolls waits until the fake took n getUpdates calls: the n-th waits
+// for an update from then on, unless one is pending.
+func waitPolls(t *testing.T, s *telegramtest.Server, n int) {
+	t.Helper()
+	testwait.For(t, 5*time.Second, fmt.Sprintf("getUpdates call %d", n), func() bool { return s.Stats().Polls >= n })
 }
 
 func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }

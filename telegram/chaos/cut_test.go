@@ -19,14 +19,13 @@ func TestRedisConnectionsCut(t *testing.T) {
 	people := e.people()
 
 	cuts := 0
-	for i := range questions {
+	// Questions spread over six seconds, so the cuts land mid-burst.
+	pace(6*time.Second, questions, func(i int) {
 		e.ask(i, e.chatOf(i), 600)
 		if i == questions/3 || i == 2*questions/3 {
 			cuts += e.proxy.Cut()
 		}
-		// Sleep: questions spread over six seconds, so the cuts land mid-burst.
-		time.Sleep(6 * time.Second / questions)
-	}
+	})
 	t.Logf("%d connections cut", cuts)
 	if cuts == 0 {
 		t.Fatal("no connection was cut: the test did not exercise the cuts")

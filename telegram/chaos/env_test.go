@@ -190,6 +190,20 @@ func (e *env) spawn(name string) (*proc, error) {
 	return p, nil
 }
 
+// pace calls f(0), …, f(n-1), one at each tick of a ticker every span/n,
+// and returns at the tick after the last: requests, taps and replies
+// spread over span of real time, as agents and people spread theirs. The
+// scenarios run in real time because the replicas are processes of their
+// own on the real clock, which no simulated clock reaches.
+func pace(span time.Duration, n int, f func(i int)) {
+	tick := time.NewTicker(span / time.Duration(n))
+	defer tick.Stop()
+	for i := range n {
+		f(i)
+		<-tick.C
+	}
+}
+
 // killer SIGKILLs a replica every interval and starts it again, until
 // halted: pick names the replica to kill (its base name) given how many
 // were killed so far.

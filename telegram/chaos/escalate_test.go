@@ -40,14 +40,15 @@ func TestEscalationStepSurvivesKill(t *testing.T) {
 	p.kill()
 	// Gone, and its held call with it: the front drops a call whose
 	// caller went away.
-	time.Sleep(200 * time.Millisecond)
+	e.eventually(10*time.Second, "the killed replica's held call dropped", func() bool { return e.front.Dropped() > 0 })
 	release()
 	t.Logf("killed %s (%s) as it posted the step", name, firer)
 
 	e.eventually(30*time.Second, "the step posted in the lead's chat", func() bool {
 		return len(e.fake.BotMessages(lead)) > 0
 	})
-	// Long enough for a second post, if one were coming.
+	// Sleep: no second post must come, and nothing reports one that will
+	// not: real time for a wrong one to, past the dead replica's hold.
 	time.Sleep(3 * time.Second)
 	if n := len(e.fake.BotMessages(lead)); n != 1 {
 		t.Fatalf("the step was posted %d times in the lead's chat", n)

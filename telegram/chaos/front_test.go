@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // front stands between the replicas and the fake Telegram. It records who
@@ -32,10 +33,12 @@ type front struct {
 	polls  []string // the client of each getUpdates, in arrival order
 	// holdChat, when set, holds every sendMessage to that chat until
 	// release is closed, reporting its caller on held; a held call whose
-	// caller went away meanwhile (killed) never reaches the fake.
+	// caller went away meanwhile (killed) never reaches the fake, and
+	// counts in dropped.
 	holdChat string
 	held     chan string
 	release  chan struct{}
+	dropped  int
 }
 
 func newFront(target string) *front {
@@ -61,6 +64,15 @@ func (f *front) Fail(share float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.share = share
+}
+
+// FailFor makes share of the calls fail with 502 for d, then none; the
+// returned channel is closed once the failures stopped.
+func (f *front) FailFor(share float64, d time.Duration) <-chan struct{} {
+	f.Fail(share)
+	over := make(chan struct{})
+	time.AfterFunc(d, func() { f.Fail(0); close(over) })
+	return over
 }
 
 // Counts returns how many calls came and how many of them failed.
@@ -139,7 +151,20 @@ func (f *front) holding(w http.ResponseWriter, r *http.Request) bool {
 	case <-release:
 	case <-r.Context().Done():
 	}
-	return r.Context().Err() != nil
+	if r.Context().Err() == nil {
+		return false
+	}
+	f.mu.Lock()
+	f.dropped++
+	f.mu.Unlock()
+	return true
+}
+
+// Dropped counts the held calls whose caller went away.
+func (f *front) Dropped() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dropped
 }
 
 // Close stops the front.

@@ -31,11 +31,8 @@ func TestKillReplicasDuringBurst(t *testing.T) {
 	})
 
 	asked := time.Now()
-	for i := range questions {
-		e.ask(i, e.chatOf(i), 600)
-		// About eight seconds in all, so the kills land in the burst.
-		time.Sleep(8 * time.Second / questions)
-	}
+	// About eight seconds in all, so the kills land in the burst.
+	pace(8*time.Second, questions, func(i int) { e.ask(i, e.chatOf(i), 600) })
 	// One more kill after the last question came, then the replicas are
 	// left alone to finish.
 	more := int(k.kills.Load()) + 1

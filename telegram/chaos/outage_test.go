@@ -28,28 +28,24 @@ func TestRedisOutageLosesNoTapOrReply(t *testing.T) {
 		prompts[i] = e.prompt(i)
 	}
 
-	e.proxy.Pause()
+	// The outage lasts five seconds, longer than the retries; taps and
+	// replies spread over it, as people's would be.
+	over := e.proxy.PauseFor(5 * time.Second)
 	outage := time.Now()
 	queries := map[int]string{}
 	replies := map[int]int{}
-	for i := range questions {
+	pace(5*time.Second, questions, func(i int) {
 		if i%2 == 0 {
 			queries[i] = e.tap(prompts[i], choice(i))
-		} else {
-			id, err := e.fake.Reply(prompts[i].ChatID, alice, prompts[i].ID, choice(i))
-			if err != nil {
-				t.Fatal(err)
-			}
-			replies[i] = id
+			return
 		}
-		// Sleep: taps and replies spread over the outage, as people's would be.
-		time.Sleep(5 * time.Second / questions)
-	}
-	for time.Since(outage) < 5*time.Second {
-		// Sleep: the outage lasts five seconds of wall time, longer than the retries.
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.proxy.Resume()
+		id, err := e.fake.Reply(prompts[i].ChatID, alice, prompts[i].ID, choice(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies[i] = id
+	})
+	<-over
 	t.Logf("Redis unreachable for %s", time.Since(outage).Round(time.Millisecond))
 
 	// Each action is settled: its question answered, or the person told

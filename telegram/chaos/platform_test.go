@@ -18,18 +18,12 @@ func TestTelegramFailingCalls(t *testing.T) {
 	e.waitPoller("")
 	people := e.people()
 
-	e.front.Fail(0.3)
+	// The platform fails for ten seconds, longer than the retries; the
+	// questions come over the first five.
+	over := e.front.FailFor(0.3, 10*time.Second)
 	failing := time.Now()
-	for i := range questions {
-		e.ask(i, e.chatOf(i), 600)
-		// Sleep: questions spread over five seconds of failing calls.
-		time.Sleep(5 * time.Second / questions)
-	}
-	for time.Since(failing) < 10*time.Second {
-		// Sleep: the platform fails for ten seconds of wall time, longer than the retries.
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.front.Fail(0)
+	pace(5*time.Second, questions, func(i int) { e.ask(i, e.chatOf(i), 600) })
+	<-over
 	calls, failed := e.front.Counts()
 	t.Logf("%d of %d Bot API calls failed with 502 in %s", failed, calls, time.Since(failing).Round(time.Millisecond))
 	if failed == 0 {

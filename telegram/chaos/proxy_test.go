@@ -4,12 +4,13 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // tcpProxy stands between the replicas and Redis. Cut drops every
 // connection it carries (the replicas see them reset and dial again);
 // Pause makes Redis unreachable (connections dropped, new ones closed as
-// soon as they come) until Resume.
+// soon as they come) until Resume, or PauseFor a time.
 type tcpProxy struct {
 	ln       net.Listener
 	upstream string
@@ -98,6 +99,15 @@ func (p *tcpProxy) Pause() {
 	p.paused = true
 	p.mu.Unlock()
 	p.Cut()
+}
+
+// PauseFor pauses for d and then resumes; the returned channel is closed
+// once it resumed.
+func (p *tcpProxy) PauseFor(d time.Duration) <-chan struct{} {
+	p.Pause()
+	over := make(chan struct{})
+	time.AfterFunc(d, func() { p.Resume(); close(over) })
+	return over
 }
 
 // Resume lets connections through again.

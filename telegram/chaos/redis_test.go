@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // aofRedis is a redis-server that keeps every write in its append-only
@@ -62,27 +64,29 @@ func (r *aofRedis) run() error {
 	go func() { _ = r.cmd.Wait(); close(exited) }()
 	c := redis.NewClient(&redis.Options{Addr: r.Addr, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	// Loading the AOF answers LOADING until it is done.
+	var err error
+	gone := false
+	answered := testwait.Until(20*time.Second, func() bool {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server on %s exited:\n%s", r.Addr, r.out.String())
+			gone = true
+			return true
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		// Loading the AOF answers LOADING until it is done.
-		if time.Now().After(deadline) {
-			r.crash()
-			return errors.Join(fmt.Errorf("redis-server on %s: no PING answer", r.Addr), err)
-		}
-		// Sleep: the next PING of a server still loading its AOF.
-		time.Sleep(20 * time.Millisecond)
+		defer cancel()
+		err = c.Ping(ctx).Err()
+		return err == nil
+	})
+	switch {
+	case gone:
+		return fmt.Errorf("redis-server on %s exited:\n%s", r.Addr, r.out.String())
+	case !answered:
+		r.crash()
+		return errors.Join(fmt.Errorf("redis-server on %s: no PING answer", r.Addr), err)
 	}
+	return nil
 }
 
 // crash kills the server (SIGKILL: no shutdown, no final save) and waits

@@ -13,6 +13,7 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -116,6 +117,10 @@ func stopBrowser() {
 		browser.stop()
 	}
 }
+
+// update rewrites testdata/thai.png, the picture of the page kept with the
+// code; without it a test writes only among the artifacts.
+var update = flag.Bool("update", false, "rewrite testdata/thai.png from this run")
 
 // artifactDir is where screenshots go.
 func artifactDir(t *testing.T) string {
@@ -821,9 +826,10 @@ const thaiContext = "บิลด์ **#4812** ล้มเหลวบน `main
 
 // browserThai: a browser whose language is Thai gets the page in Thai, and
 // a Thai question (with context) is shown, answered with a Thai digit in
-// the Other box and ended in Thai. The screenshot, web/browsertest/testdata/thai.png,
-// shows a reader what the page looks like; Thai must render as Thai
-// letters, not boxes (Debian: fonts-thai-tlwg).
+// the Other box and ended in Thai. Its screenshot goes to the artifacts;
+// web/browsertest/testdata/thai.png, rewritten with -update, shows a reader
+// what the page looks like. Thai must render as Thai letters, not boxes
+// (Debian: fonts-thai-tlwg).
 func browserThai(t *testing.T) {
 	t.Parallel()
 	th := locale.For("th")
@@ -902,7 +908,12 @@ func browserThai(t *testing.T) {
 	}
 
 	wantThaiGlyphs(t, tb, promptSel(second)+` [data-testid=question-text]`)
-	tb.shotTo(filepath.Join("testdata", "thai.png"))
+	// The picture kept with the code is rewritten only when asked (-update);
+	// every run leaves its own among the artifacts.
+	tb.shotTo(filepath.Join(artifactDir(t), "thai.png"))
+	if *update {
+		tb.shotTo(filepath.Join("testdata", "thai.png"))
+	}
 }
 
 // browserThaiOnEnglishPage: on an English page, a Thai question's card is

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf16"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // Limits of Discord the fake enforces (discord-api-docs,
@@ -52,6 +54,11 @@ type Options struct {
 	Global Limit
 	// HeartbeatInterval is sent in HELLO (default 41.25s, as Discord).
 	HeartbeatInterval time.Duration
+	// Clock is the fake's time: the rate limit windows, an interaction's
+	// 3 seconds, a nonce's window, a lost session's resume window and the
+	// times it records. Default: the real clock. Heartbeats and websocket
+	// deadlines run in real time whatever the clock.
+	Clock clockwork.Clock
 }
 
 // Server is the fake Discord.
@@ -207,6 +214,9 @@ func New(opts Options) *Server {
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = 41250 * time.Millisecond
 	}
+	if opts.Clock == nil {
+		opts.Clock = clockwork.NewRealClock()
+	}
 	s := &Server{
 		opts: opts, users: map[string]*User{}, channels: map[string]*channel{},
 		messages: map[string]*Message{}, interactions: map[string]*Interaction{},
@@ -337,7 +347,7 @@ func (s *Server) Interaction(id string) (Interaction, bool) {
 	if !ok {
 		return Interaction{}, false
 	}
-	if in.AckType == 0 && time.Since(in.Created) > InteractionDeadline {
+	if in.AckType == 0 && s.opts.Clock.Since(in.Created) > InteractionDeadline {
 		in.Failed = true
 	}
 	c := *in
@@ -429,7 +439,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.serveREST(rec, r, body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status, At: time.Now(), Message: sentOf(r.Method, r.URL.Path, body)})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status, At: s.opts.Clock.Now(), Message: sentOf(r.Method, r.URL.Path, body)})
 	s.mu.Unlock()
 }
 
@@ -525,7 +535,7 @@ type window struct {
 func (s *Server) admit(w http.ResponseWriter, route, major string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	if g := s.opts.Global; g.Count > 0 {
 		if now.Sub(s.global.start) >= g.Window {
 			s.global = window{start: now}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 
 	"github.com/askbridge/askbridge/discord/internal/discordtest"
@@ -36,7 +37,8 @@ func call(t *testing.T, s *discordtest.Server, method, path, body string) (int, 
 // that comes after 3 seconds, and a second response.
 func TestLateCallbackFails(t *testing.T) {
 	t.Parallel()
-	s := discordtest.New(discordtest.Options{})
+	clock := clockwork.NewFakeClock()
+	s := discordtest.New(discordtest.Options{Clock: clock})
 	defer s.Close()
 	room, user := s.AddChannel(), s.AddUser("p")
 	status, msg := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"q","components":[{"type":1,"components":[{"type":2,"style":1,"label":"A","custom_id":"a"}]}]}`)
@@ -55,8 +57,7 @@ func TestLateCallbackFails(t *testing.T) {
 	if status, body := call(t, s, "POST", "interactions/"+onTime+"/"+in.Token+"/callback", `{"type":6}`); status != 400 || body["code"].(float64) != 40060 {
 		t.Errorf("second callback: %d %v", status, body)
 	}
-	// Sleep: the fake fails a press on its own wall-clock timer; only real time passing tests it.
-	time.Sleep(discordtest.InteractionDeadline + 100*time.Millisecond)
+	clock.Advance(discordtest.InteractionDeadline + 100*time.Millisecond)
 	in, _ = s.Interaction(late)
 	if !in.Failed {
 		t.Error("an unanswered interaction did not fail")
@@ -195,7 +196,8 @@ func TestReplies(t *testing.T) {
 // 403 Missing Permissions (50013), and the route has its own rate limit.
 func TestDeletes(t *testing.T) {
 	t.Parallel()
-	s := discordtest.New(discordtest.Options{Limits: map[string]discordtest.Limit{"DELETE /channels/{id}/messages/{id}": {Count: 2, Window: time.Second}}})
+	clock := clockwork.NewFakeClock()
+	s := discordtest.New(discordtest.Options{Clock: clock, Limits: map[string]discordtest.Limit{"DELETE /channels/{id}/messages/{id}": {Count: 2, Window: time.Second}}})
 	defer s.Close()
 	room, user := s.AddChannel(), s.AddUser("p")
 	_, msg := call(t, s, "POST", "channels/"+room+"/messages", `{"content":"reminder"}`)
@@ -223,8 +225,7 @@ func TestDeletes(t *testing.T) {
 	if status != 429 || body["retry_after"].(float64) <= 0 {
 		t.Errorf("a third delete within the window: %d %v", status, body)
 	}
-	// Sleep: the fake's rate-limit window is one second of wall time.
-	time.Sleep(time.Second)
+	clock.Advance(time.Second) // the end of the rate-limit window
 	if status, body := call(t, s, "DELETE", "channels/"+room+"/messages/"+theirs, ""); status != 403 || body["code"].(float64) != 50013 {
 		t.Errorf("delete another user's message: %d %v", status, body)
 	}

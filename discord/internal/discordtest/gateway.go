@@ -96,7 +96,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		delete(g.conns, c)
 		if c.session != nil && c.session.conn == c {
 			c.session.conn = nil
-			c.session.lostAt = time.Now()
+			c.session.lostAt = s.opts.Clock.Now()
 		}
 		g.mu.Unlock()
 		_ = ws.Close()
@@ -246,7 +246,7 @@ func (s *Server) dispatch(t string, d map[string]any, dm bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for id, sess := range g.sessions {
-		if sess.conn == nil && time.Since(sess.lostAt) > resumeWindow {
+		if sess.conn == nil && s.opts.Clock.Since(sess.lostAt) > resumeWindow {
 			delete(g.sessions, id)
 			continue
 		}
@@ -352,7 +352,7 @@ func (s *Server) Click(user, messageID, customID string) (string, error) {
 		return "", fmt.Errorf("discordtest: no user %s", user)
 	}
 	ch := s.channels[m.ChannelID]
-	in := &Interaction{ID: s.id(), Token: "itok" + s.id(), ChannelID: m.ChannelID, MessageID: m.ID, UserID: u.ID, CustomID: customID, Created: time.Now()}
+	in := &Interaction{ID: s.id(), Token: "itok" + s.id(), ChannelID: m.ChannelID, MessageID: m.ID, UserID: u.ID, CustomID: customID, Created: s.opts.Clock.Now()}
 	s.interactions[in.ID] = in
 	s.byToken[in.Token] = in
 	d := map[string]any{
@@ -393,7 +393,7 @@ func (s *Server) post(user, channelID, replyTo, content string) (string, error) 
 		s.mu.Unlock()
 		return "", fmt.Errorf("discordtest: no channel %s", channelID)
 	}
-	m := &Message{ID: s.id(), ChannelID: channelID, Author: *u, Content: content, ReplyTo: replyTo, Created: time.Now()}
+	m := &Message{ID: s.id(), ChannelID: channelID, Author: *u, Content: content, ReplyTo: replyTo, Created: s.opts.Clock.Now()}
 	s.messages[m.ID] = m
 	s.order = append(s.order, m.ID)
 	d := withGuild(s.messageJSON(m), ch.GuildID)

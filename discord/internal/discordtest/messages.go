@@ -239,14 +239,14 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, body []b
 	if b.EnforceNonce && nonce != "" {
 		// The same author and nonce within the window: the message
 		// created then is returned and none is created.
-		if m, ok := s.nonces[nonce]; ok && time.Since(m.Created) < NonceWindow {
+		if m, ok := s.nonces[nonce]; ok && s.opts.Clock.Since(m.Created) < NonceWindow {
 			out := s.messageJSON(m)
 			s.mu.Unlock()
 			writeJSON(w, 200, out)
 			return
 		}
 	}
-	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.flags(), Created: time.Now(), Nonce: nonce}
+	m := &Message{ID: s.id(), ChannelID: channelID, Author: *s.users[s.BotID], AllowedMentions: b.AllowedMentions, Flags: b.flags(), Created: s.opts.Clock.Now(), Nonce: nonce}
 	if nonce != "" {
 		s.nonces[nonce] = m
 	}
@@ -330,7 +330,7 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 		}
 	}
 	if m.Edits > 0 {
-		out["edited_timestamp"] = time.Now().UTC().Format(time.RFC3339Nano)
+		out["edited_timestamp"] = s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
 	}
 	return out
 }
@@ -455,7 +455,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 		return
 	}
 	in.Calls++
-	late := time.Since(in.Created)
+	late := s.opts.Clock.Since(in.Created)
 	if in.AckType != 0 {
 		errAlreadyAcked.write(w)
 		return
@@ -478,7 +478,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 			applyEdit(m, b.Data)
 		}
 	case 4, 5:
-		r := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Data.flags(), AllowedMentions: b.Data.AllowedMentions, Created: time.Now()}
+		r := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.Data.flags(), AllowedMentions: b.Data.AllowedMentions, Created: s.opts.Clock.Now()}
 		if b.Data.Content != nil {
 			r.Content = *b.Data.Content
 		}
@@ -501,7 +501,7 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request, token string, 
 		errUnknownWebhook.write(w)
 		return
 	}
-	m := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.flags(), AllowedMentions: b.AllowedMentions, Created: time.Now()}
+	m := Message{ID: s.id(), ChannelID: in.ChannelID, Author: *s.users[s.BotID], Flags: b.flags(), AllowedMentions: b.AllowedMentions, Created: s.opts.Clock.Now()}
 	if b.Content != nil {
 		m.Content = *b.Content
 	}
