@@ -33,7 +33,7 @@ func firstOpen(t *testing.T, b *runningBridge) string {
 	return id
 }
 
-// TestAskIDs: without --id, `bridge ask` asks under an id of its own (a
+// TestAskIDs: without --id, `askbridge ask` asks under an id of its own (a
 // retried push cannot ask twice); a --json request without one is pushed
 // as it is and answered under the stream entry id, as the protocol says.
 func TestAskIDs(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAskIDs(t *testing.T) {
 	res := askAsync(context.Background(), env, "--question", "Q?", "--option", "A", "--option", "B")
 	id := firstOpen(t, b)
 	if !strings.HasPrefix(id, client.IDPrefix) {
-		t.Errorf("bridge ask asked under %q, want a %s… id", id, client.IDPrefix)
+		t.Errorf("askbridge ask asked under %q, want a %s… id", id, client.IDPrefix)
 	}
 	answerOnPage(t, b, id, `{"answers":{"answer":["B"]}}`)
 	r := <-res

@@ -120,7 +120,7 @@ func (b *runningBridge) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// askAsync runs `bridge ask` in-process and returns its exit status and
+// askAsync runs `askbridge ask` in-process and returns its exit status and
 // output on a channel.
 type askRun struct {
 	code           int
@@ -164,7 +164,7 @@ func postAnswer(t *testing.T, b *runningBridge, id, body string) (int, string) {
 }
 
 // TestFirstRun is the README walkthrough: start with no configuration
-// (embedded Redis, web page), ask with `bridge ask`, answer on the page;
+// (embedded Redis, web page), ask with `askbridge ask`, answer on the page;
 // with redis-server on the PATH (the embedded Redis is one) and without (it
 // is the in-memory stand-in).
 func TestFirstRun(t *testing.T) {

@@ -125,7 +125,7 @@ func questionOf(t *testing.T, redisAddr, id string) client.Question {
 	return q
 }
 
-// startMCP runs `bridge mcp` in-process on pipes and connects the SDK's
+// startMCP runs `askbridge mcp` in-process on pipes and connects the SDK's
 // client to it, as a desktop client does to the subprocess it starts. It
 // returns the session and the command's exit status and stderr, which
 // come once the session is closed.
@@ -153,7 +153,7 @@ func startMCP(t *testing.T, env map[string]string, p *mcpProgress, args ...strin
 	return cs, done
 }
 
-// exited waits for `bridge mcp` to return once its client closed stdin.
+// exited waits for `askbridge mcp` to return once its client closed stdin.
 func exited(t *testing.T, cs *sdk.ClientSession, done <-chan askRun) askRun {
 	t.Helper()
 	_ = cs.Close()
@@ -161,12 +161,12 @@ func exited(t *testing.T, cs *sdk.ClientSession, done <-chan askRun) askRun {
 	case r := <-done:
 		return r
 	case <-time.After(20 * time.Second):
-		t.Fatal("bridge mcp did not exit after its client closed stdin")
+		t.Fatal("askbridge mcp did not exit after its client closed stdin")
 	}
 	return askRun{}
 }
 
-// TestMCPCommandStdio is `bridge mcp` as Claude Code runs it: a
+// TestMCPCommandStdio is `askbridge mcp` as Claude Code runs it: a
 // subprocess speaking MCP on stdin and stdout, asking through the Redis of
 // a bridge on this machine (its embedded one, found without
 // ASKUSER_REDIS_URL). The tool is listed; a call with a progress token
@@ -218,7 +218,7 @@ func TestMCPCommandStdio(t *testing.T) {
 	}
 }
 
-// TestMCPCommandWithoutRedis: `bridge mcp` with no Redis to reach starts
+// TestMCPCommandWithoutRedis: `askbridge mcp` with no Redis to reach starts
 // anyway and says on stderr how to point it at one; a call is a tool
 // error at once with the same advice, never a hang. Without
 // ASKUSER_REDIS_URL the advice names the embedded Redis of a local bridge;

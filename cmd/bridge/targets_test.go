@@ -91,7 +91,7 @@ func TestDirectTargetsPolicy(t *testing.T) {
 		env := map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}
 		r := <-askAsync(context.Background(), env, "--question", "Deploy?", "--option", "Yes", "--option", "No", "--id", "direct-2", "--to", "web")
 		if r.code != exitError || !strings.Contains(r.stdout, jsonQuote(refusal)) {
-			t.Errorf("bridge ask --to web: exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
+			t.Errorf("askbridge ask --to web: exit %d, out %s, err %s", r.code, r.stdout, r.stderr)
 		}
 
 		// A route still works; by the time it is shown the refused
