@@ -69,6 +69,13 @@
 //	                                 replica serves at once; more get 503 with Retry-After and
 //	                                 the page retries. 1 to 10000. Default: 100. YAML
 //	                                 http.maxEventStreams.
+//	ASKUSER_MCP_MAX_CALLS            How many ask_user calls may wait at once on this replica's
+//	                                 /mcp (and on one askbridge mcp, which reads this variable
+//	                                 too); one more is refused at once: 503 with Retry-After
+//	                                 over HTTP, a tool error naming this setting over stdio.
+//	                                 Waiting calls share one read of the events stream and a
+//	                                 small Redis pool of their own, never the engine's. 1 to
+//	                                 10000. Default: 64. YAML http.mcpMaxCalls.
 //	ASKUSER_METRICS_ADDR             host:port of a listener of its own for /metrics, /readyz
 //	                                 and /healthz, without authentication: bind it where only
 //	                                 monitoring reaches. Set, /metrics and /readyz leave
