@@ -57,7 +57,10 @@
 //	                                 beyond loopback. Open the page as
 //	                                 http://host:port/#token=<token>. Without it the page
 //	                                 answers only to loopback host names (localhost, 127.0.0.1,
-//	                                 [::1]). Default: unset. YAML http.token.
+//	                                 [::1]), and refuses (403) a request a reverse proxy
+//	                                 forwarded (Forwarded, X-Forwarded-For, X-Real-IP or Via
+//	                                 header): a proxy needs the token. Default: unset. YAML
+//	                                 http.token.
 //	ASKUSER_HTTP_ORIGINS             Other origins the page is opened at, comma-separated
 //	                                 scheme://host[:port] (a reverse proxy's
 //	                                 https://ask.example.com, a published port). Answers from a

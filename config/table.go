@@ -52,7 +52,7 @@ var table = []setting{
 	{env: "ASKUSER_HTTP_ADDR", yaml: "http.addr", str: func(c *Config) *string { return &c.HTTP.Addr },
 		doc: "`host:port` of the web page, its API and `/healthz`, and of `/readyz` and `/metrics` (behind the token when one is set) unless `ASKUSER_METRICS_ADDR` moves them."},
 	{env: "ASKUSER_HTTP_TOKEN", yaml: "http.token", secret: true, str: func(c *Config) *string { return &c.HTTP.Token },
-		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`. Without it the page answers only to loopback host names (`localhost`, `127.0.0.1`, `[::1]`)."},
+		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`. Without it the page answers only to loopback host names (`localhost`, `127.0.0.1`, `[::1]`), and refuses (403) a request a reverse proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP` or `Via` header): a proxy needs the token."},
 	{env: "ASKUSER_HTTP_ORIGINS", yaml: "http.origins", str: func(c *Config) *string { return &c.HTTP.Origins },
 		doc: "Other origins the page is opened at, comma-separated `scheme://host[:port]` (a reverse proxy's `https://ask.example.com`, a published port). Answers from a browser at any other origin than these and `ASKUSER_HTTP_ADDR` (and their loopback aliases) are refused. An origin beyond loopback needs the token."},
 	{env: "ASKUSER_MAX_EVENT_STREAMS", yaml: "http.maxEventStreams", num: func(c *Config) *int { return &c.HTTP.MaxEventStreams },

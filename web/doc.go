@@ -109,13 +109,16 @@
 // Security: the page itself holds no data (nor do its words); every api/
 // request needs the token when one is configured (an Authorization: Bearer header; the events
 // stream may take it as a token query parameter, since EventSource cannot set
-// headers). Without a token the handler answers only to loopback host names
-// (localhost, 127.0.0.0/8, [::1]), so a site whose name resolves to this
-// machine (DNS rebinding) gets 421. Answers and Seens are POSTs with a JSON
+// headers). Without a token the handler serves only requests made on this
+// machine (LocalOnly): they must name a loopback host (localhost,
+// 127.0.0.0/8, [::1]), so a site whose name resolves to this machine (DNS
+// rebinding) gets 421, and they must carry no header a reverse proxy adds
+// (Forwarded, X-Forwarded-For, X-Real-IP, Via), so a proxy that forwards
+// to 127.0.0.1 gets 403 naming ASKUSER_HTTP_TOKEN. Answers and Seens are POSTs with a JSON
 // body from one of the origins the page is served at (Config.Origins, never
 // the request's own Host); nothing changes state on GET. At most
 // Config.MaxStreams event streams are open at once. Responses carry a strict
 // Content-Security-Policy and agent text is only ever inserted into the page
-// as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/metrics,
+// as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/mcp, /metrics,
 // /readyz) behind the same wall. docs/security.md has the whole picture.
 package web

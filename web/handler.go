@@ -232,11 +232,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 }
 
 // ServeHTTP serves the page (GET BasePath), its files, its words and the API.
-// Without a token it answers only to loopback host names (see
-// LoopbackHostOnly).
+// Without a token it serves only requests made on this machine (see
+// LocalOnly).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.token == nil && !LoopbackHost(r.Host) {
-		refuseHost(w)
+	if h.token == nil && !admitLocal(w, r) {
 		return
 	}
 	hd := w.Header()
@@ -257,12 +256,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Close() { h.hub.close() }
 
 // Guard puts next behind the page's own wall, for the bridge's other
-// endpoints on the page's listener (/metrics, /readyz): with a token, the
-// token as an Authorization: Bearer header (a Prometheus scrape config's
-// authorization credentials); without one, loopback host names only.
+// endpoints on the page's listener (/mcp, /metrics, /readyz): with a
+// token, the token as an Authorization: Bearer header (a Prometheus scrape
+// config's authorization credentials); without one, requests made on this
+// machine only (LocalOnly).
 func (h *Handler) Guard(next http.Handler) http.Handler {
 	if h.token == nil {
-		return LoopbackHostOnly(next)
+		return LocalOnly(next)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.authorized(r, false) {
@@ -272,6 +272,52 @@ func (h *Handler) Guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// LocalOnly is the wall of a page without a token: it serves next only
+// requests made on this machine. Their Host must be a loopback name
+// (LoopbackHostOnly; others get 421), and they must not come through a
+// reverse proxy (Proxied; those get 403): a proxy on this machine that
+// forwards to 127.0.0.1, as nginx's `proxy_pass http://127.0.0.1:8080;`
+// and Apache's ProxyPreserveHost Off do, sends a loopback Host on behalf
+// of a client anywhere.
+func LocalOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if admitLocal(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// admitLocal is LocalOnly's rule: false, after refusing r, when r was not
+// made on this machine.
+func admitLocal(w http.ResponseWriter, r *http.Request) bool {
+	switch {
+	case !LoopbackHost(r.Host):
+		refuseHost(w)
+		return false
+	case Proxied(r):
+		writeError(w, http.StatusForbidden, "This bridge has no access token, so it serves only requests made on this machine, and this one came through a proxy (it carries a Forwarded, X-Forwarded-For, X-Real-IP or Via header). Set ASKUSER_HTTP_TOKEN to serve the page through a proxy.")
+		return false
+	}
+	return true
+}
+
+// proxyHeaders are the headers reverse proxies add to a request they
+// forward: RFC 7239's Forwarded, the de facto X-Forwarded-For and
+// X-Real-IP (nginx's proxy_set_header habit, Apache's mod_proxy), and
+// RFC 9110's Via.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-IP", "Via"}
+
+// Proxied reports whether r carries any of the headers a reverse proxy
+// adds to what it forwards, even empty. A browser sends none of them.
+func Proxied(r *http.Request) bool {
+	for _, name := range proxyHeaders {
+		if r.Header.Values(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // LoopbackHostOnly serves next only to requests whose Host is a loopback
