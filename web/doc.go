@@ -21,7 +21,12 @@
 // question is the page's when one of its places (Record.Places) has the
 // target "web", whichever place that is: the first (the request's `to`) or
 // one an escalation step adds later, which the engine shows by the same
-// Send. GET api/questions lists it once its prompt is recorded; who may
+// Send. A place of an escalation step is the page's only once the step is
+// taken (Record.Reached: its timer fired, or its prompt recorded): before,
+// the page neither lists the question nor streams its events, and its
+// answer and Seen get 404 as for an unknown id, so the page can neither
+// answer ahead of the step nor stop it. GET api/questions lists it once
+// its prompt is recorded; who may
 // answer on the page is decided for that place (Record.MayAnswerIn), and
 // an answer says it was given there. Each listed question also carries
 // whether it offers Seen (a request with reminders or escalation), who has
@@ -32,7 +37,8 @@
 // are read from the question's recorded messages, one more read per
 // question, made only for a question in several places or with reminders.
 // The events stream carries the events of every question with a place on
-// the page, found by reading the question (once per question and process),
+// the page that has been reached, found by reading the question (once per
+// question and process, but again while its place awaits its step),
 // since the end of a question shown first elsewhere, a Seen given on
 // another platform, a reminder and an escalation step do not name the
 // page. The page shows reminded, escalated, acknowledged, and undeliverable
