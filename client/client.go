@@ -135,7 +135,7 @@ func (c *Client) Ask(ctx context.Context, req askbridge.Request) (Result, error)
 	}
 	secs = min(max(secs, askbridge.MinTimeout), askbridge.MaxTimeout)
 	giveUp := time.Now().Add(time.Duration(secs)*time.Second + c.opts.ResultGrace)
-	res, err := c.wait(ctx, id, giveUp)
+	res, err := c.wait(ctx, id, giveUp, nil)
 	switch {
 	case err == nil, errors.As(err, new(*RefusedError)):
 		return res, err
@@ -228,7 +228,7 @@ func (c *Client) CancelAndWait(ctx context.Context, id string) (Result, error) {
 	}
 	gctx, stop := context.WithTimeout(ctx, c.opts.CancelGrace)
 	defer stop()
-	res, err := c.wait(gctx, id, time.Time{})
+	res, err := c.wait(gctx, id, time.Time{}, nil)
 	if err != nil && gctx.Err() != nil && ctx.Err() == nil {
 		return Result{}, fmt.Errorf("client: cancelled %s, but no result came within %s: is a bridge running on this Redis, with the same ASKUSER_REDIS_PREFIX?", id, c.opts.CancelGrace)
 	}
@@ -249,12 +249,42 @@ func (c *Client) CancelAndWait(ctx context.Context, id string) (Result, error) {
 // wrapping ErrNoResult. Wait is safe to call from several goroutines, but
 // only one of them gets the result from the list.
 func (c *Client) Wait(ctx context.Context, id string) (Result, error) {
-	return c.wait(ctx, id, time.Time{})
+	return c.wait(ctx, id, time.Time{}, nil)
+}
+
+// WaitNotified is Wait for a program that waits for many questions at
+// once: it holds no Redis connection while it waits. Instead of BLPOP
+// rounds it takes the result (LPOP) and reads the question's status
+// whenever notify delivers, and at least every `every` (at least
+// Options.PollTimeout). The caller feeds notify from one Watch of the
+// events stream shared by all its waits, with a value (non-blocking, into
+// a buffer of one) for every event of question id; a notification that
+// never comes (a replica died between a result and its event) costs at
+// most `every`. Its results and errors are Wait's.
+func (c *Client) WaitNotified(ctx context.Context, id string, notify <-chan struct{}, every time.Duration) (Result, error) {
+	return c.wait(ctx, id, time.Time{}, &notified{ch: notify, every: max(every, c.opts.PollTimeout)})
+}
+
+// notified is how WaitNotified waits between two looks at a question.
+type notified struct {
+	ch    <-chan struct{}
+	every time.Duration
+}
+
+// pause waits for a notification, n.every, or ctx's end.
+func (n *notified) pause(ctx context.Context) {
+	t := time.NewTimer(n.every)
+	defer t.Stop()
+	select {
+	case <-n.ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // wait is Wait that also gives up at giveUp (when set) if no bridge has
-// taken the request by then.
-func (c *Client) wait(ctx context.Context, id string, giveUp time.Time) (Result, error) {
+// taken the request by then; with n it is WaitNotified.
+func (c *Client) wait(ctx context.Context, id string, giveUp time.Time, n *notified) (Result, error) {
 	if err := c.checkID(id); err != nil {
 		return Result{}, err
 	}
@@ -263,11 +293,15 @@ func (c *Client) wait(ctx context.Context, id string, giveUp time.Time) (Result,
 	bg := context.WithoutCancel(ctx)
 	start := time.Now()
 	seen, told := false, false
+	block := c.opts.PollTimeout
+	if n != nil {
+		block = 0
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		res, ok, err := c.poll(bg, id, c.opts.PollTimeout)
+		res, ok, err := c.poll(bg, id, block)
 		if err != nil {
 			return Result{}, err
 		}
@@ -316,6 +350,9 @@ func (c *Client) wait(ctx context.Context, id string, giveUp time.Time) (Result,
 				return Result{}, err
 			}
 			return res, res.Err()
+		}
+		if n != nil {
+			n.pause(ctx)
 		}
 	}
 }

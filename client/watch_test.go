@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -358,4 +359,69 @@ func TestSentinel(t *testing.T) {
 	if err != nil || res.Status != askbridge.StatusAnswered {
 		t.Fatalf("Ask through Sentinel: %v %s", err, res.Raw)
 	}
+}
+
+// TestWaitNotified: WaitNotified takes the result without a BLPOP: when
+// told of an event of its question (here by hand, as a Watch of the events
+// stream would), and, with no word at all, at its next look; on a single
+// Redis and on a Redis Cluster.
+func TestWaitNotified(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			br := startBridge(t, b, testPrefix(), bridgeOpts{})
+			rdb := b.client(t)
+			var blpops atomic.Int64
+			rdb.AddHook(blpopCounter{&blpops})
+			c := client.New(rdb, client.Options{Prefix: br.prefix, PollTimeout: time.Second})
+			for _, tc := range []struct {
+				name   string
+				notify bool
+			}{{"notified", true}, {"not notified", false}} {
+				id, err := c.Push(ctxT(t, 5*time.Second), deployRequest(""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wake := make(chan struct{}, 1)
+				got := make(chan error, 1)
+				ctx := ctxT(t, 30*time.Second)
+				go func() {
+					res, err := c.WaitNotified(ctx, id, wake, 2*time.Second)
+					if err == nil && (res.Status != askbridge.StatusAnswered || res.ID != id) {
+						err = fmt.Errorf("result %+v", res.Result)
+					}
+					got <- err
+				}()
+				br.waitShown(t, id)
+				if _, err := br.answer(id, `{"answers":{"deploy_target":["Production"]}}`); err != nil {
+					t.Fatal(err)
+				}
+				if tc.notify {
+					wake <- struct{}{}
+				}
+				if err := <-got; err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+				}
+			}
+			if n := blpops.Load(); n != 0 {
+				t.Errorf("%d BLPOPs; want none", n)
+			}
+		})
+	}
+}
+
+// blpopCounter counts the BLPOPs of a client.
+type blpopCounter struct{ n *atomic.Int64 }
+
+func (h blpopCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h blpopCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "blpop" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h blpopCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }

@@ -52,6 +52,10 @@ const (
 	// per open tab) on one replica.
 	DefaultMaxEventStreams = 100
 	MaxEventStreams        = 10000
+	// DefaultMCPMaxCalls bounds the ask_user calls waiting at once on one
+	// MCP server (/mcp of a replica, or `askbridge mcp`).
+	DefaultMCPMaxCalls = 64
+	MaxMCPCalls        = 10000
 	// MaxPendingPerAgentLimit bounds ASKUSER_MAX_PENDING_PER_AGENT.
 	MaxPendingPerAgentLimit = 1_000_000
 
@@ -215,6 +219,12 @@ type HTTP struct {
 	// tab) on this replica; more are refused with 503 until one closes.
 	// Default 100; 0 in a Config built by hand means the default.
 	MaxEventStreams int `yaml:"maxEventStreams"`
+	// MCPMaxCalls bounds the ask_user calls waiting at once on this
+	// replica's /mcp (and on `askbridge mcp`, which reads only its
+	// variable); more are refused at once (503 with Retry-After over
+	// HTTP, a tool error over stdio). Default 64; 0 in a Config built by
+	// hand means the default.
+	MCPMaxCalls int `yaml:"mcpMaxCalls"`
 	// MetricsAddr, when set, serves /metrics, /readyz and /healthz on a
 	// listener of its own, without authentication, and no longer serves
 	// /metrics and /readyz on Addr. Unset, they are on Addr, behind the
@@ -290,7 +300,7 @@ type Chats struct {
 func Default() *Config {
 	return &Config{
 		Redis:        Redis{EmbeddedAddr: DefaultEmbeddedAddr, Prefix: DefaultPrefix},
-		HTTP:         HTTP{Addr: DefaultHTTPAddr, MaxEventStreams: DefaultMaxEventStreams},
+		HTTP:         HTTP{Addr: DefaultHTTPAddr, MaxEventStreams: DefaultMaxEventStreams, MCPMaxCalls: DefaultMCPMaxCalls},
 		Replica:      defaultReplica(),
 		DefaultRoute: DefaultTarget,
 		Routes:       map[string]Route{},
@@ -347,6 +357,31 @@ func (c *Config) Level() slog.Level {
 // configuration.
 func ValidLogFormat(format string) bool {
 	return format == "" || format == LogFormatJSON || format == LogFormatText
+}
+
+// MCPMaxCalls reads ASKUSER_MCP_MAX_CALLS from getenv for `askbridge
+// mcp`, which loads no other setting of the bridge: DefaultMCPMaxCalls
+// when it is unset, else the value, or an error naming the variable when
+// it is not a whole number from 1 to MaxMCPCalls.
+func MCPMaxCalls(getenv func(string) string) (int, error) {
+	c := Default()
+	if v := strings.TrimSpace(getenv(envMCPMaxCalls)); v != "" {
+		if err := settingAt("http.mcpMaxCalls").set(c, v); err != nil {
+			return 0, fmt.Errorf("%s: %w", envMCPMaxCalls, err)
+		}
+	}
+	if err := checkMCPMaxCalls(c.HTTP.MCPMaxCalls); err != nil {
+		return 0, fmt.Errorf("%s: %w", envMCPMaxCalls, err)
+	}
+	return c.HTTP.MCPMaxCalls, nil
+}
+
+// checkMCPMaxCalls checks a value of HTTP.MCPMaxCalls (0: the default).
+func checkMCPMaxCalls(n int) error {
+	if n < 0 || n > MaxMCPCalls {
+		return fmt.Errorf("%d is out of range: from 1 to %d", n, MaxMCPCalls)
+	}
+	return nil
 }
 
 // Enabled reports whether targets on platform can be used: "web" always,
@@ -592,6 +627,9 @@ func (h HTTP) check(p *settings.Problems) {
 	}
 	if h.MaxEventStreams < 0 || h.MaxEventStreams > MaxEventStreams {
 		p.Addf("%s: %d is out of range: from 1 to %d", p.Name("maxEventStreams"), h.MaxEventStreams, MaxEventStreams)
+	}
+	if err := checkMCPMaxCalls(h.MCPMaxCalls); err != nil {
+		p.Addf("%s: %v", p.Name("mcpMaxCalls"), err)
 	}
 	if h.MetricsAddr != "" {
 		checkHostPort(p, p.Name("metricsAddr"), h.MetricsAddr)

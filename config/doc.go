@@ -67,7 +67,10 @@
 //	                                 beyond loopback. Open the page as
 //	                                 http://host:port/#token=<token>. Without it the page
 //	                                 answers only to loopback host names (localhost, 127.0.0.1,
-//	                                 [::1]). Default: unset. YAML http.token.
+//	                                 [::1]), and refuses (403) a request a reverse proxy
+//	                                 forwarded (Forwarded, X-Forwarded-For, X-Real-IP or Via
+//	                                 header): a proxy needs the token. Default: unset. YAML
+//	                                 http.token.
 //	ASKUSER_HTTP_ORIGINS             Other origins the page is opened at, comma-separated
 //	                                 scheme://host[:port] (a reverse proxy's
 //	                                 https://ask.example.com, a published port). Answers from a
@@ -79,6 +82,13 @@
 //	                                 replica serves at once; more get 503 with Retry-After and
 //	                                 the page retries. 1 to 10000. Default: 100. YAML
 //	                                 http.maxEventStreams.
+//	ASKUSER_MCP_MAX_CALLS            How many ask_user calls may wait at once on this replica's
+//	                                 /mcp (and on one askbridge mcp, which reads this variable
+//	                                 too); one more is refused at once: 503 with Retry-After
+//	                                 over HTTP, a tool error naming this setting over stdio.
+//	                                 Waiting calls share one read of the events stream and a
+//	                                 small Redis pool of their own, never the engine's. 1 to
+//	                                 10000. Default: 64. YAML http.mcpMaxCalls.
 //	ASKUSER_METRICS_ADDR             host:port of a listener of its own for /metrics, /readyz
 //	                                 and /healthz, without authentication: bind it where only
 //	                                 monitoring reaches. Set, /metrics and /readyz leave

@@ -92,6 +92,7 @@ func TestExampleFile(t *testing.T) {
 		{"http.token", c.HTTP.Token, ""},
 		{"http.origins", c.HTTP.Origins, ""},
 		{"http.maxEventStreams", c.HTTP.MaxEventStreams, 100},
+		{"http.mcpMaxCalls", c.HTTP.MCPMaxCalls, 64},
 		{"http.metricsAddr", c.HTTP.MetricsAddr, ""},
 		{"redis.dataDir", c.Redis.DataDir, ""},
 		{"defaultRoute", c.DefaultRoute, "desk"},

@@ -15,8 +15,9 @@ import (
 // The variables read outside the table's loop. Every name is a public
 // interface.
 const (
-	envConfig  = "ASKUSER_CONFIG"
-	envReplica = "ASKUSER_REPLICA"
+	envConfig      = "ASKUSER_CONFIG"
+	envReplica     = "ASKUSER_REPLICA"
+	envMCPMaxCalls = "ASKUSER_MCP_MAX_CALLS"
 )
 
 // setting is one row of the table: everything about one setting, in one
@@ -51,11 +52,13 @@ var table = []setting{
 	{env: "ASKUSER_HTTP_ADDR", yaml: "http.addr", str: func(c *Config) *string { return &c.HTTP.Addr },
 		doc: "`host:port` of the web page, its API and `/healthz`, and of `/readyz` and `/metrics` (behind the token when one is set) unless `ASKUSER_METRICS_ADDR` moves them."},
 	{env: "ASKUSER_HTTP_TOKEN", yaml: "http.token", secret: true, str: func(c *Config) *string { return &c.HTTP.Token },
-		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`. Without it the page answers only to loopback host names (`localhost`, `127.0.0.1`, `[::1]`)."},
+		doc: "Token the web page and API require (at least 16 characters). Required when `ASKUSER_HTTP_ADDR` listens beyond loopback. Open the page as `http://host:port/#token=<token>`. Without it the page answers only to loopback host names (`localhost`, `127.0.0.1`, `[::1]`), and refuses (403) a request a reverse proxy forwarded (`Forwarded`, `X-Forwarded-For`, `X-Real-IP` or `Via` header): a proxy needs the token."},
 	{env: "ASKUSER_HTTP_ORIGINS", yaml: "http.origins", str: func(c *Config) *string { return &c.HTTP.Origins },
 		doc: "Other origins the page is opened at, comma-separated `scheme://host[:port]` (a reverse proxy's `https://ask.example.com`, a published port). Answers from a browser at any other origin than these and `ASKUSER_HTTP_ADDR` (and their loopback aliases) are refused. An origin beyond loopback needs the token."},
 	{env: "ASKUSER_MAX_EVENT_STREAMS", yaml: "http.maxEventStreams", num: func(c *Config) *int { return &c.HTTP.MaxEventStreams },
 		doc: "How many live-update streams (one per open page) this replica serves at once; more get 503 with `Retry-After` and the page retries. 1 to 10000."},
+	{env: envMCPMaxCalls, yaml: "http.mcpMaxCalls", num: func(c *Config) *int { return &c.HTTP.MCPMaxCalls },
+		doc: "How many `ask_user` calls may wait at once on this replica's `/mcp` (and on one `askbridge mcp`, which reads this variable too); one more is refused at once: 503 with `Retry-After` over HTTP, a tool error naming this setting over stdio. Waiting calls share one read of the events stream and a small Redis pool of their own, never the engine's. 1 to 10000."},
 	{env: "ASKUSER_METRICS_ADDR", yaml: "http.metricsAddr", str: func(c *Config) *string { return &c.HTTP.MetricsAddr }, def: "unset (on `ASKUSER_HTTP_ADDR`)",
 		doc: "`host:port` of a listener of its own for `/metrics`, `/readyz` and `/healthz`, without authentication: bind it where only monitoring reaches. Set, `/metrics` and `/readyz` leave `ASKUSER_HTTP_ADDR`."},
 	{env: "ASKUSER_PPROF_ADDR", yaml: "http.pprofAddr", str: func(c *Config) *string { return &c.HTTP.PprofAddr }, def: "unset (off)",

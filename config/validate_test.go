@@ -111,6 +111,10 @@ func TestLoadValidation(t *testing.T) {
 			want: []string{`ASKUSER_MAX_EVENT_STREAMS: "many" is not a whole number of at least 1`}},
 		{name: "event streams too many", yaml: "http:\n  maxEventStreams: 10001\n",
 			want: []string{`http.maxEventStreams: 10001 is out of range: from 1 to 10000`}},
+		{name: "mcp calls zero", vars: map[string]string{"ASKUSER_MCP_MAX_CALLS": "0"},
+			want: []string{`ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`}},
+		{name: "mcp calls too many", yaml: "http:\n  mcpMaxCalls: 10001\n",
+			want: []string{`http.mcpMaxCalls: 10001 is out of range: from 1 to 10000`}},
 		{name: "metrics addr", vars: map[string]string{"ASKUSER_METRICS_ADDR": "0.0.0.0:9090"}},
 		{name: "metrics addr not host:port", vars: map[string]string{"ASKUSER_METRICS_ADDR": "9090"},
 			want: []string{`ASKUSER_METRICS_ADDR: "9090" is not host:port`}},
@@ -431,6 +435,35 @@ func TestLogFormat(t *testing.T) {
 			}
 			if c.LogFormat != tc.want {
 				t.Errorf("LogFormat = %q, want %q", c.LogFormat, tc.want)
+			}
+		})
+	}
+}
+
+// TestMCPMaxCalls: `askbridge mcp` reads ASKUSER_MCP_MAX_CALLS alone, with
+// the bridge's rule and messages naming the variable.
+func TestMCPMaxCalls(t *testing.T) {
+	cases := []struct {
+		value string
+		want  int
+		err   string
+	}{
+		{"", DefaultMCPMaxCalls, ""},
+		{" 12 ", 12, ""},
+		{"0", 0, `ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`},
+		{"many", 0, `ASKUSER_MCP_MAX_CALLS: "many" is not a whole number of at least 1`},
+		{"10001", 0, `ASKUSER_MCP_MAX_CALLS: 10001 is out of range: from 1 to 10000`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.value, func(t *testing.T) {
+			vars := map[string]string{"ASKUSER_MCP_MAX_CALLS": tc.value}
+			n, err := MCPMaxCalls(func(k string) string { return vars[k] })
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if n != tc.want || got != tc.err {
+				t.Errorf("MCPMaxCalls(%q) = %d, %q; want %d, %q", tc.value, n, got, tc.want, tc.err)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/askbridge/askbridge"
 )
@@ -16,6 +17,35 @@ func (r Record) PlaceAt(t askbridge.Target) int {
 		}
 	}
 	return -1
+}
+
+// stepTimer names the timer of escalation step s (1-based): "e<s>".
+func stepTimer(s int) string { return "e" + strconv.Itoa(s) }
+
+// Reached reports whether place k of r has been reached (ask-user.md §5): a
+// place of the request's `to` (step 0) at once, a place of escalation step
+// s once the step has been taken. The record says so once the step's
+// timer has fired (Fired); until then a prompt recorded in the place does
+// (the step's delivery records it before the step is announced), so
+// messages, which reads the question's messages, is called for a place of
+// a step the record does not show taken, and only then. A step that is
+// never taken (the question was seen, or ended, first) never reaches its
+// places. Only a place reached may answer, acknowledge or be told of the
+// question: a platform's answers come from a message posted there, and the
+// web page, which needs none, asks this. k out of range is not reached.
+func (r Record) Reached(k int, messages func() ([]MessageRef, error)) (bool, error) {
+	if k < 0 || k >= len(r.Places) {
+		return false, nil
+	}
+	step := r.Places[k].Step
+	if step == 0 || slices.Contains(r.Fired, stepTimer(step)) {
+		return true, nil
+	}
+	refs, err := messages()
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(refs, func(m MessageRef) bool { return m.Place == k && m.IsPrompt() }), nil
 }
 
 // MayAnswerIn reports whether p may answer the question in place k: anyone

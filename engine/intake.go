@@ -397,7 +397,7 @@ func timersOf(id string, req askbridge.Request, now time.Time) []Timer {
 		}
 	}
 	for k, st := range req.Escalate {
-		ts = append(ts, Timer{ID: id, Name: fmt.Sprintf("e%d", k+1), At: now.Add(time.Duration(st.AfterSeconds) * time.Second)})
+		ts = append(ts, Timer{ID: id, Name: stepTimer(k + 1), At: now.Add(time.Duration(st.AfterSeconds) * time.Second)})
 	}
 	return ts
 }

@@ -498,3 +498,49 @@ func debugReminders(t *testing.T, h *harness, ids []string) {
 		}
 	}
 }
+
+// TestReached: a place of `to` is reached at once; a place of an
+// escalation step once the step's timer has fired, or, before the record
+// says so, once a prompt is recorded in it (a reminder is no prompt).
+// Messages are read only when the record does not say.
+func TestReached(t *testing.T) {
+	rec := engine.Record{Places: []askbridge.Place{
+		{Name: "telegram:42", Target: askbridge.Target{Platform: "telegram", Chat: "42"}},
+		{Name: "web", Target: askbridge.Target{Platform: "web"}, Step: 1},
+		{Name: "slack:C1", Target: askbridge.Target{Platform: "slack", Chat: "C1"}, Step: 2},
+	}}
+	prompt := func(k int) engine.MessageRef { return engine.MessageRef{Platform: "x", Message: "m", Place: k} }
+	reminder := func(k int) engine.MessageRef {
+		return engine.MessageRef{Platform: "x", Message: "r", Place: k, Part: engine.ReminderPart(1)}
+	}
+	cases := []struct {
+		name  string
+		fired []string
+		refs  []engine.MessageRef
+		k     int
+		want  bool
+		reads bool
+	}{
+		{"a place of to", nil, nil, 0, true, false},
+		{"a step not taken", nil, []engine.MessageRef{prompt(0)}, 1, false, true},
+		{"a step fired", []string{"e1"}, nil, 1, true, false},
+		{"another step fired", []string{"e2"}, []engine.MessageRef{prompt(2)}, 1, false, true},
+		{"a step's prompt recorded before it is marked fired", nil, []engine.MessageRef{prompt(0), prompt(1)}, 1, true, true},
+		{"only a reminder in the place", nil, []engine.MessageRef{reminder(1)}, 1, false, true},
+		{"no such place", []string{"e1"}, nil, 3, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rec
+			r.Fired = tc.fired
+			read := false
+			got, err := r.Reached(tc.k, func() ([]engine.MessageRef, error) { read = true; return tc.refs, nil })
+			if err != nil || got != tc.want || read != tc.reads {
+				t.Errorf("Reached(%d) = %v, %v, messages read %v; want %v, read %v", tc.k, got, err, read, tc.want, tc.reads)
+			}
+		})
+	}
+	if _, err := rec.Reached(1, func() ([]engine.MessageRef, error) { return nil, fmt.Errorf("redis down") }); err == nil {
+		t.Error("an error reading the messages was not returned")
+	}
+}

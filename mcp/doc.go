@@ -15,11 +15,16 @@
 // result JSON exactly as the bridge pushed it) with a one-line summary
 // ("answered: deploy_target = Production", "no_answer (timeout): …").
 //
-// While it waits it follows the question (its question hash, and the
-// events stream for where it was shown) and, when the client sent a
-// progress token, reports where the question is and how long is left at
-// least every Options.ProgressEvery (15 s by default), so clients with
-// request timeouts keep waiting. A call the client cancels (or whose HTTP
+// While it waits it holds no Redis connection: one follower per server
+// reads the events stream for every waiting call (one XREAD at a time,
+// only while a call waits) and hands each call the events of its own
+// question, which wake its wait (client.Client.WaitNotified takes the
+// result then, or every few seconds without an event) and tell its
+// progress. When the client sent a progress token, the call reports where
+// the question is and how long is left at least every
+// Options.ProgressEvery (15 s by default), so clients with request
+// timeouts keep waiting. At most Options.MaxCalls calls wait at once;
+// one more is refused at once (a tool error, or 503 over HTTP). A call the client cancels (or whose HTTP
 // request goes away, or that is in flight when the server closes) cancels
 // its question, and returns the cancelled result. A request no bridge
 // takes within Options.NotTakenAfter is cancelled and reported as a tool

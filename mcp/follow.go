@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,12 +15,157 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
+	"github.com/askbridge/askbridge/internal/retry"
 )
 
-// watchLookback is how far before its push a call starts reading the
-// events stream: stream ids follow the Redis server's clock, which may be
-// a little behind this machine's. Events of other questions are skipped.
+// watchLookback is how far before its start the follower begins reading
+// the events stream: stream ids follow the Redis server's clock, which may
+// be a little behind this machine's. Events of other questions are skipped.
 const watchLookback = time.Minute
+
+// recheckEvery is how often a waiting call looks at its question when no
+// event of it came: a replica that died between ending a question and
+// publishing its event, or a follower cut off from Redis, delays a result
+// by at most this long.
+const recheckEvery = 5 * time.Second
+
+// errStale ends a read of the events stream that is no longer the
+// follower's current one.
+var errStale = errors.New("mcp: a newer read of the events stream took over")
+
+// follower reads the events stream once for every call of the server:
+// one blocking XREAD at a time, whatever the number of calls, instead of
+// one per call. It runs only while a call waits, and hands each event of
+// a waiting call's question to that call: a wake-up for its wait, and
+// what progress tells. Safe for concurrent use.
+type follower struct {
+	log *slog.Logger
+
+	mu    sync.Mutex
+	calls map[string]*watched
+	// stop stops the running read; nil when none runs.
+	stop context.CancelFunc
+	// gen numbers the reads; a read whose number is not the current one
+	// hands nothing on.
+	gen uint64
+	// last is the stream id of the last event handed on: a read that
+	// starts again resumes there (within watchLookback).
+	last string
+	runs sync.WaitGroup
+}
+
+// watched is what the follower knows of one call's question.
+type watched struct {
+	st whereabouts
+	// wake gets a value for every event of the question: the call then
+	// looks for its result.
+	wake chan struct{}
+	// changed gets a value when progress has something new to say.
+	changed chan struct{}
+}
+
+func newFollower(log *slog.Logger) *follower {
+	return &follower{log: log, calls: map[string]*watched{}}
+}
+
+// add follows question id for a call, reading through c when no read
+// runs yet. Call it before the request is pushed, and remove when the
+// call ends.
+func (f *follower) add(c *client.Client, id string) *watched {
+	w := &watched{wake: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[id] = w
+	if f.stop == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		f.stop = cancel
+		f.gen++
+		f.runs.Add(1)
+		go f.run(ctx, c, f.gen, f.from(time.Now()))
+	}
+	return w
+}
+
+// remove stops following question id; the last call's removal stops the
+// read. Safe to repeat.
+func (f *follower) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.calls, id)
+	if len(f.calls) == 0 && f.stop != nil {
+		f.stop()
+		f.stop = nil
+		f.gen++
+	}
+}
+
+// wait waits for the reads stopped by remove to return (within a round
+// of the client's XREAD).
+func (f *follower) wait() { f.runs.Wait() }
+
+// from is where a read starting now begins: after the last event handed
+// on, or watchLookback ago when that is older.
+func (f *follower) from(now time.Time) string {
+	back := now.Add(-watchLookback).UnixMilli()
+	if ms, _, _ := strings.Cut(f.last, "-"); f.last != "" {
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil && n >= back {
+			return f.last
+		}
+	}
+	return strconv.FormatInt(back, 10)
+}
+
+// run reads the events stream from `from` until ctx ends or a newer read
+// takes over, starting again after Redis trouble; the calls look at
+// their questions every recheckEvery meanwhile.
+func (f *follower) run(ctx context.Context, c *client.Client, gen uint64, from string) {
+	defer f.runs.Done()
+	wait := retry.Backoff{Min: 100 * time.Millisecond, Max: recheckEvery}
+	for {
+		began := time.Now()
+		err := c.Watch(ctx, from, func(ev client.Event) error { return f.deliver(gen, ev) })
+		if ctx.Err() != nil || errors.Is(err, errStale) {
+			return
+		}
+		f.log.Warn("ask_user: reading the events stream failed; waiting calls look at their questions every "+recheckEvery.String()+" meanwhile", "err", err)
+		if time.Since(began) > time.Minute {
+			wait.Reset()
+		}
+		if !retry.Sleep(ctx, wait.Next()) {
+			return
+		}
+		f.mu.Lock()
+		from = f.from(time.Now())
+		f.mu.Unlock()
+	}
+}
+
+// deliver hands ev to the call waiting for its question, if any.
+func (f *follower) deliver(gen uint64, ev client.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gen != f.gen {
+		return errStale
+	}
+	f.last = ev.StreamID
+	w := f.calls[ev.ID]
+	if w == nil {
+		return nil
+	}
+	signal(w.wake)
+	if w.st.add(ev) {
+		signal(w.changed)
+	}
+	return nil
+}
+
+// signal puts a value in a channel of one unless one waits there.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
 
 // followed is the question a call waits for.
 type followed struct {
@@ -30,44 +177,25 @@ type followed struct {
 	// client asked for none.
 	session *sdk.ServerSession
 	token   any
+	w       *watched
 }
 
-// follow follows question f.id while its call waits: it cancels the call
-// with errNotTaken when no bridge has taken the request
-// Options.NotTakenAfter after the push, and, when the client gave a
-// progress token, reports where the question is at least every
-// Options.ProgressEvery and whenever it is shown somewhere. The returned
-// function stops following and waits for it to end (within a BLPOP round
-// of the client).
-func (s *Server) follow(ctx context.Context, cancel context.CancelCauseFunc, f followed) (stop func()) {
-	fctx, end := context.WithCancel(ctx)
+// report runs beside a call's wait until the returned function is called
+// (which waits for it to end): it cancels the call with errNotTaken when
+// no bridge has taken the request Options.NotTakenAfter after the push,
+// and, when the client gave a progress token, reports where the question
+// is at least every Options.ProgressEvery and whenever the follower
+// learns something new of it.
+func (s *Server) report(ctx context.Context, cancel context.CancelCauseFunc, f followed) (stop func()) {
+	rctx, end := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	st := &whereabouts{}
-	changed := make(chan struct{}, 1)
-	if f.token != nil {
-		wg.Go(func() {
-			from := strconv.FormatInt(f.start.Add(-watchLookback).UnixMilli(), 10)
-			err := f.c.Watch(fctx, from, func(ev client.Event) error {
-				if ev.ID == f.id && st.add(ev) {
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				}
-				return nil
-			})
-			if fctx.Err() == nil {
-				s.log.Warn("ask_user: following the events stream stopped; progress says less", "question", f.id, "err", err)
-			}
-		})
-	}
-	wg.Go(func() { s.report(fctx, cancel, f, st, changed) })
+	wg.Go(func() { s.reportLoop(rctx, cancel, f) })
 	return func() { end(); wg.Wait() }
 }
 
-// report is follow's loop: the not-taken check and the progress
+// reportLoop is report's loop: the not-taken check and the progress
 // notifications.
-func (s *Server) report(ctx context.Context, cancel context.CancelCauseFunc, f followed, st *whereabouts, changed <-chan struct{}) {
+func (s *Server) reportLoop(ctx context.Context, cancel context.CancelCauseFunc, f followed) {
 	tick := time.NewTicker(s.opts.ProgressEvery)
 	defer tick.Stop()
 	notTaken := time.NewTimer(s.opts.NotTakenAfter)
@@ -94,7 +222,7 @@ func (s *Server) report(ctx context.Context, cancel context.CancelCauseFunc, f f
 			ProgressToken: f.token,
 			Progress:      p,
 			Total:         f.timeout.Seconds(),
-			Message:       st.describe(q, found, f, now),
+			Message:       f.w.st.describe(q, found, f, now),
 		})
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("ask_user: send progress", "question", f.id, "err", err)
@@ -107,7 +235,7 @@ func (s *Server) report(ctx context.Context, cancel context.CancelCauseFunc, f f
 			return
 		case <-tick.C:
 			notify()
-		case <-changed:
+		case <-f.w.changed:
 			notify()
 		case <-notTaken.C:
 			if taken {

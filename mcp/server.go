@@ -1,14 +1,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +29,10 @@ const (
 	// DefaultNotTakenAfter is how long a request may wait for a bridge to
 	// take it. A running bridge takes one within milliseconds.
 	DefaultNotTakenAfter = 30 * time.Second
+	// DefaultMaxCalls bounds the calls one server has waiting at once
+	// (ASKUSER_MCP_MAX_CALLS): a waiting call costs a goroutine or two and
+	// a look at Redis every few seconds, no connection.
+	DefaultMaxCalls = 64
 )
 
 // Limits of the HTTP transport.
@@ -36,6 +44,11 @@ const (
 	// maxBody bounds a request body: a JSON-RPC envelope around a request
 	// of at most askbridge.MaxRequestBytes.
 	maxBody = 4 * askbridge.MaxRequestBytes
+	// busyRetryAfter is the Retry-After of a call refused because
+	// Options.MaxCalls are waiting.
+	busyRetryAfter = 10 * time.Second
+	// methodCall is the JSON-RPC method of a tool call.
+	methodCall = "tools/call"
 )
 
 // ToolName is the name of the one tool the server offers.
@@ -47,6 +60,9 @@ type Options struct {
 	// called at the start of every call, possibly concurrently; an error
 	// ends that call as a tool error whose text is the error's, so it
 	// should say what to do (which Redis was tried, how to name another).
+	// It should return one client for all calls: the read of the events
+	// stream that wakes them goes through the client of the call that
+	// started it.
 	Client func(ctx context.Context) (*client.Client, error)
 	// Redis names the Redis and prefix the calls go through, for messages
 	// ("redis://127.0.0.1:6380, prefix askuser:"); never a password.
@@ -64,6 +80,12 @@ type Options struct {
 	// NotTakenAfter is how long a call waits for a bridge to take its
 	// request before it cancels the question and fails (default 30 s).
 	NotTakenAfter time.Duration
+	// MaxCalls bounds the calls waiting at once (default 64). One more is
+	// refused at once: a tool error naming ASKUSER_MCP_MAX_CALLS, or over
+	// HTTP a 503 with Retry-After. A waiting call holds no Redis
+	// connection: one read of the events stream (through Client) wakes
+	// them all.
+	MaxCalls int
 	// Logger receives a line per call and the SDK's warnings. Default:
 	// none.
 	Logger *slog.Logger
@@ -89,6 +111,10 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+	// slots holds a value for every call waiting: at most MaxCalls.
+	slots chan struct{}
+	// events follows the events stream for every waiting call.
+	events *follower
 }
 
 // New checks opts and returns the server. It connects nothing.
@@ -102,6 +128,9 @@ func New(opts Options) (*Server, error) {
 	if opts.NotTakenAfter <= 0 {
 		opts.NotTakenAfter = DefaultNotTakenAfter
 	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = DefaultMaxCalls
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -111,7 +140,7 @@ func New(opts Options) (*Server, error) {
 	if err := checkDefaults(opts.DefaultTo, opts.DefaultAgent); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.MaxCalls), events: newFollower(opts.Logger)}
 	s.stop, s.stopAll = context.WithCancel(context.Background())
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
@@ -167,8 +196,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 // Handler is the streamable HTTP transport (stateless: any replica serves
 // any request). It authenticates nothing: mount it behind the bridge's
 // wall (web.Handler.Guard). It refuses requests a browser sends from
-// another origin, and gives each write of a response its own deadline,
-// since a call may last as long as its question.
+// another origin, and a call beyond Options.MaxCalls with 503 and
+// Retry-After; it gives each write of a response its own deadline, since
+// a call may last as long as its question.
 func (s *Server) Handler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
 		Stateless: true,
@@ -184,12 +214,136 @@ func (s *Server) Handler() http.Handler {
 	})
 	cross := http.NewCrossOriginProtection()
 	return cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held, ok := s.reserve(w, r)
+		if !ok {
+			return
+		}
+		defer held.release()
 		// Older protocols cancel with a notification a stateless server
 		// cannot route to the call; the call's own HTTP request going away
 		// (the client aborts it) cancels it instead.
 		ctx := context.WithValue(r.Context(), httpRequestKey{}, r.Context())
+		ctx = context.WithValue(ctx, reservationKey{}, held)
 		h.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w)}, r.WithContext(ctx))
 	}))
+}
+
+// reserve takes a slot for every tool call in the body of r (a JSON-RPC
+// message or a batch), before the SDK starts any: all of them, or none and
+// a 503 with Retry-After (ok false, the response written). The body is
+// read here and handed on as it was.
+func (s *Server) reserve(w http.ResponseWriter, r *http.Request) (held *reservation, ok bool) {
+	held = &reservation{s: s}
+	if r.Method != http.MethodPost || r.Body == nil {
+		return held, true
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "read the request: "+err.Error(), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	for range toolCalls(body) {
+		if !s.takeSlot() {
+			held.release()
+			w.Header().Set("Retry-After", strconv.Itoa(int(busyRetryAfter/time.Second)))
+			http.Error(w, s.busyText(), http.StatusServiceUnavailable)
+			return nil, false
+		}
+		held.n.Add(1)
+	}
+	return held, true
+}
+
+// toolCalls counts the tool calls in a JSON-RPC message or batch; 0 for
+// anything else (the SDK answers what it cannot read).
+func toolCalls(body []byte) int {
+	type message struct {
+		Method string `json:"method"`
+	}
+	body = bytes.TrimSpace(body)
+	var batch []message
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &batch) != nil {
+			return 0
+		}
+	} else {
+		var one message
+		if json.Unmarshal(body, &one) != nil {
+			return 0
+		}
+		batch = append(batch, one)
+	}
+	n := 0
+	for _, m := range batch {
+		if m.Method == methodCall {
+			n++
+		}
+	}
+	return n
+}
+
+// reservationKey carries the slots an HTTP request reserved for its
+// calls.
+type reservationKey struct{}
+
+// reservation is the slots one HTTP request took for its tool calls. Each
+// call claims one (and gives it back when it ends); release gives back
+// those no call claimed.
+type reservation struct {
+	s *Server
+	n atomic.Int64
+}
+
+// claim takes one of the reserved slots; false when none is left.
+func (h *reservation) claim() bool {
+	for {
+		n := h.n.Load()
+		if n <= 0 {
+			return false
+		}
+		if h.n.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// release gives back the slots no call claimed. Safe to repeat.
+func (h *reservation) release() {
+	for range h.n.Swap(0) {
+		h.s.freeSlot()
+	}
+}
+
+// takeSlot takes a call's slot without waiting; false when MaxCalls are
+// taken.
+func (s *Server) takeSlot() bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) freeSlot() { <-s.slots }
+
+// callSlot takes the slot of the call in ctx: the one its HTTP request
+// reserved, or a free one. false when MaxCalls are taken.
+func (s *Server) callSlot(ctx context.Context) bool {
+	if held, ok := ctx.Value(reservationKey{}).(*reservation); ok && held.claim() {
+		return true
+	}
+	return s.takeSlot()
+}
+
+// busyText says why a call was refused at the cap, and what to do.
+func (s *Server) busyText() string {
+	return fmt.Sprintf("ask_user: %d calls are already waiting for answers on this server, its limit (ASKUSER_MCP_MAX_CALLS), so nothing was asked. Call again once one of them has ended.", s.opts.MaxCalls)
 }
 
 // Close cancels the calls in flight (their questions end cancelled),
@@ -200,6 +354,7 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.cancelCalls()
 	s.calls.Wait()
+	s.events.wait()
 }
 
 func (s *Server) cancelCalls() { s.stopAll() }

@@ -208,6 +208,10 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 		return toolError("ask_user: the server is shutting down; nothing was asked. Call again when it is back."), nil
 	}
 	defer s.calls.Done()
+	if !s.callSlot(ctx) {
+		return toolError(s.busyText()), nil
+	}
+	defer s.freeSlot()
 
 	req, err := s.request(call.Params.Arguments, call.ClientInfo())
 	if err != nil {
@@ -227,6 +231,9 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 
 	req.ID = client.NewID()
 	start := time.Now()
+	// Followed before it is pushed, so no event of it is missed.
+	w := s.events.add(c, req.ID)
+	defer s.events.remove(req.ID)
 	// One XADD, not cut short: a push that reached Redis is then always
 	// waited for, or cancelled.
 	id, err := c.Push(context.WithoutCancel(callCtx), req)
@@ -236,12 +243,13 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 	log := s.log.With("question", id)
 	log.Info("ask_user: asked", "agent", req.Agent, "to", req.To)
 
-	stopFollow := s.follow(callCtx, cancel, followed{
+	stopReport := s.report(callCtx, cancel, followed{
 		c: c, id: id, start: start, timeout: time.Duration(req.TimeoutSeconds) * time.Second,
-		session: call.Session, token: call.Params.GetProgressToken(),
+		session: call.Session, token: call.Params.GetProgressToken(), w: w,
 	})
-	res, err := c.Wait(callCtx, id)
-	stopFollow()
+	// No connection is held while it waits: the follower's events wake it.
+	res, err := c.WaitNotified(callCtx, id, w.wake, recheckEvery)
+	stopReport()
 
 	var refused *client.RefusedError
 	switch {
@@ -262,7 +270,7 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 				s.opts.NotTakenAfter, s.opts.Redis)), nil
 		}
 		log.Info("ask_user: call cancelled; cancelling the question", "cause", cause)
-		res, err = c.CancelAndWait(bg, id)
+		res, err = cancelAndWait(bg, c, id, w)
 		if err != nil {
 			return toolError(fmt.Sprintf("ask_user: the call was cancelled (%v) and question %s with it, but its result did not come back: %v", cause, id, err)), nil
 		}
@@ -280,6 +288,22 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 		},
 		StructuredContent: res.Raw,
 	}, nil
+}
+
+// cancelAndWait cancels question id and waits up to
+// client.DefaultCancelGrace for its result (the cancelled one, or an
+// answer that came first), woken by the follower like the call's wait.
+func cancelAndWait(ctx context.Context, c *client.Client, id string, w *watched) (client.Result, error) {
+	if err := c.Cancel(ctx, id); err != nil {
+		return client.Result{}, err
+	}
+	gctx, stop := context.WithTimeoutCause(ctx, client.DefaultCancelGrace, fmt.Errorf("no result came within %s of the cancel", client.DefaultCancelGrace))
+	defer stop()
+	res, err := c.WaitNotified(gctx, id, w.wake, time.Second)
+	if err != nil && gctx.Err() != nil {
+		return client.Result{}, context.Cause(gctx)
+	}
+	return res, err
 }
 
 // request decodes a call's arguments into a request, with the bridge's

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,10 +37,27 @@ const (
 // unknown options are refused. Several hosts need the sentinel or cluster
 // scheme.
 func Connect(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
+	return ConnectWith(ctx, rawURL, ConnectOptions{})
+}
+
+// ConnectOptions shape a client of ConnectWith beyond its URL.
+type ConnectOptions struct {
+	// PoolSize, when set, is the most connections the client opens (per
+	// node of a Cluster), overriding the URL's pool_size.
+	PoolSize int
+	// Name, when set, names the client's connections (CLIENT SETNAME), so
+	// CLIENT LIST tells them apart.
+	Name string
+}
+
+// ConnectWith is Connect with options: a second client of the same Redis
+// with a pool of its own, for work that must not wait behind another's.
+func ConnectWith(ctx context.Context, rawURL string, o ConnectOptions) (redis.UniversalClient, error) {
 	spec, err := parseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect %s: %w", redact(rawURL), err)
 	}
+	spec.apply(o)
 	c := spec.client()
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
@@ -53,6 +71,21 @@ type connSpec struct {
 	single   *redis.Options
 	failover *redis.FailoverOptions
 	cluster  *redis.ClusterOptions
+}
+
+// apply sets o's pool size and name on whichever options c holds.
+func (c connSpec) apply(o ConnectOptions) {
+	switch {
+	case c.failover != nil:
+		c.failover.PoolSize = cmp.Or(o.PoolSize, c.failover.PoolSize)
+		c.failover.ClientName = cmp.Or(o.Name, c.failover.ClientName)
+	case c.cluster != nil:
+		c.cluster.PoolSize = cmp.Or(o.PoolSize, c.cluster.PoolSize)
+		c.cluster.ClientName = cmp.Or(o.Name, c.cluster.ClientName)
+	case c.single != nil:
+		c.single.PoolSize = cmp.Or(o.PoolSize, c.single.PoolSize)
+		c.single.ClientName = cmp.Or(o.Name, c.single.ClientName)
+	}
 }
 
 func (c connSpec) client() redis.UniversalClient {

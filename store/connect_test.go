@@ -176,6 +176,20 @@ func TestConnect(t *testing.T) {
 		}
 		roundTrip(t, c)
 	})
+	t.Run("with options", func(t *testing.T) {
+		// A pool of its own, named: what MCP calls wait on in the bridge.
+		c, err := ConnectWith(ctx, "redis://"+backendSingle.addrs[0]+"/0?pool_size=50", ConnectOptions{PoolSize: 3, Name: "askbridge-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := c.(*redis.Client).Options(); o.PoolSize != 3 || o.ClientName != "askbridge-test" {
+			t.Errorf("pool size %d, name %q; want 3, askbridge-test", o.PoolSize, o.ClientName)
+		}
+		if name, err := c.ClientGetName(ctx).Result(); err != nil || name != "askbridge-test" {
+			t.Errorf("CLIENT GETNAME = %q, %v", name, err)
+		}
+		roundTrip(t, c)
+	})
 	t.Run("refused", func(t *testing.T) {
 		_, err := Connect(ctx, "redis://:hunter2@127.0.0.1:1/0?dial_timeout=1s&max_retries=-1")
 		if err == nil {

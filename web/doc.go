@@ -21,7 +21,12 @@
 // question is the page's when one of its places (Record.Places) has the
 // target "web", whichever place that is: the first (the request's `to`) or
 // one an escalation step adds later, which the engine shows by the same
-// Send. GET api/questions lists it once its prompt is recorded; who may
+// Send. A place of an escalation step is the page's only once the step is
+// taken (Record.Reached: its timer fired, or its prompt recorded): before,
+// the page neither lists the question nor streams its events, and its
+// answer and Seen get 404 as for an unknown id, so the page can neither
+// answer ahead of the step nor stop it. GET api/questions lists it once
+// its prompt is recorded; who may
 // answer on the page is decided for that place (Record.MayAnswerIn), and
 // an answer says it was given there. Each listed question also carries
 // whether it offers Seen (a request with reminders or escalation), who has
@@ -32,7 +37,8 @@
 // are read from the question's recorded messages, one more read per
 // question, made only for a question in several places or with reminders.
 // The events stream carries the events of every question with a place on
-// the page, found by reading the question (once per question and process),
+// the page that has been reached, found by reading the question (once per
+// question and process, but again while its place awaits its step),
 // since the end of a question shown first elsewhere, a Seen given on
 // another platform, a reminder and an escalation step do not name the
 // page. The page shows reminded, escalated, acknowledged, and undeliverable
@@ -109,13 +115,16 @@
 // Security: the page itself holds no data (nor do its words); every api/
 // request needs the token when one is configured (an Authorization: Bearer header; the events
 // stream may take it as a token query parameter, since EventSource cannot set
-// headers). Without a token the handler answers only to loopback host names
-// (localhost, 127.0.0.0/8, [::1]), so a site whose name resolves to this
-// machine (DNS rebinding) gets 421. Answers and Seens are POSTs with a JSON
+// headers). Without a token the handler serves only requests made on this
+// machine (LocalOnly): they must name a loopback host (localhost,
+// 127.0.0.0/8, [::1]), so a site whose name resolves to this machine (DNS
+// rebinding) gets 421, and they must carry no header a reverse proxy adds
+// (Forwarded, X-Forwarded-For, X-Real-IP, Via), so a proxy that forwards
+// to 127.0.0.1 gets 403 naming ASKUSER_HTTP_TOKEN. Answers and Seens are POSTs with a JSON
 // body from one of the origins the page is served at (Config.Origins, never
 // the request's own Host); nothing changes state on GET. At most
 // Config.MaxStreams event streams are open at once. Responses carry a strict
 // Content-Security-Policy and agent text is only ever inserted into the page
-// as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/metrics,
+// as text, but for the context, which goes through markup's sanitiser. Handler.Guard puts the bridge's other endpoints (/mcp, /metrics,
 // /readyz) behind the same wall. docs/security.md has the whole picture.
 package web

@@ -258,13 +258,16 @@ func newHub(events engine.EventLog, questions Questions, log *slog.Logger) *hub 
 }
 
 // relevant reports whether the page shows ev: an event it reacts to, of a
-// question with a place on the page. An event on the page's platform is.
-// Any other (the end or a Seen of a question shown first elsewhere, a
-// reminder or an escalation step, which name no platform) is when its
-// question has a place on the page, whichever: the question is read once
-// and remembered, since its places never change. A question that cannot
-// be read is not the page's, for now (it is read again for its next
-// event); the page reads its lists again on every reconnect anyway.
+// question with a place on the page that has been reached (pagePlace).
+// An event on the page's platform is. Any other (the end or a Seen of a
+// question shown first elsewhere, a reminder or an escalation step, which
+// name no platform) is when its question has a place on the page,
+// whichever, once reached: the question is read, and the answer
+// remembered once it is final (no place on the page, or one reached; a
+// place of a step not taken yet is read again for the next event). A
+// question that cannot be read is not the page's, for now (it is read
+// again for its next event); the page reads its lists again on every
+// reconnect anyway.
 func (h *hub) relevant(ctx context.Context, ev askbridge.Event) bool {
 	if !pageEvents[ev.Kind] {
 		return false
@@ -292,6 +295,18 @@ func (h *hub) relevant(ctx context.Context, ev askbridge.Event) bool {
 		return false
 	}
 	on = rec.PlaceAt(pageTarget) >= 0
+	if on {
+		k, err := pagePlace(rec, func() ([]engine.MessageRef, error) { return h.questions.Messages(ctx, ev.ID) })
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("web: read the messages of an event's question", "question", ev.ID, "event", ev.Kind, "err", err)
+			}
+			return false
+		}
+		if k < 0 {
+			return false // not reached yet: asked again at its next event
+		}
+	}
 	h.placedMu.Lock()
 	if len(h.placed) >= maxPlaced {
 		clear(h.placed)

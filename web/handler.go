@@ -43,8 +43,9 @@ type Questions interface {
 	OpenInChat(ctx context.Context, platform, chat string) ([]string, error)
 	// Messages lists every message recorded for a question, in the order
 	// they were added: the list reads in which other places a question
-	// is open and how many reminders the page has had. It blocks on
-	// Redis, may be called concurrently and is safe to repeat.
+	// is open and how many reminders the page has had, and whether an
+	// escalation step has reached the page yet. It blocks on Redis, may
+	// be called concurrently and is safe to repeat.
 	Messages(ctx context.Context, id string) ([]engine.MessageRef, error)
 }
 
@@ -129,8 +130,44 @@ var pagePerson = askbridge.Person{Platform: Platform, ID: "web", Name: "web page
 
 // pageTarget is the target of the page's place in a question
 // (Record.Places): the page is a place like any other, and a question is
-// the page's to list and answer when one of its places is this one.
+// the page's to list, answer and stream when one of its places is this
+// one and has been reached (pagePlace).
 var pageTarget = askbridge.Target{Platform: Platform}
+
+// pagePlace is the page's place in rec, or -1 when the question is not the
+// page's: it has no place on the page, or that place belongs to an
+// escalation step not taken yet (engine.Record.Reached), which the page
+// must neither show nor answer nor acknowledge, lest it answer for, or
+// stop, the step that would bring the question here. messages reads the
+// question's messages, called only when the record does not say.
+func pagePlace(rec engine.Record, messages func() ([]engine.MessageRef, error)) (int, error) {
+	k := rec.PlaceAt(pageTarget)
+	if k < 0 {
+		return -1, nil
+	}
+	reached, err := rec.Reached(k, messages)
+	if err != nil || !reached {
+		return -1, err
+	}
+	return k, nil
+}
+
+// messagesOf reads question id's messages once, the first time it is
+// called, and hands the same list (or error) to every later call.
+func (h *Handler) messagesOf(ctx context.Context, id string) func() ([]engine.MessageRef, error) {
+	var (
+		read bool
+		refs []engine.MessageRef
+		err  error
+	)
+	return func() ([]engine.MessageRef, error) {
+		if !read {
+			read = true
+			refs, err = h.questions.Messages(ctx, id)
+		}
+		return refs, err
+	}
+}
 
 // Limits of the API.
 const (
@@ -232,11 +269,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 }
 
 // ServeHTTP serves the page (GET BasePath), its files, its words and the API.
-// Without a token it answers only to loopback host names (see
-// LoopbackHostOnly).
+// Without a token it serves only requests made on this machine (see
+// LocalOnly).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.token == nil && !LoopbackHost(r.Host) {
-		refuseHost(w)
+	if h.token == nil && !admitLocal(w, r) {
 		return
 	}
 	hd := w.Header()
@@ -257,12 +293,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Close() { h.hub.close() }
 
 // Guard puts next behind the page's own wall, for the bridge's other
-// endpoints on the page's listener (/metrics, /readyz): with a token, the
-// token as an Authorization: Bearer header (a Prometheus scrape config's
-// authorization credentials); without one, loopback host names only.
+// endpoints on the page's listener (/mcp, /metrics, /readyz): with a
+// token, the token as an Authorization: Bearer header (a Prometheus scrape
+// config's authorization credentials); without one, requests made on this
+// machine only (LocalOnly).
 func (h *Handler) Guard(next http.Handler) http.Handler {
 	if h.token == nil {
-		return LoopbackHostOnly(next)
+		return LocalOnly(next)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.authorized(r, false) {
@@ -272,6 +309,52 @@ func (h *Handler) Guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// LocalOnly is the wall of a page without a token: it serves next only
+// requests made on this machine. Their Host must be a loopback name
+// (LoopbackHostOnly; others get 421), and they must not come through a
+// reverse proxy (Proxied; those get 403): a proxy on this machine that
+// forwards to 127.0.0.1, as nginx's `proxy_pass http://127.0.0.1:8080;`
+// and Apache's ProxyPreserveHost Off do, sends a loopback Host on behalf
+// of a client anywhere.
+func LocalOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if admitLocal(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// admitLocal is LocalOnly's rule: false, after refusing r, when r was not
+// made on this machine.
+func admitLocal(w http.ResponseWriter, r *http.Request) bool {
+	switch {
+	case !LoopbackHost(r.Host):
+		refuseHost(w)
+		return false
+	case Proxied(r):
+		writeError(w, http.StatusForbidden, "This bridge has no access token, so it serves only requests made on this machine, and this one came through a proxy (it carries a Forwarded, X-Forwarded-For, X-Real-IP or Via header). Set ASKUSER_HTTP_TOKEN to serve the page through a proxy.")
+		return false
+	}
+	return true
+}
+
+// proxyHeaders are the headers reverse proxies add to a request they
+// forward: RFC 7239's Forwarded, the de facto X-Forwarded-For and
+// X-Real-IP (nginx's proxy_set_header habit, Apache's mod_proxy), and
+// RFC 9110's Via.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-IP", "Via"}
+
+// Proxied reports whether r carries any of the headers a reverse proxy
+// adds to what it forwards, even empty. A browser sends none of them.
+func Proxied(r *http.Request) bool {
+	for _, name := range proxyHeaders {
+		if r.Header.Values(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // LoopbackHostOnly serves next only to requests whose Host is a loopback
@@ -435,7 +518,7 @@ type placeView struct {
 // listQuestions: GET api/questions, the open questions shown on the page,
 // in the order the agents asked them (askedAt), with the server's clock
 // for the countdowns. A question is listed when one of its places is the
-// page, whichever.
+// page, whichever, once that place has been reached (pagePlace).
 func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ids, err := h.questions.OpenInChat(ctx, Platform, chat)
@@ -454,11 +537,19 @@ func (h *Handler) listQuestions(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, "read question", err)
 			return
 		}
-		k := rec.PlaceAt(pageTarget)
-		if !found || rec.Status != askbridge.StatusPending || k < 0 {
+		if !found || rec.Status != askbridge.StatusPending {
 			continue
 		}
-		v, err := h.view(ctx, rec, k)
+		msgs := h.messagesOf(ctx, rec.ID)
+		k, err := pagePlace(rec, msgs)
+		if err != nil {
+			h.fail(w, r, "read question messages", err)
+			return
+		}
+		if k < 0 {
+			continue
+		}
+		v, err := h.view(rec, k, msgs)
 		if err != nil {
 			h.fail(w, r, "read question messages", err)
 			return
@@ -504,9 +595,10 @@ func askedAt(rec engine.Record) askedKey {
 
 // view is the open question rec as the page lists it; k is the page's
 // place in it. Only a question shown in several places, or reminded, has
-// its messages read (one more round trip): they say where else it is open
-// and how many reminders the page has had.
-func (h *Handler) view(ctx context.Context, rec engine.Record, k int) (questionView, error) {
+// its messages read (messages; one more round trip, unless pagePlace
+// read them already): they say where else it is open and how many
+// reminders the page has had.
+func (h *Handler) view(rec engine.Record, k int, messages func() ([]engine.MessageRef, error)) (questionView, error) {
 	plan := rec.PlanFor(k, pageCapabilities)
 	v := questionView{
 		ID: rec.ID, Agent: rec.Request.Agent, Locale: plan.Locale, Intro: plan.Intro,
@@ -523,7 +615,7 @@ func (h *Handler) view(ctx context.Context, rec engine.Record, k int) (questionV
 	if len(rec.Places) < 2 && rec.Request.RemindEverySeconds == 0 {
 		return v, nil
 	}
-	refs, err := h.questions.Messages(ctx, rec.ID)
+	refs, err := messages()
 	if err != nil {
 		return questionView{}, err
 	}
@@ -759,7 +851,8 @@ func (h *Handler) readPost(w http.ResponseWriter, r *http.Request, v any, limit 
 
 // pageQuestion reads the question of the request's {id} and the page's
 // place in it, or refuses the request: 404 for a question the page does
-// not show (unknown, or without a place on the page: the engine knows
+// not show (unknown, without a place on the page, or whose place on the
+// page belongs to an escalation step not taken yet: the engine knows
 // nothing of pages, and whoever knows another's id must not act on it
 // here), 403 with the notice NotForYou when the page's place names
 // answerers other than the page, open or ended. ok is false when it has
@@ -777,8 +870,15 @@ func (h *Handler) pageQuestion(ctx context.Context, w http.ResponseWriter, r *ht
 		h.fail(w, r, "read question", err)
 		return rec, -1, false
 	}
-	k = rec.PlaceAt(pageTarget)
-	if !found || k < 0 {
+	if !found {
+		writeError(w, http.StatusNotFound, "no such question")
+		return rec, -1, false
+	}
+	if k, err = pagePlace(rec, h.messagesOf(ctx, id)); err != nil {
+		h.fail(w, r, "read question messages", err)
+		return rec, -1, false
+	}
+	if k < 0 {
 		writeError(w, http.StatusNotFound, "no such question")
 		return rec, -1, false
 	}

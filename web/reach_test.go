@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/testwait"
@@ -238,6 +240,83 @@ func TestListReach(t *testing.T) {
 	}
 }
 
+// published waits until the events stream holds an event of kind for
+// question id, as the agent reads it (the page may not be told).
+func published(t testing.TB, b *webtest.Bridge, kind askbridge.EventKind, id string) {
+	t.Helper()
+	key := askbridge.Keys{Prefix: b.Prefix}.Events()
+	testwait.For(t, 10*time.Second, fmt.Sprintf("a %s event of %s", kind, id), func() bool {
+		entries, err := b.RDB.XRange(t.Context(), key, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(entries, func(e redis.XMessage) bool {
+			return e.Values["event"] == string(kind) && e.Values["id"] == id
+		})
+	})
+}
+
+// A question whose place on the page comes with an escalation step is not
+// the page's until the step is taken: before, the page does not list it,
+// an answer or a Seen from the page is refused as for a question it does
+// not know (404, the same reply), nothing of the question changes (still
+// open, not seen, so the step still comes), and the page's event stream
+// carries none of its events. Once the step is taken it is the page's as
+// usual: its events, the list, Seen and the answer.
+func TestPageWaitsForItsEscalationStep(t *testing.T) {
+	t.Parallel()
+	clk := webtest.NewClock()
+	b := webtest.Start(t, webtest.Options{Clock: clk})
+	s, _ := b.OpenEvents(t, "", nil)
+	id := b.Ask(t, withPings("unreached-1", `,"to":"telegram:42","escalate":[{"afterSeconds":300,"to":"web"}]`))
+	published(t, b, askbridge.EventDelivered, id) // on Telegram
+	answer := map[string]any{"answers": map[string][]string{"deploy_target": {"Production"}}}
+
+	if _, listed := b.Open(t).Listed(id); listed {
+		t.Errorf("%s is listed before its step brings it to the page", id)
+	}
+	if code, out := seen(t, b, id, nil); code != http.StatusNotFound {
+		t.Errorf("Seen before the step = %d %v; want 404", code, out)
+	}
+	unknownCode, unknown := b.Answer(t, "no-such-question", answer)
+	if code, out := b.Answer(t, id, answer); code != http.StatusNotFound || fmt.Sprint(out) != fmt.Sprint(unknown) || unknownCode != http.StatusNotFound {
+		t.Errorf("answer before the step = %d %v; want %d %v, as for an unknown question", code, out, unknownCode, unknown)
+	}
+	rec, found, err := b.Store.Get(t.Context(), id)
+	if err != nil || !found || rec.Status != askbridge.StatusPending || rec.Acknowledged != nil || b.ResultCount(t, id) != 0 {
+		t.Errorf("the question after the page's tries: %v %v %s, seen by %v, %d results; want it open and unseen", found, err, rec.Status, rec.Acknowledged, b.ResultCount(t, id))
+	}
+	// A question asked on the page after it: its first event comes after
+	// every event of the first question so far, none of which the page
+	// may have been sent.
+	other := b.Ask(t, webtest.OneQuestion("unreached-2"))
+	for ev := range s.C {
+		if ev.Data["id"] == id {
+			t.Errorf("the page was sent %v of %s before its step", ev.Data["event"], id)
+		}
+		if ev.Data["id"] == other {
+			break
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	clk.Advance(301 * time.Second)
+	if ev := s.Next(t, "escalated", id); ev.Data["to"] != "web" {
+		t.Errorf("escalated to = %v", ev.Data["to"])
+	}
+	waitListed(t, b, id, "the step taken", func(q webtest.ListedQuestion) bool { return q.MayAnswer })
+	if code, out := seen(t, b, id, nil); code != http.StatusOK {
+		t.Errorf("Seen after the step = %d %v; want 200", code, out)
+	}
+	s.Next(t, "acknowledged", id)
+	if code, out := b.Answer(t, id, answer); code != http.StatusOK || out["outcome"] != "answered" {
+		t.Errorf("answer after the step = %d %v; want 200, answered", code, out)
+	}
+	s.Next(t, "answered", id)
+}
+
 // A question an escalation step brings to the page says why, in its notes.
 func TestEscalatedToThePage(t *testing.T) {
 	t.Parallel()
@@ -245,8 +324,7 @@ func TestEscalatedToThePage(t *testing.T) {
 	b := webtest.Start(t, webtest.Options{Clock: clk})
 	s, _ := b.OpenEvents(t, "", nil)
 	id := b.Ask(t, withPings("escalated-1", `,"to":"slack:C0123","escalate":[{"afterSeconds":60,"to":"web"}]`))
-	s.Next(t, "requested", id)
-	s.Next(t, "delivered", id) // on Slack
+	published(t, b, askbridge.EventDelivered, id) // on Slack
 	if _, listed := b.Open(t).Listed(id); listed {
 		t.Fatalf("%s is listed before its step brings it to the page", id)
 	}

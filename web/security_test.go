@@ -66,6 +66,86 @@ func TestWithoutTokenOnlyLoopbackHosts(t *testing.T) {
 	}
 }
 
+// proxyHeaders are the headers a reverse proxy adds to what it forwards,
+// each with a value nginx or Apache sends.
+var proxyHeaders = map[string]string{
+	"Forwarded":       "for=203.0.113.7;proto=https",
+	"X-Forwarded-For": "203.0.113.7",
+	"X-Real-IP":       "203.0.113.7",
+	"Via":             "1.1 proxy.example (Apache/2.4)",
+}
+
+// Without a token, a request forwarded by a reverse proxy is refused with
+// 403 naming ASKUSER_HTTP_TOKEN on every route, even under a loopback
+// Host: nginx's default `proxy_pass http://127.0.0.1:8080;` and Apache's
+// ProxyPreserveHost Off send exactly that, and the client is remote. The
+// question stays open and unanswered. With a token the same requests are
+// served as before.
+func TestWithoutTokenProxiedRequestsRefused(t *testing.T) {
+	t.Parallel()
+	b := webtest.Start(t, webtest.Options{})
+	id := b.Ask(t, webtest.OneQuestion("proxied-1"))
+	b.WaitOpen(t, id)
+	routes := []struct{ method, path string }{
+		{http.MethodGet, "/"},
+		{http.MethodGet, "/app.js"},
+		{http.MethodGet, "/words?lang=en"},
+		{http.MethodGet, "/api/questions"},
+		{http.MethodGet, "/api/history"},
+		{http.MethodPost, "/api/questions/" + id + "/answer"},
+		{http.MethodPost, "/api/questions/" + id + "/seen"},
+	}
+	guarded := b.Handler.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "mcp") }))
+	for name, value := range proxyHeaders {
+		hdr := map[string]string{name: value, "Host": "127.0.0.1"}
+		for _, rt := range routes {
+			var body any
+			if rt.method == http.MethodPost {
+				body = map[string]any{"skip": true}
+			}
+			res, data := b.Request(t, rt.method, rt.path, body, hdr)
+			if res.StatusCode != http.StatusForbidden || !strings.Contains(string(data), "ASKUSER_HTTP_TOKEN") {
+				t.Errorf("%s %s with %s = %d %s; want 403 naming ASKUSER_HTTP_TOKEN", rt.method, rt.path, name, res.StatusCode, data)
+			}
+		}
+		if _, res := b.OpenEvents(t, "", hdr); res.StatusCode != http.StatusForbidden {
+			t.Errorf("events with %s = %d; want 403", name, res.StatusCode)
+		}
+		// The bridge's other endpoints on the page's listener: /mcp,
+		// /metrics, /readyz.
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		req.Host = "127.0.0.1:8080"
+		req.Header.Set(name, value)
+		rec := httptest.NewRecorder()
+		guarded.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "ASKUSER_HTTP_TOKEN") {
+			t.Errorf("a guarded endpoint with %s = %d %q; want 403 naming ASKUSER_HTTP_TOKEN", name, rec.Code, rec.Body.String())
+		}
+	}
+	l := b.Open(t)
+	if q, ok := l.Listed(id); !ok || q.SeenBy != "" {
+		t.Errorf("the question after the proxied requests: %+v, listed %v; want it open and not seen", q, ok)
+	}
+	if n := b.ResultCount(t, id); n != 0 {
+		t.Errorf("%d results; want none", n)
+	}
+
+	const token = "proxied-test-token-0123456789"
+	withToken := webtest.Start(t, webtest.Options{Token: token})
+	id = withToken.Ask(t, webtest.OneQuestion("proxied-2"))
+	withToken.WaitOpen(t, id)
+	for name, value := range proxyHeaders {
+		hdr := map[string]string{name: value, "Host": "ask.example.com"}
+		if res, data := withToken.Request(t, http.MethodGet, "/api/questions", nil, hdr); res.StatusCode != http.StatusOK {
+			t.Errorf("with a token, GET /api/questions with %s = %d %s; want 200", name, res.StatusCode, data)
+		}
+	}
+	hdr := map[string]string{"X-Forwarded-For": "203.0.113.7", "Via": "1.1 proxy", "Host": "ask.example.com", "Origin": withToken.Server.URL}
+	if res, data := withToken.Request(t, http.MethodPost, "/api/questions/"+id+"/answer", map[string]any{"skip": true}, hdr); res.StatusCode != http.StatusOK {
+		t.Errorf("with a token, a proxied answer = %d %s; want 200", res.StatusCode, data)
+	}
+}
+
 // An answer's Origin is compared with the origins the page is served at,
 // never with the request's Host: with a token (no Host check) a page under
 // another name that sends its own name as both is still refused, while a

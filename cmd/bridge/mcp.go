@@ -25,6 +25,13 @@ import (
 // the tool's error instead of waiting on a Redis that is not there.
 const mcpConnectTimeout = 5 * time.Second
 
+// mcpRedisOptions shape the Redis client MCP calls go through, in the
+// bridge (beside the engine's) and in `askbridge mcp`. A waiting call holds
+// no connection: the pool serves the one read of the events stream that
+// wakes every call, and the calls' short commands (a push, a look at the
+// question every few seconds, the result).
+var mcpRedisOptions = store.ConnectOptions{PoolSize: 8, Name: "askbridge-mcp"}
+
 // serveMCP runs `askbridge mcp`: the ask_user tool of package mcp over stdin
 // and stdout, asking through the Redis of a bridge. It needs no platform
 // credentials: it is an agent of that bridge. Logs go to stderr (stdout is
@@ -68,11 +75,16 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "askbridge mcp: %v\n", err)
 		return 2
 	}
+	maxCalls, err := config.MCPMaxCalls(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "askbridge mcp: %v\n", err)
+		return 2
+	}
 	conn := &mcpRedis{url: rawURL, prefix: prefix, named: *redisURL != "" || getenv("ASKUSER_REDIS_URL") != "" || getenv("ASKUSER_REDIS_URL_FILE") != ""}
 	defer conn.close()
 	srv, err := mcp.New(mcp.Options{
 		Client: conn.client, Redis: conn.name(),
-		DefaultTo: *to, DefaultAgent: *agent, ProgressEvery: *progress,
+		DefaultTo: *to, DefaultAgent: *agent, ProgressEvery: *progress, MaxCalls: maxCalls,
 		Logger: log, Version: currentBuild().Version,
 	})
 	if err != nil {
@@ -126,7 +138,7 @@ func (m *mcpRedis) client(ctx context.Context) (*client.Client, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
 	defer cancel()
-	rdb, err := store.Connect(cctx, m.url)
+	rdb, err := store.ConnectWith(cctx, m.url, mcpRedisOptions)
 	if err != nil {
 		if m.named {
 			return nil, fmt.Errorf("cannot reach the bridge's Redis at %s (%v). Check ASKUSER_REDIS_URL (or --redis) in this MCP server's configuration: it must be the Redis your bridge uses, with the bridge's ASKUSER_REDIS_PREFIX", m.name(), err)
@@ -155,13 +167,15 @@ func (m *mcpRedis) close() {
 	}
 }
 
-// mcpHandler is the ask_user tool over streamable HTTP, asking through the
-// bridge's own Redis; the caller mounts it behind the page's wall.
-func mcpHandler(rdb redis.UniversalClient, prefix string, log *slog.Logger) (*mcp.Server, error) {
+// mcpHandler is the ask_user tool over streamable HTTP, asking through
+// rdb (the bridge's Redis, through a client of MCP's own) with at most
+// maxCalls calls waiting; the caller mounts it behind the page's wall.
+func mcpHandler(rdb redis.UniversalClient, prefix string, maxCalls int, log *slog.Logger) (*mcp.Server, error) {
 	c := client.New(rdb, client.Options{Prefix: prefix, PollTimeout: time.Second})
 	return mcp.New(mcp.Options{
-		Client: func(context.Context) (*client.Client, error) { return c, nil },
-		Redis:  "this bridge's Redis, prefix " + prefix,
-		Logger: log, Version: currentBuild().Version,
+		Client:   func(context.Context) (*client.Client, error) { return c, nil },
+		Redis:    "this bridge's Redis, prefix " + prefix,
+		MaxCalls: maxCalls,
+		Logger:   log, Version: currentBuild().Version,
 	})
 }

@@ -235,6 +235,66 @@ func TestOpsWithoutTokenLoopbackHostsOnly(t *testing.T) {
 	}
 }
 
+// TestProxiedWithoutTokenRefused: without a token, a reverse proxy on the
+// machine forwarding to 127.0.0.1 (nginx's default proxy_pass, Apache's
+// ProxyPreserveHost Off) sends a loopback Host for a remote client; its
+// requests carry X-Forwarded-For, X-Real-IP, Forwarded or Via, and are
+// refused with 403 naming ASKUSER_HTTP_TOKEN on every route of the page's
+// listener: the page, the API, /mcp, /metrics and /readyz. /healthz,
+// which says only "ok", still answers. Without those headers, loopback
+// requests are served as before.
+func TestProxiedWithoutTokenRefused(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	routes := []struct{ method, path, body string }{
+		{http.MethodGet, "/", ""},
+		{http.MethodGet, "/api/questions", ""},
+		{http.MethodGet, "/api/events", ""},
+		{http.MethodPost, "/mcp", initialize},
+		{http.MethodGet, "/metrics", ""},
+		{http.MethodGet, "/readyz", ""},
+	}
+	do := func(method, path, body, header, value string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), method, "http://"+b.httpAddr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "127.0.0.1"
+		if header != "" {
+			req.Header.Set(header, value)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.Header.Get("Content-Type") == "text/event-stream" {
+			return resp.StatusCode, ""
+		}
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	for _, h := range [][2]string{{"X-Forwarded-For", "203.0.113.7"}, {"X-Real-IP", "203.0.113.7"}, {"Forwarded", "for=203.0.113.7"}, {"Via", "1.1 nginx"}} {
+		for _, rt := range routes {
+			if code, body := do(rt.method, rt.path, rt.body, h[0], h[1]); code != http.StatusForbidden || !strings.Contains(body, "ASKUSER_HTTP_TOKEN") {
+				t.Errorf("%s %s with %s = %d %.200s; want 403 naming ASKUSER_HTTP_TOKEN", rt.method, rt.path, h[0], code, body)
+			}
+		}
+		if code, _ := do(http.MethodGet, "/healthz", "", h[0], h[1]); code != http.StatusOK {
+			t.Errorf("/healthz with %s = %d; want 200", h[0], code)
+		}
+	}
+	for _, rt := range routes {
+		if code, body := do(rt.method, rt.path, rt.body, "", ""); code != http.StatusOK {
+			t.Errorf("%s %s without a proxy's headers = %d %.200s; want 200", rt.method, rt.path, code, body)
+		}
+	}
+}
+
 // TestMetricsListener: with ASKUSER_METRICS_ADDR, /metrics, /readyz and
 // /healthz are served there, and /metrics and /readyz no longer on the
 // page's listener.

@@ -112,10 +112,12 @@ func isTerminal(w io.Writer) bool {
 
 // bridge is a running bridge process.
 type bridge struct {
-	log      *slog.Logger
-	rdb      redis.UniversalClient
-	embedded *store.Embedded
-	server   *http.Server
+	log *slog.Logger
+	// rdb is the engine's Redis client: the store, the web page, the
+	// platforms. mcpRdb is the MCP calls' own (mcpRedisOptions).
+	rdb, mcpRdb redis.UniversalClient
+	embedded    *store.Embedded
+	server      *http.Server
 	// ops serves /metrics, /readyz and /healthz when ASKUSER_METRICS_ADDR
 	// is set.
 	ops *http.Server
@@ -190,6 +192,13 @@ func (b *bridge) connect(ctx context.Context, cfg *config.Config, stdout io.Writ
 		return err
 	}
 	b.rdb = rdb
+	// MCP calls wait on a pool of their own: however many wait, the
+	// engine's taps, sweeps and lease renewals never queue behind them.
+	b.mcpRdb, err = store.ConnectWith(ctx, url, mcpRedisOptions)
+	if err != nil {
+		b.close()
+		return err
+	}
 	return nil
 }
 
@@ -276,7 +285,7 @@ func (b *bridge) routes(cfg *config.Config, c *core, lim limits) (ops *http.Serv
 		}
 	}
 	// MCP clients (docs/mcp.md) are behind the page's wall too.
-	mcpSrv, err := mcpHandler(b.rdb, cfg.Redis.Prefix, log.With("part", "mcp"))
+	mcpSrv, err := mcpHandler(b.mcpRdb, cfg.Redis.Prefix, cfg.HTTP.MCPMaxCalls, log.With("part", "mcp"))
 	if err != nil {
 		return nil, err
 	}
@@ -531,6 +540,9 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
 }
 
 func (b *bridge) close() {
+	if b.mcpRdb != nil {
+		_ = b.mcpRdb.Close()
+	}
 	if b.rdb != nil {
 		_ = b.rdb.Close()
 	}
