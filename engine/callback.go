@@ -254,8 +254,11 @@ type CallbackQueue interface {
 	// ended and it is still to be delivered, starts the next attempt
 	// (Step CallbackPost, Attempt numbering it). A callback whose question
 	// ended giveUpAfter or more before now is recorded as failed instead
-	// (CallbackGaveUp). Not safe to repeat: each call is an attempt.
-	BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter time.Duration) (CallbackAttempt, error)
+	// (CallbackGaveUp). Not safe to repeat: each call is an attempt, and
+	// until it is recorded (FinishCallback) or hold has passed, another
+	// call is told CallbackBusy, so a callback taken twice (brought forward
+	// while claimed) is never posted twice at once.
+	BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter, hold time.Duration) (CallbackAttempt, error)
 	// FinishCallback records how an attempt went: delivered and given up
 	// leave the queue, a retry is due again at f.Next. ok is false, and
 	// nothing changes, when the attempt is no longer the latest (another
@@ -296,6 +299,10 @@ const (
 	// CallbackGaveUp: the question ended GiveUpAfter ago or more; the
 	// callback was just recorded as failed.
 	CallbackGaveUp
+	// CallbackBusy: another attempt is under way (until Until, at the
+	// most): a callback brought forward while claimed is taken again, and
+	// must not be posted twice at once.
+	CallbackBusy
 )
 
 // CallbackAttempt is what BeginCallback hands the dispatcher.
@@ -310,7 +317,8 @@ type CallbackAttempt struct {
 	Ended   time.Time
 	Attempt int
 	// Until is the question's deadline, for CallbackWait (zero when the
-	// question is not stored yet).
+	// question is not stored yet); for CallbackBusy, when the attempt
+	// under way runs out.
 	Until time.Time
 }
 
@@ -709,7 +717,7 @@ func (cb *callbacks) attempt(id string) {
 	defer cancel()
 	q := cb.cfg.Queue
 	now := cb.clock.Now()
-	a, err := q.BeginCallback(ctx, id, now, cb.cfg.GiveUpAfter)
+	a, err := q.BeginCallback(ctx, id, now, cb.cfg.GiveUpAfter, cb.cfg.Timeout+cb.cfg.Lease)
 	if err != nil {
 		cb.log.Error("begin callback", "question", id, "err", err)
 		return
@@ -726,6 +734,10 @@ func (cb *callbacks) attempt(id string) {
 			}
 		}
 		err = q.ScheduleCallback(ctx, id, at)
+	case CallbackBusy:
+		// Looked at again when the attempt under way has run out, if it
+		// has not recorded how it went by then.
+		err = q.ScheduleCallback(ctx, id, a.Until)
 	case CallbackGaveUp:
 		cb.failed(ctx, id, fmt.Sprintf("gave up after %d attempts: the question ended %s ago or more", a.Attempt, cb.cfg.GiveUpAfter), true)
 		err = q.DropCallback(ctx, id)

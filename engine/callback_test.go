@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -613,5 +614,62 @@ func TestCallbackExactlyOnceAcrossReplicas(t *testing.T) {
 		if okPosts[id] != 1 {
 			t.Errorf("%s got %d successful POSTs, want exactly 1", id, okPosts[id])
 		}
+	}
+}
+
+// A callback brought forward while an attempt at it is under way (an end
+// tried again on another replica nudges it) is taken by the other
+// replica's dispatcher, which must wait for that attempt instead of
+// posting the result a second time at once.
+func TestCallbackNotPostedTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int64
+	release := make(chan struct{})
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		posts.Add(1)
+		<-release
+	}))
+	t.Cleanup(rcv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	prefix, clock := newCallbackPrefix(), newClock()
+	cfg := engine.CallbackConfig{Secret: cbSecret, Policy: localPolicy}
+	ch1, ch2 := newFakeChannel("telegram"), newFakeChannel("telegram")
+	r1 := startCallbackEngine(t, prefix, "r1", clock, ch1, cfg)
+	startCallbackEngine(t, prefix, "r2", clock, ch2, cfg)
+	agent := agentClient(t)
+	body := fmt.Sprintf(`{"id":"busy-1","timeoutSeconds":30,"callback":%q,"questions":[{"id":"q","header":"Q","question":"Go?","options":[{"label":"Yes"},{"label":"No"}]}]}`, rcv.URL+"/hook")
+	if err := agent.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "requests", Values: []any{"ask", body}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the question shown", func() bool { return len(ch1.sends())+len(ch2.sends()) == 1 }, nil)
+	step(t, clock, 2, 31*time.Second)
+	until(t, "the first POST under way", func() bool { return posts.Load() == 1 }, func() { step(t, clock, 2, time.Second) })
+	// Brought forward while claimed, then a few passes of both dispatchers.
+	if err := r1.store.NudgeCallbacks(context.Background(), clock.Now(), "busy-1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		step(t, clock, 2, time.Second)
+	}
+	// A second POST must not start: real time for a wrong one to.
+	time.Sleep(100 * time.Millisecond)
+	if n := posts.Load(); n != 1 {
+		t.Fatalf("%d POSTs at once, want 1", n)
+	}
+	close(release)
+	for range 5 {
+		step(t, clock, 2, time.Minute)
+	}
+	// Nor after the first was delivered.
+	time.Sleep(100 * time.Millisecond)
+	if n := posts.Load(); n != 1 {
+		t.Errorf("%d POSTs in all, want 1", n)
 	}
 }

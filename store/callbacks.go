@@ -135,13 +135,14 @@ func (s *Store) ClaimCallbacks(ctx context.Context, now time.Time, lease time.Du
 // BeginCallback looks at callback id in its question's slot
 // (callback_begin.lua) and starts its next attempt when the question has
 // ended; see engine.CallbackQueue. Not safe to repeat: each call that
-// returns CallbackPost counts an attempt.
-func (s *Store) BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter time.Duration) (engine.CallbackAttempt, error) {
+// returns CallbackPost counts an attempt, and holds off any other for
+// hold, or until the attempt is recorded (FinishCallback).
+func (s *Store) BeginCallback(ctx context.Context, id string, now time.Time, giveUpAfter, hold time.Duration) (engine.CallbackAttempt, error) {
 	if err := checkID(id); err != nil {
 		return engine.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
 	v, err := callbackBeginScript.run(ctx, s.cl(), []string{s.k.callback(id), s.k.Question(id)},
-		now.UnixMilli(), ms(giveUpAfter), ms(s.opts.Retention), ms(callbackMissingGrace))
+		now.UnixMilli(), ms(giveUpAfter), ms(s.opts.Retention), ms(callbackMissingGrace), ms(hold))
 	if err != nil {
 		return engine.CallbackAttempt{}, fmt.Errorf("store: begin callback: %w", err)
 	}
@@ -168,6 +169,11 @@ func callbackAttempt(id string, v any) (engine.CallbackAttempt, error) {
 		a.Step = engine.CallbackWait
 		if deadline, _ := r[1].(int64); deadline > 0 {
 			a.Until = time.UnixMilli(deadline)
+		}
+	case code == 4 && len(r) == 2:
+		a.Step = engine.CallbackBusy
+		if until, _ := r[1].(int64); until > 0 {
+			a.Until = time.UnixMilli(until)
 		}
 	case code == 3 && len(r) == 2:
 		a.Step = engine.CallbackGaveUp

@@ -72,7 +72,7 @@ func claim(t *testing.T, s *Store, now time.Time, max int) []string {
 
 func begin(t *testing.T, s *Store, id string, now time.Time) engine.CallbackAttempt {
 	t.Helper()
-	a, err := s.BeginCallback(ctxT(t), id, now, 24*time.Hour)
+	a, err := s.BeginCallback(ctxT(t), id, now, 24*time.Hour, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +216,12 @@ func testCallbackLifecycle(t *testing.T, b backend) {
 	if a1.Step != engine.CallbackPost || a1.Attempt != 1 || a1.URL != hookURL || string(a1.Body) != pushed || !a1.Ended.Equal(ended) {
 		t.Fatalf("first attempt %+v (body %s), want attempt 1 posting %s", a1, a1.Body, pushed)
 	}
+	// Taken again while the first attempt is under way (brought forward
+	// while claimed): no second attempt begins until the first is
+	// recorded or its time (hold) is out.
+	if a := begin(t, s, id, ended.Add(2*time.Second)); a.Step != engine.CallbackBusy || !a.Until.Equal(ended.Add(time.Second+time.Minute)) {
+		t.Fatalf("begun again during the first attempt: %+v, want busy until %v", a, ended.Add(time.Second+time.Minute))
+	}
 	next := ended.Add(10 * time.Second)
 	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 1, State: engine.CallbackRetrying, Error: "503", Now: ended, Next: next}) {
 		t.Fatal("the latest attempt's failure was not recorded")
@@ -327,11 +333,13 @@ func testCallbackOutlivesQuestion(t *testing.T, b backend) {
 	if err := s.rdb.Del(ctx, s.k.Question(id), s.k.Result(id)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a2 := begin(t, s, id, t0.Add(time.Minute))
+	// The first attempt's taker died: the next begins once its hold (a
+	// minute) is out.
+	a2 := begin(t, s, id, t0.Add(2*time.Minute))
 	if a2.Step != engine.CallbackPost || a2.Attempt != 2 || string(a2.Body) != string(a1.Body) {
 		t.Errorf("after the question expired: %+v, want attempt 2 of the same body", a2)
 	}
-	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 2, State: engine.CallbackDelivered, Now: t0.Add(time.Minute)}) {
+	if !finish(t, s, engine.CallbackFinish{ID: id, Attempt: 2, State: engine.CallbackDelivered, Now: t0.Add(2 * time.Minute)}) {
 		t.Error("delivery not recorded")
 	}
 	if n := s.rdb.Exists(ctx, s.k.Question(id)).Val(); n != 0 {

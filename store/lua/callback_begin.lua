@@ -10,6 +10,9 @@
 -- ARGV[3]  retention in ms, of a callback given up
 -- ARGV[4]  how long a registration waits for its question to be stored,
 --          in ms, before it is dropped
+-- ARGV[5]  how long an attempt may take, in ms: no other attempt begins
+--          until it is recorded (callback_finish.lua) or that time is out,
+--          whatever brought the callback forward meanwhile
 --
 -- Returns
 --   {1, attempt, url, result JSON, ended}  post: attempt is this one's number
@@ -17,16 +20,22 @@
 --                                          (deadline unix ms), or not stored
 --                                          yet (0)
 --   {3, attempts}                          gave up: recorded as failed
+--   {4, until}                             busy: an attempt is under way
+--                                          until then (unix ms)
 --   {0}                                    done: delivered or failed before
 --   {-1}                                   no such callback (or dropped now)
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {-1}
 end
-local cb = redis.call('HMGET', KEYS[1], 'state', 'url', 'body', 'ended', 'registered', 'attempts')
+local cb = redis.call('HMGET', KEYS[1], 'state', 'url', 'body', 'ended', 'registered', 'attempts', 'busy')
 if cb[1] ~= 'waiting' then
   return {0}
 end
 local now = tonumber(ARGV[1])
+local busy = tonumber(cb[7]) or 0
+if busy > now then
+  return {4, busy}
+end
 local body, ended = cb[3], cb[4]
 if not body then
   local q = redis.call('HMGET', KEYS[2], 'status', 'result', 'ended', 'deadline')
@@ -53,4 +62,5 @@ if now >= tonumber(ended) + tonumber(ARGV[2]) then
   return {3, tonumber(cb[6]) or 0}
 end
 local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'busy', now + tonumber(ARGV[5]))
 return {1, n, cb[2], body, tonumber(ended)}

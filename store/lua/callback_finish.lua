@@ -18,6 +18,7 @@ local cb = redis.call('HMGET', KEYS[1], 'state', 'attempts')
 if cb[1] ~= 'waiting' or cb[2] ~= ARGV[1] then
   return 0
 end
+redis.call('HDEL', KEYS[1], 'busy')
 if ARGV[2] == 'retrying' then
   redis.call('HSET', KEYS[1], 'error', ARGV[3], 'last', ARGV[4])
 else
