@@ -32,7 +32,7 @@
 // the bridge refuses is a tool error with the bridge's message. No call
 // waits longer than its question's timeout and a short grace.
 //
-// Two transports: [Server.ServeStdio] (what `bridge mcp` runs, for desktop
+// Two transports: [Server.ServeStdio] (what `askbridge mcp` runs, for desktop
 // clients that start the server as a subprocess) and [Server.Handler], the
 // streamable HTTP transport the bridge mounts at /mcp behind its web page's
 // token or loopback wall. The HTTP transport is stateless, so any replica

@@ -9,3 +9,7 @@ func SpeakOnly(o *Options, versions ...string) { o.versions = versions }
 
 // ToolCalls is toolCalls, for its fuzz test.
 var ToolCalls = toolCalls
+
+// ToolForTest is the tool as listed, for the test that the docs name
+// every field of it.
+var ToolForTest = tool

@@ -195,7 +195,7 @@ type transport struct {
 // clientImpl is the MCP client's name; calls naming no agent ask as it.
 var clientImpl = &sdk.Implementation{Name: "test-agent", Version: "v1"}
 
-// inMemory connects over the SDK's in-memory transports, as `bridge mcp`
+// inMemory connects over the SDK's in-memory transports, as `askbridge mcp`
 // serves stdio.
 func inMemory(t *testing.T, srv *mcp.Server, p *progress) *sdk.ClientSession {
 	t.Helper()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -52,8 +55,10 @@ func TestToolListed(t *testing.T) {
 				{"description.maxLength", opts.Items.Properties["description"].MaxLength, askbridge.MaxDescriptionChars},
 				{"question.maxLength", question.Properties["question"].MaxLength, askbridge.MaxQuestionChars},
 				{"id.pattern", question.Properties["id"].Pattern, "^[a-z][a-z0-9_]*$"},
-				{"timeoutSeconds.minimum", in.Properties["timeoutSeconds"].Minimum, askbridge.MinTimeout},
-				{"timeoutSeconds.maximum", in.Properties["timeoutSeconds"].Maximum, askbridge.MaxTimeout},
+				// Clamped as the contract says, so no bound a client
+				// would refuse the call for.
+				{"timeoutSeconds.minimum", in.Properties["timeoutSeconds"].Minimum, (*int)(nil)},
+				{"timeoutSeconds.maximum", in.Properties["timeoutSeconds"].Maximum, (*int)(nil)},
 				{"timeoutSeconds.default", in.Properties["timeoutSeconds"].Default, askbridge.DefaultTimeout},
 				{"agent.maxLength", in.Properties["agent"].MaxLength, askbridge.MaxAgentChars},
 				{"answerers.maxItems", in.Properties["answerers"].MaxItems, askbridge.MaxAnswerers},
@@ -77,12 +82,56 @@ func TestToolListed(t *testing.T) {
 			if tool.OutputSchema == nil {
 				t.Error("no output schema")
 			}
-			for _, want := range []string{"(Recommended)", `Never add an "Other" option`, "Prefer one question", "no_answer", "best judgment", "genuinely belongs to the person"} {
+			for _, want := range []string{"(Recommended)", `Never add an "Other" option`, "Prefer one question", "no_answer", "best judgment", "genuinely belongs to the person", "cancels the question"} {
 				if !strings.Contains(tool.Description, want) {
 					t.Errorf("description lacks %q:\n%s", want, tool.Description)
 				}
 			}
+			for _, r := range allReasons {
+				if !strings.Contains(tool.Description, `"`+string(r)+`"`) {
+					t.Errorf("description does not name the reason %q", r)
+				}
+			}
+			timeout := in.Properties["timeoutSeconds"].Description
+			if !strings.Contains(timeout, fmt.Sprintf("below %d is taken as %d", askbridge.MinTimeout, askbridge.MinTimeout)) || !strings.Contains(timeout, fmt.Sprintf("above %d as %d", askbridge.MaxTimeout, askbridge.MaxTimeout)) {
+				t.Errorf("timeoutSeconds does not say how it is clamped: %q", timeout)
+			}
 		})
+	}
+}
+
+// allReasons are the reasons a question ends without an answer.
+var allReasons = []askbridge.Reason{askbridge.ReasonTimeout, askbridge.ReasonSkipped, askbridge.ReasonCancelled, askbridge.ReasonUndeliverable, askbridge.ReasonNoQuorum}
+
+// TestDocsNameTheTool: docs/mcp.md's section on the tool names every field
+// of its input schema and every reason a question ends without an
+// answer, so the page and the schema cannot drift apart.
+func TestDocsNameTheTool(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## The tool\n")
+	if !ok {
+		t.Fatal(`docs/mcp.md has no "## The tool" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var in schema
+	remarshal(t, mcp.ToolForTest().InputSchema, &in)
+	for name, p := range in.Properties {
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("docs/mcp.md's tool section does not name the field `%s`", name)
+		}
+		for sub := range p.Properties {
+			if !strings.Contains(section, "`"+sub+"`") {
+				t.Errorf("docs/mcp.md's tool section does not name `%s` of `%s`", sub, name)
+			}
+		}
+	}
+	for _, r := range allReasons {
+		if !strings.Contains(section, "`"+string(r)+"`") {
+			t.Errorf("docs/mcp.md's tool section does not name the reason `%s`", r)
+		}
 	}
 }
 
@@ -98,6 +147,7 @@ type schema struct {
 	Minimum, Maximum     *int
 	Default              any
 	Pattern              string
+	Description          string
 }
 
 func remarshal(t *testing.T, from, to any) {

@@ -32,10 +32,11 @@ How to ask:
 - Never add an "Other" option: the person can always reply in their own words, and their text comes back as the answer.
 - id is the snake_case key the answer comes back under; header is a 1–2 word label (shown cut to 12 characters); question is one sentence; set multiSelect to true when several options may be chosen.
 - Leave to, answerers and agent unset unless you were told where to ask, who may answer, or what name to ask under.
+- If your client stops waiting on a tool call after a time of its own (many stop at 60 seconds unless configured otherwise), it cancels the call, and that cancels the question while the person may be reading it. When you know of such a limit, set timeoutSeconds under it.
 
 What comes back (structured content; the first text line summarizes it):
 - {"status":"answered","answers":{"answers":{"<question id>":["<label>", …]}}}: each value is a list of the chosen option labels, or the person's own words.
-- {"status":"no_answer","reason":"timeout"|"skipped"|"cancelled"|"undeliverable"}: no answer came. Continue with your best judgment, and tell the user that no answer came and what you decided.
+- {"status":"no_answer","reason":"timeout"|"skipped"|"cancelled"|"undeliverable"|"no_quorum"}: no answer came. Continue with your best judgment, and tell the user that no answer came and what you decided.
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
@@ -129,8 +130,8 @@ func inputSchema() object {
 				"description": `Optional: the language of the bridge's own words around your question (instructions, buttons, status), as a tag such as "en" or "th". Write your questions and options in the person's language yourself. Default: the place's language.`,
 			},
 			"timeoutSeconds": object{
-				"type": "integer", "minimum": askbridge.MinTimeout, "maximum": askbridge.MaxTimeout, "default": askbridge.DefaultTimeout,
-				"description": fmt.Sprintf("How long to wait for an answer, in seconds (default %d; values outside %d–%d are clamped).", askbridge.DefaultTimeout, askbridge.MinTimeout, askbridge.MaxTimeout),
+				"type": "integer", "default": askbridge.DefaultTimeout,
+				"description": fmt.Sprintf("How long to wait for an answer, in seconds (default %d). A value below %d is taken as %d, one above %d as %d.", askbridge.DefaultTimeout, askbridge.MinTimeout, askbridge.MinTimeout, askbridge.MaxTimeout, askbridge.MaxTimeout),
 			},
 			"to": object{
 				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>; or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
@@ -266,7 +267,7 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 			// Nobody would show it; a bridge started later must not.
 			_ = c.Cancel(bg, id)
 			log.Warn("ask_user: no bridge took the request", "redis", s.opts.Redis)
-			return toolError(fmt.Sprintf("ask_user: no bridge took the question within %s, so it was withdrawn and nobody saw it. Is a bridge running on this Redis (%s), with the same ASKUSER_REDIS_PREFIX? Start one (`bridge`) or point this server at the bridge's Redis, then call again.",
+			return toolError(fmt.Sprintf("ask_user: no bridge took the question within %s, so it was withdrawn and nobody saw it. Is a bridge running on this Redis (%s), with the same ASKUSER_REDIS_PREFIX? Start one (`askbridge`) or point this server at the bridge's Redis, then call again.",
 				s.opts.NotTakenAfter, s.opts.Redis)), nil
 		}
 		log.Info("ask_user: call cancelled; cancelling the question", "cause", cause)
@@ -313,7 +314,7 @@ func (s *Server) request(args json.RawMessage, info *sdk.Implementation) (askbri
 	fields := map[string]json.RawMessage{}
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &fields); err != nil {
-			return askbridge.Request{}, fmt.Errorf("ask_user: the arguments must be a JSON object with questions (and optionally context, locale, timeoutSeconds, to, answerers, agent): %v", err)
+			return askbridge.Request{}, fmt.Errorf("ask_user: the arguments must be a JSON object with questions (and optionally %s): %v", strings.Join(toolFields[1:], ", "), err)
 		}
 	}
 	// Only the fields of the schema: the protocol's others (the id, a
