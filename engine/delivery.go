@@ -240,7 +240,8 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	d := s.d
 	ref.Place = s.k
 	status, err := askbridge.StatusPending, error(nil)
-	if s.premade == nil || !ref.Same(*s.premade) || ref.Part != s.premade.Part {
+	premade := s.premade != nil && ref.Same(*s.premade) && ref.Part == s.premade.Part
+	if !premade {
 		status, err = d.record(ctx, s.id, ref, s.deadline)
 	}
 	if err != nil {
@@ -256,7 +257,11 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	}
 	t.posted++
 	s.from = ref.Part + 1
-	d.delivered(ctx, s.id, ref)
+	if !premade {
+		// A premade message's delivered event went out with the
+		// question's requested event (intake).
+		d.delivered(ctx, s.id, ref)
+	}
 	if d.stopping.Err() != nil {
 		// Stopping: no new part is started here; another replica goes on
 		// from the next one (nothing, if this was the last).

@@ -334,7 +334,14 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	} else {
 		first := places[0].Target
 		in.log.Info("question requested", "question", id, "to", req.To.String(), "places", len(places))
-		if err := in.publish(ctx, askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}); err != nil {
+		evs := []askbridge.Event{{Kind: askbridge.EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}}
+		for _, ref := range shown {
+			// Shown by the create itself (the web page lists it from now
+			// on, and may answer it at once): delivered goes out with
+			// requested, in order, before any answer's event.
+			evs = append(evs, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: now, Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+		}
+		if err := in.publish(ctx, evs...); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,9 @@ import (
 // and a URL without a scheme is refused with the scheme to add. At
 // ASKUSER_LOG_LEVEL=debug go-redis's lines show too.
 func TestAskUnreachableRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: builds and runs the askbridge binary")
+	}
 	bin := walkthroughBuild(t)
 	dead := freeAddr(t) // nobody listens there
 	args := []string{"ask", "--question", "Ship it?", "--option", "Yes", "--option", "No"}

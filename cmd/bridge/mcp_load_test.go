@@ -206,6 +206,9 @@ func commandCalls(t testing.TB, rdb *redis.Client, cmd string) int {
 // BLPOP and at most one in XREAD, the one follower of the events stream
 // that tells all 40 calls their progress.
 func TestMCPCallsLeaveTheEngineAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a hundred calls under load")
+	}
 	const maxCalls, calls = 40, 100
 	b, redisAddr := inProcess(t, map[string]string{"ASKUSER_MCP_MAX_CALLS": strconv.Itoa(maxCalls)})
 	server := redis.NewClient(&redis.Options{Addr: redisAddr})
