@@ -40,6 +40,7 @@ type deliveryStore interface {
 	Messages(ctx context.Context, id string) ([]MessageRef, error)
 	AddMessage(ctx context.Context, id string, ref MessageRef) (askbridge.Status, error)
 	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status askbridge.Status, err error)
+	IndexInChat(ctx context.Context, id string, t askbridge.Target, created time.Time) error
 }
 
 func newDelivery(c *core, p deliveryParams) *delivery {
@@ -103,6 +104,14 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 		defer end(true)
 	}
 	target := rec.Places[k].Target
+	if rec.Places[k].Step > 0 {
+		// The create indexed the places shown at once; a step's are
+		// indexed as it is taken, before its prompt is out, so a tap on
+		// the prompt that beats its record finds the question.
+		if err := d.store.IndexInChat(ctx, rec.ID, target, rec.Created); err != nil {
+			return fmt.Errorf("index the step's chat: %w", err)
+		}
+	}
 	ch := d.channels[target.Platform]
 	s := &sending{
 		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,

@@ -544,3 +544,35 @@ func TestReached(t *testing.T) {
 		t.Error("an error reading the messages was not returned")
 	}
 }
+
+// TestEngineTapBeforeTheStepsRecord: a tap on an escalation step's prompt
+// that comes the instant it is posted, before it is recorded, answers: the
+// step's chat is indexed before its prompt goes out, so the inbox finds
+// the question and adopts the message (as for the first places, which the
+// create indexes).
+func TestEngineTapBeforeTheStepsRecord(t *testing.T) {
+	t.Parallel()
+	ch := newFakeChannel("telegram")
+	tapped := make(chan engine.TapReply, 1)
+	var h *harness
+	bob := askbridge.Person{Platform: "telegram", ID: "bob"}
+	ch.beforeSent = func(ref engine.MessageRef) {
+		if ref.Chat != "lead" {
+			return
+		}
+		s := ch.sends()
+		p := s[len(s)-1]
+		tapped <- h.engine.Tap(context.Background(), engine.Tap{EventID: "early-step", Message: ref, Person: bob, Payload: p.plan.Buttons()[1].Payload})
+	}
+	h = newHarness(t, harnessOpts{ch: ch})
+	id := h.ask(askIn("step-tap", `"ops"`, `"escalate":[{"afterSeconds":60,"to":"telegram:lead"}]`))
+	h.waitSent(1)
+	h.waitHandled()
+	h.advance(time.Minute)
+	if r := <-tapped; r.Notice != engine.NoticeRecorded {
+		t.Fatalf("tap on the step's prompt before its record: %q, want %q", r.Notice, engine.NoticeRecorded)
+	}
+	if res := h.result(id, 2*time.Second); res.AnsweredBy == nil || res.AnsweredBy.ID != "bob" || res.Answers.Answers["deploy_target"][0] != "Production" {
+		t.Fatalf("result %+v", res)
+	}
+}

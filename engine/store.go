@@ -404,6 +404,13 @@ type Places interface {
 	// failed so far and the question's status. Safe to repeat.
 	PlaceFailed(ctx context.Context, id string, place int, reason string, count int) (failed []int, status askbridge.Status, err error)
 
+	// IndexInChat indexes question id (created at created) in chat t,
+	// before a prompt of it is posted there for an escalation step (the
+	// create indexed the places shown at once): a tap on the prompt that
+	// comes before the prompt is recorded finds its question. Safe to
+	// repeat.
+	IndexInChat(ctx context.Context, id string, t askbridge.Target, created time.Time) error
+
 	// Vote records v on a quorum question and, in the same step, ends it
 	// when v decides it (ask-user.md §6): answered with the agreed answer
 	// once quorum people gave answers of one key (AnswerKey), no_quorum

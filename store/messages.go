@@ -127,6 +127,30 @@ func (s *Store) addReply(id string, v any) (status askbridge.Status, created tim
 	return askbridge.Status(st), created, life, target, nil
 }
 
+// IndexInChat indexes question id (created at created) in chat t before a
+// prompt of it is posted there: an escalation step's places are indexed
+// as they are reached, not at the create, so a tap on the step's prompt
+// that comes before the prompt is recorded still finds its question
+// (Inbox adopts the message). Safe to repeat.
+func (s *Store) IndexInChat(ctx context.Context, id string, t askbridge.Target, created time.Time) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("store: index in chat: %w", err)
+	}
+	if t.Platform == "" || t.Chat == "" {
+		return nil
+	}
+	chat := s.k.chat(t.Platform, t.Chat)
+	_, err := s.cl().Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
+		pipe.PExpire(ctx, chat, s.indexTTL())
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: index in chat: %w", err)
+	}
+	return nil
+}
+
 // queueIndex queues the index writes of message ref of question id (whose
 // target and created time are given, and whose keys live for life): the
 // message → question key, and, for a message in another chat than the
