@@ -36,6 +36,7 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 	e.ended(seq(4), 10*time.Second)
 
 	paused.signal(syscall.SIGSTOP)
+	pausedAt := time.Now()
 	for i := 4; i < 8; i++ {
 		tap(i)
 	}
@@ -45,6 +46,7 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 	e.ended([]int{4, 5, 6, 7}, 20*time.Second)
 
 	paused.signal(syscall.SIGCONT)
+	pause := time.Since(pausedAt)
 	// The resumed replica finds its lease gone; taps go on being handled.
 	for i := 8; i < questions; i++ {
 		tap(i)
@@ -81,7 +83,16 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 	if st.Conflicts > 1 {
 		t.Errorf("%d getUpdates conflicts: two replicas polled at once", st.Conflicts)
 	}
-	if st.AnswerRefused != 0 || st.Answered != questions {
-		t.Errorf("%d taps answered (%d answered again), want %d once each: an update was handled twice", st.Answered, st.AnswerRefused, questions)
+	// Every tap is answered once. The one update the paused replica had in
+	// hand is handled again by the other only when its claim (20 s) ran out
+	// before the paused replica settled it (a slow machine: the handling
+	// began before the pause): then its second answer is the one Telegram
+	// refuses, and the result is unchanged (reliability.md, 3). No other
+	// update is handled twice.
+	if st.Answered != questions {
+		t.Errorf("%d taps answered, want %d", st.Answered, questions)
+	}
+	if st.AnswerRefused > 1 {
+		t.Errorf("%d taps answered again (paused %s): more than the one update the paused replica had in hand", st.AnswerRefused, pause)
 	}
 }
