@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/internal/testwait"
 )
 
 // The log is JSON unless asked for text, or unless it goes to a terminal
@@ -66,13 +69,14 @@ func TestNewLogger(t *testing.T) {
 // ASKUSER_LOG_FORMAT=text makes the bridge's log text.
 func TestLogFormatText(t *testing.T) {
 	b := startBridge(t, map[string]string{"ASKUSER_LOG_FORMAT": "text"})
+	// The page answers before the start is logged, just after.
+	if !testwait.Until(5*time.Second, func() bool { return strings.Contains(b.stderr.String(), `msg="bridge started"`) }) {
+		t.Errorf("no start logged: %s", b.stderr.String())
+	}
 	for _, line := range strings.Split(strings.TrimSpace(b.stderr.String()), "\n") {
 		if json.Valid([]byte(line)) || !strings.HasPrefix(line, "time=") {
 			t.Errorf("log line is not text: %q", line)
 		}
-	}
-	if !strings.Contains(b.stderr.String(), `msg="bridge started"`) {
-		t.Errorf("no start logged: %s", b.stderr.String())
 	}
 }
 
