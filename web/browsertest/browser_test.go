@@ -29,6 +29,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/internal/webtest"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -1117,6 +1118,15 @@ func browserReach(t *testing.T) {
 	up := b.Ask(t, `{"id":"b-escalated","to":"slack:C0123","agent":"nightly-job","escalate":[{"afterSeconds":60,"to":"web"}],`+
 		`"questions":[{"id":"retry","header":"Retry","question":"The nightly build failed twice. Retry it?","options":[{"label":"Retry now"},{"label":"Leave it"}]}]}`)
 	b.WaitOpen(t, id)
+	// The clock moves on once the escalated question is created: its step
+	// is due a minute after that (the intake may still be at it on a busy
+	// machine).
+	if !testwait.Until(10*time.Second, func() bool {
+		_, found, err := b.Store.Get(context.Background(), up)
+		return err == nil && found
+	}) {
+		t.Fatalf("%s never created", up)
+	}
 	clk.Advance(61 * time.Second)
 	upCard := promptSel(up)
 	tb.waitJS("the escalated question", fmt.Sprintf(`!!document.querySelector(%s)`, jsq(upCard+` [data-testid=activity-item][data-kind=escalated]`)), 10*time.Second)
