@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,34 +253,9 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 	res, err := c.WaitNotified(callCtx, id, w.wake, recheckEvery)
 	stopReport()
 
-	var refused *client.RefusedError
-	switch {
-	case err == nil:
-	case errors.As(err, &refused):
-		log.Info("ask_user: refused", "error", refused.Message)
-		out := toolError(fmt.Sprintf("ask_user: the bridge refused the request: %s. Fix it and call again.", refused.Message))
-		out.StructuredContent = res.Raw
-		return out, nil
-	case callCtx.Err() != nil:
-		cause := context.Cause(callCtx)
-		bg := context.WithoutCancel(ctx)
-		if errors.Is(cause, errNotTaken) {
-			// Nobody would show it; a bridge started later must not.
-			_ = c.Cancel(bg, id)
-			log.Warn("ask_user: no bridge took the request", "redis", s.opts.Redis)
-			return toolError(fmt.Sprintf("ask_user: no bridge took the question within %s, so it was withdrawn and nobody saw it. Is a bridge running on this Redis (%s), with the same ASKUSER_REDIS_PREFIX? Start one (`askbridge`) or point this server at the bridge's Redis, then call again.",
-				s.opts.NotTakenAfter, s.opts.Redis)), nil
-		}
-		log.Info("ask_user: call cancelled; cancelling the question", "cause", cause)
-		res, err = cancelAndWait(bg, c, id, w)
-		if err != nil {
-			return toolError(fmt.Sprintf("ask_user: the call was cancelled (%v) and question %s with it, but its result did not come back: %v", cause, id, err)), nil
-		}
-	case errors.Is(err, client.ErrNoResult):
-		_ = c.Cancel(context.WithoutCancel(ctx), id)
-		return toolError(fmt.Sprintf("ask_user: %v (Redis: %s). No answer can be expected: continue with your best judgment and say so.", err, s.opts.Redis)), nil
-	default:
-		return toolError(fmt.Sprintf("ask_user: waiting for question %s failed: %v (Redis: %s).", id, err, s.opts.Redis)), nil
+	res, failed := s.waited(ctx, callCtx, c, id, w, res, err, log)
+	if failed != nil {
+		return failed, nil
 	}
 	log.Info("ask_user: ended", "status", res.Status, "reason", res.Reason)
 	return &sdk.CallToolResult{
@@ -289,6 +265,42 @@ func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.C
 		},
 		StructuredContent: res.Raw,
 	}, nil
+}
+
+// waited turns what the wait of question id returned (res, err) into the
+// call's outcome: the result when the question ended (cancelled with the
+// call included), else the tool error to return (failed).
+func (s *Server) waited(ctx, callCtx context.Context, c *client.Client, id string, w *watched, res client.Result, err error, log *slog.Logger) (_ client.Result, failed *sdk.CallToolResult) {
+	var refused *client.RefusedError
+	switch {
+	case err == nil:
+	case errors.As(err, &refused):
+		log.Info("ask_user: refused", "error", refused.Message)
+		out := toolError(fmt.Sprintf("ask_user: the bridge refused the request: %s. Fix it and call again.", refused.Message))
+		out.StructuredContent = res.Raw
+		return res, out
+	case callCtx.Err() != nil:
+		cause := context.Cause(callCtx)
+		bg := context.WithoutCancel(ctx)
+		if errors.Is(cause, errNotTaken) {
+			// Nobody would show it; a bridge started later must not.
+			_ = c.Cancel(bg, id)
+			log.Warn("ask_user: no bridge took the request", "redis", s.opts.Redis)
+			return res, toolError(fmt.Sprintf("ask_user: no bridge took the question within %s, so it was withdrawn and nobody saw it. Is a bridge running on this Redis (%s), with the same ASKUSER_REDIS_PREFIX? Start one (`askbridge`) or point this server at the bridge's Redis, then call again.",
+				s.opts.NotTakenAfter, s.opts.Redis))
+		}
+		log.Info("ask_user: call cancelled; cancelling the question", "cause", cause)
+		res, err = cancelAndWait(bg, c, id, w)
+		if err != nil {
+			return res, toolError(fmt.Sprintf("ask_user: the call was cancelled (%v) and question %s with it, but its result did not come back: %v", cause, id, err))
+		}
+	case errors.Is(err, client.ErrNoResult):
+		_ = c.Cancel(context.WithoutCancel(ctx), id)
+		return res, toolError(fmt.Sprintf("ask_user: %v (Redis: %s). No answer can be expected: continue with your best judgment and say so.", err, s.opts.Redis))
+	default:
+		return res, toolError(fmt.Sprintf("ask_user: waiting for question %s failed: %v (Redis: %s).", id, err, s.opts.Redis))
+	}
+	return res, nil
 }
 
 // cancelAndWait cancels question id and waits up to
