@@ -21,9 +21,11 @@ BIN       ?= bin/askbridge
 VERSION   ?=
 # The modules of the repository: the main module (github.com/askbridge/askbridge,
 # what agents import), and the tests and tools whose dependencies stay out of
-# its go.mod (chromedp, Kubernetes, compose-go, gonum/plot). test, lint and
-# vulncheck run in each; `make lint` fails when a go.mod is missing here.
-MODULES   := . deploy cmd/bench web/browsertest
+# its go.mod (chromedp, Kubernetes, compose-go, gonum/plot), or that share no
+# code with it (mcp/tscheck: the MCP server checked with the TypeScript SDK's
+# client). test, lint and vulncheck run in each; `make lint` fails when a
+# go.mod is missing here.
+MODULES   := . deploy cmd/bench web/browsertest mcp/tscheck
 
 .PHONY: help toolchain test test-short lint vulncheck fuzz bench bench-e2e build run
 

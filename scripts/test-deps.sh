@@ -2,8 +2,8 @@
 # Checks for what the full tests need: redis-server and redis-cli (the
 # store, platform and chaos tests), Chromium and Thai fonts (the web page's
 # browser tests), python3-redis, Node and npm (the examples, run against a
-# real bridge), and the Node example's dependencies (npm ci in
-# examples/node). As root it installs the missing Debian packages; as
+# real bridge, and the MCP server's check with the TypeScript SDK), and
+# their npm dependencies (npm ci in examples/node and mcp/tscheck). As root it installs the missing Debian packages; as
 # anyone else it prints the one command that installs them and fails.
 # `make test` and CI (.ci/run) run it first.
 set -euo pipefail
@@ -33,11 +33,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# The Node example's dependencies, exactly as locked (skipped when
-# node_modules matches the lock file npm ci last installed).
-lock=examples/node/package-lock.json
-stamp=examples/node/node_modules/.package-lock.json
-if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
-	echo "test-deps: npm ci (examples/node)"
-	(cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# The npm dependencies of the Node example and of the TypeScript SDK check,
+# exactly as locked (each skipped when its node_modules matches the lock
+# file npm ci last installed).
+for dir in examples/node mcp/tscheck; do
+	lock=$dir/package-lock.json
+	stamp=$dir/node_modules/.package-lock.json
+	if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
+		echo "test-deps: npm ci ($dir)"
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+done
