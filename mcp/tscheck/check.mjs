@@ -106,11 +106,12 @@ const stdinLines = (() => {
 })();
 
 // LoggedTransport wraps a transport and logs every message both ways; it
-// keeps the notifications/cancelled the server sent.
+// keeps the notifications/cancelled each side sent.
 class LoggedTransport {
   constructor(inner) {
     this.inner = inner;
     this.cancelled = [];
+    this.sentCancelled = [];
     inner.onmessage = (msg, extra) => {
       log('jsonrpc <- ' + JSON.stringify(brief(msg)));
       if (msg.method === 'notifications/cancelled') this.cancelled.push(msg.params);
@@ -124,6 +125,7 @@ class LoggedTransport {
   }
   send(msg, options) {
     log('jsonrpc -> ' + JSON.stringify(msg));
+    if (msg.method === 'notifications/cancelled') this.sentCancelled.push(msg.params);
     return this.inner.send(msg, options);
   }
   close() {
@@ -172,7 +174,7 @@ async function call(client, name, args, options = {}) {
   expect(res.structuredContent && typeof res.structuredContent === 'object', `${name} returned no structured content: ${show(res)}`);
   // text is the first text block: the one-line summary (the second, when
   // there is one, repeats the structured content as JSON).
-  return { result: res.structuredContent, text: texts[0] ?? '', ms: Date.now() - started };
+  return { result: res.structuredContent, text: texts[0] ?? '', texts: texts.join('\n'), ms: Date.now() - started };
 }
 
 function expectTools(tools, want) {
@@ -328,14 +330,14 @@ const scenarios = {
   // pending before the client's short request timeout; wait_for_answer
   // waits again until the web page's answer comes.
   async budget(name) {
-    const { client, tools } = await connect(name, {});
+    const { client, transport, tools } = await connect(name, {});
     expectTools(tools, ['ask_user', 'wait_for_answer']);
     const first = await call(client, 'ask_user', askArgs([deployTarget]), { timeout: shortTimeout });
     const id = first.result.id;
     expect(first.result.status === 'pending' && typeof id === 'string' && id !== '',
       `ask_user returned ${show(first.result)}, want {"status":"pending","id":…}`);
-    expect(first.text.includes('wait_for_answer') && first.text.includes(id),
-      `the pending text does not name wait_for_answer and the id: ${show(first.text)}`);
+    expect(first.texts.includes('wait_for_answer') && first.texts.includes(id),
+      `the pending text does not name wait_for_answer and the id: ${show(first.texts)}`);
     step('pending', { id });
     await stdinLines.next();
     const second = await call(client, 'wait_for_answer', { id, waitSeconds: 1 }, { timeout: shortTimeout });
@@ -350,6 +352,7 @@ const scenarios = {
     }
     expectWebAnswer(last.result, [deployTarget]);
     expect(last.result.id === id, `the final result's id is ${show(last.result.id)}, want ${id}`);
+    expect(transport.sentCancelled.length === 0, `the client cancelled requests: ${show(transport.sentCancelled)}`);
     await client.close();
     return { id, pending: first.result, pendingText: first.text, firstMs: first.ms, waits, result: last.result, text: last.text };
   },

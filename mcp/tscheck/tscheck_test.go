@@ -190,6 +190,9 @@ func TestTypeScriptClient(t *testing.T) {
 			if sc.wantVia == "mcp" && (res.AnsweredBy.Platform != "mcp" || res.AnsweredBy.ID != f.Client) {
 				t.Errorf("answeredBy %+v, want platform mcp and id %s", res.AnsweredBy, f.Client)
 			}
+			// However it ended, it ended everywhere: the page no longer
+			// lists it.
+			r.waitGone(t)
 			if t.Failed() || testing.Verbose() {
 				t.Logf("%s: %s", sc.name, r.last)
 			}
@@ -499,6 +502,19 @@ func (r *run) waitListed(t *testing.T) string {
 		t.Fatalf("no question of %s showed on the page\n%s", r.client, r.transcript())
 	}
 	return id
+}
+
+// waitGone waits until the page lists no question of the run's client.
+func (r *run) waitGone(t *testing.T) {
+	t.Helper()
+	var open []webQuestion
+	ok := until(10*time.Second, func() bool {
+		open = slices.DeleteFunc(r.bridge.questions(t), func(q webQuestion) bool { return q.Agent != r.client })
+		return len(open) == 0
+	})
+	if !ok {
+		t.Errorf("the call has returned, and the page still lists %+v", open)
+	}
 }
 
 // transcript is what the run printed: its stdout lines, then its stderr
