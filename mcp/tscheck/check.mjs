@@ -38,6 +38,8 @@ const checks = {
   multiSelect: true,
   options: [{ label: 'Unit' }, { label: 'Lint' }, { label: 'Load' }],
 };
+// The person's own words in the form's free-text field.
+const ownWords = 'Only after the release freeze';
 // The answer the Go test gives on the web page.
 const webAnswer = { deploy_target: ['Staging (Recommended)'], checks: ['Unit', 'Load'] };
 
@@ -45,6 +47,8 @@ const webAnswer = { deploy_target: ['Staging (Recommended)'], checks: ['Unit', '
 // bridge-side budget the Go test sets (--max-wait 2s), far shorter than the
 // SDK's default 60 s.
 const shortTimeout = 4000;
+// The bridge-side budget the Go test gives the budget scenarios (ms).
+const budgetMs = 2000;
 // The request timeout of a call that shows a form (ms): the form comes at
 // once, and the person answers soon after; a server that shows none ends
 // the scenario in this time instead of the SDK's 60 s.
@@ -261,6 +265,23 @@ const scenarios = {
     return { result, text, form: forms[0] };
   },
 
+  // elicitother: the form answers in the person's own words (<qid>-other):
+  // they come back as the answer, via mcp.
+  async elicitother(name) {
+    const { client, tools } = await connect(name, { elicitation: { form: {} } }, (c) =>
+      c.setRequestHandler(ElicitRequestSchema, guard(async (req) => {
+        checkForm(req.params, [deployTarget]);
+        return { action: 'accept', content: { 'deploy_target-other': ownWords } };
+      })));
+    expectTools(tools, ['ask_user']);
+    const { result, text } = await call(client, 'ask_user', askArgs([deployTarget]), { timeout: formTimeout });
+    expect(result.status === 'answered' && result.via === 'mcp', `result ${show(result)}, want answered via mcp`);
+    expect(isDeepStrictEqual(result.answers?.answers?.deploy_target, [ownWords]),
+      `answers ${show(result.answers)}, want deploy_target ${show([ownWords])}`);
+    await client.close();
+    return { result, text };
+  },
+
   // decline: the form (with the empty-object spelling of the capability,
   // form mode by default) is declined; the question stays open and the
   // web page answers it.
@@ -328,7 +349,8 @@ const scenarios = {
 
   // budget: the bridge-side budget (--max-wait 2s) ends ask_user with
   // pending before the client's short request timeout; wait_for_answer
-  // waits again until the web page's answer comes.
+  // waits again, waitSeconds shortening it and capped at the budget, until
+  // the web page's answer comes while it waits.
   async budget(name) {
     const { client, transport, tools } = await connect(name, {});
     expectTools(tools, ['ask_user', 'wait_for_answer']);
@@ -338,23 +360,40 @@ const scenarios = {
       `ask_user returned ${show(first.result)}, want {"status":"pending","id":…}`);
     expect(first.texts.includes('wait_for_answer') && first.texts.includes(id),
       `the pending text does not name wait_for_answer and the id: ${show(first.texts)}`);
+    expect(first.ms >= budgetMs - 100, `ask_user returned pending after ${first.ms} ms, want the ${budgetMs} ms budget`);
     step('pending', { id });
     await stdinLines.next();
-    const second = await call(client, 'wait_for_answer', { id, waitSeconds: 1 }, { timeout: shortTimeout });
-    expect(second.result.status === 'pending' && second.result.id === id,
-      `wait_for_answer before any answer returned ${show(second.result)}, want pending with id ${id}`);
-    step('still-pending', { id });
+    const pendingAgain = async (args, what) => {
+      const r = await call(client, 'wait_for_answer', args, { timeout: shortTimeout });
+      expect(r.result.status === 'pending' && r.result.id === id,
+        `wait_for_answer ${show(args)} ${what} returned ${show(r.result)}, want pending with id ${id}`);
+      return r;
+    };
+    // waitSeconds 1: pending after about a second, not the whole budget.
+    const short = await pendingAgain({ id, waitSeconds: 1 }, 'before any answer');
+    expect(short.ms >= 900 && short.ms < budgetMs - 100, `wait_for_answer with waitSeconds 1 took ${short.ms} ms, want about 1000`);
+    // waitSeconds 30: capped at the budget, so pending before the client's
+    // 4 s timeout.
+    const capped = await pendingAgain({ id, waitSeconds: 30 }, 'before any answer');
+    expect(capped.ms >= budgetMs - 100, `wait_for_answer with waitSeconds 30 took ${capped.ms} ms, want the ${budgetMs} ms budget`);
+    // The page answers while this call waits (the Go side answers half a
+    // second after the step line): it returns the answer at once.
     const waits = [];
-    let last = second;
+    let last = capped;
     for (let i = 0; i < 10 && last.result.status === 'pending'; i++) {
+      if (i === 0) step('waiting', { id });
       last = await call(client, 'wait_for_answer', { id }, { timeout: shortTimeout });
       waits.push({ status: last.result.status, ms: last.ms });
     }
     expectWebAnswer(last.result, [deployTarget]);
     expect(last.result.id === id, `the final result's id is ${show(last.result.id)}, want ${id}`);
+    expect(last.ms < budgetMs - 100, `the answering wait_for_answer took ${last.ms} ms: not woken by the answer`);
     expect(transport.sentCancelled.length === 0, `the client cancelled requests: ${show(transport.sentCancelled)}`);
     await client.close();
-    return { id, pending: first.result, pendingText: first.text, firstMs: first.ms, waits, result: last.result, text: last.text };
+    return {
+      id, pending: first.result, pendingText: first.text, firstMs: first.ms,
+      shortMs: short.ms, cappedMs: capped.ms, waits, result: last.result, text: last.text,
+    };
   },
 
   // resource: askbridge://questions/{id} is a resource template; reading

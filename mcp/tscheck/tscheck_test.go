@@ -103,6 +103,10 @@ var scenarios = []scenario{
 		wantVia: "mcp", wantAnswers: map[string][]string{"deploy_target": {"Production"}},
 	},
 	{
+		name:    "elicitother",
+		wantVia: "mcp", wantAnswers: map[string][]string{"deploy_target": {"Only after the release freeze"}},
+	},
+	{
 		name: "decline",
 		steps: map[string]stepFunc{"declined": func(t *testing.T, r *run, _ step) {
 			// Nothing marks "the decline changed nothing": give the server
@@ -134,7 +138,12 @@ var scenarios = []scenario{
 				r.bridge.mustBeOpen(t, s.ID)
 				r.send(t, "go")
 			},
-			"still-pending": func(t *testing.T, r *run, s step) {
+			"waiting": func(t *testing.T, r *run, s step) {
+				// The script is about to call wait_for_answer, which waits
+				// up to the 2 s budget: answer in the middle of that wait
+				// (nothing on this side shows the call has reached the
+				// server), so the answer must wake it.
+				time.Sleep(500 * time.Millisecond)
 				r.bridge.mustBeOpen(t, s.ID)
 				r.answered = s.ID
 				r.bridge.answer(t, s.ID, webAnswer)
