@@ -163,17 +163,25 @@ async function connect(name, capabilities, setup) {
   return { client, transport, tools: tools.map((t) => t.name) };
 }
 
+// callRaw calls a tool and returns the SDK's result, its text blocks
+// joined, and how long it took; a thrown error (a timeout, a JSON-RPC
+// error) is a failed expectation.
+async function callRaw(client, name, args, options = {}) {
+  const started = Date.now();
+  try {
+    const res = await client.callTool({ name, arguments: args }, undefined, options);
+    const texts = (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+    return { res, texts, ms: Date.now() - started };
+  } catch (err) {
+    throw new Failure(`${name} threw after ${Date.now() - started} ms: ${err?.message ?? err}`);
+  }
+}
+
 // call calls a tool and returns its structured content and first text;
 // a tool error (isError) is a failed expectation.
 async function call(client, name, args, options = {}) {
   const started = Date.now();
-  let res;
-  try {
-    res = await client.callTool({ name, arguments: args }, undefined, options);
-  } catch (err) {
-    throw new Failure(`${name} threw after ${Date.now() - started} ms: ${err?.message ?? err}`);
-  }
-  const texts = (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+  const { res, texts } = await callRaw(client, name, args, options);
   expect(!res.isError, `${name} returned a tool error: ${texts.join('\n')}`);
   expect(res.structuredContent && typeof res.structuredContent === 'object', `${name} returned no structured content: ${show(res)}`);
   // text is the first text block: the one-line summary (the second, when
@@ -389,11 +397,122 @@ const scenarios = {
     expect(last.result.id === id, `the final result's id is ${show(last.result.id)}, want ${id}`);
     expect(last.ms < budgetMs - 100, `the answering wait_for_answer took ${last.ms} ms: not woken by the answer`);
     expect(transport.sentCancelled.length === 0, `the client cancelled requests: ${show(transport.sentCancelled)}`);
+    // Asked again after the end: the same result.
+    const again = await call(client, 'wait_for_answer', { id }, { timeout: shortTimeout });
+    expect(isDeepStrictEqual(again.result, last.result), `wait_for_answer after the end returned ${show(again.result)}, want the same result ${show(last.result)}`);
+    // An id of the right form that no question has: a tool error.
+    const unknownID = id.replace(/[0-9a-f]{32}$/, '0'.repeat(32));
+    const unknown = await callRaw(client, 'wait_for_answer', { id: unknownID }, { timeout: shortTimeout });
+    expect(unknown.res.isError === true, `wait_for_answer of an unknown id ${unknownID} returned ${show(unknown.res)}, want a tool error`);
     await client.close();
     return {
+      unknownError: unknown.texts.join('\n'),
       id, pending: first.result, pendingText: first.text, firstMs: first.ms,
       shortMs: short.ms, cappedMs: capped.ms, waits, result: last.result, text: last.text,
     };
+  },
+
+  // formbudget: the budget ends the call while the form is open: the
+  // server withdraws the form (notifications/cancelled) and returns
+  // pending; wait_for_answer shows the form again, which answers.
+  async formbudget(name) {
+    const forms = [];
+    const { client, transport, tools } = await connect(name, { elicitation: { form: {} } }, (c) =>
+      c.setRequestHandler(ElicitRequestSchema, guard((req, extra) => {
+        forms.push({ id: extra.requestId, params: req.params });
+        checkForm(req.params, [deployTarget]);
+        if (forms.length === 1) {
+          // The first form stays open until the server withdraws it.
+          return new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve({ action: 'cancel' })));
+        }
+        return { action: 'accept', content: { deploy_target: req.params.requestedSchema.properties.deploy_target.enum[1] } };
+      })));
+    expectTools(tools, ['ask_user', 'wait_for_answer']);
+    const first = await call(client, 'ask_user', askArgs([deployTarget]), { timeout: shortTimeout });
+    const id = first.result.id;
+    expect(first.result.status === 'pending' && id, `ask_user returned ${show(first.result)}, want pending`);
+    expect(forms.length === 1, `${forms.length} forms during ask_user, want 1`);
+    const withdrawn = () => transport.cancelled.some((c) => c.requestId === forms[0].id);
+    for (let i = 0; i < 50 && !withdrawn(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(withdrawn(), `the form (request ${show(forms[0].id)}) was not withdrawn when ask_user returned pending; notifications/cancelled seen: ${show(transport.cancelled)}`);
+    let last = await call(client, 'wait_for_answer', { id }, { timeout: shortTimeout });
+    expect(forms.length === 2, `${forms.length} forms after wait_for_answer, want the form shown again`);
+    expect(last.result.status === 'answered' && last.result.via === 'mcp' && last.result.answeredBy?.id === name,
+      `wait_for_answer returned ${show(last.result)}, want answered via mcp by ${name}`);
+    expect(isDeepStrictEqual(last.result.answers?.answers?.deploy_target, ['Production']),
+      `answers ${show(last.result.answers)}, want deploy_target ["Production"]`);
+    await client.close();
+    return { id, result: last.result, text: last.text, cancelled: transport.cancelled };
+  },
+
+  // declinebudget: a declined form is not shown again by wait_for_answer;
+  // the page answers.
+  async declinebudget(name) {
+    let forms = 0;
+    const { client, tools } = await connect(name, { elicitation: { form: {} } }, (c) =>
+      c.setRequestHandler(ElicitRequestSchema, guard(async (req) => {
+        forms++;
+        checkForm(req.params, [deployTarget]);
+        return { action: 'decline' };
+      })));
+    expectTools(tools, ['ask_user', 'wait_for_answer']);
+    const first = await call(client, 'ask_user', askArgs([deployTarget]), { timeout: shortTimeout });
+    const id = first.result.id;
+    expect(first.result.status === 'pending' && id, `ask_user returned ${show(first.result)}, want pending`);
+    const again = await call(client, 'wait_for_answer', { id, waitSeconds: 1 }, { timeout: shortTimeout });
+    expect(again.result.status === 'pending', `wait_for_answer returned ${show(again.result)}, want pending`);
+    expect(forms === 1, `${forms} forms, want 1: a declined form is not shown again`);
+    step('pending', { id });
+    let last = again;
+    for (let i = 0; i < 10 && last.result.status === 'pending'; i++) {
+      last = await call(client, 'wait_for_answer', { id }, { timeout: shortTimeout });
+    }
+    expectWebAnswer(last.result, [deployTarget]);
+    expect(forms === 1, `${forms} forms, want 1: a declined form is not shown again`);
+    await client.close();
+    return { id, result: last.result, text: last.text };
+  },
+
+  // partial: two questions; the form answers one; it comes back once more
+  // (saying which is missing), and the complete form answers, via mcp.
+  async partial(name) {
+    const forms = [];
+    const { client, tools } = await connect(name, { elicitation: { form: {} } }, (c) =>
+      c.setRequestHandler(ElicitRequestSchema, guard(async (req) => {
+        forms.push(req.params);
+        checkForm(req.params, [deployTarget, checks]);
+        if (forms.length === 1) return { action: 'accept', content: { deploy_target: 'Production' } };
+        return { action: 'accept', content: { deploy_target: 'Production', checks: ['Lint'] } };
+      })));
+    expectTools(tools, ['ask_user']);
+    const { result, text } = await call(client, 'ask_user', askArgs([deployTarget, checks]), { timeout: formTimeout });
+    expect(forms.length === 2, `${forms.length} forms, want 2 (the incomplete one back once)`);
+    expect(forms[1].message !== forms[0].message && /check/i.test(forms[1].message),
+      `the second form's message does not say which question is missing: ${show(forms[1].message)}`);
+    expect(result.status === 'answered' && result.via === 'mcp', `result ${show(result)}, want answered via mcp`);
+    expect(isDeepStrictEqual(result.answers?.answers, { deploy_target: ['Production'], checks: ['Lint'] }),
+      `answers ${show(result.answers)}, want deploy_target Production and checks Lint`);
+    await client.close();
+    return { result, text, second: forms[1].message };
+  },
+
+  // tomcp: to "mcp" asks only in the client; a declined form skips it. A
+  // client that cannot show forms gets a tool error.
+  async tomcp(name) {
+    const { client, tools } = await connect(name, { elicitation: { form: {} } }, (c) =>
+      c.setRequestHandler(ElicitRequestSchema, guard(async (req) => {
+        checkForm(req.params, [deployTarget]);
+        return { action: 'decline' };
+      })));
+    expectTools(tools, ['ask_user']);
+    const { result, text } = await call(client, 'ask_user', { questions: [deployTarget], to: 'mcp', timeoutSeconds: 300 }, { timeout: formTimeout });
+    expect(result.status === 'no_answer' && result.reason === 'skipped', `result ${show(result)}, want no_answer, reason skipped`);
+    await client.close();
+    const plain = await connect(name + '-noforms', {});
+    const refused = await callRaw(plain.client, 'ask_user', { questions: [deployTarget], to: 'mcp', timeoutSeconds: 300 }, { timeout: formTimeout });
+    expect(refused.res.isError === true, `to mcp from a client without forms returned ${show(refused.res)}, want a tool error`);
+    await plain.client.close();
+    return { result, text, refused: refused.texts.join('\n') };
   },
 
   // resource: askbridge://questions/{id} is a resource template; reading

@@ -10,6 +10,7 @@ package tscheck
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,7 +45,9 @@ type scenario struct {
 	args, env []string
 	// steps act on the script's step lines, by step name.
 	steps map[string]stepFunc
-	// wantVia and wantAnswers are the final result's via and answers.
+	// wantStatus (default answered), wantVia (unchecked when empty) and
+	// wantAnswers are the final result's.
+	wantStatus  string
 	wantVia     string
 	wantAnswers map[string][]string
 }
@@ -67,6 +70,7 @@ type final struct {
 	Result   struct {
 		ID      string `json:"id"`
 		Status  string `json:"status"`
+		Reason  string `json:"reason"`
 		Via     string `json:"via"`
 		Answers struct {
 			Answers map[string][]string `json:"answers"`
@@ -152,6 +156,31 @@ var scenarios = []scenario{
 		wantVia: "web", wantAnswers: deployStaging,
 	},
 	{
+		name: "formbudget",
+		args: budget,
+		// The form, withdrawn at the budget, comes again with
+		// wait_for_answer and answers.
+		wantVia: "mcp", wantAnswers: map[string][]string{"deploy_target": {"Production"}},
+	},
+	{
+		name: "declinebudget",
+		args: budget,
+		steps: map[string]stepFunc{"pending": func(t *testing.T, r *run, s step) {
+			r.bridge.mustBeOpen(t, s.ID)
+			r.answered = s.ID
+			r.bridge.answer(t, s.ID, webAnswer)
+		}},
+		wantVia: "web", wantAnswers: deployStaging,
+	},
+	{
+		name:    "partial",
+		wantVia: "mcp", wantAnswers: map[string][]string{"deploy_target": {"Production"}, "checks": {"Lint"}},
+	},
+	{
+		// to "mcp": only the form; declined, the question is skipped.
+		name: "tomcp", wantStatus: "no_answer",
+	},
+	{
 		name: "resource",
 		args: budget,
 		steps: map[string]stepFunc{"pending": func(t *testing.T, r *run, s step) {
@@ -190,8 +219,9 @@ func TestTypeScriptClient(t *testing.T) {
 				t.Fatalf("check.mjs %s failed: %s\n%s", sc.name, f.Error, r.transcript())
 			}
 			res := f.Result
-			if res.Status != "answered" || res.Via != sc.wantVia || !mapsEqual(res.Answers.Answers, sc.wantAnswers) {
-				t.Errorf("result %+v, want answered via %s with %v\n%s", res, sc.wantVia, sc.wantAnswers, r.transcript())
+			wantStatus := cmp.Or(sc.wantStatus, "answered")
+			if res.Status != wantStatus || (sc.wantVia != "" && res.Via != sc.wantVia) || !mapsEqual(res.Answers.Answers, sc.wantAnswers) {
+				t.Errorf("result %+v, want %s via %q with %v\n%s", res, wantStatus, sc.wantVia, sc.wantAnswers, r.transcript())
 			}
 			if r.answered != "" && res.ID != r.answered {
 				t.Errorf("result of %s, want the question answered on the page, %s", res.ID, r.answered)
