@@ -89,6 +89,19 @@
 //	                                 Waiting calls share one read of the events stream and a
 //	                                 small Redis pool of their own, never the engine's. 1 to
 //	                                 10000. Default: 64. YAML http.mcpMaxCalls.
+//	ASKUSER_MCP_MAX_WAIT             How long one ask_user call (on /mcp, or on askbridge mcp,
+//	                                 which reads this variable too) waits before it returns
+//	                                 {"status":"pending","id":…}; the model then calls
+//	                                 wait_for_answer, and the question stays open. Keep it
+//	                                 under the shortest request timeout of your clients (60 s
+//	                                 on the TypeScript SDK's defaults); 1s to 1h. Default: 50s.
+//	                                 YAML http.mcpMaxWait.
+//	ASKUSER_MCP_ELICIT               on: a client that declares it can show forms (MCP
+//	                                 elicitation) also gets each ask_user question as a form,
+//	                                 besides the chat; the first answer anywhere wins. off:
+//	                                 never (for clients that declare forms but never show
+//	                                 them); to: "mcp" is then refused. Read by askbridge mcp
+//	                                 too. Default: on. YAML http.mcpElicit.
 //	ASKUSER_METRICS_ADDR             host:port of a listener of its own for /metrics, /readyz
 //	                                 and /healthz, without authentication: bind it where only
 //	                                 monitoring reaches. Set, /metrics and /readyz leave

@@ -18,6 +18,8 @@ const (
 	envConfig      = "ASKUSER_CONFIG"
 	envReplica     = "ASKUSER_REPLICA"
 	envMCPMaxCalls = "ASKUSER_MCP_MAX_CALLS"
+	envMCPMaxWait  = "ASKUSER_MCP_MAX_WAIT"
+	envMCPElicit   = "ASKUSER_MCP_ELICIT"
 )
 
 // setting is one row of the table: everything about one setting, in one
@@ -59,6 +61,10 @@ var table = []setting{
 		doc: "How many live-update streams (one per open page) this replica serves at once; more get 503 with `Retry-After` and the page retries. 1 to 10000."},
 	{env: envMCPMaxCalls, yaml: "http.mcpMaxCalls", num: func(c *Config) *int { return &c.HTTP.MCPMaxCalls },
 		doc: "How many `ask_user` calls may wait at once on this replica's `/mcp` (and on one `askbridge mcp`, which reads this variable too); one more is refused at once: 503 with `Retry-After` over HTTP, a tool error naming this setting over stdio. Waiting calls share one read of the events stream and a small Redis pool of their own, never the engine's. 1 to 10000."},
+	{env: envMCPMaxWait, yaml: "http.mcpMaxWait", dur: func(c *Config) *time.Duration { return &c.HTTP.MCPMaxWait },
+		doc: "How long one `ask_user` call (on `/mcp`, or on `askbridge mcp`, which reads this variable too) waits before it returns `{\"status\":\"pending\",\"id\":…}`; the model then calls `wait_for_answer`, and the question stays open. Keep it under the shortest request timeout of your clients (60 s on the TypeScript SDK's defaults); `1s` to `1h`."},
+	{env: envMCPElicit, yaml: "http.mcpElicit", str: func(c *Config) *string { return &c.HTTP.MCPElicit }, norm: strings.ToLower,
+		doc: "`on`: a client that declares it can show forms (MCP elicitation) also gets each `ask_user` question as a form, besides the chat; the first answer anywhere wins. `off`: never (for clients that declare forms but never show them); `to: \"mcp\"` is then refused. Read by `askbridge mcp` too."},
 	{env: "ASKUSER_METRICS_ADDR", yaml: "http.metricsAddr", str: func(c *Config) *string { return &c.HTTP.MetricsAddr }, def: "unset (on `ASKUSER_HTTP_ADDR`)",
 		doc: "`host:port` of a listener of its own for `/metrics`, `/readyz` and `/healthz`, without authentication: bind it where only monitoring reaches. Set, `/metrics` and `/readyz` leave `ASKUSER_HTTP_ADDR`."},
 	{env: "ASKUSER_PPROF_ADDR", yaml: "http.pprofAddr", str: func(c *Config) *string { return &c.HTTP.PprofAddr }, def: "unset (off)",

@@ -440,30 +440,37 @@ func TestLogFormat(t *testing.T) {
 	}
 }
 
-// TestMCPMaxCalls: `askbridge mcp` reads ASKUSER_MCP_MAX_CALLS alone, with
-// the bridge's rule and messages naming the variable.
-func TestMCPMaxCalls(t *testing.T) {
+// TestMCPSettings: `askbridge mcp` reads ASKUSER_MCP_MAX_CALLS,
+// ASKUSER_MCP_MAX_WAIT and ASKUSER_MCP_ELICIT alone, with the bridge's
+// rules and messages naming the variable.
+func TestMCPSettings(t *testing.T) {
 	cases := []struct {
-		value string
-		want  int
-		err   string
+		env, value string
+		want       HTTP
+		err        string
 	}{
-		{"", DefaultMCPMaxCalls, ""},
-		{" 12 ", 12, ""},
-		{"0", 0, `ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`},
-		{"many", 0, `ASKUSER_MCP_MAX_CALLS: "many" is not a whole number of at least 1`},
-		{"10001", 0, `ASKUSER_MCP_MAX_CALLS: 10001 is out of range: from 1 to 10000`},
+		{"ASKUSER_MCP_MAX_CALLS", "", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_CALLS", " 12 ", HTTP{MCPMaxCalls: 12, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_CALLS", "0", HTTP{}, `ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`},
+		{"ASKUSER_MCP_MAX_CALLS", "many", HTTP{}, `ASKUSER_MCP_MAX_CALLS: "many" is not a whole number of at least 1`},
+		{"ASKUSER_MCP_MAX_CALLS", "10001", HTTP{}, `ASKUSER_MCP_MAX_CALLS: 10001 is out of range: from 1 to 10000`},
+		{"ASKUSER_MCP_MAX_WAIT", "25s", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: 25 * time.Second, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_WAIT", "50", HTTP{}, `ASKUSER_MCP_MAX_WAIT: "50" is not a duration such as "24h", "90m" or "30s"`},
+		{"ASKUSER_MCP_MAX_WAIT", "500ms", HTTP{}, `ASKUSER_MCP_MAX_WAIT: 500ms is out of range: from 1s to 1h0m0s`},
+		{"ASKUSER_MCP_ELICIT", "OFF", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "off"}, ""},
+		{"ASKUSER_MCP_ELICIT", "no", HTTP{}, `ASKUSER_MCP_ELICIT: "no" is not on or off`},
 	}
 	for _, tc := range cases {
-		t.Run(tc.value, func(t *testing.T) {
-			vars := map[string]string{"ASKUSER_MCP_MAX_CALLS": tc.value}
-			n, err := MCPMaxCalls(func(k string) string { return vars[k] })
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			vars := map[string]string{tc.env: tc.value}
+			h, err := MCP(func(k string) string { return vars[k] })
 			got := ""
 			if err != nil {
 				got = err.Error()
 			}
-			if n != tc.want || got != tc.err {
-				t.Errorf("MCPMaxCalls(%q) = %d, %q; want %d, %q", tc.value, n, got, tc.want, tc.err)
+			h = HTTP{MCPMaxCalls: h.MCPMaxCalls, MCPMaxWait: h.MCPMaxWait, MCPElicit: h.MCPElicit}
+			if h != tc.want || got != tc.err {
+				t.Errorf("MCP(%s=%q) = %+v, %q; want %+v, %q", tc.env, tc.value, h, got, tc.want, tc.err)
 			}
 		})
 	}
