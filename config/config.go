@@ -426,13 +426,13 @@ func checkMCPMaxCalls(n int) error {
 	return nil
 }
 
-// Enabled reports whether targets on platform can be used: "web" always,
-// the others when their section is present.
+// Enabled reports whether targets on platform can be used: "web" and
+// "mcp" always, the others when their section is present.
 func (c *Config) Enabled(platform string) bool {
 	if ps := platformNamed(platform); ps != nil {
 		return ps.on(c)
 	}
-	return platform == "web"
+	return chatless(platform)
 }
 
 // ValidationError lists every problem found in a configuration, each naming
@@ -557,6 +557,8 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 		p.Addf("%s.to is required", key)
 	} else if platform, _, err := ParseTarget(r.To); err != nil {
 		p.Addf("%s.to: %v", key, err)
+	} else if platform == askbridge.PlatformMCP {
+		p.Addf("%v", notForTheBridge(key+".to"))
 	} else if !c.Enabled(platform) {
 		p.Addf("%s.to: %v", key, offError(r.To, platform))
 	}
@@ -594,6 +596,8 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 			} else if _, ok := c.Routes[to]; !ok {
 				if platform, _, err := ParseTarget(to); err != nil {
 					p.Addf("%s.to[%d]: %q is neither a route nor a target: %v", sk, j, to, err)
+				} else if platform == askbridge.PlatformMCP {
+					p.Addf("%v", notForTheBridge(fmt.Sprintf("%s.to[%d]", sk, j)))
 				} else if !c.Enabled(platform) {
 					p.Addf("%s.to[%d]: %v", sk, j, offError(to, platform))
 				}

@@ -223,10 +223,15 @@
 //
 // A target ([ParseTarget]) is telegram:<chat id>, discord:<channel id>,
 // discord:@<user id> (a DM), slack:<channel id> (C…, G…, D…),
-// slack:<user id> (U…, W…: a DM), or web. An answerer ([ParseAnswerer]) is
-// <platform>:<user id> with platform telegram, discord, slack or web. A
-// target whose platform is off is refused, in a route at startup and in a
-// request by [Config.Resolve].
+// slack:<user id> (U…, W…: a DM), web, or mcp (the agent's own client,
+// where the MCP server shows the question and the bridge posts nothing).
+// An answerer ([ParseAnswerer]) is <platform>:<user id> with platform
+// telegram, discord, slack, web or mcp. A target whose platform is off is
+// refused, in a route at startup and in a request by [Config.Resolve].
+// Only a request's to may name mcp: a route's to, the default route and
+// an escalation step (a route's ladder, or a request's own step, which
+// the engine refuses) are shown by the bridge, which cannot show a
+// question in the agent's client.
 //
 // # What a request may name
 //
@@ -235,7 +240,7 @@
 // names a target itself (a direct target), in its to or in an escalate
 // step of its own, is held to a policy that Resolve applies,
 // so the engine holds none: ASKUSER_TARGETS=routes-only refuses every
-// direct target, and a platform's list (ASKUSER_TELEGRAM_CHATS,
+// direct target but mcp (which reaches no chat), and a platform's list (ASKUSER_TELEGRAM_CHATS,
 // ASKUSER_DISCORD_CHANNELS, ASKUSER_SLACK_CHANNELS; [Config.Chats]) refuses
 // a chat it does not hold. The refusal ([ErrNotAllowed]) names the setting
 // and becomes the request's error result.
