@@ -19,7 +19,7 @@ import (
 
 // Platform is the place name of the calling client, as in targets (`to:
 // "mcp"`: only in the client) and answerers (`mcp:<client id>`).
-const Platform = "mcp"
+const Platform = askbridge.PlatformMCP
 
 // otherSuffix ends the name of a question's free-text property in the
 // form: "<question id>-other". A question id has no '-', so it never

@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -402,5 +404,53 @@ func TestQuestionResource(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "askbridge://questions/" + client.NewID()}); err == nil {
 		t.Error("an unknown question read without an error")
+	}
+}
+
+// TestRelayOverHTTP: over the stateless /mcp, a client on 2026-07-28 gets
+// the form with the call's result and answers it by calling again, which
+// any replica with the same key takes (here a second server); a client on
+// 2025-06-18 cannot be sent a request mid-call there, so it gets no form
+// and the page answers.
+func TestRelayOverHTTP(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(v, func(t *testing.T) {
+			prefix := testPrefix()
+			br := startBridge(t, prefix)
+			key := []byte("the same key on every replica....")
+			first := relayServer(t, prefix, v, mcp.Options{StateKey: key})
+			second := relayServer(t, prefix, v, mcp.Options{StateKey: key})
+			// Calls alternate between the two replicas.
+			var n atomic.Int32
+			h1, h2 := first.Handler(), second.Handler()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1)%2 == 0 {
+					h2.ServeHTTP(w, r)
+					return
+				}
+				h1.ServeHTTP(w, r)
+			}))
+			t.Cleanup(hs.Close)
+			var shown atomic.Int32
+			cs, err := sdk.NewClient(clientImpl, &sdk.ClientOptions{ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				shown.Add(1)
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"deploy_target": "Production"}}, nil
+			}}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close(); hs.CloseClientConnections() })
+			call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: deployArgs()})
+			if v == "2026-07-28" {
+				mustAnswer(t, await(t, call, 20*time.Second), "Production", "mcp")
+				return
+			}
+			id := br.waitShown(t)
+			br.answer(t, id, `{"answers":{"deploy_target":["Staging (Recommended)"]}}`)
+			mustAnswer(t, await(t, call, 20*time.Second), "Staging (Recommended)", "web")
+			if k := shown.Load(); k != 0 {
+				t.Errorf("the form was shown %d times over stateless HTTP on %s", k, v)
+			}
+		})
 	}
 }
