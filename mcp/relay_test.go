@@ -454,3 +454,28 @@ func TestRelayOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayRefusedNotShown: a request the bridge refuses is a tool error,
+// and its form is never shown.
+func TestRelayRefusedNotShown(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(v, func(t *testing.T) {
+			prefix := testPrefix()
+			startBridge(t, prefix)
+			var shown atomic.Int32
+			cs := formClient(t, relayServer(t, prefix, v, mcp.Options{}), func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				shown.Add(1)
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			})
+			args := deployArgs()
+			args["to"] = "nowhere"
+			r := await(t, callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args}), 20*time.Second)
+			if r.err != nil || !r.res.IsError || !strings.Contains(strings.Join(text(r.res), " "), `unknown route "nowhere"`) {
+				t.Fatalf("call: %v %q; want the bridge's refusal", r.err, text(r.res))
+			}
+			if k := shown.Load(); k != 0 {
+				t.Errorf("the form of a refused request was shown %d times", k)
+			}
+		})
+	}
+}

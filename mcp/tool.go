@@ -260,8 +260,18 @@ func (s *Server) ask(ctx context.Context, call *sdk.CallToolRequest) *sdk.CallTo
 	}
 	log := s.log.With("question", id)
 	log.Info("ask_user: asked", "agent", req.Agent, "to", req.To, "in client", rel != nil)
-	if rel != nil && rel.rounds {
-		return s.inputRequired(id, rel)
+	if rel != nil {
+		// The form waits for a bridge to take the question: one it
+		// refuses is never shown, and the form's answer finds it.
+		q, failed := s.taken(ctx, c, id, w)
+		switch {
+		case failed != nil:
+			return failed
+		case q.Status != askbridge.StatusPending:
+			rel = nil
+		case rel.rounds:
+			return s.inputRequired(id, rel)
+		}
 	}
 	return s.await(ctx, call, waiting{
 		c: c, id: id, req: req, w: w, start: start, timeout: time.Duration(req.TimeoutSeconds) * time.Second,
