@@ -91,8 +91,8 @@ type Config struct {
 	Routes map[string]Route
 	// Targets says what a request's `to` may name: TargetsAny (the default;
 	// "" in a Config built by hand) a route or a direct target,
-	// TargetsRoutesOnly a route only. Either way a request without `to`
-	// goes to DefaultRoute. See Resolve.
+	// TargetsRoutesOnly a route only (and "mcp", which reaches no chat).
+	// Either way a request without `to` goes to DefaultRoute. See Resolve.
 	Targets string
 	// Chats bounds, per platform, the chats a request may name as a direct
 	// target.

@@ -114,16 +114,18 @@
 //	                                 letters, digits, _, . and -. Default: <hostname>-<pid>.
 //	                                 Environment only.
 //	ASKUSER_DEFAULT_TO               Where a request without a to field goes: a route name or a
-//	                                 target. Default: web. YAML defaultRoute.
+//	                                 target (not mcp, which only the agent shows a question
+//	                                 in). Default: web. YAML defaultRoute.
 //	ASKUSER_TARGETS                  What a request's to, and its own escalate steps, may name:
 //	                                 any, a route or a direct target (telegram:<chat id>,
-//	                                 web…), or routes-only, a route only; a request without
-//	                                 to goes to ASKUSER_DEFAULT_TO either way. A route's own
-//	                                 escalation ladder is the operator's and may name any
-//	                                 target. A refused request gets an error result naming this
-//	                                 setting. any keeps the first run working: set routes-only
-//	                                 when an agent may read untrusted text. Default: any. YAML
-//	                                 targets.
+//	                                 web…), or routes-only, a route only (and mcp, the
+//	                                 agent's own client, which reaches no chat: that one is
+//	                                 never refused); a request without to goes to
+//	                                 ASKUSER_DEFAULT_TO either way. A route's own escalation
+//	                                 ladder is the operator's and may name any target. A
+//	                                 refused request gets an error result naming this setting.
+//	                                 any keeps the first run working: set routes-only when an
+//	                                 agent may read untrusted text. Default: any. YAML targets.
 //	ASKUSER_MAX_PENDING_PER_AGENT    The most questions one agent may have pending at once (its
 //	                                 requests' agent field; requests without one count
 //	                                 together); one more is refused with an error result naming
