@@ -106,7 +106,7 @@ var (
 const MaxQuestionIDChars = 64
 
 // Platforms a person may be named on in answerers.
-var answererPlatforms = []string{"telegram", "discord", "slack", "web"}
+var answererPlatforms = []string{"telegram", "discord", "slack", "web", PlatformMCP}
 
 // MaxProblems is how many problems a ValidationError names. A request with
 // more (a 64 KB request of unknown keys has thousands) is refused naming
@@ -219,16 +219,22 @@ func (v *validator) err() error {
 // parse reads one JSON value, keeping numbers exact so an integer check is
 // possible.
 func (v *validator) parse(data []byte) (any, bool) {
-	if len(data) > MaxRequestBytes {
-		v.addf("request must be at most %d bytes (got %d)", MaxRequestBytes, len(data))
+	return v.parseAs("request", MaxRequestBytes, data)
+}
+
+// parseAs is parse of a document the problems call what (a request, an
+// answer), of at most limit bytes.
+func (v *validator) parseAs(what string, limit int, data []byte) (any, bool) {
+	if len(data) > limit {
+		v.addf("%s must be at most %d bytes (got %d)", what, limit, len(data))
 		return nil, false
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		v.addf("request is empty: expected a JSON object")
+		v.addf("%s is empty: expected a JSON object", what)
 		return nil, false
 	}
 	if !utf8.Valid(data) {
-		v.addf("request is not valid UTF-8")
+		v.addf("%s is not valid UTF-8", what)
 		return nil, false
 	}
 	if v.read != nil {
@@ -240,11 +246,11 @@ func (v *validator) parse(data []byte) (any, bool) {
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		v.addf("request is not valid JSON: %s", jsonProblem(err))
+		v.addf("%s is not valid JSON: %s", what, jsonProblem(err))
 		return nil, false
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		v.addf("request must be a single JSON object, found more after it")
+		v.addf("%s must be a single JSON object, found more after it", what)
 		return nil, false
 	}
 	return raw, true

@@ -33,6 +33,9 @@ const (
 	ViaButton Via = "button"
 	ViaText   Via = "text"
 	ViaWeb    Via = "web"
+	// ViaMCP: an answer entry from the agent's own client (the MCP
+	// server's form; AnswerEntry).
+	ViaMCP Via = "mcp"
 )
 
 // Person is someone on a platform: the one who answered, or who may answer.

@@ -17,7 +17,11 @@
 // hash (`<prefix>question:{<id>}`): it gives up with [ErrNoResult] when the
 // question's deadline passed long ago with no bridge ending it, and returns
 // the stored result when another waiter already took the one from the list.
-// [Client.Cancel] pushes `cancel <id>`; [Client.Status] reads the question
+// [Client.Cancel] pushes `cancel <id>`; [Client.Answer] and [Client.Skip]
+// push `answer <json>`, the answer a person gave in a place the agent shows
+// the question itself (the MCP server's form in the agent's own client,
+// target "mcp"), which the bridge takes as any answer, first one wins;
+// [Client.Status] reads the question
 // hash; [Client.Watch] follows the `<prefix>events` stream, resumable from
 // any event id.
 //

@@ -172,7 +172,8 @@ func startBridge(t testing.TB, b backend, prefix string, o bridgeOpts) *bridge {
 
 // newBridge starts a bridge on rdb under prefix and returns it with the
 // function that stops it. A request's `to` may be empty or "web" (the
-// page); anything else is refused as an unknown route.
+// page), or "mcp" (the agent's own client); anything else is refused as
+// an unknown route.
 func newBridge(rdb redis.UniversalClient, prefix string, o bridgeOpts) (*bridge, func(), error) {
 	st := store.New(rdb, store.Options{Prefix: prefix, Consumer: "replica-1", ClaimIdle: o.claimIdle})
 	logw := o.log
@@ -183,6 +184,9 @@ func newBridge(rdb redis.UniversalClient, prefix string, o bridgeOpts) (*bridge,
 	resolve := func(to string) (engine.Route, error) {
 		if to == "" || to == web.Platform {
 			return engine.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
+		}
+		if to == askbridge.PlatformMCP {
+			return engine.Route{Target: askbridge.Target{Platform: to}}, nil
 		}
 		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}

@@ -56,6 +56,14 @@ const (
 	// MCP server (/mcp of a replica, or `askbridge mcp`).
 	DefaultMCPMaxCalls = 64
 	MaxMCPCalls        = 10000
+	// DefaultMCPMaxWait is the wait budget of an ask_user call: under the
+	// 60 s clients on the TypeScript SDK's defaults allow a call.
+	DefaultMCPMaxWait = 50 * time.Second
+	MinMCPMaxWait     = time.Second
+	MaxMCPMaxWait     = time.Hour
+	// The values of HTTP.MCPElicit.
+	MCPElicitOn  = "on"
+	MCPElicitOff = "off"
 	// MaxPendingPerAgentLimit bounds ASKUSER_MAX_PENDING_PER_AGENT.
 	MaxPendingPerAgentLimit = 1_000_000
 
@@ -83,8 +91,8 @@ type Config struct {
 	Routes map[string]Route
 	// Targets says what a request's `to` may name: TargetsAny (the default;
 	// "" in a Config built by hand) a route or a direct target,
-	// TargetsRoutesOnly a route only. Either way a request without `to`
-	// goes to DefaultRoute. See Resolve.
+	// TargetsRoutesOnly a route only (and "mcp", which reaches no chat).
+	// Either way a request without `to` goes to DefaultRoute. See Resolve.
 	Targets string
 	// Chats bounds, per platform, the chats a request may name as a direct
 	// target.
@@ -225,6 +233,13 @@ type HTTP struct {
 	// HTTP, a tool error over stdio). Default 64; 0 in a Config built by
 	// hand means the default.
 	MCPMaxCalls int `yaml:"mcpMaxCalls"`
+	// MCPMaxWait is the wait budget of one ask_user call: a question still
+	// open after it makes the call return pending (wait_for_answer waits
+	// again). Default 50 s; 0 in a Config built by hand means the default.
+	MCPMaxWait time.Duration `yaml:"mcpMaxWait"`
+	// MCPElicit is "on" (the default; "" in a Config built by hand) or
+	// "off": whether a client that shows forms gets each question as one.
+	MCPElicit string `yaml:"mcpElicit"`
 	// MetricsAddr, when set, serves /metrics, /readyz and /healthz on a
 	// listener of its own, without authentication, and no longer serves
 	// /metrics and /readyz on Addr. Unset, they are on Addr, behind the
@@ -300,7 +315,7 @@ type Chats struct {
 func Default() *Config {
 	return &Config{
 		Redis:        Redis{EmbeddedAddr: DefaultEmbeddedAddr, Prefix: DefaultPrefix},
-		HTTP:         HTTP{Addr: DefaultHTTPAddr, MaxEventStreams: DefaultMaxEventStreams, MCPMaxCalls: DefaultMCPMaxCalls},
+		HTTP:         HTTP{Addr: DefaultHTTPAddr, MaxEventStreams: DefaultMaxEventStreams, MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: MCPElicitOn},
 		Replica:      defaultReplica(),
 		DefaultRoute: DefaultTarget,
 		Routes:       map[string]Route{},
@@ -359,21 +374,48 @@ func ValidLogFormat(format string) bool {
 	return format == "" || format == LogFormatJSON || format == LogFormatText
 }
 
-// MCPMaxCalls reads ASKUSER_MCP_MAX_CALLS from getenv for `askbridge
-// mcp`, which loads no other setting of the bridge: DefaultMCPMaxCalls
-// when it is unset, else the value, or an error naming the variable when
-// it is not a whole number from 1 to MaxMCPCalls.
-func MCPMaxCalls(getenv func(string) string) (int, error) {
+// MCP reads the settings of the MCP server from getenv for `askbridge
+// mcp`, which loads no other setting of the bridge: ASKUSER_MCP_MAX_CALLS,
+// ASKUSER_MCP_MAX_WAIT and ASKUSER_MCP_ELICIT, each its default when
+// unset. A bad value is an error naming its variable.
+func MCP(getenv func(string) string) (HTTP, error) {
 	c := Default()
-	if v := strings.TrimSpace(getenv(envMCPMaxCalls)); v != "" {
-		if err := settingAt("http.mcpMaxCalls").set(c, v); err != nil {
-			return 0, fmt.Errorf("%s: %w", envMCPMaxCalls, err)
+	for _, env := range []string{envMCPMaxCalls, envMCPMaxWait, envMCPElicit} {
+		v := strings.TrimSpace(getenv(env))
+		if v == "" {
+			continue
+		}
+		for _, s := range table {
+			if s.env == env {
+				if err := s.set(c, v); err != nil {
+					return HTTP{}, fmt.Errorf("%s: %w", env, err)
+				}
+			}
 		}
 	}
-	if err := checkMCPMaxCalls(c.HTTP.MCPMaxCalls); err != nil {
-		return 0, fmt.Errorf("%s: %w", envMCPMaxCalls, err)
+	h := c.HTTP
+	for i, err := range []error{checkMCPMaxCalls(h.MCPMaxCalls), checkMCPMaxWait(h.MCPMaxWait), checkMCPElicit(h.MCPElicit)} {
+		if err != nil {
+			return HTTP{}, fmt.Errorf("%s: %w", []string{envMCPMaxCalls, envMCPMaxWait, envMCPElicit}[i], err)
+		}
 	}
-	return c.HTTP.MCPMaxCalls, nil
+	return h, nil
+}
+
+// checkMCPMaxWait checks a value of HTTP.MCPMaxWait (0: the default).
+func checkMCPMaxWait(d time.Duration) error {
+	if d != 0 && (d < MinMCPMaxWait || d > MaxMCPMaxWait) {
+		return fmt.Errorf("%s is out of range: from %s to %s", d, MinMCPMaxWait, MaxMCPMaxWait)
+	}
+	return nil
+}
+
+// checkMCPElicit checks a value of HTTP.MCPElicit ("": the default).
+func checkMCPElicit(v string) error {
+	if v != "" && v != MCPElicitOn && v != MCPElicitOff {
+		return fmt.Errorf("%q is not %s or %s", v, MCPElicitOn, MCPElicitOff)
+	}
+	return nil
 }
 
 // checkMCPMaxCalls checks a value of HTTP.MCPMaxCalls (0: the default).
@@ -384,13 +426,13 @@ func checkMCPMaxCalls(n int) error {
 	return nil
 }
 
-// Enabled reports whether targets on platform can be used: "web" always,
-// the others when their section is present.
+// Enabled reports whether targets on platform can be used: "web" and
+// "mcp" always, the others when their section is present.
 func (c *Config) Enabled(platform string) bool {
 	if ps := platformNamed(platform); ps != nil {
 		return ps.on(c)
 	}
-	return platform == "web"
+	return chatless(platform)
 }
 
 // ValidationError lists every problem found in a configuration, each naming
@@ -515,6 +557,8 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 		p.Addf("%s.to is required", key)
 	} else if platform, _, err := ParseTarget(r.To); err != nil {
 		p.Addf("%s.to: %v", key, err)
+	} else if platform == askbridge.PlatformMCP {
+		p.Addf("%v", notForTheBridge(key+".to"))
 	} else if !c.Enabled(platform) {
 		p.Addf("%s.to: %v", key, offError(r.To, platform))
 	}
@@ -552,6 +596,8 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 			} else if _, ok := c.Routes[to]; !ok {
 				if platform, _, err := ParseTarget(to); err != nil {
 					p.Addf("%s.to[%d]: %q is neither a route nor a target: %v", sk, j, to, err)
+				} else if platform == askbridge.PlatformMCP {
+					p.Addf("%v", notForTheBridge(fmt.Sprintf("%s.to[%d]", sk, j)))
 				} else if !c.Enabled(platform) {
 					p.Addf("%s.to[%d]: %v", sk, j, offError(to, platform))
 				}
@@ -630,6 +676,12 @@ func (h HTTP) check(p *settings.Problems) {
 	}
 	if err := checkMCPMaxCalls(h.MCPMaxCalls); err != nil {
 		p.Addf("%s: %v", p.Name("mcpMaxCalls"), err)
+	}
+	if err := checkMCPMaxWait(h.MCPMaxWait); err != nil {
+		p.Addf("%s: %v", p.Name("mcpMaxWait"), err)
+	}
+	if err := checkMCPElicit(h.MCPElicit); err != nil {
+		p.Addf("%s: %v", p.Name("mcpElicit"), err)
 	}
 	if h.MetricsAddr != "" {
 		checkHostPort(p, p.Name("metricsAddr"), h.MetricsAddr)

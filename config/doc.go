@@ -89,6 +89,19 @@
 //	                                 Waiting calls share one read of the events stream and a
 //	                                 small Redis pool of their own, never the engine's. 1 to
 //	                                 10000. Default: 64. YAML http.mcpMaxCalls.
+//	ASKUSER_MCP_MAX_WAIT             How long one ask_user call (on /mcp, or on askbridge mcp,
+//	                                 which reads this variable too) waits before it returns
+//	                                 {"status":"pending","id":…}; the model then calls
+//	                                 wait_for_answer, and the question stays open. Keep it
+//	                                 under the shortest request timeout of your clients (60 s
+//	                                 on the TypeScript SDK's defaults); 1s to 1h. Default: 50s.
+//	                                 YAML http.mcpMaxWait.
+//	ASKUSER_MCP_ELICIT               on: a client that declares it can show forms (MCP
+//	                                 elicitation) also gets each ask_user question as a form,
+//	                                 besides the chat; the first answer anywhere wins. off:
+//	                                 never (for clients that declare forms but never show
+//	                                 them); to: "mcp" is then refused. Read by askbridge mcp
+//	                                 too. Default: on. YAML http.mcpElicit.
 //	ASKUSER_METRICS_ADDR             host:port of a listener of its own for /metrics, /readyz
 //	                                 and /healthz, without authentication: bind it where only
 //	                                 monitoring reaches. Set, /metrics and /readyz leave
@@ -101,16 +114,18 @@
 //	                                 letters, digits, _, . and -. Default: <hostname>-<pid>.
 //	                                 Environment only.
 //	ASKUSER_DEFAULT_TO               Where a request without a to field goes: a route name or a
-//	                                 target. Default: web. YAML defaultRoute.
+//	                                 target (not mcp, which only the agent shows a question
+//	                                 in). Default: web. YAML defaultRoute.
 //	ASKUSER_TARGETS                  What a request's to, and its own escalate steps, may name:
 //	                                 any, a route or a direct target (telegram:<chat id>,
-//	                                 web…), or routes-only, a route only; a request without
-//	                                 to goes to ASKUSER_DEFAULT_TO either way. A route's own
-//	                                 escalation ladder is the operator's and may name any
-//	                                 target. A refused request gets an error result naming this
-//	                                 setting. any keeps the first run working: set routes-only
-//	                                 when an agent may read untrusted text. Default: any. YAML
-//	                                 targets.
+//	                                 web…), or routes-only, a route only (and mcp, the
+//	                                 agent's own client, which reaches no chat: that one is
+//	                                 never refused); a request without to goes to
+//	                                 ASKUSER_DEFAULT_TO either way. A route's own escalation
+//	                                 ladder is the operator's and may name any target. A
+//	                                 refused request gets an error result naming this setting.
+//	                                 any keeps the first run working: set routes-only when an
+//	                                 agent may read untrusted text. Default: any. YAML targets.
 //	ASKUSER_MAX_PENDING_PER_AGENT    The most questions one agent may have pending at once (its
 //	                                 requests' agent field; requests without one count
 //	                                 together); one more is refused with an error result naming
@@ -210,10 +225,15 @@
 //
 // A target ([ParseTarget]) is telegram:<chat id>, discord:<channel id>,
 // discord:@<user id> (a DM), slack:<channel id> (C…, G…, D…),
-// slack:<user id> (U…, W…: a DM), or web. An answerer ([ParseAnswerer]) is
-// <platform>:<user id> with platform telegram, discord, slack or web. A
-// target whose platform is off is refused, in a route at startup and in a
-// request by [Config.Resolve].
+// slack:<user id> (U…, W…: a DM), web, or mcp (the agent's own client,
+// where the MCP server shows the question and the bridge posts nothing).
+// An answerer ([ParseAnswerer]) is <platform>:<user id> with platform
+// telegram, discord, slack, web or mcp. A target whose platform is off is
+// refused, in a route at startup and in a request by [Config.Resolve].
+// Only a request's to may name mcp: a route's to, the default route and
+// an escalation step (a route's ladder, or a request's own step, which
+// the engine refuses) are shown by the bridge, which cannot show a
+// question in the agent's client.
 //
 // # What a request may name
 //
@@ -222,7 +242,7 @@
 // names a target itself (a direct target), in its to or in an escalate
 // step of its own, is held to a policy that Resolve applies,
 // so the engine holds none: ASKUSER_TARGETS=routes-only refuses every
-// direct target, and a platform's list (ASKUSER_TELEGRAM_CHATS,
+// direct target but mcp (which reaches no chat), and a platform's list (ASKUSER_TELEGRAM_CHATS,
 // ASKUSER_DISCORD_CHANNELS, ASKUSER_SLACK_CHANNELS; [Config.Chats]) refuses
 // a chat it does not hold. The refusal ([ErrNotAllowed]) names the setting
 // and becomes the request's error result.

@@ -90,7 +90,7 @@ func TestRedactedForm(t *testing.T) {
 	c.Targets, c.Chats.Telegram = TargetsRoutesOnly, "-100123,-100456"
 	c.MaxPendingPerAgent = 50
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
-		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MCPMaxCalls:64 MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
+		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MCPMaxCalls:64 MCPMaxWait:50s MCPElicit:on MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
 		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1] Locale: Escalate:[]}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
@@ -100,7 +100,7 @@ func TestRedactedForm(t *testing.T) {
 		{"%v", fmt.Sprintf("%v", c), want},
 		{"%+v", fmt.Sprintf("%+v", c), want},
 		{"String", c.String(), want},
-		{"unset secrets are empty", fmt.Sprint(HTTP{Addr: "127.0.0.1:1"}), "{Addr:127.0.0.1:1 Token: Origins: MaxEventStreams:0 MCPMaxCalls:0 MetricsAddr: PprofAddr:}"},
+		{"unset secrets are empty", fmt.Sprint(HTTP{Addr: "127.0.0.1:1"}), "{Addr:127.0.0.1:1 Token: Origins: MaxEventStreams:0 MCPMaxCalls:0 MCPMaxWait:0s MCPElicit: MetricsAddr: PprofAddr:}"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

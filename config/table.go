@@ -18,6 +18,8 @@ const (
 	envConfig      = "ASKUSER_CONFIG"
 	envReplica     = "ASKUSER_REPLICA"
 	envMCPMaxCalls = "ASKUSER_MCP_MAX_CALLS"
+	envMCPMaxWait  = "ASKUSER_MCP_MAX_WAIT"
+	envMCPElicit   = "ASKUSER_MCP_ELICIT"
 )
 
 // setting is one row of the table: everything about one setting, in one
@@ -59,6 +61,10 @@ var table = []setting{
 		doc: "How many live-update streams (one per open page) this replica serves at once; more get 503 with `Retry-After` and the page retries. 1 to 10000."},
 	{env: envMCPMaxCalls, yaml: "http.mcpMaxCalls", num: func(c *Config) *int { return &c.HTTP.MCPMaxCalls },
 		doc: "How many `ask_user` calls may wait at once on this replica's `/mcp` (and on one `askbridge mcp`, which reads this variable too); one more is refused at once: 503 with `Retry-After` over HTTP, a tool error naming this setting over stdio. Waiting calls share one read of the events stream and a small Redis pool of their own, never the engine's. 1 to 10000."},
+	{env: envMCPMaxWait, yaml: "http.mcpMaxWait", dur: func(c *Config) *time.Duration { return &c.HTTP.MCPMaxWait },
+		doc: "How long one `ask_user` call (on `/mcp`, or on `askbridge mcp`, which reads this variable too) waits before it returns `{\"status\":\"pending\",\"id\":…}`; the model then calls `wait_for_answer`, and the question stays open. Keep it under the shortest request timeout of your clients (60 s on the TypeScript SDK's defaults); `1s` to `1h`."},
+	{env: envMCPElicit, yaml: "http.mcpElicit", str: func(c *Config) *string { return &c.HTTP.MCPElicit }, norm: strings.ToLower,
+		doc: "`on`: a client that declares it can show forms (MCP elicitation) also gets each `ask_user` question as a form, besides the chat; the first answer anywhere wins. `off`: never (for clients that declare forms but never show them); `to: \"mcp\"` is then refused. Read by `askbridge mcp` too."},
 	{env: "ASKUSER_METRICS_ADDR", yaml: "http.metricsAddr", str: func(c *Config) *string { return &c.HTTP.MetricsAddr }, def: "unset (on `ASKUSER_HTTP_ADDR`)",
 		doc: "`host:port` of a listener of its own for `/metrics`, `/readyz` and `/healthz`, without authentication: bind it where only monitoring reaches. Set, `/metrics` and `/readyz` leave `ASKUSER_HTTP_ADDR`."},
 	{env: "ASKUSER_PPROF_ADDR", yaml: "http.pprofAddr", str: func(c *Config) *string { return &c.HTTP.PprofAddr }, def: "unset (off)",
@@ -66,9 +72,9 @@ var table = []setting{
 	{env: envReplica, str: func(c *Config) *string { return &c.Replica }, def: "`<hostname>-<pid>`",
 		doc: "This replica's name among those sharing one Redis: letters, digits, `_`, `.` and `-`."},
 	{env: "ASKUSER_DEFAULT_TO", yaml: "defaultRoute", str: func(c *Config) *string { return &c.DefaultRoute },
-		doc: "Where a request without a `to` field goes: a route name or a target."},
+		doc: "Where a request without a `to` field goes: a route name or a target (not `mcp`, which only the agent shows a question in)."},
 	{env: "ASKUSER_TARGETS", yaml: "targets", str: func(c *Config) *string { return &c.Targets }, norm: strings.ToLower,
-		doc: "What a request's `to`, and its own `escalate` steps, may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only; a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A route's own escalation ladder is the operator's and may name any target. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
+		doc: "What a request's `to`, and its own `escalate` steps, may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only (and `mcp`, the agent's own client, which reaches no chat: that one is never refused); a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A route's own escalation ladder is the operator's and may name any target. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
 	{env: "ASKUSER_MAX_PENDING_PER_AGENT", yaml: "maxPendingPerAgent", num: func(c *Config) *int { return &c.MaxPendingPerAgent }, def: "0 (no cap)",
 		doc: "The most questions one agent may have pending at once (its requests' `agent` field; requests without one count together); one more is refused with an error result naming this setting. Keeps a runaway agent from flooding people and Redis. 0 to 1000000."},
 	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },

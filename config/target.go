@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
 )
 
@@ -35,9 +36,25 @@ type resolveError struct {
 func (e *resolveError) Error() string { return e.msg }
 func (e *resolveError) Unwrap() error { return e.kind }
 
-// isPlatform reports whether a target or an answerer may name s: web, or a
-// platform with a section.
-func isPlatform(s string) bool { return s == "web" || platformNamed(s) != nil }
+// isPlatform reports whether a target or an answerer may name s: web,
+// mcp, or a platform with a section.
+func isPlatform(s string) bool { return chatless(s) || platformNamed(s) != nil }
+
+// chatless reports whether s is a target that takes no chat: the web page
+// ("web"), and the agent's own client ("mcp").
+func chatless(s string) bool { return s == "web" || s == askbridge.PlatformMCP }
+
+// notForTheBridge refuses "mcp" where the bridge, not the agent, shows a
+// question (a route's to, the default route, an escalation step): field
+// names where it was found, if the caller does not.
+func notForTheBridge(field string) error {
+	msg := "\"mcp\" is the agent's own client, which only the agent shows a question in: " +
+		"a request's to may name it, a route, the default route or an escalation step may not"
+	if field != "" {
+		msg = field + ": " + msg
+	}
+	return &resolveError{ErrBadTarget, msg}
+}
 
 func offError(target, platform string) error {
 	ps := platformNamed(platform)
@@ -68,11 +85,14 @@ var (
 //	slack:<channel id>       C…, G… or D…
 //	slack:<user id>          U… or W…: a DM with that user
 //	web                      the bridge's web page (chat is "")
+//	mcp                      the agent's own client (chat is ""): the
+//	                         MCP server shows the question there, the
+//	                         bridge posts nothing
 //
 // A route name is not a target; see Resolve.
 func ParseTarget(s string) (platform, chat string, err error) {
-	if s == "web" {
-		return "web", "", nil
+	if chatless(s) {
+		return s, "", nil
 	}
 	if s == "" {
 		return "", "", errors.New("empty target")
@@ -82,14 +102,14 @@ func ParseTarget(s string) (platform, chat string, err error) {
 	}
 	platform, chat, found := strings.Cut(s, ":")
 	if !found {
-		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)", s)
+		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)", s)
 	}
 	if !isPlatform(platform) {
 		return "", "", fmt.Errorf("unknown platform %q", platform)
 	}
 	switch platform {
-	case "web":
-		return "", "", fmt.Errorf("%q: the web target takes no chat, write \"web\"", s)
+	case "web", askbridge.PlatformMCP:
+		return "", "", fmt.Errorf("%q: the %s target takes no chat, write %q", s, platform, platform)
 	case "telegram":
 		if !telegramChatPattern.MatchString(chat) || !fitsInt64(chat) {
 			return "", "", fmt.Errorf("%q: a Telegram chat id is an integer such as 123456789 or -1001234567890", s)
@@ -108,12 +128,13 @@ func ParseTarget(s string) (platform, chat string, err error) {
 
 // ParseAnswerer checks an answerer, "<platform>:<user id>", and splits it.
 // User ids follow each platform's form: a positive integer on Telegram, a
-// snowflake on Discord, U… or W… on Slack, and on the web page 1 to 128
-// letters, digits and '_', '.', '@', '+', '-'.
+// snowflake on Discord, U… or W… on Slack, and on the web page and in the
+// agent's own client (mcp) 1 to 128 letters, digits and '_', '.', '@',
+// '+', '-'.
 func ParseAnswerer(s string) (platform, user string, err error) {
 	platform, user, found := strings.Cut(s, ":")
 	if !found || !isPlatform(platform) {
-		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack or web", s)
+		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack, web or mcp", s)
 	}
 	var ok bool
 	switch platform {
@@ -125,6 +146,8 @@ func ParseAnswerer(s string) (platform, user string, err error) {
 		ok = slackUserPattern.MatchString(user)
 	case "web":
 		ok = webUserPattern.MatchString(user)
+	case askbridge.PlatformMCP:
+		ok = askbridge.ValidMCPUser(user)
 	}
 	if !ok {
 		return "", "", fmt.Errorf("%q: %q is not a %s user id", s, user, platformName(platform))
@@ -135,6 +158,9 @@ func ParseAnswerer(s string) (platform, user string, err error) {
 func platformName(platform string) string {
 	if ps := platformNamed(platform); ps != nil {
 		return ps.title
+	}
+	if platform == askbridge.PlatformMCP {
+		return "MCP client"
 	}
 	return platform
 }
@@ -156,14 +182,18 @@ func fitsUint64(s string) bool {
 //   - a target ("web", or anything with a ':') gives Route{To: target},
 //     which anyone who sees it may answer, when the policy lets a request
 //     name it: Targets is not TargetsRoutesOnly, and the chat is in its
-//     platform's list in Chats when that list is set.
+//     platform's list in Chats when that list is set;
+//   - "mcp", the agent's own client, gives Route{To: "mcp"} whatever the
+//     policy: the bridge posts nothing for it, so it reaches no chat of
+//     the operator's.
 //
 // An unknown name gives an error `unknown route "x"` (ErrUnknownRoute); a
 // target that does not parse, ErrBadTarget; a target on a platform that is
 // off, ErrPlatformOff; a target the policy refuses, ErrNotAllowed, with a
 // message naming the setting. The default route and the routes are the
 // operator's: the policy does not apply to them, nor to the steps of
-// their ladders (see ResolveLadder). The returned route's
+// their ladders (see ResolveLadder); none of them may be "mcp"
+// (ErrBadTarget). The returned route's
 // Answerers is a copy. Resolve does not modify c and may be called
 // concurrently.
 func (c *Config) Resolve(to string) (Route, error) {
@@ -181,7 +211,8 @@ func (c *Config) Resolve(to string) (Route, error) {
 // (Route.Escalate): a route, or a target. The ladder is the operator's, as
 // the route is, so the policy on direct targets (Targets, Chats) does not
 // apply to it; a target must still parse and its platform be on. It does
-// not modify c and may be called concurrently.
+// not modify c and may be called concurrently. "mcp" is refused
+// (ErrBadTarget): the agent alone shows a question there.
 func (c *Config) ResolveLadder(to string) (Route, error) {
 	return c.resolve(to, false)
 }
@@ -189,15 +220,24 @@ func (c *Config) ResolveLadder(to string) (Route, error) {
 // resolve is Resolve of a `to` that is not empty; direct says a request
 // named it, so a target there is held to the policy.
 func (c *Config) resolve(to string, direct bool) (Route, error) {
-	if r, ok := c.Routes[to]; ok && to != "web" && !strings.Contains(to, ":") {
+	if r, ok := c.Routes[to]; ok && !chatless(to) && !strings.Contains(to, ":") {
 		platform, _, err := ParseTarget(r.To)
 		if err != nil {
 			return Route{}, &resolveError{ErrBadTarget, fmt.Sprintf("route %q: %v", to, err)}
+		}
+		if platform == askbridge.PlatformMCP {
+			return Route{}, notForTheBridge(fmt.Sprintf("route %q", to))
 		}
 		if !c.Enabled(platform) {
 			return Route{}, offError(r.To, platform)
 		}
 		return Route{To: r.To, Answerers: slices.Clone(r.Answerers), Locale: r.Locale, Escalate: slices.Clone(r.Escalate)}, nil
+	}
+	if to == askbridge.PlatformMCP {
+		if !direct {
+			return Route{}, notForTheBridge("")
+		}
+		return Route{To: to}, nil
 	}
 	if to != "web" && !strings.Contains(to, ":") {
 		if isPlatform(to) {

@@ -17,6 +17,7 @@ func TestParseTarget(t *testing.T) {
 		err            string
 	}{
 		{in: "web", platform: "web"},
+		{in: "mcp", platform: "mcp"},
 		{in: "telegram:123456789", platform: "telegram", chat: "123456789"},
 		{in: "telegram:-1001234567890", platform: "telegram", chat: "-1001234567890"},
 		{in: "discord:123456789012345678", platform: "discord", chat: "123456789012345678"},
@@ -29,9 +30,11 @@ func TestParseTarget(t *testing.T) {
 		{in: "", err: "empty target"},
 		{in: "irc:#ops", err: `unknown platform "irc"`},
 		{in: "Telegram:1", err: `unknown platform "Telegram"`},
-		{in: "ops", err: `"ops" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)`},
-		{in: "telegram", err: `"telegram" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)`},
+		{in: "ops", err: `"ops" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)`},
+		{in: "telegram", err: `"telegram" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)`},
 		{in: "web:page", err: `"web:page": the web target takes no chat, write "web"`},
+		{in: "mcp:x", err: `"mcp:x": the mcp target takes no chat, write "mcp"`},
+		{in: "mcp:", err: `"mcp:": the mcp target takes no chat, write "mcp"`},
 		{in: "telegram:", err: `"telegram:": a Telegram chat id is an integer such as 123456789 or -1001234567890`},
 		{in: "telegram:@channel", err: `"telegram:@channel": a Telegram chat id is an integer such as 123456789 or -1001234567890`},
 		{in: "telegram:0", err: `"telegram:0": a Telegram chat id is an integer such as 123456789 or -1001234567890`},
@@ -71,8 +74,12 @@ func TestParseAnswerer(t *testing.T) {
 		{in: "slack:U0123ABCDEF", platform: "slack", user: "U0123ABCDEF"},
 		{in: "slack:W0123ABCDEF", platform: "slack", user: "W0123ABCDEF"},
 		{in: "web:alice@example.com", platform: "web", user: "alice@example.com"},
-		{in: "alice", err: `"alice" must be <platform>:<user id> with platform telegram, discord, slack or web`},
-		{in: "irc:bob", err: `"irc:bob" must be <platform>:<user id> with platform telegram, discord, slack or web`},
+		{in: "mcp:alice@example.com", platform: "mcp", user: "alice@example.com"},
+		{in: "mcp:client-1", platform: "mcp", user: "client-1"},
+		{in: "mcp:-x", err: `"mcp:-x": "-x" is not a MCP client user id`},
+		{in: "mcp:", err: `"mcp:": "" is not a MCP client user id`},
+		{in: "alice", err: `"alice" must be <platform>:<user id> with platform telegram, discord, slack, web or mcp`},
+		{in: "irc:bob", err: `"irc:bob" must be <platform>:<user id> with platform telegram, discord, slack, web or mcp`},
 		{in: "web:", err: `"web:": "" is not a web user id`},
 		{in: "telegram:-100", err: `"telegram:-100": "-100" is not a Telegram user id`},
 		{in: "slack:C0123", err: `"slack:C0123": "C0123" is not a Slack user id`},
@@ -102,6 +109,7 @@ func TestResolve(t *testing.T) {
 		"desk":  {To: "web"},
 		"chat":  {To: "discord:123456789012345678"}, // Discord is off
 		"weird": {To: "ops"},                        // built by hand, never validated
+		"own":   {To: "mcp"},                        // so is this
 		"thai":  {To: "telegram:-100777", Locale: "th", Escalate: []Step{{AfterSeconds: 600, To: StepTo{"ops", "web"}}}},
 	}
 	c.DefaultRoute = "ops"
@@ -118,6 +126,9 @@ func TestResolve(t *testing.T) {
 		{name: "a route's locale and ladder", to: "thai", want: Route{To: "telegram:-100777", Locale: "th", Escalate: []Step{{AfterSeconds: 600, To: StepTo{"ops", "web"}}}}},
 		{name: "a target", to: "telegram:42", want: Route{To: "telegram:42"}},
 		{name: "web", to: "web", want: Route{To: "web"}},
+		{name: "mcp", to: "mcp", want: Route{To: "mcp"}},
+		{name: "a route to mcp, built by hand", to: "own",
+			err: `route "own": "mcp" is the agent's own client, which only the agent shows a question in: a request's to may name it, a route, the default route or an escalation step may not`, is: ErrBadTarget},
 		{name: "a discord DM target on a platform that is off", to: "discord:@123456789012345678",
 			err: `Discord is off (no ASKUSER_DISCORD_TOKEN), so "discord:@123456789012345678" cannot be used`, is: ErrPlatformOff},
 		{name: "unknown name", to: "x", err: `unknown route "x"`, is: ErrUnknownRoute},
@@ -127,7 +138,7 @@ func TestResolve(t *testing.T) {
 		{name: "a route to a platform that is off", to: "chat",
 			err: `Discord is off (no ASKUSER_DISCORD_TOKEN), so "discord:123456789012345678" cannot be used`, is: ErrPlatformOff},
 		{name: "a route whose target is not one", to: "weird",
-			err: `route "weird": "ops" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)`, is: ErrBadTarget},
+			err: `route "weird": "ops" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)`, is: ErrBadTarget},
 		{name: "slack is off", to: "slack:C0123456789",
 			err: `Slack is off (no ASKUSER_SLACK_BOT_TOKEN), so "slack:C0123456789" cannot be used`, is: ErrPlatformOff},
 	}
@@ -159,6 +170,24 @@ func TestResolve(t *testing.T) {
 			t.Error("Resolve shares the route's answerers")
 		}
 	})
+	t.Run("mcp is not a ladder's", func(t *testing.T) {
+		_, err := c.ResolveLadder("mcp")
+		want := `"mcp" is the agent's own client, which only the agent shows a question in: a request's to may name it, a route, the default route or an escalation step may not`
+		if err == nil || err.Error() != want || !errors.Is(err, ErrBadTarget) {
+			t.Errorf("ResolveLadder(mcp) = %v, want %q", err, want)
+		}
+	})
+	t.Run("mcp whatever the policy on targets", func(t *testing.T) {
+		c := Default()
+		c.Targets = TargetsRoutesOnly
+		c.Routes = map[string]Route{"desk": {To: "web"}}
+		if r, err := c.Resolve("mcp"); err != nil || r.To != "mcp" {
+			t.Errorf("Resolve(mcp) under routes-only = %+v, %v", r, err)
+		}
+		if _, err := c.Resolve("web"); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("Resolve(web) under routes-only = %v, want ErrNotAllowed", err)
+		}
+	})
 	t.Run("an empty default route means web", func(t *testing.T) {
 		c := &Config{}
 		if r, err := c.Resolve(""); err != nil || r.To != "web" {
@@ -174,7 +203,7 @@ func TestEnabled(t *testing.T) {
 		platform string
 		want     bool
 	}{
-		{"web", true}, {"slack", true}, {"telegram", false}, {"discord", false}, {"irc", false},
+		{"web", true}, {"mcp", true}, {"slack", true}, {"telegram", false}, {"discord", false}, {"irc", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.platform, func(t *testing.T) {
@@ -188,7 +217,7 @@ func TestEnabled(t *testing.T) {
 // FuzzParseTarget: `to` comes from agents. A target that parses is exactly
 // its platform and chat joined again, and Resolve never panics.
 func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{"web", "telegram:-100123", "discord:@1", "slack:C1", "ops", "", "irc:x", "web:x", "telegram:", ":"} {
+	for _, s := range []string{"web", "mcp", "telegram:-100123", "discord:@1", "slack:C1", "ops", "", "irc:x", "web:x", "mcp:x", "telegram:", ":"} {
 		f.Add(s)
 	}
 	c := Default()
@@ -198,7 +227,7 @@ func FuzzParseTarget(f *testing.F) {
 		platform, chat, err := ParseTarget(s)
 		if err == nil {
 			joined := platform
-			if platform != "web" {
+			if !chatless(platform) {
 				joined += ":" + chat
 			}
 			if joined != s {

@@ -162,13 +162,13 @@ func TestLoadValidation(t *testing.T) {
 		{name: "route without a target", yaml: "routes:\n  ops:\n    answerers: [web:alice]\n",
 			want: []string{`routes.ops.to is required`}},
 		{name: "route to another route", yaml: "routes:\n  a:\n    to: web\n  b:\n    to: a\n",
-			want: []string{`routes.b.to: "a" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id> or web)`}},
+			want: []string{`routes.b.to: "a" is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)`}},
 		{name: "route with bad answerers", vars: allOn(nil),
 			yaml: "routes:\n  ops:\n    to: telegram:-100123\n    answerers: [telegram:abc, irc:bob, alice, slack:C0123, discord:@1, telegram:-5, web:a b]\n",
 			want: []string{
 				`routes.ops.answerers[0]: "telegram:abc": "abc" is not a Telegram user id`,
-				`routes.ops.answerers[1]: "irc:bob" must be <platform>:<user id> with platform telegram, discord, slack or web`,
-				`routes.ops.answerers[2]: "alice" must be <platform>:<user id> with platform telegram, discord, slack or web`,
+				`routes.ops.answerers[1]: "irc:bob" must be <platform>:<user id> with platform telegram, discord, slack, web or mcp`,
+				`routes.ops.answerers[2]: "alice" must be <platform>:<user id> with platform telegram, discord, slack, web or mcp`,
 				`routes.ops.answerers[3]: "slack:C0123": "C0123" is not a Slack user id`,
 				`routes.ops.answerers[4]: "discord:@1": "@1" is not a Discord user id`,
 				`routes.ops.answerers[5]: "telegram:-5": "-5" is not a Telegram user id`,
@@ -176,6 +176,15 @@ func TestLoadValidation(t *testing.T) {
 			}},
 		{name: "route named after a platform", yaml: "routes:\n  web:\n    to: web\n",
 			want: []string{`routes.web: "web" is a platform name and cannot name a route`}},
+		{name: "route named mcp", yaml: "routes:\n  mcp:\n    to: web\n",
+			want: []string{`routes.mcp: "mcp" is a platform name and cannot name a route`}},
+		{name: "route to mcp", yaml: "routes:\n  own:\n    to: mcp\n",
+			want: []string{`routes.own.to: "mcp" is the agent's own client, which only the agent shows a question in: a request's to may name it, a route, the default route or an escalation step may not`}},
+		{name: "route answered from the agent's client", yaml: "routes:\n  ops:\n    to: web\n    answerers: [mcp:alice, web:bob]\n"},
+		{name: "route ladder to mcp", yaml: "routes:\n  ops:\n    to: web\n    escalate:\n      - afterSeconds: 600\n        to: [web, mcp]\n",
+			want: []string{`routes.ops.escalate[0].to[1]: "mcp" is the agent's own client, which only the agent shows a question in: a request's to may name it, a route, the default route or an escalation step may not`}},
+		{name: "default route mcp", vars: map[string]string{"ASKUSER_DEFAULT_TO": "mcp"},
+			want: []string{`ASKUSER_DEFAULT_TO: "mcp" is the agent's own client, which only the agent shows a question in: a request's to may name it, a route, the default route or an escalation step may not`}},
 		{name: "route with a bad name", yaml: "routes:\n  \"a:b\":\n    to: web\n",
 			want: []string{`routes: route name "a:b" must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`}},
 
@@ -440,30 +449,37 @@ func TestLogFormat(t *testing.T) {
 	}
 }
 
-// TestMCPMaxCalls: `askbridge mcp` reads ASKUSER_MCP_MAX_CALLS alone, with
-// the bridge's rule and messages naming the variable.
-func TestMCPMaxCalls(t *testing.T) {
+// TestMCPSettings: `askbridge mcp` reads ASKUSER_MCP_MAX_CALLS,
+// ASKUSER_MCP_MAX_WAIT and ASKUSER_MCP_ELICIT alone, with the bridge's
+// rules and messages naming the variable.
+func TestMCPSettings(t *testing.T) {
 	cases := []struct {
-		value string
-		want  int
-		err   string
+		env, value string
+		want       HTTP
+		err        string
 	}{
-		{"", DefaultMCPMaxCalls, ""},
-		{" 12 ", 12, ""},
-		{"0", 0, `ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`},
-		{"many", 0, `ASKUSER_MCP_MAX_CALLS: "many" is not a whole number of at least 1`},
-		{"10001", 0, `ASKUSER_MCP_MAX_CALLS: 10001 is out of range: from 1 to 10000`},
+		{"ASKUSER_MCP_MAX_CALLS", "", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_CALLS", " 12 ", HTTP{MCPMaxCalls: 12, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_CALLS", "0", HTTP{}, `ASKUSER_MCP_MAX_CALLS: "0" is not a whole number of at least 1`},
+		{"ASKUSER_MCP_MAX_CALLS", "many", HTTP{}, `ASKUSER_MCP_MAX_CALLS: "many" is not a whole number of at least 1`},
+		{"ASKUSER_MCP_MAX_CALLS", "10001", HTTP{}, `ASKUSER_MCP_MAX_CALLS: 10001 is out of range: from 1 to 10000`},
+		{"ASKUSER_MCP_MAX_WAIT", "25s", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: 25 * time.Second, MCPElicit: "on"}, ""},
+		{"ASKUSER_MCP_MAX_WAIT", "50", HTTP{}, `ASKUSER_MCP_MAX_WAIT: "50" is not a duration such as "24h", "90m" or "30s"`},
+		{"ASKUSER_MCP_MAX_WAIT", "500ms", HTTP{}, `ASKUSER_MCP_MAX_WAIT: 500ms is out of range: from 1s to 1h0m0s`},
+		{"ASKUSER_MCP_ELICIT", "OFF", HTTP{MCPMaxCalls: DefaultMCPMaxCalls, MCPMaxWait: DefaultMCPMaxWait, MCPElicit: "off"}, ""},
+		{"ASKUSER_MCP_ELICIT", "no", HTTP{}, `ASKUSER_MCP_ELICIT: "no" is not on or off`},
 	}
 	for _, tc := range cases {
-		t.Run(tc.value, func(t *testing.T) {
-			vars := map[string]string{"ASKUSER_MCP_MAX_CALLS": tc.value}
-			n, err := MCPMaxCalls(func(k string) string { return vars[k] })
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			vars := map[string]string{tc.env: tc.value}
+			h, err := MCP(func(k string) string { return vars[k] })
 			got := ""
 			if err != nil {
 				got = err.Error()
 			}
-			if n != tc.want || got != tc.err {
-				t.Errorf("MCPMaxCalls(%q) = %d, %q; want %d, %q", tc.value, n, got, tc.want, tc.err)
+			h = HTTP{MCPMaxCalls: h.MCPMaxCalls, MCPMaxWait: h.MCPMaxWait, MCPElicit: h.MCPElicit}
+			if h != tc.want || got != tc.err {
+				t.Errorf("MCP(%s=%q) = %+v, %q; want %+v, %q", tc.env, tc.value, h, got, tc.want, tc.err)
 			}
 		})
 	}

@@ -60,6 +60,26 @@ func (r Record) MayAnswerIn(p askbridge.Person, k int) bool {
 	return len(a) == 0 || slices.Contains(a, p.Platform+":"+p.ID)
 }
 
+// MayAnswerFromAgent reports whether p may answer the question from the
+// agent's own client (an answer entry): the request's answerers must be
+// empty or name p, and so must those of every place of the question, so
+// that a route which names who answers there cannot be passed by from
+// the client. It is MayAnswerIn for that one path, where the answer is
+// given in no chat of the question.
+func (r Record) MayAnswerFromAgent(p askbridge.Person) bool {
+	who := p.Platform + ":" + p.ID
+	lists := [][]string{r.Request.Answerers, r.Answerers}
+	for _, pl := range r.Places {
+		lists = append(lists, pl.Answerers)
+	}
+	for _, a := range lists {
+		if len(a) > 0 && !slices.Contains(a, who) {
+			return false
+		}
+	}
+	return true
+}
+
 // placeOf finds the place of rec a message belongs to: the place whose
 // chat it is in, else the place it was recorded for, else the place of a
 // message of the question recorded in its chat (a plain reply in a DM the

@@ -76,7 +76,10 @@ type EngineConfig struct {
 	// request may name applies to them (cmd/bridge: config's
 	// ResolveLadder). Nil: Resolve, for a bridge with no such policy.
 	ResolveLadder Resolver
-	Channels      []Channel
+	// Channels are the platforms questions are shown on. The agent's own
+	// client ("mcp", agentplace.go) is always there besides them; a
+	// channel of that platform here takes its place.
+	Channels []Channel
 	// Locale is the catalog of questions whose request and route name
 	// none (ASKUSER_LOCALE; default "en"), and of notices that belong to
 	// no known question.
@@ -261,6 +264,9 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c.halt, c.haltNow = context.WithCancel(context.Background())
 	cb := newCallbacks(c, cfg.Callbacks)
 	c.calls = cb
+	// The agent's own client is a place on every bridge ("mcp"): nothing
+	// is posted there, so nothing configures it.
+	c.channels[askbridge.PlatformMCP] = agentPlace{}
 	for _, ch := range cfg.Channels {
 		c.channels[ch.Platform()] = ch
 	}
@@ -276,7 +282,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		resolve: cfg.Resolve, resolveLadder: cfg.ResolveLadder, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 		maxPerAgent: cfg.MaxPendingPerAgent, leaseTTL: cfg.FinishLease,
 	})
-	return &Engine{
+	e := &Engine{
 		core:      c,
 		callbacks: cb,
 		finisher:  fin,
@@ -286,6 +292,8 @@ func NewEngine(cfg EngineConfig) *Engine {
 			interval: cfg.SweepEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
 		}),
 	}
+	in.submit = e.submit
+	return e
 }
 
 // Run starts the components and runs until ctx is done, then waits for the

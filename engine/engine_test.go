@@ -372,6 +372,14 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		if to == "thai-ops" {
 			return engine.Route{Target: routes["ops"], Locale: "th"}, nil
 		}
+		if to == askbridge.PlatformMCP {
+			return engine.Route{Target: askbridge.Target{Platform: to}}, nil
+		}
+		if to == "mcp-ladder" {
+			// A route whose ladder names the agent's own client, as a
+			// configuration validated by hand might.
+			return engine.Route{Target: routes["ops"], Escalate: []askbridge.Step{{AfterSeconds: 60, To: askbridge.ToList{askbridge.PlatformMCP}}}}, nil
+		}
 		if who, ok := strings.CutPrefix(to, "only-"); ok {
 			// A route only who may answer in: "only-bob" is bob's room,
 			// "only-@carol" carol's DM.

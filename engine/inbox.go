@@ -547,9 +547,7 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 			return Submitted{}, err
 		}
 		res = askbridge.Answered(rec.ID, clean, personPtr(a.By), a.Via)
-		if len(rec.Places) > 1 && a.Place >= 0 && a.Place < len(rec.Places) {
-			res.Place = rec.Places[a.Place].Name
-		}
+		res.Place = answeredIn(rec, a)
 	}
 	r, err := e.end(ctx, rec.ID, res)
 	if err != nil {
@@ -567,6 +565,21 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 		return Submitted{Notice: NoticeExpired, End: r}, nil
 	}
 	return Submitted{Notice: endedNotice(r.Result), End: r}, nil
+}
+
+// answeredIn names where answer a to rec was given, for its result: the
+// place as the request named it when the question has several, and
+// "mcp" for an answer from the agent's own client given in no place of
+// the question (one shown only in chats); "" when the question has one
+// place and the answer came from there.
+func answeredIn(rec Record, a Answer) string {
+	switch {
+	case a.Place < 0 && a.Via == askbridge.ViaMCP:
+		return askbridge.PlatformMCP
+	case len(rec.Places) > 1 && a.Place >= 0 && a.Place < len(rec.Places):
+		return rec.Places[a.Place].Name
+	}
+	return ""
 }
 
 // CheckAnswers checks a structured answer against the request: every

@@ -31,7 +31,8 @@ type intakeParams struct {
 }
 
 // intake carries requests from the stream to people: it validates, routes
-// and stores each ask and delivers it, and handles cancels. An entry is
+// and stores each ask and delivers it, and handles cancels and the answers
+// given in the agent's own client (agentplace.go). An entry is
 // acknowledged once handled; one left unacknowledged (Redis trouble, a
 // replica that died) is handled again, by this replica or another.
 type intake struct {
@@ -44,6 +45,9 @@ type intake struct {
 	// creates, when the store creates in batches, carries the questions
 	// of requests handled at once to the store together.
 	creates *groupCommit[*CreateCall]
+	// submit is the one path every answer takes (Engine.submit), for
+	// the answer entries.
+	submit func(ctx context.Context, rec Record, a Answer) (Submitted, error)
 }
 
 func newIntake(c *core, d *delivery, p intakeParams) *intake {
@@ -58,9 +62,10 @@ func newIntake(c *core, d *delivery, p intakeParams) *intake {
 }
 
 // intakeStore is the store as the intake sees it: the requests stream
-// and the creates.
+// and the creates, and the question an answer entry answers.
 type intakeStore interface {
 	Requests
+	Lookup(ctx context.Context, id string) (q Record, found bool, err error)
 }
 
 // create stores a new question and, unless holder is "", takes its
@@ -186,12 +191,16 @@ func (in *intake) run(ctx context.Context) {
 func (in *intake) handle(ctx context.Context, entry Entry) {
 	var err error
 	switch {
+	case entry.Oversize > 0 && entry.Answer != nil:
+		err = in.oversizeAnswer(ctx, entry)
 	case entry.Oversize > 0:
 		err = in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, askbridge.MaxEntryBytes), in.clock.Now())
 	case entry.Ask != nil:
 		err = in.ask(ctx, entry)
 	case entry.Cancel != "":
 		err = in.cancel(ctx, entry)
+	case entry.Answer != nil:
+		err = in.answer(ctx, entry)
 	default:
 		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
 		err = in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: entry.Malformed})
@@ -492,6 +501,9 @@ func (in *intake) places(req *askbridge.Request) ([]askbridge.Place, string, err
 			}
 			if _, ok := in.channels[r.Target.Platform]; !ok {
 				return fmt.Errorf("%s: platform %q is not enabled on this bridge", p, r.Target.Platform)
+			}
+			if step > 0 && r.Target.Platform == askbridge.PlatformMCP {
+				return fmt.Errorf("%s: %q is the agent's own client, which only the agent shows a question in: a step's places are shown later, by the bridge", p, name)
 			}
 			for _, prev := range places {
 				if prev.Target == r.Target {

@@ -118,12 +118,17 @@ type Entry struct {
 	Ask []byte
 	// Cancel holds the question id of a `cancel` entry.
 	Cancel string
-	// Malformed is set when the entry has neither field (or both); the
-	// engine acknowledges it and records a rejection event.
+	// Answer holds the raw JSON of an `answer` entry: an answer given in
+	// the agent's own client (askbridge.AnswerEntry).
+	Answer []byte
+	// Malformed is set when the entry has none of the fields ask, cancel
+	// and answer, or more than one; the engine acknowledges it and
+	// records a rejection event.
 	Malformed string
 	// Oversize is the entry's size in bytes (field names and values
-	// together) when it is over MaxEntryBytes; Ask then holds only the
-	// first bytes of the ask value, if any, and the engine refuses it.
+	// together) when it is over MaxEntryBytes; Ask (or Answer) then holds
+	// only the first bytes of the ask (or answer) value, if any, and the
+	// engine refuses it.
 	Oversize int
 }
 

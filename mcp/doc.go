@@ -1,6 +1,6 @@
 // Package mcp serves askbridge to AI agents as a Model Context Protocol
 // server (built on the official Go SDK, github.com/modelcontextprotocol/go-sdk):
-// one tool, ask_user, that asks a person a structured question through a
+// the tool ask_user, that asks a person a structured question through a
 // bridge and returns the answer (docs/mcp.md says how to register it in
 // Claude Code, Claude Desktop or Cursor).
 //
@@ -31,6 +31,19 @@
 // error that says to start a bridge or fix the Redis address; a request
 // the bridge refuses is a tool error with the bridge's message. No call
 // waits longer than its question's timeout and a short grace.
+//
+// A client that declared form elicitation also gets the question as a
+// form (relay.go): while the call waits, the server sends it
+// elicitation/create and withdraws it when another place answers first;
+// on protocol 2026-07-28 the call returns the form at once and the client
+// answers it by calling again, with a request state the server signed.
+// The form's answer goes to the bridge as an answer entry
+// (client.Client.Answer), so the bridge decides, first writer wins, as
+// for any place. No call waits longer than Options.MaxWait (wait.go): a
+// question still open then makes the call return {"status":"pending"},
+// and the second tool, wait_for_answer, waits again, on any server of the
+// same Redis. Each question is a resource, askbridge://questions/{id}
+// (resource.go).
 //
 // Two transports: [Server.ServeStdio] (what `askbridge mcp` runs, for desktop
 // clients that start the server as a subprocess) and [Server.Handler], the

@@ -42,7 +42,7 @@ type follower struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	calls map[string]*watched
+	calls map[string][]*watched
 	// stop stops the running read; nil when none runs.
 	stop context.CancelFunc
 	// gen numbers the reads; a read whose number is not the current one
@@ -65,7 +65,7 @@ type watched struct {
 }
 
 func newFollower(log *slog.Logger) *follower {
-	return &follower{log: log, calls: map[string]*watched{}}
+	return &follower{log: log, calls: map[string][]*watched{}}
 }
 
 // add follows question id for a call, reading through c when no read
@@ -75,7 +75,7 @@ func (f *follower) add(c *client.Client, id string) *watched {
 	w := &watched{wake: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls[id] = w
+	f.calls[id] = append(f.calls[id], w)
 	if f.stop == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		f.stop = cancel
@@ -86,12 +86,16 @@ func (f *follower) add(c *client.Client, id string) *watched {
 	return w
 }
 
-// remove stops following question id; the last call's removal stops the
-// read. Safe to repeat.
-func (f *follower) remove(id string) {
+// remove stops following question id for the call that added w (several
+// calls may wait on one question: ask_user and wait_for_answer); the last
+// call's removal stops the read. Safe to repeat.
+func (f *follower) remove(id string, w *watched) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.calls, id)
+	f.calls[id] = slices.DeleteFunc(f.calls[id], func(x *watched) bool { return x == w })
+	if len(f.calls[id]) == 0 {
+		delete(f.calls, id)
+	}
 	if len(f.calls) == 0 && f.stop != nil {
 		f.stop()
 		f.stop = nil
@@ -140,7 +144,7 @@ func (f *follower) run(ctx context.Context, c *client.Client, gen uint64, from s
 	}
 }
 
-// deliver hands ev to the call waiting for its question, if any.
+// deliver hands ev to the calls waiting for its question, if any.
 func (f *follower) deliver(gen uint64, ev client.Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -148,13 +152,11 @@ func (f *follower) deliver(gen uint64, ev client.Event) error {
 		return errStale
 	}
 	f.last = ev.StreamID
-	w := f.calls[ev.ID]
-	if w == nil {
-		return nil
-	}
-	signal(w.wake)
-	if w.st.add(ev) {
-		signal(w.changed)
+	for _, w := range f.calls[ev.ID] {
+		signal(w.wake)
+		if w.st.add(ev) {
+			signal(w.changed)
+		}
 	}
 	return nil
 }

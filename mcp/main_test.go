@@ -54,8 +54,8 @@ func testPrefix() string { return fmt.Sprintf("mcptest%d:", prefixSeq.Add(1)) }
 
 // bridge is one bridge replica: the engine with the web channel, and the
 // web page's API on a loopback test server, where the tests answer as a
-// person does. A request's `to` may be empty or "web"; anything else is
-// refused as an unknown route.
+// person does. A request's `to` may be empty, "web" or "mcp" (the
+// agent's own client); anything else is refused as an unknown route.
 type bridge struct {
 	prefix string
 	page   *httptest.Server
@@ -68,6 +68,9 @@ func startBridge(t *testing.T, prefix string) *bridge {
 	resolve := func(to string) (engine.Route, error) {
 		if to == "" || to == web.Platform {
 			return engine.Route{Target: askbridge.Target{Platform: web.Platform}}, nil
+		}
+		if to == askbridge.PlatformMCP {
+			return engine.Route{Target: askbridge.Target{Platform: askbridge.PlatformMCP}}, nil
 		}
 		return engine.Route{Target: askbridge.Target{}}, fmt.Errorf("to: unknown route %q", to)
 	}

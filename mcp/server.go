@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,20 @@ type Options struct {
 	// connection: one read of the events stream (through Client) wakes
 	// them all.
 	MaxCalls int
+	// MaxWait is the wait budget of a call (ASKUSER_MCP_MAX_WAIT, default
+	// DefaultMaxWait): a question still open after it makes the call
+	// return {"status":"pending","id":…}, and wait_for_answer waits
+	// again. The question goes on; only its timeout or an answer ends it.
+	MaxWait time.Duration
+	// NoRelay keeps questions out of the client's window
+	// (ASKUSER_MCP_ELICIT=off): no form even for a client that declares
+	// elicitation, and `to: "mcp"` is refused.
+	NoRelay bool
+	// StateKey signs the state a client hands back with a form's answer
+	// (protocol 2026-07-28), so a form's answer counts only for the
+	// question it was asked for. Replicas behind one address need the same
+	// key; empty: a random one per server.
+	StateKey []byte
 	// Logger receives a line per call and the SDK's warnings. Default:
 	// none.
 	Logger *slog.Logger
@@ -115,6 +130,12 @@ type Server struct {
 	slots chan struct{}
 	// events follows the events stream for every waiting call.
 	events *follower
+	// stateKey signs request states (Options.StateKey).
+	stateKey []byte
+	// declined holds the questions whose form the person declined in the
+	// client; reshow those whose form a call's budget closed, to show
+	// again when wait_for_answer waits for them.
+	declined, reshow idSet
 }
 
 // New checks opts and returns the server. It connects nothing.
@@ -131,6 +152,9 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxCalls <= 0 {
 		opts.MaxCalls = DefaultMaxCalls
 	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -140,7 +164,11 @@ func New(opts Options) (*Server, error) {
 	if err := checkDefaults(opts.DefaultTo, opts.DefaultAgent); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.MaxCalls), events: newFollower(opts.Logger)}
+	s := &Server{opts: opts, log: opts.Logger, slots: make(chan struct{}, opts.MaxCalls), events: newFollower(opts.Logger), stateKey: opts.StateKey}
+	if len(s.stateKey) == 0 {
+		s.stateKey = make([]byte, 32)
+		_, _ = rand.Read(s.stateKey) // crypto/rand.Read never fails (Go 1.24+)
+	}
 	s.stop, s.stopAll = context.WithCancel(context.Background())
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
@@ -149,6 +177,8 @@ func New(opts Options) (*Server, error) {
 		SupportedProtocolVersions: opts.versions,
 	})
 	s.mcp.AddTool(tool(), s.askUser)
+	s.mcp.AddTool(waitTool(), s.waitForAnswer)
+	s.mcp.AddResourceTemplate(questionTemplate(), s.readQuestion)
 	return s, nil
 }
 

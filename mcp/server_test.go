@@ -19,7 +19,8 @@ import (
 	"github.com/askbridge/askbridge/mcp"
 )
 
-// TestToolListed: the server lists one tool, ask_user, whose input schema
+// TestToolListed: the server lists two tools, ask_user and
+// wait_for_answer; ask_user's input schema
 // is the request of ask-user.md §1 with its real limits (request.go's),
 // plus to, answerers and agent and nothing else, and whose description
 // carries the conventions for agents; over both transports.
@@ -32,10 +33,17 @@ func TestToolListed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list.Tools) != 1 || list.Tools[0].Name != "ask_user" {
-				t.Fatalf("tools %+v; want ask_user alone", list.Tools)
+			var names []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
+			}
+			if strings.Join(names, ",") != "ask_user,wait_for_answer" {
+				t.Fatalf("tools %q; want ask_user, wait_for_answer", names)
 			}
 			tool := list.Tools[0]
+			if wait := list.Tools[1]; wait.OutputSchema == nil || !strings.Contains(wait.Description, `"status":"pending"`) {
+				t.Errorf("wait_for_answer: output schema %v, description %q", wait.OutputSchema, wait.Description)
+			}
 			var in schema
 			remarshal(t, tool.InputSchema, &in)
 			q := in.Properties["questions"]
@@ -82,7 +90,7 @@ func TestToolListed(t *testing.T) {
 			if tool.OutputSchema == nil {
 				t.Error("no output schema")
 			}
-			for _, want := range []string{"(Recommended)", `Never add an "Other" option`, "Prefer one question", "no_answer", "best judgment", "genuinely belongs to the person", "cancels the question"} {
+			for _, want := range []string{"(Recommended)", `Never add an "Other" option`, "Prefer one question", "no_answer", "best judgment", "genuinely belongs to the person", `{"status":"pending","id":`, "wait_for_answer", `to "mcp"`} {
 				if !strings.Contains(tool.Description, want) {
 					t.Errorf("description lacks %q:\n%s", want, tool.Description)
 				}

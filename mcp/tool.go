@@ -23,7 +23,7 @@ import (
 // ask, how to shape the question, what comes back and what to do then
 // (the conventions for agents of docs/ask-user.md §1).
 var description = strings.TrimSpace(`
-Ask a person a structured question in a chat they use (Telegram, Discord, Slack or the bridge's web page) and wait for the answer. The call blocks until they answer, skip, or the question times out (default 15 minutes).
+Ask a person a structured question in a chat they use (Telegram, Discord, Slack or the bridge's web page), and in your client's window when it shows forms, and wait for the answer. The call blocks until they answer, skip, or the question times out (default 15 minutes), or returns pending (below).
 
 When to use it: only when the decision genuinely belongs to the person — a preference, a trade-off with real consequences, information only they have. Do not use it to ask whether to proceed or to confirm a plan you can carry out yourself.
 
@@ -33,9 +33,11 @@ How to ask:
 - Never add an "Other" option: the person can always reply in their own words, and their text comes back as the answer.
 - id is the snake_case key the answer comes back under; header is a 1–2 word label (shown cut to 12 characters); question is one sentence; set multiSelect to true when several options may be chosen.
 - Leave to, answerers and agent unset unless you were told where to ask, who may answer, or what name to ask under.
-- If your client stops waiting on a tool call after a time of its own (many stop at 60 seconds unless configured otherwise), it cancels the call, and that cancels the question while the person may be reading it. When you know of such a limit, set timeoutSeconds under it.
+- If the person has not answered within the server's wait budget (50 seconds by default, under the 60 seconds many clients allow a call), the call returns {"status":"pending","id":"…"}: the question stays open. Call wait_for_answer with that id to keep waiting; never ask again while it is pending.
+- When your client can show forms, the question also appears in it as a form: the person may answer there or in the chat. to "mcp" asks only there.
 
 What comes back (structured content; the first text line summarizes it):
+- {"status":"pending","id":"<question id>"}: still open when the wait budget ran out; call wait_for_answer with the id.
 - {"status":"answered","answers":{"answers":{"<question id>":["<label>", …]}}}: each value is a list of the chosen option labels, or the person's own words.
 - {"status":"no_answer","reason":"timeout"|"skipped"|"cancelled"|"undeliverable"|"no_quorum"}: no answer came. Continue with your best judgment, and tell the user that no answer came and what you decided.
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
@@ -45,7 +47,7 @@ var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "t
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
-const answererPattern = `^(telegram|discord|slack|web):\S+$`
+const answererPattern = `^(telegram|discord|slack|web|mcp):\S+$`
 
 // object is a JSON Schema object.
 type object = map[string]any
@@ -135,7 +137,7 @@ func inputSchema() object {
 				"description": fmt.Sprintf("How long to wait for an answer, in seconds (default %d). A value below %d is taken as %d, one above %d as %d.", askbridge.DefaultTimeout, askbridge.MinTimeout, askbridge.MinTimeout, askbridge.MaxTimeout, askbridge.MaxTimeout),
 			},
 			"to": object{
-				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>; or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
+				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>, or mcp (only in your client's window, as a form; the client must show forms); or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
 				"anyOf":       []any{place, object{"type": "array", "minItems": 1, "maxItems": askbridge.MaxPlaces, "uniqueItems": true, "items": place}},
 			},
 			"remindEverySeconds": object{
@@ -160,7 +162,7 @@ func inputSchema() object {
 			"answerers": object{
 				"type": "array", "maxItems": askbridge.MaxAnswerers, "uniqueItems": true,
 				"items":       object{"type": "string", "pattern": answererPattern, "maxLength": askbridge.MaxAnswererChars},
-				"description": `Who may answer, as "<platform>:<user id>" (telegram, discord, slack or web); narrows what the place allows. Set it only when told who should answer.`,
+				"description": `Who may answer, as "<platform>:<user id>" (telegram, discord, slack or web; mcp:<client name> is the person at this client); narrows what the place allows. Set it only when told who should answer.`,
 			},
 			"agent": object{
 				"type": "string", "maxLength": askbridge.MaxAgentChars,
@@ -175,7 +177,7 @@ func outputSchema() object {
 	return object{
 		"type": "object", "required": []string{"status"},
 		"properties": object{
-			"status": object{"type": "string", "enum": []string{string(askbridge.StatusAnswered), string(askbridge.StatusNoAnswer), string(askbridge.StatusError)}},
+			"status": object{"type": "string", "enum": []string{string(askbridge.StatusAnswered), string(askbridge.StatusNoAnswer), string(askbridge.StatusPending), string(askbridge.StatusError)}},
 			"answers": object{
 				"type": "object",
 				"properties": object{"answers": object{
@@ -206,65 +208,86 @@ var (
 
 // askUser is the ask_user handler.
 func (s *Server) askUser(ctx context.Context, call *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return s.slotted(ctx, func() *sdk.CallToolResult {
+		if call.Params.RequestState != "" {
+			return s.resume(ctx, call)
+		}
+		return s.ask(ctx, call)
+	}), nil
+}
+
+// slotted runs a call in one of the MaxCalls slots: a tool error when the
+// server is closing or every slot is taken.
+func (s *Server) slotted(ctx context.Context, run func() *sdk.CallToolResult) *sdk.CallToolResult {
 	if !s.enter() {
-		return toolError("ask_user: the server is shutting down; nothing was asked. Call again when it is back."), nil
+		return toolError("ask_user: the server is shutting down; nothing was asked. Call again when it is back.")
 	}
 	defer s.calls.Done()
 	if !s.callSlot(ctx) {
-		return toolError(s.busyText()), nil
+		return toolError(s.busyText())
 	}
 	defer s.freeSlot()
+	return run()
+}
 
+// ask pushes the call's request and waits for its end, up to the wait
+// budget; a question also shown in the client as a form (relay) is shown
+// there meanwhile, or, for a client that answers forms by calling again,
+// the form is what the call returns at once.
+func (s *Server) ask(ctx context.Context, call *sdk.CallToolRequest) *sdk.CallToolResult {
 	req, err := s.request(call.Params.Arguments, call.ClientInfo())
 	if err != nil {
-		return toolError(err.Error()), nil
+		return toolError(err.Error())
+	}
+	rel, err := s.relayOf(call, req)
+	if err != nil {
+		return toolError(err.Error())
 	}
 	c, err := s.opts.Client(ctx)
 	if err != nil {
-		return toolError("ask_user: nothing was asked: " + err.Error()), nil
+		return toolError("ask_user: nothing was asked: " + err.Error())
 	}
-
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(s.stop, func() { cancel(errStopping) })()
-	if hc, ok := ctx.Value(httpRequestKey{}).(context.Context); ok {
-		defer context.AfterFunc(hc, func() { cancel(errClientGone) })()
-	}
-
 	req.ID = client.NewID()
 	start := time.Now()
 	// Followed before it is pushed, so no event of it is missed.
 	w := s.events.add(c, req.ID)
-	defer s.events.remove(req.ID)
+	defer s.events.remove(req.ID, w)
 	// One XADD, not cut short: a push that reached Redis is then always
 	// waited for, or cancelled.
-	id, err := c.Push(context.WithoutCancel(callCtx), req)
+	id, err := c.Push(context.WithoutCancel(ctx), req)
 	if err != nil {
-		return toolError(fmt.Sprintf("ask_user: nothing was asked: %v (Redis: %s).", err, s.opts.Redis)), nil
+		return toolError(fmt.Sprintf("ask_user: nothing was asked: %v (Redis: %s).", err, s.opts.Redis))
 	}
 	log := s.log.With("question", id)
-	log.Info("ask_user: asked", "agent", req.Agent, "to", req.To)
-
-	stopReport := s.report(callCtx, cancel, followed{
-		c: c, id: id, start: start, timeout: time.Duration(req.TimeoutSeconds) * time.Second,
-		session: call.Session, token: call.Params.GetProgressToken(), w: w,
-	})
-	// No connection is held while it waits: the follower's events wake it.
-	res, err := c.WaitNotified(callCtx, id, w.wake, recheckEvery)
-	stopReport()
-
-	res, failed := s.waited(ctx, callCtx, c, id, w, res, err, log)
-	if failed != nil {
-		return failed, nil
+	log.Info("ask_user: asked", "agent", req.Agent, "to", req.To, "in client", rel != nil)
+	if rel != nil {
+		// The form waits for a bridge to take the question: one it
+		// refuses is never shown, and the form's answer finds it.
+		q, failed := s.taken(ctx, c, id, w)
+		switch {
+		case failed != nil:
+			return failed
+		case q.Status != askbridge.StatusPending:
+			rel = nil
+		case rel.rounds:
+			return s.inputRequired(id, rel)
+		}
 	}
-	log.Info("ask_user: ended", "status", res.Status, "reason", res.Reason)
+	return s.await(ctx, call, waiting{
+		c: c, id: id, req: req, w: w, start: start, timeout: time.Duration(req.TimeoutSeconds) * time.Second,
+		budget: s.opts.MaxWait, rel: rel, log: log,
+	})
+}
+
+// final is the call's result for a question that ended with res.
+func final(res client.Result, questions []askbridge.Question) *sdk.CallToolResult {
 	return &sdk.CallToolResult{
 		Content: []sdk.Content{
-			&sdk.TextContent{Text: summary(res.Result, req.Questions)},
+			&sdk.TextContent{Text: summary(res.Result, questions)},
 			&sdk.TextContent{Text: string(res.Raw)},
 		},
 		StructuredContent: res.Raw,
-	}, nil
+	}
 }
 
 // waited turns what the wait of question id returned (res, err) into the
@@ -288,6 +311,12 @@ func (s *Server) waited(ctx, callCtx context.Context, c *client.Client, id strin
 			log.Warn("ask_user: no bridge took the request", "redis", s.opts.Redis)
 			return res, toolError(fmt.Sprintf("ask_user: no bridge took the question within %s, so it was withdrawn and nobody saw it. Is a bridge running on this Redis (%s), with the same ASKUSER_REDIS_PREFIX? Start one (`askbridge`) or point this server at the bridge's Redis, then call again.",
 				s.opts.NotTakenAfter, s.opts.Redis))
+		}
+		if errors.Is(cause, errNoForm) {
+			// A question only for the client, which could not show it.
+			res, _ = cancelAndWait(bg, c, id, w)
+			log.Warn("ask_user: the client could not show the form; the question was cancelled", "err", cause)
+			return res, toolError(fmt.Sprintf("ask_user: %v, and the question was only for this client (to \"mcp\"), so it was cancelled. Ask in a chat instead (leave out to).", cause))
 		}
 		log.Info("ask_user: call cancelled; cancelling the question", "cause", cause)
 		res, err = cancelAndWait(bg, c, id, w)

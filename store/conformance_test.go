@@ -133,6 +133,7 @@ func conformance(t *testing.T, b backend) {
 		{"messages/legacy-list", testMessagesLegacyList},
 		{"messages/either-replica", testMessagesEitherReplica},
 		{"messages/shown-at-create", testMessagesShownAtCreate},
+		{"messages/agent-place", testMessagesAgentPlace},
 		{"indexes/prune", testIndexPrune},
 		{"first-seen", testFirstSeen},
 		{"leases", testLeases},
@@ -172,6 +173,8 @@ func testRequestEntries(t *testing.T, b backend) {
 	neither := add("note", "hello")
 	empty := add("cancel", "")
 	extra := add("ask", "{}", "trace", "abc")
+	answer := add("answer", `{"id":"q-1"}`, "trace", "abc")
+	twice := add("answer", "{}", "cancel", "q-1")
 
 	got, err := s.ReadRequests(ctx, 10, 0)
 	if err != nil {
@@ -180,10 +183,12 @@ func testRequestEntries(t *testing.T, b backend) {
 	want := []engine.Entry{
 		{StreamID: ask, Ask: []byte(`{"questions":[]}`)},
 		{StreamID: cancel, Cancel: "q-1"},
-		{StreamID: both, Malformed: "entry has both an ask and a cancel field"},
-		{StreamID: neither, Malformed: "entry has neither an ask nor a cancel field"},
+		{StreamID: both, Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel"},
+		{StreamID: neither, Malformed: "entry has none of the fields ask, cancel and answer"},
 		{StreamID: empty, Malformed: "cancel entry names no question id"},
 		{StreamID: extra, Ask: []byte(`{}`)},
+		{StreamID: answer, Answer: []byte(`{"id":"q-1"}`)},
+		{StreamID: twice, Malformed: "entry has more than one of the fields ask, cancel and answer: cancel, answer"},
 	}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("entries:\n got %+v\nwant %+v", got, want)
@@ -333,7 +338,7 @@ func testRequestClaimPacing(t *testing.T, b backend) {
 }
 
 // testRequestOversize: an entry over MaxEntryBytes comes back as its size
-// and the head of its ask, from a batch read and from a claim alike (its
+// and the head of its ask (or answer), from a batch read and from a claim alike (its
 // body never leaves Redis), and from the blocking read that wakes an idle
 // replica, which takes it in full and measures it here.
 func testRequestOversize(t *testing.T, b backend) {
@@ -358,6 +363,7 @@ func testRequestOversize(t *testing.T, b backend) {
 	small := add("cancel", "q-2")
 	// At the limit is not over it.
 	edge := add("ask", strings.Repeat("a", askbridge.MaxEntryBytes-len("ask")))
+	bigAnswer := add("answer", big)
 
 	check := func(label string, e engine.Entry, id string, size int, head string) {
 		t.Helper()
@@ -366,10 +372,18 @@ func testRequestOversize(t *testing.T, b backend) {
 				label, e.StreamID, e.Oversize, len(e.Ask), e.Cancel, e.Malformed, id, size, len(head))
 		}
 	}
+	checkAnswer := func(label string, e engine.Entry) {
+		t.Helper()
+		if e.StreamID != bigAnswer || e.Oversize != len("answer")+len(big) || string(e.Answer) != big[:oversizeHead] || e.Ask != nil || e.Malformed != "" {
+			t.Fatalf("%s: got {%s oversize %d answer %d bytes ask %d bytes malformed %q}, want {%s oversize %d answer %d bytes}",
+				label, e.StreamID, e.Oversize, len(e.Answer), len(e.Ask), e.Malformed, bigAnswer, len("answer")+len(big), oversizeHead)
+		}
+	}
 	got, err := dead.ReadRequests(ctx, 10, 0)
-	if err != nil || len(got) != 4 {
+	if err != nil || len(got) != 5 {
 		t.Fatalf("batch read: %d entries, %v", len(got), err)
 	}
+	checkAnswer("batch, big answer", got[4])
 	check("batch, big ask", got[0], bigAsk, len("ask")+len(big), big[:oversizeHead])
 	check("batch, big extra field", got[1], bigExtra, len("cancel")+len("q-1")+len("junk")+1<<20, "")
 	if got[2].StreamID != small || got[2].Cancel != "q-2" || got[2].Oversize != 0 {
@@ -387,9 +401,10 @@ func testRequestOversize(t *testing.T, b backend) {
 	})
 	clock.Advance(heir.opts.ClaimIdle)
 	got, err = heir.ReadRequests(ctx, 10, 0)
-	if err != nil || len(got) != 4 {
+	if err != nil || len(got) != 5 {
 		t.Fatalf("claim: %d entries, %v", len(got), err)
 	}
+	checkAnswer("claim, big answer", got[4])
 	check("claim, big ask", got[0], bigAsk, len("ask")+len(big), big[:oversizeHead])
 	check("claim, big extra field", got[1], bigExtra, len("cancel")+len("q-1")+len("junk")+1<<20, "")
 
@@ -1429,6 +1444,45 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 	}
 }
 
+// The one message of a question in the agent's own client (platform mcp)
+// is recorded like any other, shown at create or added later, on the
+// replica that holds the question's record or another, but gets no
+// message → question key and no chat index: nothing looks it up.
+func testMessagesAgentPlace(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	other := New(s.rdb, s.opts)
+	ctx := ctxT(t)
+	own := askbridge.Target{Platform: askbridge.PlatformMCP}
+	shown := engine.MessageRef{Platform: askbridge.PlatformMCP, Message: "ap1"}
+	q := newQ("ap1", t0, time.Hour)
+	q.Target = own
+	q.Shown = []engine.MessageRef{shown}
+	mustCreate(t, s, q)
+	// Shown in the agent's client as a second place, recorded by either
+	// replica.
+	mustCreate(t, s, newQ("ap2", t0, time.Hour))
+	added := engine.MessageRef{Platform: askbridge.PlatformMCP, Message: "ap2", Place: 1}
+	for _, st := range []*Store{s, other} {
+		if status, err := st.AddMessage(ctx, "ap2", added); err != nil || status != askbridge.StatusPending {
+			t.Fatalf("AddMessage = %q, %v", status, err)
+		}
+	}
+	for id, ref := range map[string]engine.MessageRef{"ap1": shown, "ap2": added} {
+		if refs, err := s.Messages(ctx, id); err != nil || !slices.Contains(refs, ref) {
+			t.Fatalf("Messages(%s) = %v, %v; want %v among them", id, refs, err, ref)
+		}
+		if n := s.rdb.Exists(ctx, s.k.message(ref)).Val(); n != 0 {
+			t.Fatalf("%s: the agent's client's message got a message key", id)
+		}
+	}
+	if n := s.rdb.Exists(ctx, s.k.chat(askbridge.PlatformMCP, "")).Val(); n != 0 {
+		t.Fatal("the agent's client got a chat index")
+	}
+	if r, err := s.End(ctx, "ap1", answered("ap1"), t0.Add(time.Minute)); err != nil || !r.Won || !slices.Equal(r.Messages, []engine.MessageRef{shown}) {
+		t.Fatalf("End(ap1) = %+v, %v; want won with its one message", r, err)
+	}
+}
+
 // Messages shown at create (NewQuestion.Shown) are recorded and indexed
 // as AddMessage records them, in the create's round trip; a create that
 // finds the question records none.
@@ -1448,7 +1502,7 @@ func testMessagesShownAtCreate(t *testing.T, b backend) {
 	}
 	// Indexed as AddMessage indexes: the DM's message → question key,
 	// living as long as the question, and the DM chat's index; none for
-	// the page's (unindexedPlatform).
+	// the page's (unindexed).
 	if id, found, err := s.QuestionByMessage(ctx, dm); err != nil || !found || id != "sc" {
 		t.Fatalf("QuestionByMessage(DM) = %q, %v, %v", id, found, err)
 	}

@@ -33,6 +33,9 @@ func TestProtocolGolden(t *testing.T) {
 // The protocol document's example request.
 const exampleAsk = `{"id":"deploy-42","to":"web","questions":[{"id":"deploy_target","header":"Target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)"},{"label":"Production"}]}]}`
 
+// The protocol document's example answer from the agent's own client.
+const exampleAnswer = `{"id":"deploy-42","by":{"platform":"mcp","id":"alice","name":"Alice"},"answers":{"deploy_target":["Production"]}}`
+
 func protocolGolden(t *testing.T, b backend) {
 	s := newStore(t, b, Options{})
 	ctx := ctxT(t)
@@ -41,6 +44,7 @@ func protocolGolden(t *testing.T, b backend) {
 	type readEntry struct {
 		Ask       *string `json:"ask,omitempty"`
 		Cancel    string  `json:"cancel,omitempty"`
+		Answer    *string `json:"answer,omitempty"`
 		Malformed string  `json:"malformed,omitempty"`
 	}
 	type entryCase struct {
@@ -53,6 +57,8 @@ func protocolGolden(t *testing.T, b backend) {
 		{Fields: []string{"ask", exampleAsk, "cancel", "deploy-42"}},
 		{Fields: []string{"cancel", ""}},
 		{Fields: []string{"id", "deploy-42"}},
+		{Fields: []string{"answer", exampleAnswer}},
+		{Fields: []string{"answer", exampleAnswer, "cancel", "deploy-42"}},
 	}
 	for _, c := range cases {
 		args := []any{"XADD", s.k.Requests(), "*"}
@@ -72,6 +78,10 @@ func protocolGolden(t *testing.T, b backend) {
 		if e.Ask != nil {
 			ask := string(e.Ask)
 			cases[i].Read.Ask = &ask
+		}
+		if e.Answer != nil {
+			answer := string(e.Answer)
+			cases[i].Read.Answer = &answer
 		}
 	}
 	golden(t, "requests.json", indentJSON(t, cases))
@@ -103,6 +113,7 @@ func protocolGolden(t *testing.T, b backend) {
 	}{
 		{"result-multi.json", askbridge.Answered("multi", map[string][]string{"envs": {"Staging", "my own text"}, "notify": {"Yes"}},
 			&askbridge.Person{Platform: "slack", ID: "U1"}, askbridge.ViaText)},
+		{"result-mcp.json", answeredInAgentClient()},
 		{"result-skipped.json", askbridge.NoAnswer("skip", askbridge.ReasonSkipped, "")},
 		{"result-cancelled.json", askbridge.NoAnswer("cancel", askbridge.ReasonCancelled, "")},
 		{"result-undeliverable.json", askbridge.NoAnswer("undeliverable", askbridge.ReasonUndeliverable, "telegram: chat not found")},
@@ -247,4 +258,13 @@ func streamFields(t *testing.T, s *Store, m redis.XMessage) []string {
 		t.Fatalf("entry without event: %v", out)
 	}
 	return out
+}
+
+// answeredInAgentClient is the result of a question shown in a chat and
+// answered in the agent's own client (an answer entry).
+func answeredInAgentClient() askbridge.Result {
+	res := askbridge.Answered("mcp", map[string][]string{"deploy_target": {"Production"}},
+		&askbridge.Person{Platform: askbridge.PlatformMCP, ID: "alice", Name: "Alice"}, askbridge.ViaMCP)
+	res.Place = askbridge.PlatformMCP
+	return res
 }

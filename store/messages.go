@@ -15,11 +15,14 @@ import (
 	"github.com/askbridge/askbridge/engine"
 )
 
-// unindexedPlatform is the platform whose messages get no message →
+// unindexed reports whether the messages of platform get no message →
 // question key: the web page's "message" is the question itself, answered
-// by its id, never looked up by message (QuestionByMessage finds nothing for
-// it). Sparing the key saves a command and a key per web question.
-const unindexedPlatform = "web"
+// by its id, and so is the agent's own client's (mcp), which is not even
+// a chat; neither is ever looked up by message (QuestionByMessage finds
+// nothing for them). Sparing the key saves a command and a key per
+// question. Nor does the agent's client get a chat index: nothing lists
+// the open questions of a chat there.
+func unindexed(platform string) bool { return platform == "web" || platform == askbridge.PlatformMCP }
 
 // indexReadLimit bounds how many members OpenInChat reads from one chat
 // index: far more than the questions one chat can have open at once.
@@ -27,7 +30,7 @@ const indexReadLimit = 1000
 
 // AddMessage records a message that showed a question, once, and indexes
 // it: the message → question key (for QuestionByMessage, living as long as
-// the question; none for the web page's, see unindexedPlatform) and, while
+// the question; none for the web page's, see unindexed) and, while
 // the question is pending, the chat index (for OpenInChat). One round trip
 // when this Store holds the question's record (it created or looked it up:
 // the index writes go in one pipeline with the add-message script on the
@@ -158,8 +161,11 @@ func (s *Store) IndexInChat(ctx context.Context, id string, t askbridge.Target, 
 // target's).
 func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string, ref engine.MessageRef, target string, created time.Time, life time.Duration) []redis.Cmder {
 	var cmds []redis.Cmder
-	if ref.Platform != unindexedPlatform {
+	if !unindexed(ref.Platform) {
 		cmds = append(cmds, pipe.Set(ctx, s.k.message(ref), id, life))
+	}
+	if ref.Platform == askbridge.PlatformMCP {
+		return cmds
 	}
 	if target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
 		chat := s.k.chat(ref.Platform, ref.Chat)

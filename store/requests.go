@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,35 +157,47 @@ func toEntry(m redis.XMessage) engine.Entry {
 	return entryOf(m.ID, size, m.Values)
 }
 
+// entryFields are the fields of a requests stream entry that say what it
+// is; an entry holds exactly one of them.
+var entryFields = []string{"ask", "cancel", "answer"}
+
 // entryOf maps an entry of size bytes (field names and values together)
-// with its ask and cancel values to an Entry: exactly one of the fields
-// ask and cancel (others are ignored), else Malformed; over
-// MaxEntryBytes, Oversize with the head of the ask value Redis sent.
+// with its ask, cancel and answer values to an Entry: exactly one of those
+// fields (others are ignored), else Malformed; over MaxEntryBytes,
+// Oversize with the head of the ask or answer value Redis sent.
 func entryOf(id string, size int, values map[string]any) engine.Entry {
 	e := engine.Entry{StreamID: id}
-	ask, hasAsk := values["ask"]
-	cancel, hasCancel := values["cancel"]
+	var kinds []string
+	for _, f := range entryFields {
+		if _, ok := values[f]; ok {
+			kinds = append(kinds, f)
+		}
+	}
+	value := func(f string) []byte { return []byte(fmt.Sprint(values[f])) }
 	switch {
 	case values == nil:
 		e.Malformed = "entry was deleted from the stream"
 	case size > askbridge.MaxEntryBytes:
 		e.Oversize = size
-		if hasAsk {
-			e.Ask = []byte(fmt.Sprint(ask))
+		if slices.Contains(kinds, "ask") {
+			e.Ask = value("ask")
+		} else if slices.Contains(kinds, "answer") {
+			e.Answer = value("answer")
 		}
-	case hasAsk && hasCancel:
-		e.Malformed = "entry has both an ask and a cancel field"
-	case hasAsk:
-		e.Ask = []byte(fmt.Sprint(ask))
-	case hasCancel:
-		id := fmt.Sprint(cancel)
-		if id == "" {
+	case len(kinds) > 1:
+		e.Malformed = "entry has more than one of the fields ask, cancel and answer: " + strings.Join(kinds, ", ")
+	case len(kinds) == 0:
+		e.Malformed = "entry has none of the fields ask, cancel and answer"
+	case kinds[0] == "ask":
+		e.Ask = value("ask")
+	case kinds[0] == "answer":
+		e.Answer = value("answer")
+	default:
+		if id := fmt.Sprint(values["cancel"]); id == "" {
 			e.Malformed = "cancel entry names no question id"
 		} else {
 			e.Cancel = id
 		}
-	default:
-		e.Malformed = "entry has neither an ask nor a cancel field"
 	}
 	return e
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
@@ -209,19 +210,45 @@ func TestToEntry(t *testing.T) {
 		{"empty ask is an ask", map[string]any{"ask": ""}, engine.Entry{StreamID: "1-0", Ask: []byte{}}},
 		{"cancel", map[string]any{"cancel": "q"}, engine.Entry{StreamID: "1-0", Cancel: "q"}},
 		{"extra fields are ignored", map[string]any{"cancel": "q", "trace": "t"}, engine.Entry{StreamID: "1-0", Cancel: "q"}},
-		{"both", map[string]any{"ask": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has both an ask and a cancel field"}},
-		{"neither", map[string]any{"x": "y"}, engine.Entry{StreamID: "1-0", Malformed: "entry has neither an ask nor a cancel field"}},
+		{"answer", map[string]any{"answer": `{"id":"q"}`}, engine.Entry{StreamID: "1-0", Answer: []byte(`{"id":"q"}`)}},
+		{"empty answer is an answer", map[string]any{"answer": ""}, engine.Entry{StreamID: "1-0", Answer: []byte{}}},
+		{"both", map[string]any{"ask": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel"}},
+		{"an answer and a cancel", map[string]any{"answer": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: cancel, answer"}},
+		{"all three", map[string]any{"answer": "{}", "cancel": "q", "ask": "{}"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel, answer"}},
+		{"neither", map[string]any{"x": "y"}, engine.Entry{StreamID: "1-0", Malformed: "entry has none of the fields ask, cancel and answer"}},
 		{"deleted", nil, engine.Entry{StreamID: "1-0", Malformed: "entry was deleted from the stream"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := toEntry(redis.XMessage{ID: "1-0", Values: tc.values})
 			if got.StreamID != tc.want.StreamID || !slices.Equal(got.Ask, tc.want.Ask) || (got.Ask == nil) != (tc.want.Ask == nil) ||
+				!slices.Equal(got.Answer, tc.want.Answer) || (got.Answer == nil) != (tc.want.Answer == nil) ||
 				got.Cancel != tc.want.Cancel || got.Malformed != tc.want.Malformed {
 				t.Fatalf("toEntry = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
+}
+
+// FuzzEntryOf: an entry, whatever its fields, is exactly one of an ask, a
+// cancel, an answer, an oversize entry or a malformed one.
+func FuzzEntryOf(f *testing.F) {
+	f.Add("ask", "{}", "", "", 10)
+	f.Add("answer", `{"id":"q"}`, "cancel", "q", 10)
+	f.Add("cancel", "", "trace", "t", 10)
+	f.Add("answer", "x", "note", "", askbridge.MaxEntryBytes+1)
+	f.Fuzz(func(t *testing.T, f1, v1, f2, v2 string, size int) {
+		e := entryOf("1-0", size, map[string]any{f1: v1, f2: v2})
+		kinds := 0
+		for _, is := range []bool{e.Ask != nil && e.Oversize == 0, e.Cancel != "", e.Answer != nil && e.Oversize == 0, e.Oversize > 0, e.Malformed != ""} {
+			if is {
+				kinds++
+			}
+		}
+		if kinds != 1 || e.StreamID != "1-0" {
+			t.Fatalf("entry of %q=%q, %q=%q (%d bytes) is %+v", f1, v1, f2, v2, size, e)
+		}
+	})
 }
 
 // TestScriptCacheFlushed: a server that lost its script cache (restart,

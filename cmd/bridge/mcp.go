@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +46,7 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		agent    = fs.String("agent", "", "who asks, shown as \"Question from <agent>:\", when a call names no agent (default: the MCP client's name)")
 		redisURL = fs.String("redis", "", "Redis URL of the bridge (default: ASKUSER_REDIS_URL, else the embedded Redis of a bridge on this machine, redis://127.0.0.1:6380 or ASKUSER_EMBEDDED_REDIS_ADDR)")
 		progress = fs.Duration("progress", mcp.DefaultProgressEvery, "longest time between two progress notifications of a waiting call")
+		maxWait  = fs.Duration("max-wait", 0, "longest a call waits before it returns pending and the model calls wait_for_answer (default: ASKUSER_MCP_MAX_WAIT, else 50s); keep it under the client's request timeout")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: askbridge mcp [flags]\n\nServes the ask_user tool to an MCP client (Claude Code, Claude Desktop, Cursor) over stdin and stdout.\nIt asks through the Redis of a running bridge: ASKUSER_REDIS_URL and ASKUSER_REDIS_PREFIX, as the bridge has them.\nSee docs/mcp.md.\n\n")
@@ -75,7 +77,7 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "askbridge mcp: %v\n", err)
 		return 2
 	}
-	maxCalls, err := config.MCPMaxCalls(getenv)
+	set, err := mcpSettings(getenv, *maxWait)
 	if err != nil {
 		fmt.Fprintf(stderr, "askbridge mcp: %v\n", err)
 		return 2
@@ -84,7 +86,8 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer conn.close()
 	srv, err := mcp.New(mcp.Options{
 		Client: conn.client, Redis: conn.name(),
-		DefaultTo: *to, DefaultAgent: *agent, ProgressEvery: *progress, MaxCalls: maxCalls,
+		DefaultTo: *to, DefaultAgent: *agent, ProgressEvery: *progress,
+		MaxCalls: set.MCPMaxCalls, MaxWait: set.MCPMaxWait, NoRelay: set.MCPElicit == config.MCPElicitOff,
 		Logger: log, Version: currentBuild().Version,
 	})
 	if err != nil {
@@ -108,6 +111,22 @@ func serveMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	return 0
+}
+
+// mcpSettings are the MCP server's settings from the environment, the
+// wait budget from --max-wait when it is set (not 0).
+func mcpSettings(getenv func(string) string, maxWait time.Duration) (config.HTTP, error) {
+	set, err := config.MCP(getenv)
+	if err != nil {
+		return set, err
+	}
+	if maxWait != 0 {
+		if maxWait < config.MinMCPMaxWait || maxWait > config.MaxMCPMaxWait {
+			return set, fmt.Errorf("--max-wait: %s is out of range: from %s to %s", maxWait, config.MinMCPMaxWait, config.MaxMCPMaxWait)
+		}
+		set.MCPMaxWait = maxWait
+	}
+	return set, nil
 }
 
 // nopWriteCloser is stdout, which the process closes itself.
@@ -168,14 +187,23 @@ func (m *mcpRedis) close() {
 }
 
 // mcpHandler is the ask_user tool over streamable HTTP, asking through
-// rdb (the bridge's Redis, through a client of MCP's own) with at most
-// maxCalls calls waiting; the caller mounts it behind the page's wall.
-func mcpHandler(rdb redis.UniversalClient, prefix string, maxCalls int, log *slog.Logger) (*mcp.Server, error) {
+// rdb (the bridge's Redis, through a client of MCP's own) with the MCP
+// settings of h; the caller mounts it behind the page's wall. The state a
+// client hands back with a form's answer is signed with a key derived from
+// the page's token, so any replica behind one address takes it; without a
+// token (loopback only) each replica has a key of its own.
+func mcpHandler(rdb redis.UniversalClient, prefix string, h config.HTTP, log *slog.Logger) (*mcp.Server, error) {
 	c := client.New(rdb, client.Options{Prefix: prefix, PollTimeout: time.Second})
+	var key []byte
+	if h.Token != "" {
+		sum := sha256.Sum256([]byte("askbridge mcp request state\x00" + h.Token))
+		key = sum[:]
+	}
 	return mcp.New(mcp.Options{
 		Client:   func(context.Context) (*client.Client, error) { return c, nil },
 		Redis:    "this bridge's Redis, prefix " + prefix,
-		MaxCalls: maxCalls,
+		MaxCalls: h.MCPMaxCalls, MaxWait: h.MCPMaxWait, NoRelay: h.MCPElicit == config.MCPElicitOff,
+		StateKey: key,
 		Logger:   log, Version: currentBuild().Version,
 	})
 }

@@ -178,7 +178,7 @@ func TestMCPCommandStdio(t *testing.T) {
 	p := &mcpProgress{}
 	cs, done := startMCP(t, map[string]string{"ASKUSER_EMBEDDED_REDIS_ADDR": b.redisAddr}, p, "--progress", "200ms", "--agent", "deploy-bot")
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "ask_user" {
+	if err != nil || len(tools.Tools) != 2 || tools.Tools[0].Name != "ask_user" || tools.Tools[1].Name != "wait_for_answer" {
 		t.Fatalf("tools: %v %+v", err, tools)
 	}
 	call := make(chan *sdk.CallToolResult, 1)
@@ -293,7 +293,7 @@ func TestMCPOverHTTPBehindTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if tools, err := cs.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 1 {
+	if tools, err := cs.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 2 {
 		t.Fatalf("tools: %v %+v", err, tools)
 	}
 
@@ -378,7 +378,28 @@ func TestMCPOverHTTPLoopbackHostsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if tools, err := cs.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 1 {
+	if tools, err := cs.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 2 {
 		t.Errorf("tools on loopback without a token: %v %+v", err, tools)
+	}
+}
+
+// TestMCPCommandSettings: a bad wait budget or relay setting stops
+// `askbridge mcp` at once, naming the flag or variable, before anything
+// is served.
+func TestMCPCommandSettings(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--max-wait", "500ms"}, nil, "--max-wait: 500ms is out of range: from 1s to 1h0m0s"},
+		{nil, map[string]string{"ASKUSER_MCP_MAX_WAIT": "2h"}, "ASKUSER_MCP_MAX_WAIT: 2h0m0s is out of range"},
+		{nil, map[string]string{"ASKUSER_MCP_ELICIT": "maybe"}, `ASKUSER_MCP_ELICIT: "maybe" is not on or off`},
+	} {
+		var out, errOut strings.Builder
+		code := serveMCP(context.Background(), tc.args, strings.NewReader(""), &out, &errOut, mapEnv(tc.env))
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) || out.Len() != 0 {
+			t.Errorf("%v %v: exit %d, stderr %q, stdout %q; want 2 and %q", tc.args, tc.env, code, errOut.String(), out.String(), tc.want)
+		}
 	}
 }

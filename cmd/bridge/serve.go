@@ -285,7 +285,7 @@ func (b *bridge) routes(cfg *config.Config, c *core, lim limits) (ops *http.Serv
 		}
 	}
 	// MCP clients (docs/mcp.md) are behind the page's wall too.
-	mcpSrv, err := mcpHandler(b.mcpRdb, cfg.Redis.Prefix, cfg.HTTP.MCPMaxCalls, log.With("part", "mcp"))
+	mcpSrv, err := mcpHandler(b.mcpRdb, cfg.Redis.Prefix, cfg.HTTP, log.With("part", "mcp"))
 	if err != nil {
 		return nil, err
 	}

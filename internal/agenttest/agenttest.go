@@ -1,7 +1,7 @@
 // Package agenttest plays an agent in tests through the Go client
 // (package client), which uses only the Redis commands of the public
-// protocol (docs/redis-protocol.md): XADD an ask or a cancel on
-// <prefix>requests, BLPOP <prefix>result:{<id>}. Requests are pushed as
+// protocol (docs/redis-protocol.md): XADD an ask, a cancel or an answer
+// on <prefix>requests, BLPOP <prefix>result:{<id>}. Requests are pushed as
 // given, so the tests see what the bridge does with any bytes an agent
 // sends; a result is taken off its list as it is, never read back from the
 // question hash, so the tests count exactly what the bridge pushed.
@@ -45,6 +45,20 @@ func (a Agent) Cancel(t testing.TB, id string) {
 	if err := a.client().Cancel(context.Background(), id); err != nil {
 		t.Fatalf("agent: XADD cancel: %v", err)
 	}
+}
+
+// Answer pushes an answer entry exactly as given, as the MCP server hands
+// in what a person gave in the agent's own client (the client package's
+// Answer checks it first; here any bytes go).
+func (a Agent) Answer(t testing.TB, body string) string {
+	t.Helper()
+	entry, err := a.RDB.XAdd(context.Background(), &redis.XAddArgs{
+		Stream: askbridge.Keys{Prefix: a.Prefix}.Requests(), Values: []string{"answer", body},
+	}).Result()
+	if err != nil {
+		t.Fatalf("agent: XADD answer: %v", err)
+	}
+	return entry
 }
 
 // Result waits up to within for the one result of question id and takes

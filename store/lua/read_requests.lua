@@ -2,7 +2,7 @@
 -- requests stream, entries idle past the claim time first, without ever
 -- sending the body of an entry over the size limit: such an entry is
 -- measured here, inside Redis, and comes back as its size and the first
--- bytes of its ask (or cancel) value, for the refusal.
+-- bytes of its ask (or cancel, or answer) value, for the refusal.
 --
 -- KEYS[1]  requests stream      <prefix>requests
 -- ARGV[1]  consumer group
@@ -11,12 +11,12 @@
 -- ARGV[4]  claim min idle in ms, or -1: no claim scan this call
 -- ARGV[5]  claim scan start id (XAUTOCLAIM cursor)
 -- ARGV[6]  entry size limit: field names and values together, bytes
--- ARGV[7]  bytes kept of an oversize entry's ask or cancel value
+-- ARGV[7]  bytes kept of an oversize entry's ask, cancel or answer value
 --
 -- Returns {next claim cursor ('' when no scan ran), entry, entry, ...}
 -- where each entry is {id, size, field, value, ...}: size is the entry's
--- field names and values together in bytes, and the fields are only ask
--- and cancel (cut to ARGV[7] bytes when size is over ARGV[6]). An entry
+-- field names and values together in bytes, and the fields are only ask,
+-- cancel and answer (cut to ARGV[7] bytes when size is over ARGV[6]). An entry
 -- deleted from the stream while pending comes back as {id, -1}.
 local count = tonumber(ARGV[3])
 local limit = tonumber(ARGV[6])
@@ -35,7 +35,7 @@ local function add(id, fields)
   local e = {id, size}
   for i = 1, #fields, 2 do
     local f = fields[i]
-    if f == 'ask' or f == 'cancel' then
+    if f == 'ask' or f == 'cancel' or f == 'answer' then
       local v = fields[i + 1]
       if size > limit then
         v = string.sub(v, 1, head)
