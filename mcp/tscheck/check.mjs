@@ -384,7 +384,7 @@ const scenarios = {
     // 4 s timeout.
     const capped = await pendingAgain({ id, waitSeconds: 30 }, 'before any answer');
     expect(capped.ms >= budgetMs - 100, `wait_for_answer with waitSeconds 30 took ${capped.ms} ms, want the ${budgetMs} ms budget`);
-    // The page answers while this call waits (the Go side answers half a
+    // The page answers while this call waits (the Go side answers 0.3 s
     // second after the step line): it returns the answer at once.
     const waits = [];
     let last = capped;

@@ -147,7 +147,7 @@ var scenarios = []scenario{
 				// up to the 2 s budget: answer in the middle of that wait
 				// (nothing on this side shows the call has reached the
 				// server), so the answer must wake it.
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond)
 				r.bridge.mustBeOpen(t, s.ID)
 				r.answered = s.ID
 				r.bridge.answer(t, s.ID, webAnswer)
