@@ -479,3 +479,70 @@ func TestRelayRefusedNotShown(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayQuorum: a quorum question is shown in the client only when its
+// answerers name the client, which then votes once like any voter; one
+// that does not name it is never relayed.
+func TestRelayQuorum(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(v, func(t *testing.T) {
+			prefix := testPrefix()
+			br := startBridge(t, prefix)
+			voted := make(chan struct{}, 1)
+			cs := formClient(t, relayServer(t, prefix, v, mcp.Options{}), func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				voted <- struct{}{}
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"deploy_target": "Production"}}, nil
+			})
+			args := deployArgs()
+			args["quorum"] = 2
+			args["answerers"] = []any{"mcp:test-agent", "web:web"}
+			call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args})
+			<-voted
+			id := br.waitShown(t)
+			c := agentClient(t, prefix)
+			// The client's vote alone does not end it.
+			if !testwait.Until(10*time.Second, func() bool {
+				n, _ := rdb(t).XLen(context.Background(), prefix+"requests").Result()
+				return n == 0
+			}) {
+				t.Fatal("the vote was not taken in")
+			}
+			if q, _, _ := c.Status(context.Background(), id); q.Status != askbridge.StatusPending {
+				t.Fatalf("after one vote of two the question is %s", q.Status)
+			}
+			br.answer(t, id, `{"answers":{"deploy_target":["Production"]}}`)
+			r := await(t, call, 20*time.Second)
+			got := structured(t, r.res)
+			votes, _ := got["votes"].([]any)
+			if got["status"] != "answered" || len(votes) != 2 {
+				t.Fatalf("result %v; want answered with two votes", got)
+			}
+			first, _ := votes[0].(map[string]any)
+			by, _ := first["by"].(map[string]any)
+			if by["platform"] != "mcp" || by["id"] != "test-agent" {
+				t.Errorf("first vote by %v; want the client", by)
+			}
+		})
+	}
+	t.Run("not named", func(t *testing.T) {
+		prefix := testPrefix()
+		br := startBridge(t, prefix)
+		var shown atomic.Int32
+		cs := formClient(t, relayServer(t, prefix, "2025-06-18", mcp.Options{}), func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			shown.Add(1)
+			return &sdk.ElicitResult{Action: "decline"}, nil
+		})
+		args := deployArgs()
+		args["quorum"] = 2
+		args["answerers"] = []any{"web:web", "web:alice"}
+		call := callAsync(context.Background(), cs, &sdk.CallToolParams{Name: "ask_user", Arguments: args})
+		id := br.waitShown(t)
+		if err := agentClient(t, prefix).Cancel(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		await(t, call, 20*time.Second)
+		if k := shown.Load(); k != 0 {
+			t.Errorf("a quorum question not naming the client was shown there %d times", k)
+		}
+	})
+}
