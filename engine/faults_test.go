@@ -1108,3 +1108,51 @@ func TestSweeperWorksABacklogAtOnce(t *testing.T) {
 		t.Errorf("at most %d sweep at once over %d calls, want several for a backlog", meter.most, meter.calls)
 	}
 }
+
+// TestEngineStaleMarkOnOpenQuestionKept: a finishing mark on a question
+// still open (its replica marked it and died before ending it) is not
+// cleared by the leftover pass but moved to the question's deadline, so
+// an end deciding meanwhile, which leaves the mark as it is, keeps it.
+func TestEngineStaleMarkOnOpenQuestionKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	h.ask(fmt.Sprintf(oneQuestion, "stale-mark"))
+	p := h.waitSent(1)[0]
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	st := store.New(rdb, store.Options{Prefix: h.prefix, Consumer: "dead"})
+	rec, found, err := st.Get(ctx, "stale-mark")
+	if err != nil || !found {
+		t.Fatalf("get: %v %v", found, err)
+	}
+	if _, err := st.MarkFinishing(ctx, "stale-mark", h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	marked := func(before time.Time) bool {
+		ids, err := st.Unfinished(ctx, before, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(ids, "stale-mark")
+	}
+	// The leftover pass looks at it (marks older than the grace) and
+	// moves it to the deadline.
+	if !testwait.Until(10*time.Second, func() bool {
+		h.advance(6 * time.Second)
+		return !marked(h.clock.Now())
+	}) {
+		t.Fatal("the leftover pass never moved the mark")
+	}
+	if !marked(rec.Deadline) {
+		t.Fatal("the mark of the open question was cleared; want it kept at the deadline")
+	}
+	// The question ends as usual; its edit clears the mark.
+	if r := tap(h, p, 1, alice, "after-stale"); r.Notice != engine.NoticeRecorded {
+		t.Fatalf("tap: %q", r.Notice)
+	}
+	h.waitStatus(p.refs[0].Message, "Answered: Production")
+	if !testwait.Until(5*time.Second, func() bool { return !marked(rec.Deadline.Add(time.Hour)) }) {
+		t.Error("the mark stayed after the question was finished")
+	}
+}

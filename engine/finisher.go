@@ -262,12 +262,22 @@ func (f *finisher) finishLeft(id string) {
 		f.log.Error("read a question left unfinished", "question", id, "err", err)
 		return
 	}
-	// A mark with nothing to finish (the question is gone, or the replica
-	// that marked it died before ending it) is cleared.
+	// A mark with nothing to finish is cleared when the question is gone.
+	// One on a question still open (the replica that marked it died before
+	// ending it) moves to its deadline instead: an end deciding meanwhile
+	// keeps its mark (an end's ZADD NX leaves a mark as it is), so if that
+	// replica dies mid-edit this pass finishes it after the deadline,
+	// where clearing would have lost it.
 	done := true
-	if found && rec.Result != nil {
+	switch {
+	case found && rec.Result != nil:
 		f.log.Info("finishing a question another replica left", "question", id)
 		done = f.finish(ctx, rec, *rec.Result)
+	case found:
+		if err := f.store.KeepFinishing(ctx, id, rec.Deadline); err != nil {
+			f.log.Error("move the mark of a question still open", "question", id, "err", err)
+		}
+		return
 	}
 	if done {
 		if err := f.store.Finished(ctx, id); err != nil {
