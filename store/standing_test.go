@@ -85,7 +85,22 @@ func standingScripts(t *testing.T, s *Store, agent string) {
 	if out, _, err := s.ExpireStanding(ctx, agent, "deploy:prod", "g1", t0.Add(2*time.Hour)); err != nil || out != engine.ExpireMoot {
 		t.Fatalf("expire of a revoked one = %v, %v", out, err)
 	}
-	// A later keep ends at its time, once.
+	laterKeepEnds(t, s, kept)
+	due, err := s.DueStandingTimers(ctx, t0.Add(3*time.Hour), time.Minute, 10)
+	if err != nil || len(due) != 3 {
+		t.Fatalf("due timers %+v, %v; want the offer's and two ends", due, err)
+	}
+	for _, d := range due {
+		if err := s.StandingTimerDone(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// laterKeepEnds sets a keep after kept, revoked, and ends it at its time,
+// once.
+func laterKeepEnds(t *testing.T, s *Store, kept engine.StandingAnswer) {
+	ctx, agent := ctxT(t), kept.Agent
 	later := kept
 	later.Gen, later.Since, later.Until = "g2", t0.Add(time.Minute), t0.Add(2*time.Hour)
 	if set, err := s.SetStanding(ctx, later); err != nil || !set {
@@ -98,15 +113,6 @@ func standingScripts(t *testing.T, s *Store, agent string) {
 		out, ex, err := s.ExpireStanding(ctx, agent, "deploy:prod", "g2", tc.at)
 		if err != nil || out != tc.want || (out == engine.ExpireDone && ex.By.ID != "alice") {
 			t.Fatalf("expire at %s = %v %+v, %v; want %v", tc.at, out, ex, err, tc.want)
-		}
-	}
-	due, err := s.DueStandingTimers(ctx, t0.Add(3*time.Hour), time.Minute, 10)
-	if err != nil || len(due) != 3 {
-		t.Fatalf("due timers %+v, %v; want the offer's and two ends", due, err)
-	}
-	for _, d := range due {
-		if err := s.StandingTimerDone(ctx, d); err != nil {
-			t.Fatal(err)
 		}
 	}
 }
