@@ -17,6 +17,13 @@ type Event struct {
 	// To names the place of a per-place event (reminded, escalated, an
 	// undeliverable place), as the request or route named it.
 	To string
+	// Via is how the answer of an answered event came, when it came from a
+	// standing answer (ViaStanding).
+	Via Via
+	// Agent and Key name the standing answer of a kept, revoked or
+	// expired-standing event (ask-user.md §9); ID is then empty.
+	Agent string
+	Key   string
 }
 
 // EventKind is the `event` field of an events stream entry.
@@ -38,6 +45,10 @@ const (
 	EventEscalated    EventKind = "escalated"
 	// ask-user.md §6: one person's vote on a quorum question.
 	EventVoted EventKind = "voted"
+	// ask-user.md §9: a standing answer kept, revoked, or ended at its
+	// time. Its expiry is an EventExpired with Key set and no ID.
+	EventKept    EventKind = "kept"
+	EventRevoked EventKind = "revoked"
 )
 
 // EventOf is the event kind that announces an outcome.

@@ -51,3 +51,25 @@ func (k Keys) Result(id string) string { return k.Prefix + "result:{" + id + "}"
 // Question is the HASH holding question id (public fields status, result,
 // request, created, deadline).
 func (k Keys) Question(id string) string { return k.Prefix + "question:{" + id + "}" }
+
+// Standing is the HASH of the standing answer of agent under key
+// (ask-user.md §9; fields answers, shape, by, since, until, uses), which
+// expires at its until. Its hash tag is StandingTag(agent), so all
+// standing answers of one agent share a slot.
+func (k Keys) Standing(agent, key string) string {
+	return k.Prefix + "standing:{" + StandingTag(agent) + "}:" + key
+}
+
+// StandingTag is agent as it stands in the hash tag of its standing
+// answers: the agent itself, with '%', '{' and '}' written %25, %7B and
+// %7D (a brace would end the tag); the empty agent, which is a scope of
+// its own, is "%", which no agent's tag can be (a '%' of a name is
+// always followed by two hex digits).
+func StandingTag(agent string) string {
+	if agent == "" {
+		return "%"
+	}
+	return tagEscaper.Replace(agent)
+}
+
+var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")

@@ -65,6 +65,9 @@ type Request struct {
 	// Quorum is how many people must give the same answer (ask-user.md
 	// §6); 0 when one answer ends the question.
 	Quorum int `json:"quorum,omitempty"`
+	// Remember asks that the person who answers be offered to let the
+	// answer stand for a while (ask-user.md §9); nil for none.
+	Remember *Remember `json:"remember,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -274,7 +277,7 @@ func (v *validator) request(raw any) Request {
 		return req
 	}
 	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale",
-		"remindEverySeconds", "escalate", "quorum")
+		"remindEverySeconds", "escalate", "quorum", "remember")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -335,6 +338,12 @@ func (v *validator) request(raw any) Request {
 			v.addf("quorum must be at most %d (got %d)", MaxAnswerers, n)
 		default:
 			req.Quorum = n
+		}
+	}
+	if raw, ok := obj["remember"]; ok {
+		req.Remember = v.remember(raw)
+		if req.Quorum > 0 {
+			v.addf("remember cannot be used with quorum: a standing answer is one person's")
 		}
 	}
 	return req

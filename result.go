@@ -36,6 +36,9 @@ const (
 	// ViaMCP: an answer entry from the agent's own client (the MCP
 	// server's form; AnswerEntry).
 	ViaMCP Via = "mcp"
+	// ViaStanding: a standing answer answered the request at once
+	// (ask-user.md §9); the result's Standing says whose.
+	ViaStanding Via = "standing"
 )
 
 // Person is someone on a platform: the one who answered, or who may answer.
@@ -80,6 +83,9 @@ type Result struct {
 	// Votes lists every vote of a quorum question, in order (ask-user.md
 	// §6); the store adds them as the question ends.
 	Votes []Vote `json:"votes,omitempty"`
+	// Standing is the standing answer that answered the request, when
+	// Via is ViaStanding (ask-user.md §9).
+	Standing *Standing `json:"standing,omitempty"`
 	// CreatedAt and EndedAt are unix milliseconds.
 	CreatedAt int64 `json:"createdAt,omitempty"`
 	EndedAt   int64 `json:"endedAt,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -96,6 +97,45 @@ func ExampleClient_Ask_refused() {
 	}
 	// Output:
 	// refused: questions[0].options must contain 2 to 4 options (got 1)
+}
+
+// Remember lets the person who answers keep the answer for a while
+// (ask-user.md §9): once kept (here the example's bridge keeps it for them,
+// as their "keep 1h" reply would), the same question of the same agent is
+// answered at once, via "standing", without asking anyone.
+func ExampleClient_Ask_remember() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleRedis})
+	defer rdb.Close()
+	c := client.New(rdb, client.Options{Prefix: examplePrefix})
+	ctx := context.Background()
+	req := askbridge.Request{
+		To:       askbridge.ToList{"web"},
+		Agent:    "release-bot",
+		Remember: &askbridge.Remember{Key: "release:notes", Offer: []int{3600, 86400}},
+		Questions: []askbridge.Question{{
+			ID: "publish", Header: "Publish", Question: "Publish the release notes of 1.4?",
+			Options: []askbridge.Option{{Label: "Publish"}, {Label: "Hold"}},
+		}},
+	}
+	personAnswers(map[string][]string{"publish": {"Publish"}})
+	res, err := c.Ask(ctx, req)
+	if err != nil {
+		fmt.Println("ask:", err)
+		return
+	}
+	if err := exampleBridge.keep(ctx, res.ID, *res.AnsweredBy, time.Hour); err != nil {
+		fmt.Println("keep:", err)
+		return
+	}
+	req.Questions[0].Question = "Publish the release notes of 1.5?"
+	again, err := c.Ask(ctx, req)
+	if err != nil {
+		fmt.Println("ask:", err)
+		return
+	}
+	fmt.Println(again.Status, again.Answers.Answers["publish"], again.Via, time.Duration(again.Standing.Until-again.Standing.Since)*time.Millisecond)
+	// Output:
+	// answered [Publish] standing 1h0m0s
 }
 
 // Push and Wait split Ask for agents that ask in one place and collect the

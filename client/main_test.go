@@ -145,6 +145,26 @@ type bridge struct {
 	engine *engine.Engine
 }
 
+// keep keeps the answer of question id for by, as their "keep 1h" reply
+// would a moment after they answered: the offer is recorded just after
+// the result is pushed, so a keep at once may find none yet (KeepClosed),
+// and is tried again for a few seconds.
+func (b *bridge) keep(ctx context.Context, id string, by askbridge.Person, d time.Duration) error {
+	for range 200 {
+		out, err := b.engine.Keep(ctx, id, by, d)
+		switch {
+		case err != nil:
+			return err
+		case out.Result == engine.KeepKept:
+			return nil
+		case out.Result != engine.KeepClosed:
+			return fmt.Errorf("keep: outcome %v", out.Result)
+		}
+		time.Sleep(10 * time.Millisecond) // the offer's record is a moment behind the result
+	}
+	return fmt.Errorf("keep: no offer for %s", id)
+}
+
 // bridgeOpts tune startBridge; the zero value is a bridge on the real
 // clock.
 type bridgeOpts struct {
@@ -193,7 +213,7 @@ func newBridge(rdb redis.UniversalClient, prefix string, o bridgeOpts) (*bridge,
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{web.NewChannel(st, nil)},
 		Logger: log, Replica: "replica-1", Clock: o.clock, SweepEvery: 50 * time.Millisecond,
-		ReadBlock: 200 * time.Millisecond,
+		ReadBlock: 200 * time.Millisecond, Standing: true,
 	})
 	h, err := web.NewHandler(web.Config{Questions: st, History: st, Events: st, Submitter: eng, Logger: log})
 	if err != nil {

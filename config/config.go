@@ -37,6 +37,9 @@ const (
 	DefaultClaimIdle    = 30 * time.Second
 	MinClaimIdle        = time.Second
 	MaxClaimIdle        = time.Hour
+	DefaultStandingMax  = 7 * 24 * time.Hour
+	MinStandingMax      = time.Minute
+	MaxStandingMax      = 720 * time.Hour
 	DefaultStopGrace    = 20 * time.Second
 	MinStopGrace        = time.Second
 	MaxStopGrace        = 10 * time.Minute
@@ -107,6 +110,9 @@ type Config struct {
 	// ClaimIdle is how long a request another replica took may stay
 	// unacknowledged before this one takes it over. Default 30s.
 	ClaimIdle time.Duration
+	// StandingMax caps how long an answer may be kept standing
+	// (ask-user.md §9).
+	StandingMax time.Duration
 	// StopGrace bounds a graceful stop: what is still in hand after it is
 	// left to another replica. Default 20s, from 1s to 10m.
 	StopGrace time.Duration
@@ -323,6 +329,7 @@ func Default() *Config {
 		Retention:    DefaultRetention,
 		ClaimIdle:    DefaultClaimIdle,
 		StopGrace:    DefaultStopGrace,
+		StandingMax:  DefaultStandingMax,
 		LogLevel:     DefaultLogLevel,
 		Locale:       locale.Default,
 	}
@@ -505,6 +512,9 @@ func (c *Config) check(p *settings.Problems) {
 	}
 	if c.ClaimIdle < MinClaimIdle || c.ClaimIdle > MaxClaimIdle {
 		p.Addf("%s: %s is out of range: from %s to %s", p.Name("claimIdle"), c.ClaimIdle, MinClaimIdle, MaxClaimIdle)
+	}
+	if c.StandingMax < MinStandingMax || c.StandingMax > MaxStandingMax {
+		p.Addf("%s: %s is out of range: from %s to %s", p.Name("standingMax"), c.StandingMax, MinStandingMax, MaxStandingMax)
 	}
 	if c.StopGrace < MinStopGrace || c.StopGrace > MaxStopGrace {
 		p.Addf("%s: %s is out of range: from %s to %s", p.Name("stopGrace"), c.StopGrace, MinStopGrace, MaxStopGrace)

@@ -132,6 +132,10 @@
 //	                                 this setting. Keeps a runaway agent from flooding people
 //	                                 and Redis. 0 to 1000000. Default: 0 (no cap). YAML
 //	                                 maxPendingPerAgent.
+//	ASKUSER_STANDING_MAX             The longest a person may keep an answer standing
+//	                                 (ask-user.md §9, a request's remember.offer); a request
+//	                                 offering longer is refused naming remember.offer and this
+//	                                 setting. 1m to 720h. Default: 168h. YAML standingMax.
 //	ASKUSER_RESULT_RETENTION         How long a result is kept after its question ended; 1m to
 //	                                 720h. Default: 24h. YAML resultRetention.
 //	ASKUSER_CLAIM_IDLE               How long a request another replica took may stay

@@ -77,6 +77,8 @@ var table = []setting{
 		doc: "What a request's `to`, and its own `escalate` steps, may name: `any`, a route or a direct target (`telegram:<chat id>`, `web`…), or `routes-only`, a route only (and `mcp`, the agent's own client, which reaches no chat: that one is never refused); a request without `to` goes to `ASKUSER_DEFAULT_TO` either way. A route's own escalation ladder is the operator's and may name any target. A refused request gets an error result naming this setting. `any` keeps the first run working: set `routes-only` when an agent may read untrusted text."},
 	{env: "ASKUSER_MAX_PENDING_PER_AGENT", yaml: "maxPendingPerAgent", num: func(c *Config) *int { return &c.MaxPendingPerAgent }, def: "0 (no cap)",
 		doc: "The most questions one agent may have pending at once (its requests' `agent` field; requests without one count together); one more is refused with an error result naming this setting. Keeps a runaway agent from flooding people and Redis. 0 to 1000000."},
+	{env: "ASKUSER_STANDING_MAX", yaml: "standingMax", dur: func(c *Config) *time.Duration { return &c.StandingMax },
+		doc: "The longest a person may keep an answer standing (ask-user.md §9, a request's `remember.offer`); a request offering longer is refused naming `remember.offer` and this setting. `1m` to `720h`."},
 	{env: "ASKUSER_RESULT_RETENTION", yaml: "resultRetention", dur: func(c *Config) *time.Duration { return &c.Retention },
 		doc: "How long a result is kept after its question ended; `1m` to `720h`."},
 	{env: "ASKUSER_CLAIM_IDLE", yaml: "claimIdle", dur: func(c *Config) *time.Duration { return &c.ClaimIdle },

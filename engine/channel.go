@@ -215,6 +215,12 @@ const (
 	NoticeAbstained    Notice = "Abstained"
 	NoticeAlreadyVoted Notice = "AlreadyVoted"
 	NoticeNoQuorum     Notice = "NoQuorum"
+	// ask-user.md §9: a keep's outcome (KeepOutcome.Notice).
+	NoticeKept               Notice = "Kept"
+	NoticeKeptAgain          Notice = "KeptAgain"
+	NoticeKeepNotYours       Notice = "KeepNotYours"
+	NoticeKeepClosed         Notice = "KeepClosed"
+	NoticeKeepNoSuchDuration Notice = "KeepNoSuchDuration"
 )
 
 // Text is the notice in the words of catalog tag (locale.For): "Answer

@@ -34,7 +34,20 @@ type Metrics interface {
 	// reached (EventReminded, EventEscalated, EventAcknowledged,
 	// EventUndeliverable), on platform.
 	Reached(kind askbridge.EventKind, platform string)
+	// Standing counts what standing answers do (ask-user.md §9): an
+	// answer kept, used, revoked or expired.
+	Standing(event StandingEvent)
 }
+
+// StandingEvent is what a standing answer did, for Metrics.Standing.
+type StandingEvent string
+
+const (
+	StandingEventKept    StandingEvent = "kept"
+	StandingEventUsed    StandingEvent = "used"
+	StandingEventRevoked StandingEvent = "revoked"
+	StandingEventExpired StandingEvent = "expired"
+)
 
 type nopMetrics struct{}
 
@@ -44,6 +57,7 @@ func (nopMetrics) PlatformError(string, ErrorKind)                {}
 func (nopMetrics) RetryAfter(string, time.Duration)               {}
 func (nopMetrics) Panicked(string)                                {}
 func (nopMetrics) Reached(askbridge.EventKind, string)            {}
+func (nopMetrics) Standing(StandingEvent)                         {}
 
 // Route is where a request's `to` leads: the chat, who may answer there,
 // and the language the route's questions are shown in (empty: the
@@ -149,6 +163,14 @@ type EngineConfig struct {
 	// Its zero value leaves them off, and a request with a callback is
 	// refused.
 	Callbacks CallbackConfig
+	// Standing turns standing answers on (ask-user.md §9): off, a request
+	// with remember is refused. Set it once every channel shows the offer
+	// to keep an answer, so the feature is never half visible to people.
+	Standing bool
+	// StandingMax caps how long an answer may be kept
+	// (ASKUSER_STANDING_MAX; default 7 days): a request whose longest
+	// remember.offer is longer is refused.
+	StandingMax time.Duration
 	// StopGrace bounds a graceful stop (default 20s): once Run's context
 	// is done no new part of a prompt is started (the request is handed
 	// back to another replica, which goes on from the first part not
@@ -187,8 +209,13 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.FinishConcurrency, 1024)
 	setDefault(&c.StopGrace, 20*time.Second)
 	setDefault(&c.TimerHold, 30*time.Second)
+	setDefault(&c.StandingMax, DefaultStandingMax)
 	return c
 }
+
+// DefaultStandingMax is EngineConfig.StandingMax's default
+// (ask-user.md §9: 7 days).
+const DefaultStandingMax = 7 * 24 * time.Hour
 
 func setDefault[T int | time.Duration](v *T, def T) {
 	if *v <= 0 {
@@ -281,6 +308,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	in := newIntake(c, d, intakeParams{
 		resolve: cfg.Resolve, resolveLadder: cfg.ResolveLadder, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 		maxPerAgent: cfg.MaxPendingPerAgent, leaseTTL: cfg.FinishLease,
+		standing: cfg.Standing, standingMax: cfg.StandingMax,
 	})
 	e := &Engine{
 		core:      c,

@@ -341,6 +341,10 @@ type harnessOpts struct {
 	// channel, when set, is what the engine gets in place of ch (ch
 	// wrapped, to add an optional interface).
 	channel func(*fakeChannel) engine.Channel
+	// standing turns standing answers on (EngineConfig.Standing), with
+	// standingMax as their cap.
+	standing    bool
+	standingMax time.Duration
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -410,7 +414,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
-		TimerHold: o.timerHold,
+		TimerHold: o.timerHold, Standing: o.standing, StandingMax: o.standingMax,
 		// A short read of the requests stream, so the engine stops soon
 		// after the test (a read under way is waited for).
 		ReadBlock: 100 * time.Millisecond,

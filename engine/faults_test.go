@@ -201,6 +201,7 @@ func (p *panicCounter) Sent(string, int)                               {}
 func (p *panicCounter) PlatformError(string, engine.ErrorKind)         {}
 func (p *panicCounter) RetryAfter(string, time.Duration)               {}
 func (p *panicCounter) Reached(askbridge.EventKind, string)            {}
+func (p *panicCounter) Standing(engine.StandingEvent)                  {}
 func (p *panicCounter) Panicked(string)                                { p.n.Add(1) }
 
 // TestEnginePanicRecovered: a panic in a channel's edit is logged and

@@ -369,6 +369,9 @@ func (e *Engine) questionForReply(ctx context.Context, r TextReply) (Record, Rep
 				return Record{}, ReplyOutcome{}, false, nil
 			}
 			if rec.Status != askbridge.StatusPending && rec.Result != nil {
+				if out, ok, err := e.keepReply(ctx, rec, r); ok || err != nil {
+					return Record{}, out, false, err
+				}
 				return Record{}, ReplyOutcome{Claimed: true, Respond: endedNotice(*rec.Result).Text(rec.Request.Locale)}, false, nil
 			}
 			return rec, ReplyOutcome{}, true, nil
@@ -560,6 +563,7 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 	case r.Won && a.Skip:
 		return Submitted{Won: true, Notice: NoticeSkipped, End: r}, nil
 	case r.Won:
+		e.offer(ctx, r)
 		return Submitted{Won: true, Notice: NoticeRecorded, End: r}, nil
 	case !r.Found:
 		return Submitted{Notice: NoticeExpired, End: r}, nil

@@ -28,6 +28,10 @@ type intakeParams struct {
 	maxPerAgent int
 	// leaseTTL is the life of the delivery lease a create takes.
 	leaseTTL time.Duration
+	// standing turns standing answers on; standingMax caps an offer
+	// (EngineConfig.Standing, StandingMax).
+	standing    bool
+	standingMax time.Duration
 }
 
 // intake carries requests from the stream to people: it validates, routes
@@ -62,10 +66,15 @@ func newIntake(c *core, d *delivery, p intakeParams) *intake {
 }
 
 // intakeStore is the store as the intake sees it: the requests stream
-// and the creates, and the question an answer entry answers.
+// and the creates, the question an answer entry answers, and the
+// standing answers a request may be answered from.
 type intakeStore interface {
 	Requests
 	Lookup(ctx context.Context, id string) (q Record, found bool, err error)
+	// The use of a standing answer at intake (ask-user.md §9).
+	PeekStanding(ctx context.Context, agent, key string, now time.Time) (StandingAnswer, bool, error)
+	UseStanding(ctx context.Context, agent, key, gen, shape, token string, now time.Time) (bool, StandingAnswer, error)
+	Conclude(ctx context.Context, q NewQuestion, res askbridge.Result, now time.Time) (EndResult, error)
 }
 
 // create stores a new question and, unless holder is "", takes its
@@ -201,6 +210,8 @@ func (in *intake) handle(ctx context.Context, entry Entry) {
 		err = in.cancel(ctx, entry)
 	case entry.Answer != nil:
 		err = in.answer(ctx, entry)
+	case entry.Revoke != nil:
+		err = in.revokeEntry(ctx, entry)
 	default:
 		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
 		err = in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: entry.Malformed})
@@ -306,12 +317,20 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if err == nil {
 		err = checkQuorum(req, places)
 	}
+	if err == nil {
+		err = in.checkRemember(req)
+	}
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
 	// The catalog is decided once, here, and stored with the request, so
 	// every replica shows and finishes the question in the same words.
 	req.Locale = locale.Resolve(req.Locale, routeLocale, in.locale)
+	if req.Remember != nil {
+		if done, err := in.standingUse(ctx, entry, id, req, places, now); err != nil || done {
+			return err
+		}
+	}
 	deadline := now.Add(time.Duration(req.TimeoutSeconds) * time.Second)
 	if refusal, err := in.admit(ctx, req, id, deadline, now); err != nil || refusal != nil {
 		if err != nil {

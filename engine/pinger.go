@@ -100,6 +100,7 @@ func (p *pinger) wait() { p.wg.Wait() }
 // exec is one look: every timer due by now is fired in the background,
 // a batch at a time, at most cap(busy) at once.
 func (p *pinger) exec(ctx context.Context) {
+	p.fireStanding(ctx)
 	for {
 		ts, err := p.store.DueTimers(ctx, p.clock.Now(), p.hold, p.batch)
 		if err != nil {

@@ -121,8 +121,11 @@ type Entry struct {
 	// Answer holds the raw JSON of an `answer` entry: an answer given in
 	// the agent's own client (askbridge.AnswerEntry).
 	Answer []byte
-	// Malformed is set when the entry has none of the fields ask, cancel
-	// and answer, or more than one; the engine acknowledges it and
+	// Revoke holds the raw JSON of a `revoke` entry: a standing answer to
+	// revoke (askbridge.RevokeEntry).
+	Revoke []byte
+	// Malformed is set when the entry has none of the fields ask, cancel,
+	// answer and revoke, or more than one; the engine acknowledges it and
 	// records a rejection event.
 	Malformed string
 	// Oversize is the entry's size in bytes (field names and values
@@ -443,6 +446,7 @@ type fullStore interface {
 	Timers
 	Places
 	Publisher
+	Standings
 }
 
 // VoteOutcome is what became of a vote.

@@ -287,6 +287,7 @@ func (w *Words) replyWords() textparse.Words {
 		Skip:        splitWords(w.Get("WordsSkip")),
 		Acknowledge: splitWords(w.Get("WordsSeen")),
 		Recommended: splitWords(w.Get("WordsRecommended")),
+		Keep:        splitWords(w.Get("WordsKeep")),
 	}
 }
 

@@ -184,12 +184,12 @@ func testRequestEntries(t *testing.T, b backend) {
 	want := []engine.Entry{
 		{StreamID: ask, Ask: []byte(`{"questions":[]}`)},
 		{StreamID: cancel, Cancel: "q-1"},
-		{StreamID: both, Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel"},
-		{StreamID: neither, Malformed: "entry has none of the fields ask, cancel and answer"},
+		{StreamID: both, Malformed: "entry has more than one of the fields ask, cancel, answer and revoke: ask, cancel"},
+		{StreamID: neither, Malformed: "entry has none of the fields ask, cancel, answer and revoke"},
 		{StreamID: empty, Malformed: "cancel entry names no question id"},
 		{StreamID: extra, Ask: []byte(`{}`)},
 		{StreamID: answer, Answer: []byte(`{"id":"q-1"}`)},
-		{StreamID: twice, Malformed: "entry has more than one of the fields ask, cancel and answer: cancel, answer"},
+		{StreamID: twice, Malformed: "entry has more than one of the fields ask, cancel, answer and revoke: cancel, answer"},
 	}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("entries:\n got %+v\nwant %+v", got, want)

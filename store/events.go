@@ -18,7 +18,7 @@ const defaultEventCount = 100
 // Publish appends events to the events stream (XADD MAXLEN ~), in order,
 // several in one pipeline, with the fields of the protocol in a fixed
 // order: event, id, at (unix ms; 0 when At is zero), then platform, chat,
-// message, by and error where set. Safe for concurrent use; not idempotent
+// message, by, error, to, via, agent and key where set. Safe for concurrent use; not idempotent
 // (a repeat appends again).
 func (s *Store) Publish(ctx context.Context, evs ...askbridge.Event) error {
 	switch len(evs) {
@@ -54,6 +54,9 @@ func (s *Store) eventArgs(ev askbridge.Event) *redis.XAddArgs {
 		{"by", ev.By},
 		{"error", ev.Error},
 		{"to", ev.To},
+		{"via", string(ev.Via)},
+		{"agent", ev.Agent},
+		{"key", ev.Key},
 	} {
 		if f.v != "" {
 			values = append(values, f.k, f.v)
@@ -127,6 +130,9 @@ func toEvent(m redis.XMessage) askbridge.Event {
 		By:       str("by"),
 		Error:    str("error"),
 		To:       str("to"),
+		Via:      askbridge.Via(str("via")),
+		Agent:    str("agent"),
+		Key:      str("key"),
 	}
 	if at, err := strconv.ParseInt(str("at"), 10, 64); err == nil && at != 0 {
 		ev.At = time.UnixMilli(at)

@@ -119,6 +119,35 @@ func leaseTag(name string) string {
 // entries by LTRIM, never expiring (internal; the page reads it back).
 func (k keys) webHistory() string { return k.prefix + "web:history" }
 
+// offer is the HASH of the offer to keep the answer of question id
+// (ask-user.md §9: who may keep it, the durations, the answers, the shape,
+// where; and, once taken, the keep: gen, since, until) (internal, same
+// slot as the question; expires an hour after the offer's end).
+func (k keys) offer(id string) string { return k.prefix + "offer:{" + id + "}" }
+
+// standingEnd is the HASH marking the keep a standing answer's end timer
+// is for (gen, state live|revoked|expired, since, by), so its expired
+// event is published once and a revoked keep is never set again
+// (internal, in the agent's slot beside the standing hash; expires a day
+// after the standing answer's until).
+func (k keys) standingEnd(agent, key string) string {
+	return k.prefix + "standing-end:{" + askbridge.StandingTag(agent) + "}:" + key
+}
+
+// standingUse is the HASH of the decision whether a standing answer of
+// agent answered question id (used 0|1 and, when 1, the standing answer's
+// fields as they stood), so a retried intake gets the same decision
+// (internal, in the agent's slot; expires after the retention).
+func (k keys) standingUse(agent, id string) string {
+	return k.prefix + "standing-use:{" + askbridge.StandingTag(agent) + "}:" + id
+}
+
+// standingTimers is the ZSET of the timers of offers and standing
+// answers ("offer <id>", "end <gen> <key> <agent>"), scored by when they
+// are due (unix ms) (internal, shared by all; handed out like the
+// reminders' timers).
+func (k keys) standingTimers() string { return k.prefix + "standing-timers" }
+
 // validTag reports whether s can sit inside a hash tag: a brace would end
 // the tag early or start another, and the keys would no longer share a slot.
 func validTag(s string) bool { return !strings.ContainsAny(s, "{}") }

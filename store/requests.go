@@ -159,10 +159,10 @@ func toEntry(m redis.XMessage) engine.Entry {
 
 // entryFields are the fields of a requests stream entry that say what it
 // is; an entry holds exactly one of them.
-var entryFields = []string{"ask", "cancel", "answer"}
+var entryFields = []string{"ask", "cancel", "answer", "revoke"}
 
 // entryOf maps an entry of size bytes (field names and values together)
-// with its ask, cancel and answer values to an Entry: exactly one of those
+// with its ask, cancel, answer and revoke values to an Entry: exactly one of those
 // fields (others are ignored), else Malformed; over MaxEntryBytes,
 // Oversize with the head of the ask or answer value Redis sent.
 func entryOf(id string, size int, values map[string]any) engine.Entry {
@@ -185,9 +185,11 @@ func entryOf(id string, size int, values map[string]any) engine.Entry {
 			e.Answer = value("answer")
 		}
 	case len(kinds) > 1:
-		e.Malformed = "entry has more than one of the fields ask, cancel and answer: " + strings.Join(kinds, ", ")
+		e.Malformed = "entry has more than one of the fields ask, cancel, answer and revoke: " + strings.Join(kinds, ", ")
 	case len(kinds) == 0:
-		e.Malformed = "entry has none of the fields ask, cancel and answer"
+		e.Malformed = "entry has none of the fields ask, cancel, answer and revoke"
+	case kinds[0] == "revoke":
+		e.Revoke = value("revoke")
 	case kinds[0] == "ask":
 		e.Ask = value("ask")
 	case kinds[0] == "answer":

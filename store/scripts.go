@@ -51,6 +51,22 @@ var (
 	voteSrc string
 	//go:embed lua/sweep_claim.lua
 	sweepClaimSrc string
+	//go:embed lua/offer_open.lua
+	offerOpenSrc string
+	//go:embed lua/offer_take.lua
+	offerTakeSrc string
+	//go:embed lua/offer_close.lua
+	offerCloseSrc string
+	//go:embed lua/standing_set.lua
+	standingSetSrc string
+	//go:embed lua/standing_use.lua
+	standingUseSrc string
+	//go:embed lua/standing_revoke.lua
+	standingRevokeSrc string
+	//go:embed lua/standing_expire.lua
+	standingExpireSrc string
+	//go:embed lua/standing_note.lua
+	standingNoteSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endingSrc + endSrc)
@@ -69,6 +85,15 @@ var (
 	fireOnceScript     = newScript(fireOnceSrc)
 	voteScript         = newScript(endingSrc + voteSrc)
 	sweepClaimScript   = newScript(sweepClaimSrc)
+
+	offerOpenScript      = newScript(offerOpenSrc)
+	offerTakeScript      = newScript(offerTakeSrc)
+	offerCloseScript     = newScript(offerCloseSrc)
+	standingSetScript    = newScript(standingSetSrc)
+	standingUseScript    = newScript(standingUseSrc)
+	standingRevokeScript = newScript(standingRevokeSrc)
+	standingExpireScript = newScript(standingExpireSrc)
+	standingNoteScript   = newScript(standingNoteSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

@@ -212,10 +212,11 @@ func TestToEntry(t *testing.T) {
 		{"extra fields are ignored", map[string]any{"cancel": "q", "trace": "t"}, engine.Entry{StreamID: "1-0", Cancel: "q"}},
 		{"answer", map[string]any{"answer": `{"id":"q"}`}, engine.Entry{StreamID: "1-0", Answer: []byte(`{"id":"q"}`)}},
 		{"empty answer is an answer", map[string]any{"answer": ""}, engine.Entry{StreamID: "1-0", Answer: []byte{}}},
-		{"both", map[string]any{"ask": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel"}},
-		{"an answer and a cancel", map[string]any{"answer": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: cancel, answer"}},
-		{"all three", map[string]any{"answer": "{}", "cancel": "q", "ask": "{}"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel and answer: ask, cancel, answer"}},
-		{"neither", map[string]any{"x": "y"}, engine.Entry{StreamID: "1-0", Malformed: "entry has none of the fields ask, cancel and answer"}},
+		{"both", map[string]any{"ask": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel, answer and revoke: ask, cancel"}},
+		{"an answer and a cancel", map[string]any{"answer": "{}", "cancel": "q"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel, answer and revoke: cancel, answer"}},
+		{"all three", map[string]any{"answer": "{}", "cancel": "q", "ask": "{}"}, engine.Entry{StreamID: "1-0", Malformed: "entry has more than one of the fields ask, cancel, answer and revoke: ask, cancel, answer"}},
+		{"a revoke", map[string]any{"revoke": `{"key":"k"}`}, engine.Entry{StreamID: "1-0", Revoke: []byte(`{"key":"k"}`)}},
+		{"neither", map[string]any{"x": "y"}, engine.Entry{StreamID: "1-0", Malformed: "entry has none of the fields ask, cancel, answer and revoke"}},
 		{"deleted", nil, engine.Entry{StreamID: "1-0", Malformed: "entry was deleted from the stream"}},
 	}
 	for _, tc := range tests {
@@ -223,6 +224,7 @@ func TestToEntry(t *testing.T) {
 			got := toEntry(redis.XMessage{ID: "1-0", Values: tc.values})
 			if got.StreamID != tc.want.StreamID || !slices.Equal(got.Ask, tc.want.Ask) || (got.Ask == nil) != (tc.want.Ask == nil) ||
 				!slices.Equal(got.Answer, tc.want.Answer) || (got.Answer == nil) != (tc.want.Answer == nil) ||
+				!slices.Equal(got.Revoke, tc.want.Revoke) ||
 				got.Cancel != tc.want.Cancel || got.Malformed != tc.want.Malformed {
 				t.Fatalf("toEntry = %+v, want %+v", got, tc.want)
 			}

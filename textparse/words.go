@@ -23,16 +23,20 @@ type Words struct {
 	// Thai "แนะนำ". A word given with its parentheses, as "(Recommended)",
 	// is read the same.
 	Recommended []string
+	// Keep are the words that open a reply keeping an answer for a while
+	// (ask-user.md §9, ParseKeep), e.g. "keep"; Thai "จำไว้".
+	Keep []string
 }
 
-// EnglishWords returns the English reply words: "skip", "seen" and
-// "(Recommended)". It returns a new value each time, so a caller may extend
+// EnglishWords returns the English reply words: "skip", "seen",
+// "(Recommended)" and "keep". It returns a new value each time, so a caller may extend
 // it freely.
 func EnglishWords() Words {
 	return Words{
 		Skip:        []string{"skip"},
 		Acknowledge: []string{"seen"},
 		Recommended: []string{"Recommended"},
+		Keep:        []string{"keep"},
 	}
 }
 

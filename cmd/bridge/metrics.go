@@ -27,6 +27,7 @@ type metrics struct {
 	panics        *prometheus.CounterVec
 	waited        *prometheus.CounterVec
 	reached       *prometheus.CounterVec
+	standing      *prometheus.CounterVec
 	redisCalls    *prometheus.HistogramVec
 	platformCalls *prometheus.HistogramVec
 }
@@ -66,6 +67,10 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Name: "askbridge_reach_total",
 			Help: "Reminders posted, escalation steps shown, Seen pressed, and places that could not be reached while the question stayed open elsewhere, per place, by event (reminded, escalated, acknowledged, undeliverable) and platform.",
 		}, []string{"event", "platform"}),
+		standing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askbridge_standing_total",
+			Help: "What standing answers did on this replica (ask-user.md §9), by event: kept, used, revoked, expired.",
+		}, []string{"event"}),
 		redisCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "askbridge_redis_call_duration_seconds",
 			Help:    "Duration of this replica's Redis calls, by command: its lower-case name, evalsha for the scripts (EVAL and EVALSHA), pipeline for a pipeline or transaction. A blocking read's time includes its wait.",
@@ -77,7 +82,7 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Buckets: []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"platform", "method"}),
 	}
-	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, m.reached,
+	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, m.reached, m.standing,
 		m.redisCalls, m.platformCalls, pendingCollector{store: pending}, buildInfo(currentBuild()))
 	return m
 }
@@ -122,6 +127,10 @@ func (m *metrics) PlatformError(platform string, kind engine.ErrorKind) {
 }
 
 func (m *metrics) Panicked(op string) { m.panics.WithLabelValues(op).Inc() }
+
+func (m *metrics) Standing(event engine.StandingEvent) {
+	m.standing.WithLabelValues(string(event)).Inc()
+}
 
 func (m *metrics) Reached(kind askbridge.EventKind, platform string) {
 	m.reached.WithLabelValues(string(kind), platform).Inc()

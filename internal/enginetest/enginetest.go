@@ -21,6 +21,7 @@ type Store interface {
 	engine.Timers
 	engine.Places
 	engine.Publisher
+	engine.Standings
 }
 
 // MemCoord is the share of engine.Coordinator a channel uses without a

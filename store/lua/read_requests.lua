@@ -16,7 +16,7 @@
 -- Returns {next claim cursor ('' when no scan ran), entry, entry, ...}
 -- where each entry is {id, size, field, value, ...}: size is the entry's
 -- field names and values together in bytes, and the fields are only ask,
--- cancel and answer (cut to ARGV[7] bytes when size is over ARGV[6]). An entry
+-- cancel, answer and revoke (cut to ARGV[7] bytes when size is over ARGV[6]). An entry
 -- deleted from the stream while pending comes back as {id, -1}.
 local count = tonumber(ARGV[3])
 local limit = tonumber(ARGV[6])
@@ -35,7 +35,7 @@ local function add(id, fields)
   local e = {id, size}
   for i = 1, #fields, 2 do
     local f = fields[i]
-    if f == 'ask' or f == 'cancel' or f == 'answer' then
+    if f == 'ask' or f == 'cancel' or f == 'answer' or f == 'revoke' then
       local v = fields[i + 1]
       if size > limit then
         v = string.sub(v, 1, head)
