@@ -313,13 +313,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if id == "" {
 		id = entry.StreamID
 	}
-	places, routeLocale, err := in.places(&req)
-	if err == nil {
-		err = checkQuorum(req, places)
-	}
-	if err == nil {
-		err = in.checkRemember(req)
-	}
+	places, routeLocale, err := in.checked(&req)
 	if err != nil {
 		return in.refuse(ctx, id, err, now)
 	}
@@ -386,6 +380,19 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		return nil
 	}
 	return err
+}
+
+// checked routes req to its places and checks what depends on them and on
+// the bridge's settings (quorum, remember); an error is the refusal.
+func (in *intake) checked(req *askbridge.Request) ([]askbridge.Place, string, error) {
+	places, routeLocale, err := in.places(req)
+	if err == nil {
+		err = checkQuorum(*req, places)
+	}
+	if err == nil {
+		err = in.checkRemember(*req)
+	}
+	return places, routeLocale, err
 }
 
 // admit counts question id against its agent's cap, when there is one;

@@ -108,12 +108,10 @@ type StandingTimer struct {
 	At         time.Time
 }
 
-// Standings holds offers and standing answers (ask-user.md §9). Offers
-// live in their question's slot, standing answers in their agent's; each
-// step that must be atomic is one script, and a step that spans both
-// (a keep, a use) is split so a replica dying in between loses nothing.
-// Safe for concurrent use; expected outcomes are results.
-type Standings interface {
+// Offers holds the offers to keep an answer (ask-user.md §9), each in its
+// question's slot, and the timers of offers and standing answers. Safe for
+// concurrent use; expected outcomes are results.
+type Offers interface {
 	// OpenOffer records an offer and schedules its end (o.Ends). Safe to
 	// repeat: an offer already recorded is left as it is.
 	OpenOffer(ctx context.Context, o Offer) error
@@ -121,14 +119,26 @@ type Standings interface {
 	// step: it checks that the offer is open and by's, and that d is
 	// offered, and records the keep (gen, since now, until now+d) on it.
 	TakeOffer(ctx context.Context, id string, by askbridge.Person, d time.Duration, gen string, now time.Time) (TakeOutcome, Offer, error)
+	// CloseOffer removes the offer of question id and returns it as it
+	// was (found false when there was none). Safe to repeat.
+	CloseOffer(ctx context.Context, id string) (o Offer, found bool, err error)
+	// DueStandingTimers hands out up to max due timers, each to one caller
+	// at a time (as DueTimers); StandingTimerDone removes one.
+	DueStandingTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]StandingTimer, error)
+	StandingTimerDone(ctx context.Context, t StandingTimer) error
+}
+
+// Standings holds standing answers (ask-user.md §9), each in its agent's
+// slot. Each step that must be atomic is one script, and a step that spans
+// an offer's slot and a standing answer's (a keep, a use) is split so a
+// replica dying in between loses nothing. Safe for concurrent use;
+// expected outcomes are results.
+type Standings interface {
 	// SetStanding makes s stand (its end timer scheduled first), unless
 	// this keep (s.Gen) was set before — even if revoked since — or a
 	// later keep stands. set reports whether this call set it. Safe to
 	// repeat.
 	SetStanding(ctx context.Context, s StandingAnswer) (set bool, err error)
-	// CloseOffer removes the offer of question id and returns it as it
-	// was (found false when there was none). Safe to repeat.
-	CloseOffer(ctx context.Context, id string) (o Offer, found bool, err error)
 	// PeekStanding reads the standing answer of agent and key that stands
 	// at now, changing nothing.
 	PeekStanding(ctx context.Context, agent, key string, now time.Time) (StandingAnswer, bool, error)
@@ -149,10 +159,6 @@ type Standings interface {
 	// SetStandingMessage records the message that shows standing answer
 	// gen (a channel posted it). Nothing happens once it no longer stands.
 	SetStandingMessage(ctx context.Context, agent, key, gen string, ref MessageRef) error
-	// DueStandingTimers hands out up to max due timers, each to one caller
-	// at a time (as DueTimers); StandingTimerDone removes one.
-	DueStandingTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]StandingTimer, error)
-	StandingTimerDone(ctx context.Context, t StandingTimer) error
 	// Conclude stores question q ended at once with res (answered by a
 	// standing answer) and pushes res to the agent, unless the id is
 	// known. Safe to repeat.

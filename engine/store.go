@@ -446,6 +446,7 @@ type fullStore interface {
 	Timers
 	Places
 	Publisher
+	Offers
 	Standings
 }
 

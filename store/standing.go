@@ -51,7 +51,7 @@ func offerFields(o engine.Offer) ([]any, error) {
 	}, nil
 }
 
-// OpenOffer records an offer and schedules its end (see engine.Standings):
+// OpenOffer records an offer and schedules its end (see engine.Offers):
 // the timer first, so an offer is never left without one.
 func (s *Store) OpenOffer(ctx context.Context, o engine.Offer) error {
 	if err := checkID(o.ID); err != nil {
@@ -73,7 +73,7 @@ func (s *Store) OpenOffer(ctx context.Context, o engine.Offer) error {
 	return nil
 }
 
-// TakeOffer takes an offer for a keep (see engine.Standings).
+// TakeOffer takes an offer for a keep (see engine.Offers).
 func (s *Store) TakeOffer(ctx context.Context, id string, by askbridge.Person, d time.Duration, gen string, now time.Time) (engine.TakeOutcome, engine.Offer, error) {
 	if err := checkID(id); err != nil {
 		return 0, engine.Offer{}, fmt.Errorf("store: take offer: %w", err)
@@ -106,7 +106,7 @@ var takeOutcomes = map[int64]engine.TakeOutcome{
 	1: engine.TakeDone, 2: engine.TakeAgain, 3: engine.TakeNotYours, 4: engine.TakeClosed, 5: engine.TakeNoSuchDuration,
 }
 
-// CloseOffer removes an offer (see engine.Standings).
+// CloseOffer removes an offer (see engine.Offers).
 func (s *Store) CloseOffer(ctx context.Context, id string) (engine.Offer, bool, error) {
 	if err := checkID(id); err != nil {
 		return engine.Offer{}, false, fmt.Errorf("store: close offer: %w", err)
@@ -394,7 +394,7 @@ func (s *Store) addStandingTimer(ctx context.Context, t engine.StandingTimer) er
 	return s.cl().ZAdd(ctx, s.k.standingTimers(), redis.Z{Score: float64(t.At.UnixMilli()), Member: standingTimerMember(t)}).Err()
 }
 
-// DueStandingTimers hands out due standing timers (see engine.Standings),
+// DueStandingTimers hands out due standing timers (see engine.Offers),
 // with the reminders' script on the standing-timers zset.
 func (s *Store) DueStandingTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]engine.StandingTimer, error) {
 	if max < 1 {
@@ -419,7 +419,7 @@ func (s *Store) DueStandingTimers(ctx context.Context, now time.Time, hold time.
 	return out, nil
 }
 
-// StandingTimerDone removes a standing timer (see engine.Standings).
+// StandingTimerDone removes a standing timer (see engine.Offers).
 func (s *Store) StandingTimerDone(ctx context.Context, t engine.StandingTimer) error {
 	if err := s.cl().ZRem(ctx, s.k.standingTimers(), standingTimerMember(t)).Err(); err != nil {
 		return fmt.Errorf("store: standing timer done: %w", err)

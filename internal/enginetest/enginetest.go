@@ -21,6 +21,7 @@ type Store interface {
 	engine.Timers
 	engine.Places
 	engine.Publisher
+	engine.Offers
 	engine.Standings
 }
 
