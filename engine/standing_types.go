@@ -126,6 +126,9 @@ type Standings interface {
 	// later keep stands. set reports whether this call set it. Safe to
 	// repeat.
 	SetStanding(ctx context.Context, s StandingAnswer) (set bool, err error)
+	// PeekOffer reads the offer of question id, changing nothing (found
+	// false when there is none: never made, or closed).
+	PeekOffer(ctx context.Context, id string) (o Offer, found bool, err error)
 	// CloseOffer removes the offer of question id and returns it as it
 	// was (found false when there was none). Safe to repeat.
 	CloseOffer(ctx context.Context, id string) (o Offer, found bool, err error)
@@ -149,6 +152,10 @@ type Standings interface {
 	// SetStandingMessage records the message that shows standing answer
 	// gen (a channel posted it). Nothing happens once it no longer stands.
 	SetStandingMessage(ctx context.Context, agent, key, gen string, ref MessageRef) error
+	// PaceStandingEdit reports whether the message of standing answer gen
+	// may be edited at now: true for the first caller across replicas in
+	// each interval every, false within it or once gen no longer stands.
+	PaceStandingEdit(ctx context.Context, agent, key, gen string, now time.Time, every time.Duration) (bool, error)
 	// DueStandingTimers hands out up to max due timers, each to one caller
 	// at a time (as DueTimers); StandingTimerDone removes one.
 	DueStandingTimers(ctx context.Context, now time.Time, hold time.Duration, max int) ([]StandingTimer, error)
