@@ -176,7 +176,8 @@ func decodeOffer(id string, m map[string]string) (engine.Offer, error) {
 
 // standingFields are the fields of a standing hash: the protocol's
 // (answers, shape, by, since, until, uses) and the bridge's own (gen,
-// agent, key, from, target, locale; lastUse and msg come later).
+// agent, key, from, target, locale; lastUse, msg and edited, the time of the
+// message's last paced edit, come later).
 func standingFields(a engine.StandingAnswer) ([]any, string, error) {
 	by, err := json.Marshal(a.By)
 	if err != nil {
