@@ -21,10 +21,14 @@ const (
 	// ControlSeen acknowledges the prompt without answering it
 	// (ask-user.md §5).
 	ControlSeen
+	// ControlKeep keeps the answer of an ended question for the
+	// Option-th duration of its remember.offer (ask-user.md §9).
+	ControlKeep
 )
 
 // Choice is what a button press means: a kind and, for ControlOption, the
-// zero-based option index.
+// zero-based option index (for ControlKeep, the index of the duration in
+// remember.offer).
 type Choice struct {
 	Kind   ControlKind
 	Option int
@@ -40,11 +44,13 @@ type Payload struct {
 
 // The codec: "q1" + ":" + 16 base64url digest characters + ":" + choice,
 // where the choice is the option digit 0-3, "o" for Other, "s" for Skip or
-// "a" for Seen (acknowledge).
+// "a" for Seen (acknowledge); a keep button of an ended question
+// (ControlKeep) is "k1" + ":" + digest + ":" + the duration's index 0-2.
 // 21 bytes in all — Telegram: callback_data is 1-64 bytes; Discord: custom_id
 // at most 100 characters; Slack: value at most 2000 characters.
 const (
 	payloadVersion = "q1"
+	keepVersion    = "k1"
 	digestChars    = 16
 	// PayloadLen is the length of every encoded payload.
 	PayloadLen = len(payloadVersion) + 1 + digestChars + 2
@@ -61,6 +67,9 @@ func QuestionDigest(id string) string {
 
 // EncodePayload makes the payload of a button of question id.
 func EncodePayload(id string, c Choice) string {
+	if c.Kind == ControlKeep {
+		return keepVersion + ":" + QuestionDigest(id) + ":" + strconv.Itoa(c.Option)
+	}
 	return payloadVersion + ":" + QuestionDigest(id) + ":" + choiceCode(c)
 }
 
@@ -85,13 +94,20 @@ func DecodePayload(s string) (Payload, error) {
 	}
 	version, rest, _ := strings.Cut(s, ":")
 	digest, code, ok := strings.Cut(rest, ":")
-	if !ok || version != payloadVersion || len(digest) != digestChars || len(code) != 1 {
+	if !ok || (version != payloadVersion && version != keepVersion) || len(digest) != digestChars || len(code) != 1 {
 		return Payload{}, ErrPayload
 	}
 	if _, err := base64.RawURLEncoding.DecodeString(digest); err != nil {
 		return Payload{}, ErrPayload
 	}
 	p := Payload{Digest: digest}
+	if version == keepVersion {
+		if c := code[0]; c < '0' || c >= '0'+MaxOffers {
+			return Payload{}, ErrPayload
+		}
+		p.Choice = Choice{Kind: ControlKeep, Option: int(code[0] - '0')}
+		return p, nil
+	}
 	switch c := code[0]; {
 	case c == 'o':
 		p.Choice = Choice{Kind: ControlOther}
@@ -110,4 +126,32 @@ func DecodePayload(s string) (Payload, error) {
 // Matches reports whether the payload names question id.
 func (p Payload) Matches(id string) bool {
 	return p.Digest == QuestionDigest(id)
+}
+
+// The revoke button of a standing answer's message (ask-user.md §9):
+// "r1:" + the gen of the keep it shows (the engine finds the standing
+// answer by it), 1 to maxGenChars base64url characters: 11 bytes for
+// the engine's gens — Telegram: callback_data is 1-64 bytes.
+const (
+	revokePrefix = "r1:"
+	maxGenChars  = 32
+)
+
+// EncodeRevokePayload makes the payload of the Revoke button of the keep
+// gen. gen must be 1 to 32 base64url characters.
+func EncodeRevokePayload(gen string) string { return revokePrefix + gen }
+
+// DecodeRevokePayload parses a payload made by EncodeRevokePayload and
+// returns the keep's gen; any other string is ErrPayload.
+func DecodeRevokePayload(s string) (gen string, err error) {
+	gen, ok := strings.CutPrefix(s, revokePrefix)
+	if !ok || gen == "" || len(gen) > maxGenChars {
+		return "", ErrPayload
+	}
+	for _, c := range []byte(gen) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "", ErrPayload
+		}
+	}
+	return gen, nil
 }

@@ -70,6 +70,11 @@ type Ending struct {
 	Status string
 	// Question is the ended question; its Result is set.
 	Question Record
+	// Offer is the open offer to keep the answer (ask-user.md §9) on a
+	// prompt message of the place it was given in; nil otherwise. A
+	// channel shows its buttons under the part that carries a prompt's
+	// buttons (the last), or its Hint where it has no buttons.
+	Offer *OfferView
 }
 
 // Notifier is implemented by channels that can post a message in a chat
@@ -221,6 +226,11 @@ const (
 	NoticeKeepNotYours       Notice = "KeepNotYours"
 	NoticeKeepClosed         Notice = "KeepClosed"
 	NoticeKeepNoSuchDuration Notice = "KeepNoSuchDuration"
+	// ask-user.md §9: a Revoke tap revoked the standing answer, was not
+	// the keeper's nor one allowed to answer there, or found it gone.
+	NoticeRevoked          Notice = "Revoked"
+	NoticeRevokeNotAllowed Notice = "RevokeNotAllowed"
+	NoticeRevokeGone       Notice = "RevokeGone"
 )
 
 // Text is the notice in the words of catalog tag (locale.For): "Answer

@@ -399,14 +399,19 @@ func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndRes
 }
 
 // afterEnd is the one path of won ends, from wherever they come (an
-// answer, a cancel, a vote, a sweep): the finisher publishes each end,
-// counts it and edits its messages. marked says the questions were marked
+// answer, a cancel, a vote, a sweep): an answer that offers to keep it
+// records its offer (ask-user.md §9), then the finisher publishes each
+// end, counts it and edits its messages. marked says the questions were marked
 // finishing before they ended.
 func (c *core) afterEnd(ctx context.Context, marked bool, rs ...EndResult) {
 	var ids []string
 	for _, r := range rs {
 		if r.Won && r.Record.Request.Callback != "" {
 			ids = append(ids, r.Record.ID)
+		}
+		if r.Won {
+			// Before the edits, so they show the offer.
+			c.offer(ctx, r)
 		}
 	}
 	c.calls.ended(ctx, c.clock.Now(), ids...)

@@ -71,6 +71,14 @@ type fakeChannel struct {
 	updated   map[string]engine.Plan
 	reminders []reminder
 	deleted   map[string]bool
+	// offers holds the offer to keep an answer each message was last
+	// edited to show (nil: none), offerRemoved how often RemoveOffer
+	// edited it; standing and standingEdits are the standing answers'
+	// messages posted and their edits (standing_show_test.go).
+	offers        map[string]*engine.OfferView
+	offerRemoved  map[string]int
+	standing      []standingPost
+	standingEdits []standingEdit
 }
 
 type sentPrompt struct {
@@ -182,6 +190,10 @@ func (f *fakeChannel) Finish(ctx context.Context, ref engine.MessageRef, end eng
 		return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("message %s shows part %d, which the plan does not have", ref.Message, ref.Part)}
 	}
 	f.finished[ref.Message] = end.Status
+	if f.offers == nil {
+		f.offers = map[string]*engine.OfferView{}
+	}
+	f.offers[ref.Message] = end.Offer
 	return nil
 }
 

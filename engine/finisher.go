@@ -138,7 +138,8 @@ func (f *finisher) clearLater(ctx context.Context, rec Record, res askbridge.Res
 	launched := f.launch(func() {
 		ctx, cancel := context.WithTimeout(f.halt, f.timeout)
 		defer cancel()
-		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities(), ref.Place), nil) {
+		end := withOffer(ending(rec, res, ch.Capabilities(), ref.Place), f.openOffer(ctx, rec, res), ref, ch.Capabilities())
+		if !f.editOne(ctx, ch, ref, end, nil) {
 			// Marked even when the edits' time ran out: the leftover pass
 			// goes on from there.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
@@ -335,6 +336,7 @@ func (f *finisher) finish(ctx context.Context, rec Record, res askbridge.Result)
 // edit finishes every message in refs; it reports whether all are done.
 func (f *finisher) edit(ctx context.Context, rec Record, res askbridge.Result, refs []MessageRef) bool {
 	done := true
+	offer := f.openOffer(ctx, rec, res)
 	for _, ref := range numberLegacyParts(refs, f.partsOf(rec)) {
 		ch, ok := f.channels[ref.Platform]
 		if !ok {
@@ -348,7 +350,8 @@ func (f *finisher) edit(ctx context.Context, rec Record, res askbridge.Result, r
 			}
 			continue
 		}
-		if !f.editOne(ctx, ch, ref, ending(rec, res, ch.Capabilities(), ref.Place), nil) {
+		end := withOffer(ending(rec, res, ch.Capabilities(), ref.Place), offer, ref, ch.Capabilities())
+		if !f.editOne(ctx, ch, ref, end, nil) {
 			done = false
 		}
 	}

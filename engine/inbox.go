@@ -50,9 +50,15 @@ func (e *Engine) Tap(ctx context.Context, t Tap) (reply TapReply) {
 			}
 		}()
 	}
+	if gen, err := askbridge.DecodeRevokePayload(t.Payload); err == nil {
+		return e.tapRevoke(ctx, t, gen, log)
+	}
 	p, err := askbridge.DecodePayload(t.Payload)
 	if err != nil {
 		return TapReply{Notice: NoticeUnknown}
+	}
+	if p.Choice.Kind == askbridge.ControlKeep {
+		return e.tapKeep(ctx, t, p, log)
 	}
 	rec, stop, ok := e.tappedQuestion(ctx, t, p, log)
 	if !ok {
@@ -563,7 +569,6 @@ func (e *Engine) submit(ctx context.Context, rec Record, a Answer) (Submitted, e
 	case r.Won && a.Skip:
 		return Submitted{Won: true, Notice: NoticeSkipped, End: r}, nil
 	case r.Won:
-		e.offer(ctx, r)
 		return Submitted{Won: true, Notice: NoticeRecorded, End: r}, nil
 	case !r.Found:
 		return Submitted{Notice: NoticeExpired, End: r}, nil

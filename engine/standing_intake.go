@@ -66,9 +66,11 @@ func (in *intake) standingUse(ctx context.Context, entry Entry, id string, req a
 	in.metrics.Standing(StandingEventUsed)
 	in.metrics.Ended(places[0].Target.Platform, askbridge.OutcomeAnswered, 0)
 	first := places[0].Target
-	return true, in.publish(ctx,
+	err = in.publish(ctx,
 		askbridge.Event{Kind: askbridge.EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat},
 		askbridge.Event{Kind: askbridge.EventAnswered, ID: id, At: now, By: personLabel(s.By), Via: askbridge.ViaStanding, Agent: req.Agent, Key: key})
+	in.noteUse(ctx, s, now)
+	return true, err
 }
 
 // keeperMayAnswer reports whether the keeper of s may answer one of

@@ -119,6 +119,9 @@ type Offers interface {
 	// step: it checks that the offer is open and by's, and that d is
 	// offered, and records the keep (gen, since now, until now+d) on it.
 	TakeOffer(ctx context.Context, id string, by askbridge.Person, d time.Duration, gen string, now time.Time) (TakeOutcome, Offer, error)
+	// PeekOffer reads the offer of question id, changing nothing (found
+	// false when there is none: never made, or closed).
+	PeekOffer(ctx context.Context, id string) (o Offer, found bool, err error)
 	// CloseOffer removes the offer of question id and returns it as it
 	// was (found false when there was none). Safe to repeat.
 	CloseOffer(ctx context.Context, id string) (o Offer, found bool, err error)
@@ -159,6 +162,10 @@ type Standings interface {
 	// SetStandingMessage records the message that shows standing answer
 	// gen (a channel posted it). Nothing happens once it no longer stands.
 	SetStandingMessage(ctx context.Context, agent, key, gen string, ref MessageRef) error
+	// PaceStandingEdit reports whether the message of standing answer gen
+	// may be edited at now: true for the first caller across replicas in
+	// each interval every, false within it or once gen no longer stands.
+	PaceStandingEdit(ctx context.Context, agent, key, gen string, now time.Time, every time.Duration) (bool, error)
 	// Conclude stores question q ended at once with res (answered by a
 	// standing answer) and pushes res to the agent, unless the id is
 	// known. Safe to repeat.

@@ -67,6 +67,8 @@ var (
 	standingExpireSrc string
 	//go:embed lua/standing_note.lua
 	standingNoteSrc string
+	//go:embed lua/standing_pace.lua
+	standingPaceSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endingSrc + endSrc)
@@ -94,6 +96,7 @@ var (
 	standingRevokeScript = newScript(standingRevokeSrc)
 	standingExpireScript = newScript(standingExpireSrc)
 	standingNoteScript   = newScript(standingNoteSrc)
+	standingPaceScript   = newScript(standingPaceSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a

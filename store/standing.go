@@ -126,6 +126,26 @@ func (s *Store) CloseOffer(ctx context.Context, id string) (engine.Offer, bool, 
 	return o, true, nil
 }
 
+// PeekOffer reads the offer of question id, changing nothing (see
+// engine.Standings).
+func (s *Store) PeekOffer(ctx context.Context, id string) (engine.Offer, bool, error) {
+	if err := checkID(id); err != nil {
+		return engine.Offer{}, false, fmt.Errorf("store: peek offer: %w", err)
+	}
+	m, err := s.cl().HGetAll(ctx, s.k.offer(id)).Result()
+	if err != nil {
+		return engine.Offer{}, false, fmt.Errorf("store: peek offer: %w", err)
+	}
+	if len(m) == 0 {
+		return engine.Offer{}, false, nil
+	}
+	o, err := decodeOffer(id, m)
+	if err != nil {
+		return engine.Offer{}, false, fmt.Errorf("store: peek offer: %w", err)
+	}
+	return o, true, nil
+}
+
 // decodeOffer reads an offer hash; a taken one has Kept set.
 func decodeOffer(id string, m map[string]string) (engine.Offer, error) {
 	o := engine.Offer{ID: id, Agent: m["agent"], Key: m["key"], Shape: m["shape"], Locale: m["locale"]}
@@ -156,7 +176,8 @@ func decodeOffer(id string, m map[string]string) (engine.Offer, error) {
 
 // standingFields are the fields of a standing hash: the protocol's
 // (answers, shape, by, since, until, uses) and the bridge's own (gen,
-// agent, key, from, target, locale; lastUse and msg come later).
+// agent, key, from, target, locale; lastUse, msg and edited, the time of the
+// message's last paced edit, come later).
 func standingFields(a engine.StandingAnswer) ([]any, string, error) {
 	by, err := json.Marshal(a.By)
 	if err != nil {
@@ -295,6 +316,17 @@ func (s *Store) SetStandingMessage(ctx context.Context, agent, key, gen string, 
 		return fmt.Errorf("store: standing message: %w", err)
 	}
 	return nil
+}
+
+// PaceStandingEdit paces the edits of a standing answer's message (see
+// engine.Standings).
+func (s *Store) PaceStandingEdit(ctx context.Context, agent, key, gen string, now time.Time, every time.Duration) (bool, error) {
+	v, err := standingPaceScript.run(ctx, s.cl(), []string{s.k.Standing(agent, key)}, gen, now.UnixMilli(), ms(every))
+	if err != nil {
+		return false, fmt.Errorf("store: pace standing edit: %w", err)
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 // decodeStanding reads a standing hash.

@@ -46,11 +46,16 @@ func standingScripts(t *testing.T, s *Store, agent string) {
 		{alice, time.Hour, t0.Add(engine.OfferOpen), engine.TakeClosed},
 		{alice, time.Hour, t0, engine.TakeDone},
 		{alice, 24 * time.Hour, t0, engine.TakeAgain},
+		{bob, time.Hour, t0, engine.TakeNotYours},
 	} {
 		got, _, err := s.TakeOffer(ctx, "q1", tc.by, tc.d, "g1", tc.at)
 		if err != nil || got != tc.want {
 			t.Fatalf("take by %s for %s = %v, %v; want %v", tc.by.ID, tc.d, got, err, tc.want)
 		}
+	}
+	peeked, found, err := s.PeekOffer(ctx, "q1")
+	if err != nil || !found || peeked.Kept == nil || peeked.Kept.Gen != "g1" || !peeked.Ends.Equal(o.Ends) {
+		t.Fatalf("peek = %+v, %v, %v", peeked, found, err)
 	}
 	closed, found, err := s.CloseOffer(ctx, "q1")
 	if err != nil || !found || closed.Kept == nil || !closed.Kept.Until.Equal(t0.Add(time.Hour)) {
@@ -64,6 +69,19 @@ func standingScripts(t *testing.T, s *Store, agent string) {
 	}
 	if used, _, err := s.UseStanding(ctx, agent, "deploy:prod", "g1", "other shape", "r1", t0); err != nil || used {
 		t.Fatalf("use of another shape = %v, %v", used, err)
+	}
+	if _, found, err := s.PeekOffer(ctx, "q1"); err != nil || found {
+		t.Fatalf("peek of a closed offer = %v, %v", found, err)
+	}
+	// Edits of its message: one a minute, and none for another keep.
+	for _, tc := range []struct {
+		gen  string
+		at   time.Time
+		want bool
+	}{{"g1", t0, true}, {"g1", t0.Add(59 * time.Second), false}, {"g0", t0.Add(time.Hour), false}, {"g1", t0.Add(time.Minute), true}} {
+		if ok, err := s.PaceStandingEdit(ctx, agent, "deploy:prod", tc.gen, tc.at, time.Minute); err != nil || ok != tc.want {
+			t.Fatalf("pace %s at %s = %v, %v; want %v", tc.gen, tc.at, ok, err, tc.want)
+		}
 	}
 	used, a, err := s.UseStanding(ctx, agent, "deploy:prod", "g1", "s1", "r2", t0)
 	if err != nil || !used || a.Uses != 1 || a.By.ID != "alice" {

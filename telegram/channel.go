@@ -271,6 +271,13 @@ func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.
 	}
 	if prompt {
 		params.ReplyMarkup = noKeyboard
+		// The offer to keep the answer (ask-user.md §9) takes the place
+		// of the buttons, under the last part.
+		if end.Offer != nil && ref.Part == len(endedParts(end.Plan))-1 {
+			if kb := rowsKeyboard(end.Offer.Rows); kb != nil {
+				params.ReplyMarkup = kb
+			}
+		}
 	}
 	return c.editText(ctx, "finish", end.Plan.ID, ref, params)
 }

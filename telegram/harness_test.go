@@ -81,6 +81,8 @@ type envOpts struct {
 	tapPatience time.Duration
 	// logs, when set, receives every replica's log too.
 	logs io.Writer
+	// standing turns standing answers on (EngineConfig.Standing).
+	standing bool
 }
 
 type replica struct {
@@ -198,6 +200,7 @@ func (e *env) startWith(name string, wrap func(engine.Inbox) engine.Inbox) *repl
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 50 * time.Millisecond, SendBudget: 30 * time.Second,
+		Standing: e.opts.standing,
 		// Stopping a replica waits out the read of the requests stream in
 		// progress: a short one keeps each test's teardown short.
 		ReadBlock: 100 * time.Millisecond,

@@ -343,12 +343,16 @@ type inlineButton struct {
 // keyboard renders the plan's rows, one row per option then the controls
 // (Telegram: callback_data is 1-64 bytes; the payloads are 21). It is nil
 // when the plan has no buttons.
-func keyboard(p engine.Plan) *inlineKeyboard {
-	if len(p.Rows) == 0 {
+func keyboard(p engine.Plan) *inlineKeyboard { return rowsKeyboard(p.Rows) }
+
+// rowsKeyboard renders rows of buttons (a plan's, an offer's, a standing
+// answer's Revoke), nil when there are none.
+func rowsKeyboard(rows [][]engine.Button) *inlineKeyboard {
+	if len(rows) == 0 {
 		return nil
 	}
 	kb := &inlineKeyboard{}
-	for _, row := range p.Rows {
+	for _, row := range rows {
 		var r []inlineButton
 		for _, b := range row {
 			r = append(r, inlineButton{Text: b.Label, CallbackData: b.Payload})

@@ -13,19 +13,20 @@
 -- Returns
 --   {1, {HGETALL...}}  taken: gen, since (now) and until (now + duration)
 --                      recorded on the offer
---   {2, {HGETALL...}}  taken before: the fields of that keep
---   {3}                not this person's offer
+--   {2, {HGETALL...}}  taken before (by this person): the fields of that
+--                      keep
+--   {3}                not this person's offer (taken or not)
 --   {4}                closed (past its end) or unknown
 --   {5}                the duration is not offered
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {4}
 end
 local o = redis.call('HMGET', KEYS[1], 'who', 'offer', 'ends', 'gen')
-if o[4] then
-  return {2, redis.call('HGETALL', KEYS[1])}
-end
 if o[1] ~= ARGV[1] then
   return {3}
+end
+if o[4] then
+  return {2, redis.call('HGETALL', KEYS[1])}
 end
 if tonumber(ARGV[3]) >= tonumber(o[3]) then
   return {4}
