@@ -169,16 +169,8 @@ func DecodeRevokeEntry(data []byte) (RevokeEntry, error) {
 		return RevokeEntry{}, v.err()
 	}
 	v.unknown("", obj, "agent", "key")
-	if s, ok := v.optionalString("agent", obj); ok {
-		s = strings.TrimSpace(s)
-		switch {
-		case uniseg.GraphemeClusterCount(s) > MaxAgentChars:
-			v.addf("agent must be at most %d characters", MaxAgentChars)
-		case hasControl(s):
-			v.addf("agent must not contain control characters or line breaks")
-		}
-		r.Agent = s
-	}
+	r.Agent = v.agent(obj)
+
 	if s, ok := v.requiredString("key", obj, "key"); ok {
 		if !ValidRememberKey(s) {
 			v.addf("key must be a remember.key: 1 to %d characters of letters, digits, '_', '.', ':' or '-', starting with a letter or digit", MaxRememberKeyChars)
@@ -189,4 +181,21 @@ func DecodeRevokeEntry(data []byte) (RevokeEntry, error) {
 		return RevokeEntry{}, v.err()
 	}
 	return r, nil
+}
+
+// agent reads obj's optional agent, trimmed: at most MaxAgentChars
+// characters, with no control characters ("" when absent).
+func (v *validator) agent(obj map[string]any) string {
+	s, ok := v.optionalString("agent", obj)
+	if !ok {
+		return ""
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case uniseg.GraphemeClusterCount(s) > MaxAgentChars:
+		v.addf("agent must be at most %d characters", MaxAgentChars)
+	case hasControl(s):
+		v.addf("agent must not contain control characters or line breaks")
+	}
+	return s
 }

@@ -288,16 +288,7 @@ func (v *validator) request(raw any) Request {
 	if raw, ok := obj["to"]; ok {
 		req.To = v.toList("to", raw)
 	}
-	if s, ok := v.optionalString("agent", obj); ok {
-		s = strings.TrimSpace(s)
-		switch {
-		case uniseg.GraphemeClusterCount(s) > MaxAgentChars:
-			v.addf("agent must be at most %d characters", MaxAgentChars)
-		case hasControl(s):
-			v.addf("agent must not contain control characters or line breaks")
-		}
-		req.Agent = s
-	}
+	req.Agent = v.agent(obj)
 	if s, ok := v.optionalString("callback", obj); ok {
 		if _, err := ParseCallbackURL(s); err != nil {
 			v.addf("%v", err)
