@@ -190,11 +190,13 @@ func (c *Channel) conversation(ctx context.Context, chat string) (string, error)
 // Finish edits one message of an ended question with chat.update to part
 // ref.Part of end.Plan, ended (renderEnded): the instructions and the
 // buttons removed, a context block with end.Status (after the plan's
-// notes on the last part) added, the question kept. A message that is
-// gone (message_not_found) counts as done; a part the plan does not have
-// is a Permanent error. Safe for concurrent use and to repeat.
+// notes on the last part) added, the question kept; and on the last part
+// end.Offer, the keep buttons, while the offer to keep the answer is open
+// (renderEnding). A message that is gone (message_not_found) counts as
+// done; a part the plan does not have is a Permanent error. Safe for
+// concurrent use and to repeat.
 func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
-	return c.edit(ctx, ref, renderEnded(end.Plan, end.Status), "message_not_found")
+	return c.edit(ctx, ref, renderEnding(end), "message_not_found")
 }
 
 // Update edits part ref.Part of an open prompt in place with chat.update

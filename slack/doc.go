@@ -67,6 +67,16 @@
 // buttons shows the status line alone. Nothing is read back from the store
 // or from Slack.
 //
+// Standing answers (ask-user.md §9, standing.go): while the offer to keep
+// an answer is open, Finish ends the last part of the ended message with
+// an actions block of its keep buttons (or, where it has none, its hint on
+// the line after the status line); RemoveOffer edits the ending again
+// without it. ShowStanding posts the standing answer's message, with its
+// Revoke button, in the channel it was kept in (a user id's DM), and
+// EditStanding edits it with chat.update. Keep and Revoke presses are
+// block_actions like any other: the engine decides, and its notice goes to
+// the presser alone (chat.postEphemeral).
+//
 // No error leaves the channel with a secret in it (redact.go): the
 // configured tokens and signing secret, anything shaped like a Slack token,
 // and the ticket of a socket mode URL are replaced before an error is

@@ -178,6 +178,8 @@ type envOpts struct {
 	// before runs before the replicas start, to leave what a replica that
 	// died left behind.
 	before func(e *env)
+	// standing turns standing answers on (EngineConfig.Standing).
+	standing bool
 }
 
 func newEnv(t *testing.T, mode string, o envOpts) *env {
@@ -248,6 +250,7 @@ func (e *env) startReplica(name string, o envOpts) (*replica, http.Handler) {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Clock: e.clock, Replica: name, SweepEvery: 20 * time.Millisecond, SendBudget: o.sendBudget,
+		Standing: o.standing,
 		// Stopping a replica waits out the read of the requests stream in
 		// progress: a short one keeps each test's teardown short.
 		ReadBlock: 100 * time.Millisecond,
