@@ -240,7 +240,8 @@ func (c *Channel) resolveChat(ctx context.Context, chat string) (string, error) 
 	return ch.ID, nil
 }
 
-// Finish edits one message of an ended question: components removed, part
+// Finish edits one message of an ended question: components removed (but
+// the keep buttons of end.Offer, on the last part), part
 // ref.Part of end.Plan kept as its text without the instructions (the same
 // split as Send's, so the part is the one the message showed), its notes,
 // and end.Status under it, in one PATCH (nothing is read back from
@@ -252,20 +253,26 @@ func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.
 	if !ok {
 		return noSuchPart(ref)
 	}
-	err := c.edit(ctx, ref, end.Plan.ID, content, []discordgo.MessageComponent{})
+	comps := []discordgo.MessageComponent{}
+	// The offer to keep the answer (ask-user.md §9) takes the place of the
+	// buttons, under the last part.
+	if end.Offer != nil && ref.Part == len(layout(end.Plan))-1 {
+		comps = append(comps, rowsComponents(end.Offer.Rows)...)
+	}
+	err := c.edit(ctx, ref, end.Plan.ID, content, comps)
 	if code := restCode(err); code == codeMissingAccess || code == codeMissingPermissions {
-		return c.editThroughPress(ctx, ref, content, err)
+		return c.editThroughPress(ctx, ref, content, comps, err)
 	}
 	return err
 }
 
-// editThroughPress edits message ref to content through the latest press
+// editThroughPress edits message ref to content and comps through the latest press
 // on it, when the bot may no longer edit it in its channel (refused, the
 // refusal): an acknowledged press edits its @original, the pressed
 // message, with no permission in the channel. A press not acknowledged
 // yet is waited for (a temporary error: the finisher tries again); with
 // no press, the refusal stands.
-func (c *Channel) editThroughPress(ctx context.Context, ref engine.MessageRef, content string, refused error) error {
+func (c *Channel) editThroughPress(ctx context.Context, ref engine.MessageRef, content string, comps []discordgo.MessageComponent, refused error) error {
 	i, acked := c.presses.on(ref.Message, time.Now())
 	if i == nil {
 		return refused
@@ -273,8 +280,7 @@ func (c *Channel) editThroughPress(ctx context.Context, ref engine.MessageRef, c
 	if !acked {
 		return &engine.SendError{Kind: engine.Temporary, Reason: "discord: the edit is refused; the press on the message is not acknowledged yet, to edit it through the press"}
 	}
-	none := []discordgo.MessageComponent{}
-	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &none, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
+	_, err := c.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps, AllowedMentions: noPings()}, discordgo.WithContext(ctx))
 	if err != nil {
 		return c.classify("edit through a press", err)
 	}

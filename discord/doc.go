@@ -43,6 +43,19 @@
 // embed; a message or channel that is gone counts as done for Update and
 // Delete, as for Finish.
 //
+// # Standing answers
+//
+// A question asked with remember (ask-user.md §9) ends with the offer to
+// keep its answer when Ending.Offer is set: Finish puts its keep buttons
+// (secondary, custom_id "k1:<digest>:<index>") under the last part in
+// place of the prompt's, and RemoveOffer edits the message to the plain
+// ending once the offer closes. After a keep, ShowStanding posts the
+// standing answer's message (engine.ViewStanding, escaped) in the channel
+// or DM it was kept in, with a red Revoke button (custom_id "r1:<gen>"),
+// and EditStanding edits it on a use, a revoke or its end. Presses on
+// keep and Revoke buttons go to Inbox.Tap like any other; the presser
+// alone sees the notice.
+//
 // # REST and rate limits
 //
 // Every REST call goes through a transport that moves discordgo's fixed

@@ -15,14 +15,18 @@ import (
 // lives 15 minutes, so follow-ups still work after a slow engine.
 const handleTimeout = 30 * time.Second
 
-// parseCustomID checks a button's custom_id before the engine sees it: at
-// most 100 characters (Discord's limit) and a payload this bridge makes.
-func parseCustomID(id string) (askbridge.Payload, bool) {
+// knownCustomID checks a button's custom_id before the engine sees it: at
+// most 100 characters (Discord's limit) and a payload this bridge makes (a
+// question's or keep button's, or a standing answer's Revoke).
+func knownCustomID(id string) bool {
 	if id == "" || len(id) > maxCustomID {
-		return askbridge.Payload{}, false
+		return false
 	}
-	p, err := askbridge.DecodePayload(id)
-	return p, err == nil
+	if _, err := askbridge.DecodeRevokePayload(id); err == nil {
+		return true
+	}
+	_, err := askbridge.DecodePayload(id)
+	return err == nil
 }
 
 func person(u *discordgo.User) askbridge.Person {
@@ -66,7 +70,7 @@ func (c *Channel) onInteraction(ctx context.Context, in engine.Inbox, i *discord
 	log := c.log.With("interaction", i.ID, "chat", i.ChannelID, "message", i.Message.ID, "by", u.ID)
 	log.Debug("discord: button press")
 
-	if _, ok := parseCustomID(data.CustomID); !ok {
+	if !knownCustomID(data.CustomID) {
 		// The engine never sees this press, so it is deduplicated here
 		// (under the engine's key for presses).
 		if first, err := c.coord.FirstSeen(ctx, Platform, "tap:"+i.ID, engine.DedupeTTL); err == nil && !first {

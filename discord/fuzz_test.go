@@ -16,24 +16,38 @@ import (
 )
 
 func FuzzCustomID(f *testing.F) {
-	for _, c := range []askbridge.Choice{{Kind: askbridge.ControlOption, Option: 0}, {Kind: askbridge.ControlOption, Option: 3}, {Kind: askbridge.ControlSkip}, {Kind: askbridge.ControlOther}} {
+	for _, c := range []askbridge.Choice{{Kind: askbridge.ControlOption, Option: 0}, {Kind: askbridge.ControlOption, Option: 3}, {Kind: askbridge.ControlSkip}, {Kind: askbridge.ControlOther}, {Kind: askbridge.ControlKeep, Option: 2}} {
 		f.Add(askbridge.EncodePayload("question-1", c))
 	}
+	f.Add(askbridge.EncodeRevokePayload("gen_0123-AB"))
 	f.Add("")
 	f.Add("q1:AAAAAAAAAAAAAAAA:9")
+	f.Add("r1:" + strings.Repeat("a", 33))
 	f.Add(strings.Repeat("q", 101))
 	f.Add("ocq:id=ask_0123;i=1")
 	f.Fuzz(func(t *testing.T, id string) {
-		p, ok := parseCustomID(id)
-		if !ok {
+		if !knownCustomID(id) {
 			return
 		}
 		if len(id) > maxCustomID {
 			t.Fatalf("accepted a %d-character custom_id", len(id))
 		}
 		// What is accepted is exactly what the codec makes.
-		again := "q1:" + p.Digest + ":" + id[len(id)-1:]
-		if again != id {
+		if gen, err := askbridge.DecodeRevokePayload(id); err == nil {
+			if again := askbridge.EncodeRevokePayload(gen); again != id {
+				t.Fatalf("accepted %q, which re-encodes as %q", id, again)
+			}
+			return
+		}
+		p, err := askbridge.DecodePayload(id)
+		if err != nil {
+			t.Fatalf("accepted %q, which the codec refuses: %v", id, err)
+		}
+		version := "q1:"
+		if p.Choice.Kind == askbridge.ControlKeep {
+			version = "k1:"
+		}
+		if again := version + p.Digest + ":" + id[len(id)-1:]; again != id {
 			t.Fatalf("accepted %q, which re-encodes as %q", id, again)
 		}
 	})

@@ -126,6 +126,8 @@ type envOpts struct {
 	// before runs before the replicas start, to leave what a replica that
 	// died left behind.
 	before func(e *env)
+	// standing turns standing answers on (EngineConfig.Standing).
+	standing bool
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -200,6 +202,7 @@ func (e *env) start(i int, o envOpts) *replica {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolve, Channels: []engine.Channel{ch}, Logger: log,
 		Replica: name, Clock: e.clock, SweepEvery: 20 * time.Millisecond, SendBudget: budget,
+		Standing: o.standing,
 		// Stopping a replica waits out the read of the requests stream in
 		// progress: a short one keeps each test's teardown short.
 		ReadBlock: 100 * time.Millisecond,

@@ -326,14 +326,19 @@ func trailingBackslashes(s string) int {
 	return n
 }
 
-// components are the plan's buttons as Discord action rows: options
-// primary, in declared order, Skip secondary; custom_id is the payload.
-// Rows and buttons beyond Discord's limits are dropped (the planner never
-// makes that many: at most 4 options and one control row).
-func components(p engine.Plan) []discordgo.MessageComponent {
-	var rows []discordgo.MessageComponent
-	for _, row := range p.Rows {
-		if len(rows) == maxRows {
+// components are the plan's buttons as Discord action rows (rowsComponents).
+func components(p engine.Plan) []discordgo.MessageComponent { return rowsComponents(p.Rows) }
+
+// rowsComponents are rows of buttons (a plan's, an offer's keep buttons,
+// a standing answer's Revoke) as Discord action rows: options primary, in
+// declared order, Revoke red (danger), the rest (Skip, keep) secondary;
+// custom_id is the payload. Rows and buttons beyond Discord's limits are
+// dropped (the engine never makes that many: at most 4 options and one
+// control row, 3 keep buttons, one Revoke).
+func rowsComponents(rows [][]engine.Button) []discordgo.MessageComponent {
+	var out []discordgo.MessageComponent
+	for _, row := range rows {
+		if len(out) == maxRows {
 			break
 		}
 		var btns []discordgo.MessageComponent
@@ -341,19 +346,27 @@ func components(p engine.Plan) []discordgo.MessageComponent {
 			if len(btns) == maxRowButtons {
 				break
 			}
-			style := discordgo.PrimaryButton
-			if b.Choice.Kind != askbridge.ControlOption {
-				style = discordgo.SecondaryButton
-			}
 			btns = append(btns, discordgo.Button{
-				Label: engine.CutLabel(b.Label, maxLabel), Style: style, CustomID: b.Payload,
+				Label: engine.CutLabel(b.Label, maxLabel), Style: buttonStyle(b), CustomID: b.Payload,
 			})
 		}
 		if len(btns) > 0 {
-			rows = append(rows, discordgo.ActionsRow{Components: btns})
+			out = append(out, discordgo.ActionsRow{Components: btns})
 		}
 	}
-	return rows
+	return out
+}
+
+// buttonStyle: an option is primary, a Revoke button (its payload a
+// revoke payload) danger, any other secondary.
+func buttonStyle(b engine.Button) discordgo.ButtonStyle {
+	if b.Choice.Kind == askbridge.ControlOption {
+		return discordgo.PrimaryButton
+	}
+	if _, err := askbridge.DecodeRevokePayload(b.Payload); err == nil {
+		return discordgo.DangerButton
+	}
+	return discordgo.SecondaryButton
 }
 
 // statusLine is the status line of an ended question, bold. A status of
