@@ -35,8 +35,14 @@ func (s flakyStore) QuestionByMessage(ctx context.Context, ref engine.MessageRef
 
 // afterFirst hands an event to in once in has answered another copy of
 // it: the copy a second gateway session gets during a hand-over, arriving
-// after the first copy was handled.
-type afterFirst struct{ in *inbox }
+// after the first copy was handled. For a press, handled means the first
+// copy's response reached Discord (responded), not only that the engine
+// returned: on a busy machine the second copy could otherwise respond
+// first.
+type afterFirst struct {
+	in        *inbox
+	responded func(interaction string) bool
+}
 
 func (a afterFirst) Locale() string { return a.in.Locale() }
 
@@ -53,7 +59,7 @@ func (a afterFirst) wait(ctx context.Context, handled func() bool) {
 }
 
 func (a afterFirst) Tap(ctx context.Context, t engine.Tap) engine.TapReply {
-	a.wait(ctx, func() bool { return len(a.in.tapped(t.EventID)) > 0 })
+	a.wait(ctx, func() bool { return len(a.in.tapped(t.EventID)) > 0 && a.responded(t.EventID) })
 	return a.in.Tap(ctx, t)
 }
 
@@ -87,7 +93,10 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox}) }()
+	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox, responded: func(id string) bool {
+		in, ok := e.fake.Interaction(id)
+		return ok && len(in.Responses) > 0
+	}}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
 	tryAgain := discord.Escape(engine.NoticeTryAgain.Text("en"))

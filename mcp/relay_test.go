@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/client"
@@ -500,12 +501,18 @@ func TestRelayQuorum(t *testing.T) {
 			<-voted
 			id := br.waitShown(t)
 			c := agentClient(t, prefix)
-			// The client's vote alone does not end it.
+			// The client's vote is taken in (its voted event), and alone
+			// does not end it.
 			if !testwait.Until(10*time.Second, func() bool {
-				n, _ := rdb(t).XLen(context.Background(), prefix+"requests").Result()
-				return n == 0
+				evs, err := rdb(t).XRange(context.Background(), prefix+"events", "-", "+").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.ContainsFunc(evs, func(m redis.XMessage) bool {
+					return m.Values["event"] == "voted" && m.Values["by"] == "mcp:test-agent"
+				})
 			}) {
-				t.Fatal("the vote was not taken in")
+				t.Fatal("the client's vote was not taken in")
 			}
 			if q, _, _ := c.Status(context.Background(), id); q.Status != askbridge.StatusPending {
 				t.Fatalf("after one vote of two the question is %s", q.Status)
