@@ -93,10 +93,13 @@ func TestPressAndReplyWhileRedisFailsAreNotLost(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox, responded: func(id string) bool {
-		in, ok := e.fake.Interaction(id)
-		return ok && len(in.Responses) > 0
-	}}) }()
+	go func() {
+		defer close(done)
+		_ = extra.Run(ctx, afterFirst{in: e.reps[0].inbox, responded: func(id string) bool {
+			in, ok := e.fake.Interaction(id)
+			return ok && len(in.Responses) > 0
+		}})
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	e.eventually(5*time.Second, "two gateway sessions", func() bool { return e.fake.Sessions() == 2 })
 	tryAgain := discord.Escape(engine.NoticeTryAgain.Text("en"))
