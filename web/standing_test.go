@@ -147,9 +147,15 @@ func TestRevokeOnThePage(t *testing.T) {
 	if code, out := post(t, b, "/api/standing/revoke", body, map[string]string{"Origin": "https://evil.example"}); code != http.StatusForbidden || out["notice"] != nil {
 		t.Errorf("revoke from another origin = %d %v", code, out)
 	}
+	events, _ := b.OpenEvents(t, "", nil)
+	defer events.Close()
 	code, out := post(t, b, "/api/standing/revoke", body, nil)
 	if code != http.StatusOK || out["notice"] != string(engine.NoticeRevoked) {
 		t.Fatalf("revoke = %d %v", code, out)
+	}
+	// The revoked event names no question: the page hears it all the same.
+	if ev := events.Next(t, "revoked", ""); ev.Data["key"] != "deploy:prod" || ev.Data["agent"] != "deploy-bot" {
+		t.Errorf("revoked event = %v", ev.Data)
 	}
 	if code, out := post(t, b, "/api/standing/revoke", body, nil); code != http.StatusNotFound || out["notice"] != string(engine.NoticeRevokeGone) {
 		t.Errorf("revoke again = %d %v", code, out)
