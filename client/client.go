@@ -420,3 +420,24 @@ func (c *Client) Status(ctx context.Context, id string) (q Question, found bool,
 func (c *Client) xadd(ctx context.Context, field, value string) (string, error) {
 	return c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.keys.Requests(), Values: []string{field, value}}).Result()
 }
+
+// Revoke asks the bridge to revoke the standing answer of agent ("" for
+// requests without one) under key (ask-user.md §9): it pushes a revoke
+// entry (XADD revoke) and returns its stream id. The bridge publishes a
+// revoked event when one stood, and a rejected event with this id when
+// the entry is malformed. It does not wait. Safe to repeat: a repeat
+// finds none standing.
+func (c *Client) Revoke(ctx context.Context, agent, key string) (string, error) {
+	if c.bad != nil {
+		return "", c.bad
+	}
+	b, err := json.Marshal(askbridge.RevokeEntry{Agent: agent, Key: key})
+	if err != nil {
+		return "", fmt.Errorf("client: revoke %s: %w", key, err)
+	}
+	id, err := c.xadd(ctx, "revoke", string(b))
+	if err != nil {
+		return "", fmt.Errorf("client: revoke %s: %w", key, err)
+	}
+	return id, nil
+}

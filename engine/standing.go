@@ -233,7 +233,7 @@ func (e *core) revoke(ctx context.Context, agent, key string, by *askbridge.Pers
 		if !found {
 			return RevokeOutcome{}, nil
 		}
-		if !mayRevoke(s, *by) {
+		if !s.MayRevoke(*by) {
 			return RevokeOutcome{NotAllowed: true, Standing: s}, nil
 		}
 	}
@@ -257,9 +257,9 @@ func (e *core) revoke(ctx context.Context, agent, key string, by *askbridge.Pers
 	return RevokeOutcome{Revoked: true, Standing: s}, nil
 }
 
-// mayRevoke: the keeper, or a person of the kept place's platform whom
-// its answerers allow.
-func mayRevoke(s StandingAnswer, by askbridge.Person) bool {
+// MayRevoke reports whether by may revoke s: the keeper, or a person of
+// the kept place's platform whom its answerers allow.
+func (s StandingAnswer) MayRevoke(by askbridge.Person) bool {
 	if by.Platform == s.By.Platform && by.ID == s.By.ID {
 		return true
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/locale"
 )
 
 // Platform is the platform name of the web page, as in targets ("web").
@@ -67,6 +68,52 @@ type HistoryEntry struct {
 	// Created and At (when it ended) are unix milliseconds.
 	Created int64 `json:"created,omitempty"`
 	At      int64 `json:"at"`
+	// Offer is the open offer to keep the answer (ask-user.md §9), while
+	// it is open: Finish records it, RemoveOffer records the entry again
+	// without it, and the API leaves it out past its Until.
+	Offer *HistoryOffer `json:"offer,omitempty"`
+}
+
+// HistoryOffer is the offer to keep an answer as the page shows it under
+// the ended question: a keep button per duration, for For alone.
+type HistoryOffer struct {
+	// For names the person who answered and may keep it.
+	For string `json:"for"`
+	// Until is when the offer closes (unix milliseconds).
+	Until int64         `json:"until"`
+	Keep  []HistoryKeep `json:"keep"`
+}
+
+// HistoryKeep is one duration of an offer: its index in the request's
+// remember.offer (what POST api/questions/{id}/keep takes), its length
+// and its button's label, in the question's words.
+type HistoryKeep struct {
+	Index   int    `json:"index"`
+	Seconds int64  `json:"seconds"`
+	Label   string `json:"label"`
+}
+
+// historyOffer is offer v of question rec as the timeline keeps it.
+func historyOffer(v *engine.OfferView, rec engine.Record) *HistoryOffer {
+	if v == nil || rec.Request.Remember == nil {
+		return nil
+	}
+	labels := map[int]string{}
+	for _, row := range v.Rows {
+		for _, b := range row {
+			labels[b.Choice.Option] = b.Label
+		}
+	}
+	w := locale.For(rec.Request.Locale)
+	o := &HistoryOffer{For: personName(v.For), Until: v.Ends.UnixMilli()}
+	for i, d := range rec.Request.Remember.Durations() {
+		label, ok := labels[i]
+		if !ok {
+			label = engine.KeepDuration(w, d)
+		}
+		o.Keep = append(o.Keep, HistoryKeep{Index: i, Seconds: int64(d / time.Second), Label: label})
+	}
+	return o
 }
 
 // HistorySection is one question of an ended prompt.
@@ -145,6 +192,9 @@ var (
 	_ engine.Updater  = (*Channel)(nil)
 	_ engine.Reminder = (*Channel)(nil)
 	_ engine.Premade  = (*Channel)(nil)
+
+	_ engine.OfferShower    = (*Channel)(nil)
+	_ engine.StandingShower = (*Channel)(nil)
 )
 
 // pageCapabilities are what the page can show: buttons for everything, no
@@ -221,6 +271,7 @@ func (c *Channel) entry(end engine.Ending) HistoryEntry {
 		Context: end.Plan.Context,
 		Status:  end.Status,
 		Outcome: string(end.Outcome),
+		Offer:   historyOffer(end.Offer, rec),
 	}
 	if !rec.Created.IsZero() {
 		e.Created = rec.Created.UnixMilli()
@@ -319,3 +370,31 @@ func (c *Channel) Run(ctx context.Context, _ engine.Inbox) error {
 // State is always connected: the page needs nothing but Redis, which
 // /readyz checks on its own.
 func (c *Channel) State() engine.ChannelState { return engine.StateConnected }
+
+// RemoveOffer takes the offer to keep the answer off the ended question:
+// the timeline gets the entry again without it, and the page, which reads
+// the newest entry of an id, lists the timeline again on the kept event
+// or once the offer's time is past. It blocks on Redis; a repeat adds the
+// entry again, which readers drop.
+func (c *Channel) RemoveOffer(ctx context.Context, ref engine.MessageRef, end engine.Ending) error {
+	end.Offer = nil
+	return c.Finish(ctx, ref, end)
+}
+
+// standingMark starts the message of a standing answer on the page:
+// "standing/<gen>".
+const standingMark = "standing/"
+
+// ShowStanding "posts" standing answer s: the page's list of standing
+// answers (GET api/standing, read from the store) is its message, so
+// nothing is posted, and the reference names the keep. It never fails.
+func (c *Channel) ShowStanding(_ context.Context, s engine.StandingAnswer) (engine.MessageRef, error) {
+	return engine.MessageRef{Platform: Platform, Chat: chat, Message: standingMark + s.Gen}, nil
+}
+
+// EditStanding has nothing to edit, and succeeds at once: the page lists
+// the standing answers from the store again on the kept, revoked and
+// expired events, with their uses as they are.
+func (c *Channel) EditStanding(context.Context, engine.MessageRef, engine.StandingAnswer, engine.StandingState) error {
+	return nil
+}

@@ -51,6 +51,7 @@ var pageEvents = map[askbridge.EventKind]bool{
 	askbridge.EventUndeliverable: true, askbridge.EventAcknowledged: true,
 	askbridge.EventReminded: true, askbridge.EventEscalated: true,
 	askbridge.EventVoted: true, askbridge.EventOf(askbridge.OutcomeNoQuorum): true,
+	askbridge.EventKept: true, askbridge.EventRevoked: true,
 }
 
 // eventView is the data of one event sent to the page.
@@ -66,6 +67,10 @@ type eventView struct {
 	// named them. An undeliverable event without it is the question's
 	// end.
 	To string `json:"to,omitempty"`
+	// Agent and Key name the standing answer of a kept, revoked or
+	// expired event (ask-user.md §9).
+	Agent string `json:"agent,omitempty"`
+	Key   string `json:"key,omitempty"`
 }
 
 // streamEvents: GET api/events, Server-Sent Events, one per lifecycle event
@@ -188,7 +193,10 @@ func (h *Handler) relay(ctx context.Context, s eventStream, sub *subscriber, sen
 }
 
 func formatEvent(ev askbridge.Event) string {
-	v := eventView{Event: string(ev.Kind), ID: ev.ID, By: ev.By, Error: ev.Error, To: ev.To}
+	v := eventView{Event: string(ev.Kind), ID: ev.ID, By: ev.By, Error: ev.Error, To: ev.To, Key: ev.Key}
+	if ev.Key != "" {
+		v.Agent = ev.Agent
+	}
 	if !ev.At.IsZero() {
 		v.At = ev.At.UnixMilli()
 	}
@@ -272,7 +280,7 @@ func (h *hub) relevant(ctx context.Context, ev askbridge.Event) bool {
 	if !pageEvents[ev.Kind] {
 		return false
 	}
-	if ev.Platform == Platform {
+	if ev.Platform == Platform || standingEvent(ev) {
 		return true
 	}
 	if !askbridge.ValidRequestID(ev.ID) {
@@ -314,6 +322,17 @@ func (h *hub) relevant(ctx context.Context, ev askbridge.Event) bool {
 	h.placed[ev.ID] = on
 	h.placedMu.Unlock()
 	return on
+}
+
+// standingEvent reports whether ev is about a standing answer (kept,
+// revoked, or ended at its time): the page lists every standing answer,
+// whatever the place it was kept in.
+func standingEvent(ev askbridge.Event) bool {
+	switch ev.Kind {
+	case askbridge.EventKept, askbridge.EventRevoked:
+		return true
+	}
+	return ev.Kind == askbridge.EventExpired && ev.Key != "" && ev.ID == ""
 }
 
 // subscribe adds a page. The first page starts the tail at the newest

@@ -68,6 +68,22 @@ type Submitter interface {
 	// question ended; an error is trouble reaching the store. Safe to
 	// repeat: a repeat reports AlreadySeen.
 	Acknowledge(ctx context.Context, id string, by askbridge.Person, k int) (engine.Notice, error)
+	Keeper
+}
+
+// Keeper is the engine as the page keeps, lists and revokes standing
+// answers (ask-user.md §9). Each method blocks on Redis and may be called
+// concurrently; an error is trouble reaching the store.
+type Keeper interface {
+	// Keep keeps the answer of question id for d, for by: the outcome
+	// says whether it was kept, kept before, not by's or closed. A repeat
+	// reports KeepAgain.
+	Keep(ctx context.Context, id string, by askbridge.Person, d time.Duration) (engine.KeepOutcome, error)
+	// Standing lists the standing answers. Safe to repeat.
+	Standing(ctx context.Context) ([]engine.StandingAnswer, error)
+	// Revoke revokes the standing answer of agent and key for by, when
+	// by may (NotAllowed otherwise). A repeat finds none.
+	Revoke(ctx context.Context, agent, key string, by *askbridge.Person) (engine.RevokeOutcome, error)
 }
 
 // Config wires a Handler. Questions, History, Events and Submitter are
@@ -265,6 +281,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 	h.mux.Handle("GET "+base+"api/events", h.api(h.streamEvents, true))
 	h.mux.Handle("POST "+base+"api/questions/{id}/answer", h.api(h.answer, false))
 	h.mux.Handle("POST "+base+"api/questions/{id}/seen", h.api(h.seen, false))
+	h.mux.Handle("POST "+base+"api/questions/{id}/keep", h.api(h.keep, false))
+	h.mux.Handle("GET "+base+"api/standing", h.api(h.listStanding, false))
+	h.mux.Handle("POST "+base+"api/standing/revoke", h.api(h.revoke, false))
 	return h, nil
 }
 
@@ -725,6 +744,10 @@ func (h *Handler) listHistory(w http.ResponseWriter, r *http.Request) {
 		// The stored Markdown goes out as sanitised HTML only, rendered
 		// now so the page always gets today's sanitiser.
 		e.ContextHTML, e.Context = contextHTML(e.Context), ""
+		if e.Offer != nil && e.Offer.Until <= time.Now().UnixMilli() {
+			// Its RemoveOffer is late or was lost: the offer is closed.
+			e.Offer = nil
+		}
 		entries = append(entries, e)
 		if len(entries) == limit {
 			break

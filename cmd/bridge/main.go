@@ -51,6 +51,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return serve(ctx, environ, stdout, stderr)
 	case "ask":
 		return ask(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "standing":
+		return standing(ctx, args[1:], stdout, stderr, getenv)
 	case "mcp":
 		return serveMCP(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "healthcheck":
@@ -72,6 +74,9 @@ const usage = `usage:
                          (askbridge ask -h for its flags)
   askbridge mcp [flags]  serve the ask_user tool to an MCP client (Claude Code,
                          Claude Desktop, Cursor) over stdio (askbridge mcp -h)
+  askbridge standing list|revoke
+                         list the standing answers, or revoke one
+                         (askbridge standing -h)
   askbridge version      print the version and what it was built from
   askbridge healthcheck  exit 0 when the bridge on ASKUSER_HTTP_ADDR is healthy
 `

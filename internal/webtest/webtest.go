@@ -141,6 +141,8 @@ type Options struct {
 	// ServerTimeout is the server's ReadTimeout and WriteTimeout (default:
 	// none).
 	ServerTimeout time.Duration
+	// Standing turns standing answers on in the engine (ask-user.md §9).
+	Standing bool
 }
 
 var replicaSeq atomic.Int64
@@ -163,6 +165,7 @@ func Start(t testing.TB, o Options) *Bridge {
 		Channels:   []engine.Channel{ch, FakeChannel{platform: "slack"}, FakeChannel{platform: "telegram"}, FakeChannel{platform: "discord", refuse: true}},
 		Replica:    replica,
 		Clock:      o.Clock,
+		Standing:   o.Standing,
 		SweepEvery: 50 * time.Millisecond,
 		// Stopping a replica waits out the read of the requests stream in
 		// progress: a short one keeps each test's teardown short.
@@ -583,6 +586,12 @@ func (s *Events) Next(t testing.TB, kind, id string) Event {
 // OneQuestion is one single-select question on the page, from deploy-bot.
 func OneQuestion(id string) string {
 	return fmt.Sprintf(`{"id":%q,"to":"web","agent":"deploy-bot","questions":[{"id":"deploy_target","header":"Deployment target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`, id)
+}
+
+// RememberQuestion is OneQuestion to target to (a Resolve target) with
+// remember: key deploy:prod, kept for 1 h or 24 h (ask-user.md §9).
+func RememberQuestion(id, to string) string {
+	return fmt.Sprintf(`{"id":%q,"to":%q,"agent":"deploy-bot","remember":{"key":"deploy:prod","offer":[3600,86400]},"questions":[{"id":"deploy_target","header":"Deployment target","question":"Where should this deploy?","options":[{"label":"Staging (Recommended)","description":"Safer default"},{"label":"Production"}]}]}`, id, to)
 }
 
 // MultiSelect is one multi-select question on the page.

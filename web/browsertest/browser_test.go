@@ -448,6 +448,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("own-words", browserOwnWords)
 	t.Run("notify", browserNotify)
 	t.Run("review", browserReview)
+	t.Run("standing", browserStanding)
 }
 
 func browserClick(t *testing.T) {

@@ -165,6 +165,8 @@
     notices: $('notices'),
     timeline: $('timeline'),
     historyEmpty: $('history-empty'),
+    standing: $('standing-list'),
+    standingPanel: $('standing'),
     auth: $('auth'),
     authForm: $('auth-form'),
     authToken: $('auth-token'),
@@ -186,6 +188,7 @@
     mine: new Set(), // ids this page answered, skipped or voted on
     shown: new Set(), // ids this page has shown as open
     history: [], // entries from the server, newest first
+    standing: [], // standing answers from the server (GET api/standing)
     activity: new Map(), // id -> [{sid, kind, to, by, at}], from the event stream
     seenBy: new Map(), // id -> who has seen it, as the list names them
     provisional: new Map(), // id -> entry shown until the server's arrives
@@ -420,6 +423,7 @@
     ui.authToken.value = '';
     refreshQuestions();
     refreshHistory();
+    refreshStanding();
     connect();
   });
 
@@ -486,6 +490,7 @@
       // Catch up on anything that happened while disconnected.
       refreshQuestions();
       refreshHistory();
+      refreshStanding();
     };
     es.onmessage = (m) => {
       let ev;
@@ -516,7 +521,16 @@
   }
 
   function onEvent(ev) {
-    if (!ev || !ev.id) return;
+    if (!ev) return;
+    // A standing answer kept, revoked or ended at its time (ask-user.md
+    // §9): the list of standing answers is read again, and the timeline
+    // after a keep (the offer goes).
+    if (ev.key && (ev.event === 'kept' || ev.event === 'revoked' || ev.event === 'expired')) {
+      refreshStanding();
+      if (ev.event === 'kept') refreshHistory();
+      return;
+    }
+    if (!ev.id) return;
     // A vote on a quorum question (ask-user.md §6), here or elsewhere:
     // the list says the tally and who has voted.
     if (ev.event === 'requested' || ev.event === 'delivered' || ev.event === 'voted') {
@@ -1555,7 +1569,7 @@
     const keep = new Set();
     entries.forEach((e, i) => {
       const elsewhere = !!(e.elsewhere || (state.shown.has(e.id) && !state.mine.has(e.id) && (e.outcome === 'answered' || e.outcome === 'skipped')));
-      const key = JSON.stringify([e, elsewhere, state.activity.get(e.id) || [], state.seenBy.get(e.id) || '', ownWordsOf(e.id)]);
+      const key = JSON.stringify([e, elsewhere, state.activity.get(e.id) || [], state.seenBy.get(e.id) || '', ownWordsOf(e.id), offerOpen(e)]);
       let r = rendered.get(e.id);
       if (!r || r.key !== key) {
         const node = renderEntry(e, elsewhere);
@@ -1639,7 +1653,90 @@
     }
     const activity = activityList(e.id, tag);
     if (activity) li.append(activity);
+    if (offerOpen(e)) li.append(offerBox(e, tag));
     return li;
+  }
+
+  // ---- standing answers (ask-user.md §9) -------------------------------------
+
+  // offerOpen reports whether entry e still offers to keep its answer: the
+  // offer closes at its until (on the server's clock), when the timeline
+  // is drawn again.
+  function offerOpen(e) {
+    return !!(e.offer && e.offer.until > serverNow());
+  }
+
+  // offerBox holds the keep buttons under an ended question the page
+  // answered: one per offered duration, in the question's words.
+  function offerBox(e, tag) {
+    setTimeout(renderTimeline, Math.max(0, e.offer.until - Date.now() - state.offset) + 50);
+    const box = el('div', { class: 'offer', 'data-testid': 'entry-offer' });
+    for (const k of e.offer.keep || []) {
+      box.append(el('button', {
+        type: 'button', class: 'quiet', 'data-testid': 'keep', 'data-index': String(k.index),
+        onclick: (ev) => keepAnswer(e.id, k.index, tag, ev.currentTarget),
+      }, k.label));
+    }
+    return box;
+  }
+
+  async function keepAnswer(id, index, tag, button) {
+    button.disabled = true;
+    try {
+      const res = await api('api/questions/' + encodeURIComponent(id) + '/keep', { method: 'POST', body: JSON.stringify({ index }) });
+      const out = await readJSON(res);
+      notice(out.message || out.error || '', null, id, out.locale || tag, out.notice || 'error');
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) notice(say(tag, 'WebUnreachable'), null, id, tag, 'error');
+    } finally {
+      button.disabled = false;
+      refreshHistory();
+      refreshStanding();
+    }
+  }
+
+  async function refreshStanding() {
+    if (state.needToken || !ui.standing) return;
+    try {
+      const res = await api('api/standing');
+      if (!res.ok) throw new Error('status ' + res.status);
+      const data = await res.json();
+      state.standing = data.standing || [];
+      renderStanding();
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) setConnection('reconnecting', 'WebUnreachable');
+    }
+  }
+
+  // renderStanding draws the standing answers: each as its message says
+  // it, in its question's words, with a Revoke button where the page may
+  // revoke it.
+  function renderStanding() {
+    ui.standing.replaceChildren(...state.standing.map((s) => {
+      const tag = localeOf(s);
+      return el('li', { class: 'standing', 'data-testid': 'standing-entry', 'data-agent': s.agent, 'data-key': s.key, lang: tag },
+        el('span', { class: 'standing-text' }, s.text),
+        s.mayRevoke ? el('button', {
+          type: 'button', class: 'quiet', 'data-testid': 'revoke',
+          onclick: (ev) => revokeStanding(s, tag, ev.currentTarget),
+        }, say(tag, 'ButtonRevoke')) : null);
+    }));
+    // The panel shows only while something stands.
+    ui.standingPanel.hidden = state.standing.length === 0;
+  }
+
+  async function revokeStanding(s, tag, button) {
+    button.disabled = true;
+    try {
+      const res = await api('api/standing/revoke', { method: 'POST', body: JSON.stringify({ agent: s.agent, key: s.key }) });
+      const out = await readJSON(res);
+      notice(out.message || out.error || '', null, null, out.locale || tag, out.notice || 'error');
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) notice(say(tag, 'WebUnreachable'), null, null, tag, 'error');
+    } finally {
+      button.disabled = false;
+      refreshStanding();
+    }
   }
 
   // contextBlock holds a question's context: HTML the server sanitised
@@ -1686,6 +1783,7 @@
     }, 1000);
     refreshQuestions();
     refreshHistory();
+    refreshStanding();
     connect();
   });
 })();
