@@ -164,8 +164,10 @@ type EngineConfig struct {
 	// refused.
 	Callbacks CallbackConfig
 	// Standing turns standing answers on (ask-user.md §9): off, a request
-	// with remember is refused. Set it once every channel shows the offer
-	// to keep an answer, so the feature is never half visible to people.
+	// with remember is refused. Set it when every channel shows the offer
+	// to keep an answer and the standing answer's message (OfferShower and
+	// StandingShower; the bridge's all do), so the feature is never half
+	// visible to people.
 	Standing bool
 	// StandingMax caps how long an answer may be kept
 	// (ASKUSER_STANDING_MAX; default 7 days): a request whose longest

@@ -163,6 +163,23 @@ func TestExamples(t *testing.T) {
 				}
 			})
 
+			t.Run("remembered", func(t *testing.T) {
+				// ASK_REMEMBER offers to keep the answer: kept on the page,
+				// the next run is answered at once, via standing, unseen.
+				env := "ASK_REMEMBER=deploy:" + ex.name
+				run := start(t, argv, srv.Addr, prefix, env)
+				id := b.waitOpen(t, run)
+				b.answer(t, id, `{"answers":{"deploy_target":["Production"]}}`)
+				if code, stdout, stderr := run.wait(t); code != 0 {
+					t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+				}
+				b.post(t, id, "keep", `{"index":0}`)
+				code, stdout, stderr := start(t, argv, srv.Addr, prefix, env).wait(t)
+				if code != 0 || !strings.Contains(stdout, `"via":"standing"`) || !strings.Contains(stdout, `"deploy_target":["Production"]`) {
+					t.Fatalf("exit %d, want 0 and the kept answer via standing\nstdout: %s\nstderr: %s", code, stdout, stderr)
+				}
+			})
+
 			t.Run("interrupted", func(t *testing.T) {
 				run := start(t, argv, srv.Addr, prefix)
 				id := b.waitOpen(t, run)
@@ -196,10 +213,11 @@ type exampleRun struct {
 
 // start runs an example against the Redis at addr under prefix; it is
 // killed if it outlives the test.
-func start(t *testing.T, argv []string, addr, prefix string) *exampleRun {
+func start(t *testing.T, argv []string, addr, prefix string, env ...string) *exampleRun {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "ASKUSER_REDIS_URL=redis://"+addr, "ASKUSER_REDIS_PREFIX="+prefix)
+	cmd.Env = append(cmd.Env, env...)
 	r := &exampleRun{cmd: cmd, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	if err := cmd.Start(); err != nil {
@@ -344,13 +362,20 @@ func (b *bridge) waitOpen(t *testing.T, run *exampleRun) string {
 // answer posts an answer as the page does.
 func (b *bridge) answer(t *testing.T, id, body string) {
 	t.Helper()
-	resp, err := http.Post(b.url+"/api/questions/"+id+"/answer", "application/json", strings.NewReader(body))
+	b.post(t, id, "answer", body)
+}
+
+// post posts body to the page's api/questions/<id>/<what>, as the page
+// does, and fails the test unless the bridge says 200.
+func (b *bridge) post(t *testing.T, id, what, body string) {
+	t.Helper()
+	resp, err := http.Post(b.url+"/api/questions/"+id+"/"+what, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("answer %s: %s: %s", id, resp.Status, out)
+		t.Fatalf("%s %s: %s: %s", what, id, resp.Status, out)
 	}
 }

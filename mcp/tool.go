@@ -43,7 +43,7 @@ What comes back (structured content; the first text line summarizes it):
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
-var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate", "quorum"}
+var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate", "quorum", "remember"}
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
@@ -147,6 +147,17 @@ func inputSchema() object {
 			"quorum": object{
 				"type": "integer", "minimum": 2, "maximum": askbridge.MaxAnswerers,
 				"description": "Optional: how many of the answerers must give the same answer before you get it (each answers once; a skip abstains). Needs answerers. The result then lists every vote in votes, and ends no_answer with reason no_quorum when agreement became impossible. Set it only when told several people must agree.",
+			},
+			"remember": object{
+				"type": "object", "additionalProperties": false, "required": []string{"key", "offer"},
+				"properties": object{
+					"key": object{"type": "string", "minLength": 1, "maxLength": askbridge.MaxRememberKeyChars, "pattern": `^[A-Za-z0-9][A-Za-z0-9_.:-]*$`},
+					"offer": object{
+						"type": "array", "minItems": askbridge.MinOffers, "maxItems": askbridge.MaxOffers,
+						"items": object{"type": "integer", "minimum": askbridge.MinStandingSeconds, "maximum": askbridge.MaxStandingSeconds},
+					},
+				},
+				"description": "Optional: offer the person who answers with options to keep that answer standing for one of the offer's durations (seconds, increasing); a later ask with the same agent, key and the same question ids and options is then answered at once, with via standing. Not with quorum. Set it only when told the same decision may stand.",
 			},
 			"escalate": object{
 				"type": "array", "minItems": 1, "maxItems": askbridge.MaxSteps,

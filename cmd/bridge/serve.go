@@ -241,7 +241,7 @@ func (b *bridge) assemble(cfg *config.Config) (*core, error) {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolver(cfg.Resolve), ResolveLadder: resolver(cfg.ResolveLadder), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
-		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle, StandingMax: cfg.StandingMax,
+		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle, StandingMax: cfg.StandingMax, Standing: true,
 		Callbacks: engine.CallbackConfig{
 			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
 		},

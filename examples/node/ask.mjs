@@ -16,11 +16,15 @@ process.on('SIGINT', () => { interrupted = true; });
 
 const id = 'node-' + randomBytes(16).toString('hex'); // our own id: a retried XADD never asks twice
 const timeout = 300;
-await client.xAdd(prefix + 'requests', '*', { ask: JSON.stringify({
+const request = {
   id, to: 'web', agent: 'node-example', timeoutSeconds: timeout,
   questions: [{ id: 'deploy_target', header: 'Target', question: 'Where should this deploy?',
     options: [{ label: 'Staging (Recommended)', description: 'Safer default' }, { label: 'Production' }] }],
-}) });
+};
+if (process.env.ASK_REMEMBER) { // offer to keep the answer for 1 h or 24 h under this key
+  request.remember = { key: process.env.ASK_REMEMBER, offer: [3600, 86400] };
+}
+await client.xAdd(prefix + 'requests', '*', { ask: JSON.stringify(request) });
 console.error(`asked ${id}; answer it on the bridge's web page (Ctrl-C cancels)`);
 
 const key = `${prefix}result:{${id}}`;

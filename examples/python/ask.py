@@ -26,11 +26,14 @@ signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
 
 qid = "py-" + secrets.token_hex(16)  # our own id: a retried XADD never asks twice
 timeout = 300
-r.xadd(prefix + "requests", {"ask": json.dumps({
+request = {
     "id": qid, "to": "web", "agent": "python-example", "timeoutSeconds": timeout,
     "questions": [{"id": "deploy_target", "header": "Target", "question": "Where should this deploy?",
                    "options": [{"label": "Staging (Recommended)", "description": "Safer default"},
-                               {"label": "Production"}]}]})})
+                               {"label": "Production"}]}]}
+if os.environ.get("ASK_REMEMBER"):  # offer to keep the answer for 1 h or 24 h under this key
+    request["remember"] = {"key": os.environ["ASK_REMEMBER"], "offer": [3600, 86400]}
+r.xadd(prefix + "requests", {"ask": json.dumps(request)})
 print(f"asked {qid}; answer it on the bridge's web page (Ctrl-C cancels)", file=sys.stderr, flush=True)
 
 key = prefix + "result:{" + qid + "}"
