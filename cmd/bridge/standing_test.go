@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
 )
 
@@ -86,5 +90,58 @@ func TestStandingCommand(t *testing.T) {
 	}
 	if r := runStanding(env, "forget"); r.code != exitError {
 		t.Errorf("unknown subcommand: exit %d", r.code)
+	}
+}
+
+// TestStandingMetrics: a kept answer, its use by the next ask and its
+// revoke by a stream entry are counted in askbridge_standing_total.
+func TestStandingMetrics(t *testing.T) {
+	b := startBridge(t, map[string]string{})
+	rdb := redis.NewClient(&redis.Options{Addr: b.redisAddr})
+	defer rdb.Close()
+	ctx := context.Background()
+	xadd := func(field, value string) {
+		t.Helper()
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "askuser:requests", Values: []string{field, value}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(id string) string {
+		return `{"id":"` + id + `","to":"web","agent":"bot","remember":{"key":"deploy","offer":[3600]},"questions":[{"id":"a","header":"H","question":"Q?","options":[{"label":"A"},{"label":"B"}]}]}`
+	}
+	xadd("ask", ask("sm-first"))
+	waitOpen(t, b, "sm-first")
+	answerOnPage(t, b, "sm-first", `{"answers":{"a":["A"]}}`)
+	resp, err := http.Post("http://"+b.httpAddr+"/api/questions/sm-first/keep", "application/json", strings.NewReader(`{"index":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("keep: %s", resp.Status)
+	}
+	xadd("ask", ask("sm-second"))
+	got, err := rdb.BLPop(ctx, 5*time.Second, "askuser:result:{sm-second}").Result()
+	if err != nil || !strings.Contains(got[1], `"via":"standing"`) {
+		t.Fatalf("second ask: %v %v; want it answered via standing", got, err)
+	}
+	xadd("revoke", `{"agent":"bot","key":"deploy"}`)
+	wants := []string{
+		`askbridge_standing_total{event="kept"} 1`,
+		`askbridge_standing_total{event="used"} 1`,
+		`askbridge_standing_total{event="revoked"} 1`,
+	}
+	var body string
+	ok := testwait.Until(5*time.Second, func() bool {
+		_, body = b.get(t, "/metrics")
+		for _, want := range wants {
+			if !strings.Contains(body, want) {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		t.Errorf("metrics lack %q:\n%s", wants, grepLines(body, "askbridge_standing"))
 	}
 }
