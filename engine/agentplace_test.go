@@ -79,7 +79,7 @@ func TestAgentPlaceAnswered(t *testing.T) {
 				t.Fatalf("result %+v (answered by %+v), want Production answered by Alice via mcp, place %q", res, res.AnsweredBy, tt.place)
 			}
 			if tt.chat {
-				h.waitStatus(p.refs[0].Message, "Answered by Alice in mcp: Production")
+				h.waitStatus(p.refs[0].Message, "Answered by Alice in the agent's app: Production")
 			}
 			h.waitHandled()
 			posted := 0

@@ -335,7 +335,11 @@ func StatusLine(req askbridge.Request, res askbridge.Result) string {
 		labels := AnsweredLabels(req, res)
 		if res.Place != "" && res.AnsweredBy != nil {
 			// Several places: who answered, and where.
-			args := map[string]any{"Who": res.AnsweredBy.Display(), "Where": res.Place}
+			where := res.Place
+			if where == askbridge.PlatformMCP {
+				where = w.Get("PlaceAgentClient")
+			}
+			args := map[string]any{"Who": res.AnsweredBy.Display(), "Where": where}
 			if len(labels) == 0 {
 				return w.Format("StatusAnsweredByIn", args)
 			}
