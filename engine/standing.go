@@ -220,24 +220,28 @@ func (c *core) removeOffer(ctx context.Context, id string) {
 // stream entry). A revoked answer is never used again; an unknown one is
 // not an error (Revoked false). Blocks on Redis; safe to repeat.
 func (e *Engine) Revoke(ctx context.Context, agent, key string, by *askbridge.Person) (RevokeOutcome, error) {
-	return e.revoke(ctx, agent, key, by)
+	return e.revoke(ctx, agent, key, "", by)
 }
 
-// revoke is Revoke, for the engine's parts.
-func (e *core) revoke(ctx context.Context, agent, key string, by *askbridge.Person) (RevokeOutcome, error) {
+// revoke is Revoke, for the engine's parts, of keep gen ("": whichever
+// stands). A person's revoke is checked against the keep that stands and
+// revokes only that one, so a newer keep that replaced it meanwhile (by
+// someone they may not revoke for) is left standing.
+func (e *core) revoke(ctx context.Context, agent, key, gen string, by *askbridge.Person) (RevokeOutcome, error) {
 	if by != nil {
 		s, found, err := e.store.PeekStanding(ctx, agent, key, e.clock.Now())
 		if err != nil {
 			return RevokeOutcome{}, fmt.Errorf("revoke: %w", err)
 		}
-		if !found {
+		if !found || (gen != "" && s.Gen != gen) {
 			return RevokeOutcome{}, nil
 		}
 		if !s.MayRevoke(*by) {
 			return RevokeOutcome{NotAllowed: true, Standing: s}, nil
 		}
+		gen = s.Gen
 	}
-	s, found, err := e.store.RevokeStanding(ctx, agent, key)
+	s, found, err := e.store.RevokeStanding(ctx, agent, key, gen)
 	if err != nil {
 		return RevokeOutcome{}, fmt.Errorf("revoke: %w", err)
 	}

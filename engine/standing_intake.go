@@ -94,6 +94,6 @@ func (in *intake) revokeEntry(ctx context.Context, entry Entry) error {
 		in.log.Warn("malformed revoke entry", "entry", entry.StreamID, "err", err)
 		return in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: "revoke: " + err.Error()})
 	}
-	_, err = in.revoke(ctx, r.Agent, r.Key, nil)
+	_, err = in.revoke(ctx, r.Agent, r.Key, "", nil)
 	return err
 }

@@ -225,7 +225,7 @@ func (e *Engine) tapRevoke(ctx context.Context, t Tap, gen string, log *slog.Log
 		log.Warn("revoke tap on a message that does not show its standing answer", "key", s.Key)
 		return TapReply{Notice: NoticeUnknown, Locale: s.Locale}
 	}
-	out, err := e.revoke(ctx, s.Agent, s.Key, &t.Person)
+	out, err := e.revoke(ctx, s.Agent, s.Key, gen, &t.Person)
 	if err != nil {
 		log.Error("revoke a standing answer", "key", s.Key, "err", err)
 		return TapReply{Notice: NoticeTryAgain, Locale: s.Locale, Retry: true}

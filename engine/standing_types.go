@@ -151,9 +151,10 @@ type Standings interface {
 	// first decision, whatever happened since; gen "" records that none
 	// does. Atomic with RevokeStanding.
 	UseStanding(ctx context.Context, agent, key, gen, shape, token string, now time.Time) (used bool, s StandingAnswer, err error)
-	// RevokeStanding removes the standing answer of agent and key;
-	// found is false when none stands.
-	RevokeStanding(ctx context.Context, agent, key string) (s StandingAnswer, found bool, err error)
+	// RevokeStanding removes the standing answer of agent and key: keep
+	// gen, or whichever stands when gen is ""; found is false when none
+	// stands (or another keep does).
+	RevokeStanding(ctx context.Context, agent, key, gen string) (s StandingAnswer, found bool, err error)
 	// ExpireStanding ends standing answer gen of agent and key at its
 	// time: ExpireDone exactly once across callers.
 	ExpireStanding(ctx context.Context, agent, key, gen string, now time.Time) (ExpireOutcome, StandingAnswer, error)

@@ -260,8 +260,8 @@ func (s *Store) UseStanding(ctx context.Context, agent, key, gen, shape, token s
 }
 
 // RevokeStanding revokes a standing answer (see engine.Standings).
-func (s *Store) RevokeStanding(ctx context.Context, agent, key string) (engine.StandingAnswer, bool, error) {
-	v, err := standingRevokeScript.run(ctx, s.cl(), []string{s.k.Standing(agent, key), s.k.standingEnd(agent, key)})
+func (s *Store) RevokeStanding(ctx context.Context, agent, key, gen string) (engine.StandingAnswer, bool, error) {
+	v, err := standingRevokeScript.run(ctx, s.cl(), []string{s.k.Standing(agent, key), s.k.standingEnd(agent, key)}, gen)
 	if err != nil {
 		return engine.StandingAnswer{}, false, fmt.Errorf("store: revoke standing: %w", err)
 	}

@@ -87,7 +87,15 @@ func standingScripts(t *testing.T, s *Store, agent string) {
 	if err != nil || !used || a.Uses != 1 || a.By.ID != "alice" {
 		t.Fatalf("use = %v, %+v, %v", used, a, err)
 	}
-	if _, found, err := s.RevokeStanding(ctx, agent, "deploy:prod"); err != nil || !found {
+	// A revoke of another keep than the one standing (a newer keep
+	// replaced the one its button showed) leaves it standing.
+	if _, found, err := s.RevokeStanding(ctx, agent, "deploy:prod", "g0"); err != nil || found {
+		t.Fatalf("revoke of another keep = %v, %v; want nothing revoked", found, err)
+	}
+	if _, found, err := s.PeekStanding(ctx, agent, "deploy:prod", t0); err != nil || !found {
+		t.Fatalf("after a revoke of another keep: standing %v, %v", found, err)
+	}
+	if _, found, err := s.RevokeStanding(ctx, agent, "deploy:prod", "g1"); err != nil || !found {
 		t.Fatalf("revoke = %v, %v", found, err)
 	}
 	// r2 decided before the revoke: the same decision again; r3 after.
