@@ -129,6 +129,8 @@ func TestStandingThai(t *testing.T) {
 	p = e.prompt(opsGroup, 2)
 	e.tap(opsGroup, p.ID, alice, "Staging")
 	e.Result(id, 5*time.Second)
+	// The offer is on the message once the ending's edit lands.
+	e.keyboardShows(p.ID, "จำคำตอบนี้ไว้ 1 ชั่วโมง", "จำคำตอบนี้ไว้ 7 วัน")
 	if a := e.tap(opsGroup, p.ID, alice, "จำคำตอบนี้ไว้ 7 วัน"); a.Text != engine.NoticeKept.Text("th") {
 		t.Fatalf("alice's keep: %q", a.Text)
 	}

@@ -430,16 +430,26 @@ func (s *Server) SetWebhookTarget(h http.Handler) {
 // Tap presses the button with the given text under a message, as user,
 // and returns the callback query id.
 func (s *Server) Tap(chatID int64, messageID int, user User, text string) (string, error) {
+	data, err := s.buttonData(chatID, messageID, text)
+	if err != nil {
+		return "", err
+	}
+	return s.TapData(chatID, messageID, user, data)
+}
+
+// buttonData is the callback data of the button with the given text under
+// a message, read under the lock (the bridge may be editing it).
+func (s *Server) buttonData(chatID int64, messageID int, text string) (string, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := s.findLocked(chatID, messageID)
-	s.mu.Unlock()
 	if m == nil {
 		return "", fmt.Errorf("telegramtest: no message %d in chat %d", messageID, chatID)
 	}
 	for _, row := range m.Keyboard {
 		for _, b := range row {
 			if b.Text == text {
-				return s.TapData(chatID, messageID, user, b.Data)
+				return b.Data, nil
 			}
 		}
 	}
