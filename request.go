@@ -68,6 +68,10 @@ type Request struct {
 	// Remember asks that the person who answers be offered to let the
 	// answer stand for a while (ask-user.md §9); nil for none.
 	Remember *Remember `json:"remember,omitempty"`
+	// NotifyEnd asks for a short follow-up email, to each email place,
+	// saying how the question ended and who answered (ask-user.md §10):
+	// an email cannot be edited to show it.
+	NotifyEnd bool `json:"notifyEnd,omitempty"`
 }
 
 // Limits of a request. The counts, the label length and the timeout range
@@ -277,7 +281,7 @@ func (v *validator) request(raw any) Request {
 		return req
 	}
 	v.unknown("", obj, "id", "to", "answerers", "agent", "questions", "timeoutSeconds", "callback", "context", "locale",
-		"remindEverySeconds", "escalate", "quorum", "remember")
+		"remindEverySeconds", "escalate", "quorum", "remember", "notifyEnd")
 
 	if s, ok := v.optionalString("id", obj); ok {
 		if !requestIDPattern.MatchString(s) {
@@ -330,6 +334,13 @@ func (v *validator) request(raw any) Request {
 		default:
 			req.Quorum = n
 		}
+	}
+	if raw, ok := obj["notifyEnd"]; ok {
+		b, isBool := raw.(bool)
+		if !isBool {
+			v.addf("notifyEnd must be true or false")
+		}
+		req.NotifyEnd = b
 	}
 	if raw, ok := obj["remember"]; ok {
 		req.Remember = v.remember(raw)

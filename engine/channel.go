@@ -50,7 +50,13 @@ type Channel interface {
 // Delivery is one try at showing a question in a chat.
 type Delivery struct {
 	Chat string
-	Plan Plan
+	// Place is the index of the place (Record.Places) being shown: a
+	// channel that makes an answer link for the person of the chat
+	// (email) names it in the link.
+	Place int
+	// Until is the question's deadline.
+	Until time.Time
+	Plan  Plan
 	// From is the first part to post: the parts before it were posted by
 	// an earlier try (0 for a new prompt).
 	From int

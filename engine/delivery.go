@@ -117,6 +117,7 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,
 		plan:     rec.PlanFor(k, ch.Capabilities()),
 		deadline: d.clock.Now().Add(d.sendBudget),
+		until:    rec.Deadline,
 		log:      d.log.With("question", rec.ID, "platform", target.Platform),
 	}
 	// The message the create recorded, for a question just created for a
@@ -165,6 +166,8 @@ type sending struct {
 	plan     Plan
 	premade  *MessageRef
 	deadline time.Time
+	// until is the question's deadline.
+	until time.Time
 	// from is the first part not posted yet.
 	from int
 	log  *slog.Logger
@@ -234,7 +237,7 @@ func (s *sending) run(ctx context.Context) error {
 // message as the channel hands it back.
 func (s *sending) try(ctx context.Context) tried {
 	var t tried
-	t.err = s.ch.Send(ctx, Delivery{Chat: s.target.Chat, Plan: s.plan, From: s.from, Sent: func(ref MessageRef) bool {
+	t.err = s.ch.Send(ctx, Delivery{Chat: s.target.Chat, Place: s.k, Until: s.until, Plan: s.plan, From: s.from, Sent: func(ref MessageRef) bool {
 		return s.sent(ctx, &t, ref)
 	}})
 	if t.posted > 0 {

@@ -154,3 +154,8 @@ func validTag(s string) bool { return !strings.ContainsAny(s, "{}") }
 
 // newKeys names the keys under prefix.
 func newKeys(prefix string) keys { return keys{Keys: askbridge.Keys{Prefix: prefix}, prefix: prefix} }
+
+// sent is the STRING marking one send of question id that cannot be taken
+// back once made, such as an email (MarkSend; internal, in the question's
+// slot, expiring with the caller's ttl).
+func (k keys) sent(id, name string) string { return k.prefix + "sent:{" + id + "}:" + name }

@@ -69,6 +69,8 @@ var (
 	standingNoteSrc string
 	//go:embed lua/standing_pace.lua
 	standingPaceSrc string
+	//go:embed lua/send_clear.lua
+	sendClearSrc string
 
 	createScript       = newScript(createSrc)
 	endScript          = newScript(endingSrc + endSrc)
@@ -97,6 +99,8 @@ var (
 	standingExpireScript = newScript(standingExpireSrc)
 	standingNoteScript   = newScript(standingNoteSrc)
 	standingPaceScript   = newScript(standingPaceSrc)
+
+	sendClearScript = newScript(sendClearSrc)
 )
 
 // script is one Lua script with its source, kept to resend it when a
