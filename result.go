@@ -33,6 +33,9 @@ const (
 	ViaButton Via = "button"
 	ViaText   Via = "text"
 	ViaWeb    Via = "web"
+	// ViaLink: the page of an answer link (ask-user.md §10), opened from
+	// an email or a chat.
+	ViaLink Via = "link"
 	// ViaMCP: an answer entry from the agent's own client (the MCP
 	// server's form; AnswerEntry).
 	ViaMCP Via = "mcp"

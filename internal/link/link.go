@@ -169,3 +169,23 @@ func (s *Signer) CheckForm(token, form string, now time.Time) bool {
 	}
 	return hmac.Equal(got, s.mac(s.formKey, []byte(at+"."+token)))
 }
+
+// PathPrefix is where the web server serves the page of an answer link:
+// <public URL>/a/<token>.
+const PathPrefix = "/a/"
+
+// Maker makes answer links: the public URL the bridge's web server is
+// reached at (ASKUSER_PUBLIC_URL, no trailing slash) and the signer.
+type Maker struct {
+	Base   string
+	Signer *Signer
+}
+
+// URL is the answer link for c.
+func (m Maker) URL(c Claims) (string, error) {
+	tok, err := m.Signer.Token(c)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(m.Base, "/") + PathPrefix + tok, nil
+}
