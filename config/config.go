@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/slack"
@@ -122,6 +123,16 @@ type Config struct {
 	Telegram *telegram.Config
 	Discord  *discord.Config
 	Slack    *slack.Config
+	// Email is the email channel (ask-user.md §10); nil: off (no SMTP
+	// server). It needs PublicURL and LinkSecret: an email carries an
+	// answer link.
+	Email *email.Config
+	// PublicURL is the address people reach the bridge's web server at
+	// (ASKUSER_PUBLIC_URL), the root of answer links; empty: no links.
+	PublicURL string
+	// LinkSecret signs answer links (ASKUSER_LINK_SECRET), at least
+	// link.MinSecret bytes; rotating it invalidates every link out.
+	LinkSecret string `json:"-"`
 	// LogLevel is debug, info, warn or error (default info).
 	LogLevel string
 	// LogFormat is how log records are written: LogFormatJSON, one JSON
@@ -274,6 +285,12 @@ type Route struct {
 	// a request shown first in this route that gives no `escalate` of its
 	// own gets these steps.
 	Escalate []Step `yaml:"escalate"`
+	// Links adds "Answer in the browser" with the person's answer link
+	// to a text prompt (several questions, or several choices) shown in
+	// this route, when its chat is a DM: a link names one person, so it
+	// is never posted where others read it. Needs PublicURL and
+	// LinkSecret.
+	Links bool `yaml:"links"`
 }
 
 // Step is one step of a route's escalation ladder: AfterSeconds after a
@@ -314,6 +331,8 @@ type Chats struct {
 	Discord string `yaml:"discord.channels"`
 	// Slack: channel ids (C…, G…, D…), or user ids (U…, W…) for a DM.
 	Slack string `yaml:"slack.channels"`
+	// Email: addresses, or @<domain> for every address of a domain.
+	Email string `yaml:"email.addresses"`
 }
 
 // Default returns the configuration with every default and no platform on:
@@ -534,6 +553,7 @@ func (c *Config) check(p *settings.Problems) {
 	if c.Targets != "" && c.Targets != TargetsAny && c.Targets != TargetsRoutesOnly {
 		p.Addf("%s: %q is not one of %s, %s", p.Name("targets"), c.Targets, TargetsAny, TargetsRoutesOnly)
 	}
+	c.checkLinks(p)
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
 		c.checkRoute(p, name, c.Routes[name])
 	}
@@ -579,6 +599,9 @@ func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
 	}
 	if r.Locale != "" && !askbridge.ValidLocale(r.Locale) {
 		p.Addf("%s.locale: %q is not a language tag such as en or th", key, r.Locale)
+	}
+	if r.Links && !c.LinksOn() {
+		p.Addf("%s.links needs answer links on: set %s and %s", key, p.Name("publicURL"), p.Name("linkSecret"))
 	}
 	if len(r.Escalate) > askbridge.MaxSteps {
 		p.Addf("%s.escalate: at most %d steps (got %d)", key, askbridge.MaxSteps, len(r.Escalate))

@@ -157,6 +157,18 @@
 //	ASKUSER_LOG_FORMAT               How log lines are written: json, one JSON object a line,
 //	                                 or text, key=value pairs. Default: text when stderr is a
 //	                                 terminal, json otherwise. YAML log.format.
+//	ASKUSER_PUBLIC_URL               The address people reach this bridge's web server at,
+//	                                 https://ask.example.com (http:// only on a loopback host):
+//	                                 the root of answer links (<url>/a/<token>, ask-user.md
+//	                                 §10), which email carries and a route with links: true
+//	                                 adds to DMs. Its origin is also one of the page's origins.
+//	                                 Needs ASKUSER_LINK_SECRET. Default: unset (no answer
+//	                                 links). YAML publicURL.
+//	ASKUSER_LINK_SECRET*             Secret that signs answer links, at least 32 bytes (openssl
+//	                                 rand -hex 32), the same on every replica. Changing it
+//	                                 invalidates every link sent. Required with
+//	                                 ASKUSER_PUBLIC_URL. Default: unset (no answer links). YAML
+//	                                 linkSecret.
 //	ASKUSER_CALLBACK_SECRET*         Secret that signs result callbacks (Standard Webhooks;
 //	                                 [docs/callbacks.md](docs/callbacks.md)): at least 16
 //	                                 characters, or whsec_ and the base64 of at least 16 bytes,
@@ -218,6 +230,30 @@
 //	                                 (slack:<channel id>); others are refused. Routes, with
 //	                                 their escalation ladders, are not bound by it. Default:
 //	                                 unset (any channel). YAML slack.channels.
+//	ASKUSER_SMTP_URL*                The SMTP server email is sent through: smtp://host[:port]
+//	                                 (port 587; STARTTLS required) or smtps://host[:port] (TLS,
+//	                                 port 465), optionally with user:password@. Turns email on
+//	                                 (target email:<address>); needs ASKUSER_PUBLIC_URL and
+//	                                 ASKUSER_LINK_SECRET. Default: unset (off). YAML
+//	                                 email.smtpURL.
+//	ASKUSER_SMTP_USER                User name for SMTP authentication (PLAIN, over TLS only);
+//	                                 overrides the URL's. Default: unset (no authentication, or
+//	                                 the URL's). YAML email.user.
+//	ASKUSER_SMTP_PASSWORD*           Password for ASKUSER_SMTP_USER. Default: unset. YAML
+//	                                 email.password.
+//	ASKUSER_SMTP_FROM                The sender of every email: ask@example.com or Ask Bridge
+//	                                 <ask@example.com>. Its domain's SPF and DKIM are the SMTP
+//	                                 relay's to get right. Default: unset. YAML email.from.
+//	ASKUSER_SMTP_CA_FILE             PEM file of certificates to trust for the SMTP server
+//	                                 besides the system's (a relay with a private CA). Default:
+//	                                 unset (the system's roots). YAML email.caFile.
+//	ASKUSER_EMAIL_ADDRESSES          Comma-separated addresses, or @<domain> for every address
+//	                                 of a domain, a request may name as a direct target
+//	                                 (email:<address>); others are refused. Routes, with their
+//	                                 escalation ladders, are not bound by it. Set it (or
+//	                                 ASKUSER_TARGETS=routes-only) when an agent may read
+//	                                 untrusted text: otherwise it may mail anyone. Default:
+//	                                 unset (any address). YAML email.addresses.
 //
 // A * marks a secret: it also has a _FILE variant (ASKUSER_TELEGRAM_TOKEN_FILE
 // and so on).

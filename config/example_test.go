@@ -76,6 +76,10 @@ func TestExampleFile(t *testing.T) {
 		"ASKUSER_DISCORD_TOKEN":   discordToken,
 		"ASKUSER_SLACK_BOT_TOKEN": slackBot,
 		"ASKUSER_SLACK_APP_TOKEN": slackApp,
+		"ASKUSER_SMTP_URL":        "smtp://smtp.example.com",
+		"ASKUSER_SMTP_FROM":       "ask@example.com",
+		"ASKUSER_PUBLIC_URL":      "https://ask.example.com",
+		"ASKUSER_LINK_SECRET":     linkSecret,
 	}
 	c, err := Load(env(vars), exampleOn(t))
 	if err != nil {
@@ -108,7 +112,9 @@ func TestExampleFile(t *testing.T) {
 			"oncall": {To: "discord:@112233445566778899", Escalate: []Step{
 				{AfterSeconds: 900, To: StepTo{"ops"}}, {AfterSeconds: 1800, To: StepTo{"releases", "desk"}},
 			}},
-			"desk": {To: "web"},
+			"desk":      {To: "web"},
+			"approvers": {To: "email:approver@example.com"},
+			"alice-dm":  {To: "telegram:123456789", Links: true},
 		}},
 		{"telegram.apiURL", c.Telegram.APIURL, "https://api.telegram.org"},
 		{"telegram.webhookURL", c.Telegram.WebhookURL, ""},
@@ -142,6 +148,9 @@ func TestExampleFileNeedsTokens(t *testing.T) {
 		"telegram.apiURL is set but Telegram is off: set ASKUSER_TELEGRAM_TOKEN (or ASKUSER_TELEGRAM_TOKEN_FILE) to turn it on, or remove this setting",
 		"discord.apiURL is set but Discord is off: set ASKUSER_DISCORD_TOKEN (or ASKUSER_DISCORD_TOKEN_FILE) to turn it on, or remove this setting",
 		"slack.apiURL is set but Slack is off: set ASKUSER_SLACK_BOT_TOKEN (or ASKUSER_SLACK_BOT_TOKEN_FILE) to turn it on, or remove this setting",
+		`routes.alice-dm.to: Telegram is off (no ASKUSER_TELEGRAM_TOKEN), so "telegram:123456789" cannot be used`,
+		"routes.alice-dm.links needs answer links on: set ASKUSER_PUBLIC_URL and ASKUSER_LINK_SECRET",
+		`routes.approvers.to: Email is off (no ASKUSER_SMTP_URL), so "email:approver@example.com" cannot be used`,
 		`routes.oncall.to: Discord is off (no ASKUSER_DISCORD_TOKEN), so "discord:@112233445566778899" cannot be used`,
 		`routes.ops.to: Telegram is off (no ASKUSER_TELEGRAM_TOKEN), so "telegram:-1001234567890" cannot be used`,
 		`routes.releases.to: Slack is off (no ASKUSER_SLACK_BOT_TOKEN), so "slack:C0123456789" cannot be used`,

@@ -87,7 +87,7 @@ func Load(environ []string, readFile func(string) ([]byte, error)) (*Config, err
 		for i := range r.Escalate {
 			r.Escalate[i].To = trimAll(r.Escalate[i].To)
 		}
-		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers), Locale: strings.TrimSpace(r.Locale), Escalate: r.Escalate}
+		c.Routes[name] = Route{To: strings.TrimSpace(r.To), Answerers: trimAll(r.Answerers), Locale: strings.TrimSpace(r.Locale), Escalate: r.Escalate, Links: r.Links}
 	}
 
 	var verr *ValidationError

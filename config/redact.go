@@ -92,7 +92,7 @@ func (c Config) routesString() string {
 			b.WriteByte(' ')
 		}
 		r := c.Routes[name]
-		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v Locale:%s Escalate:%v}", name, r.To, r.Answerers, r.Locale, r.Escalate)
+		fmt.Fprintf(&b, "%s:{To:%s Answerers:%v Locale:%s Escalate:%v Links:%t}", name, r.To, r.Answerers, r.Locale, r.Escalate, r.Links)
 	}
 	b.WriteString("]")
 	return b.String()
@@ -100,9 +100,9 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s LogLevel:%s Locale:%s Callback:%s}",
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s Email:%s PublicURL:%s LinkSecret:%s LogLevel:%s Locale:%s Callback:%s}",
 		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.MaxPendingPerAgent, c.Retention, c.ClaimIdle, c.StopGrace,
-		section(c.Telegram), section(c.Discord), section(c.Slack), c.LogLevel, c.Locale, settings.String(c.Callback))
+		section(c.Telegram), section(c.Discord), section(c.Slack), section(c.Email), c.PublicURL, redactedSecret(c.LinkSecret), c.LogLevel, c.Locale, settings.String(c.Callback))
 }
 
 // Format prints the redacted form for every verb.
@@ -113,7 +113,7 @@ func (c Config) LogValue() slog.Value {
 	routes := make([]slog.Attr, 0, len(c.Routes))
 	for _, name := range slices.Sorted(maps.Keys(c.Routes)) {
 		r := c.Routes[name]
-		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers), slog.String("locale", r.Locale), slog.Any("escalate", r.Escalate)))
+		routes = append(routes, slog.Group(name, slog.String("to", r.To), slog.Any("answerers", r.Answerers), slog.String("locale", r.Locale), slog.Any("escalate", r.Escalate), slog.Bool("links", r.Links)))
 	}
 	return slog.GroupValue(
 		slog.Any("redis", c.Redis),
@@ -122,15 +122,27 @@ func (c Config) LogValue() slog.Value {
 		slog.String("defaultRoute", c.DefaultRoute),
 		slog.Attr{Key: "routes", Value: slog.GroupValue(routes...)},
 		slog.String("targets", c.Targets),
-		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack)),
+		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack), slog.String("email", c.Chats.Email)),
 		slog.Int("maxPendingPerAgent", c.MaxPendingPerAgent),
 		slog.Duration("retention", c.Retention),
 		slog.Duration("claimIdle", c.ClaimIdle),
 		slog.Attr{Key: "telegram", Value: sectionValue(c.Telegram)},
 		slog.Attr{Key: "discord", Value: sectionValue(c.Discord)},
 		slog.Attr{Key: "slack", Value: sectionValue(c.Slack)},
+		slog.Attr{Key: "email", Value: sectionValue(c.Email)},
+		slog.String("publicURL", c.PublicURL),
+		slog.String("linkSecret", redactedSecret(c.LinkSecret)),
 		slog.String("logLevel", c.LogLevel),
 		slog.String("locale", c.Locale),
 		slog.Any("callback", c.Callback),
 	)
+}
+
+// redactedSecret is how a secret outside a section prints: "[redacted]"
+// when set, "" when not, as settings.String prints a section's.
+func redactedSecret(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
 }

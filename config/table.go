@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -92,6 +93,11 @@ var table = []setting{
 	{env: "ASKUSER_LOG_FORMAT", yaml: "log.format", str: func(c *Config) *string { return &c.LogFormat }, norm: strings.ToLower,
 		def: "`text` when stderr is a terminal, `json` otherwise",
 		doc: "How log lines are written: `json`, one JSON object a line, or `text`, `key=value` pairs."},
+	{env: "ASKUSER_PUBLIC_URL", yaml: "publicURL", str: func(c *Config) *string { return &c.PublicURL }, def: "unset (no answer links)",
+		norm: func(s string) string { return strings.TrimRight(s, "/") },
+		doc:  "The address people reach this bridge's web server at, `https://ask.example.com` (`http://` only on a loopback host): the root of answer links (`<url>/a/<token>`, ask-user.md §10), which email carries and a route with `links: true` adds to DMs. Its origin is also one of the page's origins. Needs `ASKUSER_LINK_SECRET`."},
+	{env: "ASKUSER_LINK_SECRET", yaml: "linkSecret", secret: true, str: func(c *Config) *string { return &c.LinkSecret }, def: "unset (no answer links)",
+		doc: "Secret that signs answer links, at least 32 bytes (`openssl rand -hex 32`), the same on every replica. Changing it invalidates every link sent. Required with `ASKUSER_PUBLIC_URL`."},
 	{env: "ASKUSER_CALLBACK_SECRET", yaml: "callback.secret", secret: true, str: func(c *Config) *string { return &c.Callback.Secret }, def: "unset (off)",
 		doc: "Secret that signs result callbacks (Standard Webhooks; [docs/callbacks.md](docs/callbacks.md)): at least 16 characters, or `whsec_` and the base64 of at least 16 bytes, which are then the key (the form the `standardwebhooks` libraries use). Unset: a request with a `callback` is refused with an error naming this setting."},
 	{env: "ASKUSER_CALLBACK_HOSTS", yaml: "callback.hosts", str: func(c *Config) *string { return &c.Callback.Hosts }, def: "unset (none)",
@@ -132,6 +138,18 @@ var table = []setting{
 		doc:  "Slack Web API base; a missing trailing `/` is added."},
 	{env: "ASKUSER_SLACK_CHANNELS", yaml: "slack.channels", str: func(c *Config) *string { return &c.Chats.Slack }, def: "unset (any channel)",
 		doc: "Comma-separated channel ids (`C…`, `G…`, `D…`; `U…` or `W…` for a DM) a request may name as a direct target (`slack:<channel id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
+	{env: "ASKUSER_SMTP_URL", yaml: "email.smtpURL", secret: true, str: func(c *Config) *string { return &c.Email.SMTPURL }, def: "unset (off)",
+		doc: "The SMTP server email is sent through: `smtp://host[:port]` (port 587; STARTTLS required) or `smtps://host[:port]` (TLS, port 465), optionally with `user:password@`. Turns email on (target `email:<address>`); needs `ASKUSER_PUBLIC_URL` and `ASKUSER_LINK_SECRET`."},
+	{env: "ASKUSER_SMTP_USER", yaml: "email.user", str: func(c *Config) *string { return &c.Email.User }, def: "unset (no authentication, or the URL's)",
+		doc: "User name for SMTP authentication (PLAIN, over TLS only); overrides the URL's."},
+	{env: "ASKUSER_SMTP_PASSWORD", yaml: "email.password", secret: true, str: func(c *Config) *string { return &c.Email.Password },
+		doc: "Password for `ASKUSER_SMTP_USER`."},
+	{env: "ASKUSER_SMTP_FROM", yaml: "email.from", str: func(c *Config) *string { return &c.Email.From },
+		doc: "The sender of every email: `ask@example.com` or `Ask Bridge <ask@example.com>`. Its domain's SPF and DKIM are the SMTP relay's to get right."},
+	{env: "ASKUSER_SMTP_CA_FILE", yaml: "email.caFile", str: func(c *Config) *string { return &c.Email.CAFile }, def: "unset (the system's roots)",
+		doc: "PEM file of certificates to trust for the SMTP server besides the system's (a relay with a private CA)."},
+	{env: "ASKUSER_EMAIL_ADDRESSES", yaml: "email.addresses", str: func(c *Config) *string { return &c.Chats.Email }, def: "unset (any address)",
+		doc: "Comma-separated addresses, or `@<domain>` for every address of a domain, a request may name as a direct target (`email:<address>`); others are refused. Routes, with their escalation ladders, are not bound by it. Set it (or `ASKUSER_TARGETS=routes-only`) when an agent may read untrusted text: otherwise it may mail anyone."},
 }
 
 // set puts value v into c.
@@ -190,6 +208,9 @@ var platforms = []platform{
 	{"slack", "Slack", "channels", "channel", func(c *Config) bool { return c.Slack != nil },
 		func(c *Config) { c.Slack = &slack.Config{APIURL: slack.DefaultAPIURL} },
 		func(c *Config, p *settings.Problems) { c.Slack.Check(p) }},
+	{"email", "Email", "addresses", "address", func(c *Config) bool { return c.Email != nil },
+		func(c *Config) { c.Email = &email.Config{} },
+		func(c *Config, p *settings.Problems) { c.Email.Check(p) }},
 }
 
 // platformNamed is the platform called name, or nil.

@@ -84,6 +84,9 @@ var (
 //	discord:@<user id>       a DM with that user (chat is "@<user id>")
 //	slack:<channel id>       C…, G… or D…
 //	slack:<user id>          U… or W…: a DM with that user
+//	email:<address>          one email to that address, carrying the
+//	                         person's answer link (chat is the address,
+//	                         lower case)
 //	web                      the bridge's web page (chat is "")
 //	mcp                      the agent's own client (chat is ""): the
 //	                         MCP server shows the question there, the
@@ -102,7 +105,7 @@ func ParseTarget(s string) (platform, chat string, err error) {
 	}
 	platform, chat, found := strings.Cut(s, ":")
 	if !found {
-		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, web or mcp)", s)
+		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, email:<address>, web or mcp)", s)
 	}
 	if !isPlatform(platform) {
 		return "", "", fmt.Errorf("unknown platform %q", platform)
@@ -122,6 +125,12 @@ func ParseTarget(s string) (platform, chat string, err error) {
 		if !slackChatPattern.MatchString(chat) {
 			return "", "", fmt.Errorf("%q: a Slack target is a channel id (C…, G…, D…) or a user id (U…, W…), not a name", s)
 		}
+	case askbridge.PlatformEmail:
+		addr, err := askbridge.ParseEmailAddress(chat)
+		if err != nil {
+			return "", "", fmt.Errorf("%q: %v", s, err)
+		}
+		chat = addr
 	}
 	return platform, chat, nil
 }
@@ -130,11 +139,18 @@ func ParseTarget(s string) (platform, chat string, err error) {
 // User ids follow each platform's form: a positive integer on Telegram, a
 // snowflake on Discord, U… or W… on Slack, and on the web page and in the
 // agent's own client (mcp) 1 to 128 letters, digits and '_', '.', '@',
-// '+', '-'.
+// '+', '-', and an email address on email (user is then in lower case).
 func ParseAnswerer(s string) (platform, user string, err error) {
 	platform, user, found := strings.Cut(s, ":")
 	if !found || !isPlatform(platform) {
-		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack, web or mcp", s)
+		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack, email, web or mcp", s)
+	}
+	if platform == askbridge.PlatformEmail {
+		addr, err := askbridge.ParseEmailAddress(user)
+		if err != nil {
+			return "", "", fmt.Errorf("%q: %v", s, err)
+		}
+		return platform, addr, nil
 	}
 	var ok bool
 	switch platform {
@@ -258,7 +274,7 @@ func (c *Config) resolve(to string, direct bool) (Route, error) {
 		return Route{}, offError(to, platform)
 	}
 	if ps := platformNamed(platform); direct && ps != nil {
-		if allowed := ps.allowed(c); allowed != nil && !slices.Contains(allowed, chat) {
+		if allowed := ps.allowed(c); allowed != nil && !allows(platform, allowed, chat) {
 			return Route{}, &resolveError{ErrNotAllowed, fmt.Sprintf("%s %s %s is not in %s", platform, ps.chatNoun(chat), chat, c.keys.name(ps.chatsKey()))}
 		}
 	}
@@ -284,6 +300,23 @@ func (ps platform) allowed(c *Config) []string {
 	return splitList(*settingAt(ps.chatsKey()).str(c))
 }
 
+// allows reports whether list, a platform's chats a request may name,
+// names chat: an entry is a chat id, or on email an address or
+// "@<domain>" for every address of the domain (compared in lower case).
+func allows(platform string, list []string, chat string) bool {
+	if platform != askbridge.PlatformEmail {
+		return slices.Contains(list, chat)
+	}
+	_, domain, _ := strings.Cut(chat, "@")
+	for _, a := range list {
+		a = strings.ToLower(a)
+		if a == chat || a == "@"+domain {
+			return true
+		}
+	}
+	return false
+}
+
 // chatNoun says what chat is: a DM with a user, or the platform's chat.
 func (ps platform) chatNoun(chat string) string {
 	switch {
@@ -303,6 +336,12 @@ func (ps platform) checkChats(c *Config, p *settings.Problems) {
 		p.Addf("%s: lists no %s id", p.Name(ps.chats), ps.chat)
 	}
 	for _, chat := range list {
+		if ps.name == askbridge.PlatformEmail && strings.HasPrefix(chat, "@") {
+			if _, err := askbridge.ParseEmailAddress("x" + chat); err != nil {
+				p.Addf("%s: %q is not an address or @<domain>", p.Name(ps.chats), chat)
+			}
+			continue
+		}
 		if _, _, err := ParseTarget(ps.name + ":" + chat); err != nil {
 			p.Addf("%s: %v", p.Name(ps.chats), err)
 		}
