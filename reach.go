@@ -73,6 +73,9 @@ type Place struct {
 	Target    Target   `json:"target"`
 	Answerers []string `json:"answerers,omitempty"`
 	Step      int      `json:"step,omitempty"`
+	// Links says the place's route adds answer links to its text prompts
+	// in a DM (ask-user.md §10).
+	Links bool `json:"links,omitempty"`
 }
 
 // toList reads `to` (path names it in problems): a string, or a list of 1

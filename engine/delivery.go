@@ -115,7 +115,7 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 	ch := d.channels[target.Platform]
 	s := &sending{
 		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,
-		plan:     rec.PlanFor(k, ch.Capabilities()),
+		plan:     d.withLink(rec, k, rec.PlanFor(k, ch.Capabilities())),
 		deadline: d.clock.Now().Add(d.sendBudget),
 		until:    rec.Deadline,
 		log:      d.log.With("question", rec.ID, "platform", target.Platform),

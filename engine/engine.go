@@ -70,6 +70,9 @@ type Route struct {
 	// used when a request shown here first gives none. Its names are the
 	// operator's: the engine resolves them with EngineConfig.ResolveLadder.
 	Escalate []askbridge.Step
+	// Links adds the person's answer link to text prompts shown here in
+	// a DM (EngineConfig.Links).
+	Links bool
 }
 
 // Resolver turns a name into a Route: a request's `to` or a step of its
@@ -173,6 +176,10 @@ type EngineConfig struct {
 	// (ASKUSER_STANDING_MAX; default 7 days): a request whose longest
 	// remember.offer is longer is refused.
 	StandingMax time.Duration
+	// Links makes answer links (ask-user.md §10): a route with links on
+	// (Route.Links) adds the person's link to its text prompts in DMs.
+	// Nil: no links.
+	Links LinkMaker
 	// StopGrace bounds a graceful stop (default 20s): once Run's context
 	// is done no new part of a prompt is started (the request is handed
 	// back to another replica, which goes on from the first part not
@@ -264,6 +271,9 @@ type core struct {
 	// calls is the result callbacks' part where questions begin and end;
 	// the others reach it only through this.
 	calls resultCalls
+	// links makes answer links for DMs of routes with links (links.go);
+	// nil: off.
+	links LinkMaker
 
 	// stopping is done once Run's context is: nothing new starts. halt
 	// is done StopGrace later (or when Run returns): work in hand stops.
@@ -286,7 +296,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c := &core{
 		store: cfg.Store, channels: map[string]Channel{}, log: cfg.Logger, locale: locale.Match(cfg.Locale),
 		metrics: cfg.Metrics, clock: cfg.Clock, replica: cfg.Replica,
-		stopping: context.Background(), grace: cfg.StopGrace, nonce: Nonce(),
+		stopping: context.Background(), grace: cfg.StopGrace, nonce: Nonce(), links: cfg.Links,
 	}
 	publish := func(ctx context.Context, evs []askbridge.Event) error { return cfg.Store.Publish(ctx, evs...) }
 	c.events = &groupCommit[askbridge.Event]{run: publish, timeout: 10 * time.Second}

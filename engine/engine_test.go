@@ -357,6 +357,9 @@ type harnessOpts struct {
 	// standingMax as their cap.
 	standing    bool
 	standingMax time.Duration
+	// links is EngineConfig.Links; a `to` of "links:<chat>" is a route
+	// to that chat with links on.
+	links engine.LinkMaker
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -405,6 +408,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 			}
 			return engine.Route{Target: askbridge.Target{Platform: o.ch.platform, Chat: chat}, Answerers: []string{o.ch.platform + ":" + strings.TrimPrefix(who, "@")}}, nil
 		}
+		if chat, ok := strings.CutPrefix(to, "links:"); ok {
+			return engine.Route{Target: askbridge.Target{Platform: o.ch.platform, Chat: chat}, Links: true}, nil
+		}
 		if p, c, ok := strings.Cut(to, ":"); ok {
 			return engine.Route{Target: askbridge.Target{Platform: p, Chat: c}}, nil
 		}
@@ -426,7 +432,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Clock: o.clock,
 		Replica: o.replica, SweepEvery: o.sweepEvery, SendBudget: 5 * time.Second, StopGrace: o.stopGrace,
 		FinishConcurrency: o.finishConcurrency, MaxPendingPerAgent: o.maxPerAgent, Locale: o.locale,
-		TimerHold: o.timerHold, Standing: o.standing, StandingMax: o.standingMax,
+		TimerHold: o.timerHold, Standing: o.standing, StandingMax: o.standingMax, Links: o.links,
 		// A short read of the requests stream, so the engine stops soon
 		// after the test (a read under way is waited for).
 		ReadBlock: 100 * time.Millisecond,

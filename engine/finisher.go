@@ -547,7 +547,7 @@ func (f *finisher) update(ctx context.Context, rec Record, k int, ref MessageRef
 	if !ok {
 		return false
 	}
-	plan := rec.PlanFor(k, ch.Capabilities())
+	plan := f.withLink(rec, k, rec.PlanFor(k, ch.Capabilities()))
 	err := f.editMessage(ctx, ref, func(ctx context.Context) error { return u.Update(ctx, ref, plan) })
 	if err != nil {
 		_, _, reason := Classify(err)

@@ -17,6 +17,7 @@ var sample = map[string]any{
 	"Who": "Alice", "Where": "slack:C01", "After": "15 min", "Left": "12 min",
 	"Lead": 1, "Need": 2, "Votes": 1, "Counts": "Approve 1, Reject 0",
 	"For": "1 h", "Replies": `"keep 1h"`, "Answer": "Approve", "Key": "deploy:prod", "Until": "16:05 UTC", "Last": "15:20 UTC",
+	"URL": "https://ask.example.com/a/token",
 }
 
 func TestCatalogsLoad(t *testing.T) {

@@ -571,7 +571,7 @@ func resolver(resolve func(to string) (config.Route, error)) engine.Resolver {
 		for _, st := range route.Escalate {
 			ladder = append(ladder, askbridge.Step{AfterSeconds: st.AfterSeconds, To: askbridge.ToList(st.To)})
 		}
-		return engine.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale, Escalate: ladder}, nil
+		return engine.Route{Target: askbridge.Target{Platform: platform, Chat: chat}, Answerers: route.Answerers, Locale: route.Locale, Escalate: ladder, Links: route.Links}, nil
 	}
 }
 
