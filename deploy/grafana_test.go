@@ -27,6 +27,7 @@ var bridgeMetrics = map[string]bool{
 	"askbridge_retry_after_total":              false,
 	"askbridge_retry_after_seconds_total":      false,
 	"askbridge_reach_total":                    false,
+	"askbridge_email_total":                    false,
 	"askbridge_questions_pending":              false,
 }
 

@@ -28,6 +28,7 @@ type metrics struct {
 	waited        *prometheus.CounterVec
 	reached       *prometheus.CounterVec
 	standing      *prometheus.CounterVec
+	email         *prometheus.CounterVec
 	redisCalls    *prometheus.HistogramVec
 	platformCalls *prometheus.HistogramVec
 }
@@ -71,6 +72,10 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Name: "askbridge_standing_total",
 			Help: "What standing answers did on this replica (ask-user.md §9), by event: kept, used, revoked, expired.",
 		}, []string{"event"}),
+		email: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askbridge_email_total",
+			Help: "Emails this replica tried to send (prompts, reminders, follow-ups; ask-user.md §10), by result: sent, refused (5xx: that place is undeliverable), deferred (4xx: tried again), failed (connection or TLS: tried again), resumed (a send already marked, by this replica or one that died: recorded, not sent again).",
+		}, []string{"result"}),
 		redisCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "askbridge_redis_call_duration_seconds",
 			Help:    "Duration of this replica's Redis calls, by command: its lower-case name, evalsha for the scripts (EVAL and EVALSHA), pipeline for a pipeline or transaction. A blocking read's time includes its wait.",
@@ -82,7 +87,7 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 			Buckets: []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"platform", "method"}),
 	}
-	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, m.reached, m.standing,
+	reg.MustRegister(m.ended, m.openFor, m.sent, m.errors, m.retryAfter, m.panics, m.waited, m.reached, m.standing, m.email,
 		m.redisCalls, m.platformCalls, pendingCollector{store: pending}, buildInfo(currentBuild()))
 	return m
 }
@@ -131,6 +136,10 @@ func (m *metrics) Panicked(op string) { m.panics.WithLabelValues(op).Inc() }
 func (m *metrics) Standing(event engine.StandingEvent) {
 	m.standing.WithLabelValues(string(event)).Inc()
 }
+
+// Email counts one email try by its result (the email channel's
+// Metrics).
+func (m *metrics) Email(result string) { m.email.WithLabelValues(result).Inc() }
 
 func (m *metrics) Reached(kind askbridge.EventKind, platform string) {
 	m.reached.WithLabelValues(string(kind), platform).Inc()
