@@ -84,8 +84,8 @@ func TestToolListed(t *testing.T) {
 			for k := range in.Properties {
 				fields = append(fields, k)
 			}
-			if got := strings.Join(sorted(fields), ","); got != "agent,answerers,context,escalate,locale,questions,quorum,remember,remindEverySeconds,timeoutSeconds,to" {
-				t.Errorf("input fields %s; want agent,answerers,context,escalate,locale,questions,quorum,remember,remindEverySeconds,timeoutSeconds,to", got)
+			if got := strings.Join(sorted(fields), ","); got != "agent,answerers,context,escalate,locale,notifyEnd,questions,quorum,remember,remindEverySeconds,timeoutSeconds,to" {
+				t.Errorf("input fields %s; want agent,answerers,context,escalate,locale,notifyEnd,questions,quorum,remember,remindEverySeconds,timeoutSeconds,to", got)
 			}
 			if tool.OutputSchema == nil {
 				t.Error("no output schema")
@@ -410,7 +410,7 @@ func TestBadRequest(t *testing.T) {
 		{"one option", oneOption, "questions[0].options must contain 2 to 4 options (got 1)"},
 		{"bad question id", badID, "questions[0].id must be snake_case"},
 		{"unknown field", withPrompt, `"prompt" is not a known field`},
-		{"request id", withID, `"id" is not a known field of ask_user (it takes questions, context, locale, timeoutSeconds, to, answerers, agent, remindEverySeconds, escalate, quorum, remember)`},
+		{"request id", withID, `"id" is not a known field of ask_user (it takes questions, context, locale, timeoutSeconds, to, answerers, agent, remindEverySeconds, escalate, quorum, remember, notifyEnd)`},
 		{"result callback", withCallback, `"callback" is not a known field of ask_user`},
 		{"fractional timeout", fractional, "timeoutSeconds must be an integer"},
 		{"no questions", map[string]any{}, "questions is required"},

@@ -43,11 +43,11 @@ What comes back (structured content; the first text line summarizes it):
 - A tool error means the request was refused or could not be asked; its text names the field or says what to fix. Fix it and call again; do not retry unchanged.`)
 
 // toolFields are the fields of ask_user's arguments.
-var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate", "quorum", "remember"}
+var toolFields = []string{"questions", "context", "locale", "timeoutSeconds", "to", "answerers", "agent", "remindEverySeconds", "escalate", "quorum", "remember", "notifyEnd"}
 
 // answererPattern is request.go's rule for an answerer: "<platform>:<user
 // id>" on a platform people may be named on.
-const answererPattern = `^(telegram|discord|slack|web|mcp):\S+$`
+const answererPattern = `^(telegram|discord|slack|email|web|mcp):\S+$`
 
 // object is a JSON Schema object.
 type object = map[string]any
@@ -137,7 +137,7 @@ func inputSchema() object {
 				"description": fmt.Sprintf("How long to wait for an answer, in seconds (default %d). A value below %d is taken as %d, one above %d as %d.", askbridge.DefaultTimeout, askbridge.MinTimeout, askbridge.MinTimeout, askbridge.MaxTimeout, askbridge.MaxTimeout),
 			},
 			"to": object{
-				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>, or mcp (only in your client's window, as a form; the client must show forms); or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
+				"description": fmt.Sprintf("Where to ask: a route name from the bridge's configuration, or a target such as web, telegram:<chat id>, discord:<channel id>, slack:<channel id>, email:<address>, or mcp (only in your client's window, as a form; the client must show forms); or a list of up to %d of them, to ask in all at once (the first answer anywhere wins). Default: the bridge's default place. Set it only when told where to ask.", askbridge.MaxPlaces),
 				"anyOf":       []any{place, object{"type": "array", "minItems": 1, "maxItems": askbridge.MaxPlaces, "uniqueItems": true, "items": place}},
 			},
 			"remindEverySeconds": object{
@@ -158,6 +158,10 @@ func inputSchema() object {
 					},
 				},
 				"description": "Optional: offer the person who answers with options to keep that answer standing for one of the offer's durations (seconds, increasing); a later ask with the same agent, key and the same question ids and options is then answered at once, with via standing. Not with quorum. Set it only when told the same decision may stand.",
+			},
+			"notifyEnd": object{
+				"type":        "boolean",
+				"description": "Optional: when the question is asked by email (to email:<address>), also send each address a short email when it ends, saying who answered. Set it only when told to.",
 			},
 			"escalate": object{
 				"type": "array", "minItems": 1, "maxItems": askbridge.MaxSteps,
