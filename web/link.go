@@ -153,7 +153,8 @@ func (t linkTarget) person() askbridge.Person {
 // moment old, when lookup; else Get). ok is false when the link points
 // nowhere it may: a bad token, an unknown question, a place out of range
 // or not reached, or a person who may not answer there; err is trouble
-// reaching the store. It only reads.
+// reaching the store, or a refused request (kept with no questions). It
+// only reads.
 func (h *Handler) openLink(ctx context.Context, token string, lookup bool) (t linkTarget, ok bool, err error) {
 	c, err := h.links.Check(token, time.Now())
 	if err != nil || !askbridge.ValidRequestID(c.ID) {
@@ -164,7 +165,8 @@ func (h *Handler) openLink(ctx context.Context, token string, lookup bool) (t li
 		get = h.questions.Lookup
 	}
 	rec, found, err := get(ctx, c.ID)
-	if err != nil || !found || c.Place < 0 || c.Place >= len(rec.Places) {
+	// A request the bridge refused is kept with no questions to show.
+	if err != nil || !found || c.Place < 0 || c.Place >= len(rec.Places) || len(rec.Request.Questions) == 0 {
 		return t, false, err
 	}
 	reached, err := rec.Reached(c.Place, h.messagesOf(ctx, rec.ID))

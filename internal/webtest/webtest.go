@@ -266,14 +266,17 @@ func (b *Bridge) Config() web.Config {
 // Resolve routes "" and "web" to the page, a "slack:<chat>",
 // "telegram:<chat>", "discord:<chat>" or "email:<address>" target to that
 // chat (FakeChannel: Slack, Telegram and email show questions, Discord
-// cannot be reached), and the route "oncall-lead" to slack:C0999;
-// anything else is refused.
+// cannot be reached), the route "oncall-lead" to slack:C0999, and the
+// route "approvers" to email:alice@example.com, where Alice by email and
+// telegram:1 and telegram:2 may answer; anything else is refused.
 func Resolve(to string) (engine.Route, error) {
 	switch to {
 	case "", "web":
 		return engine.Route{Target: askbridge.Target{Platform: "web"}}, nil
 	case "oncall-lead":
 		return engine.Route{Target: askbridge.Target{Platform: "slack", Chat: "C0999"}}, nil
+	case "approvers":
+		return engine.Route{Target: askbridge.Target{Platform: askbridge.PlatformEmail, Chat: "alice@example.com"}, Answerers: []string{"email:alice@example.com", "telegram:1", "telegram:2"}}, nil
 	}
 	if addr, ok := strings.CutPrefix(to, askbridge.PlatformEmail+":"); ok {
 		a, err := askbridge.ParseEmailAddress(addr)
