@@ -655,3 +655,47 @@ func TestLinkQuorum(t *testing.T) {
 		t.Fatalf("votes = %+v", rec.Votes)
 	}
 }
+
+// FuzzLinkPost: no body answers without the page's form token, whatever
+// else it holds, and none breaks the handler.
+func FuzzLinkPost(f *testing.F) {
+	for _, s := range []string{
+		"", "do=answer&a.deploy_target=0", "form=&a.deploy_target=1", "form=0.AAAA&do=answer&a.deploy_target=0",
+		"form=zzzzzz.zzzzzzzzzzzzzzzzzzzzzz&do=skip", "do=skip", "%zz", "form=%00&form=x", "a.deploy_target=0&o.deploy_target=" + strings.Repeat("y", 3000),
+	} {
+		f.Add(s)
+	}
+	b := webtest.Start(f, webtest.Options{Links: true})
+	id := b.Ask(f, emailQuestion("link-fuzz", ""))
+	if !testwait.Until(10*time.Second, func() bool {
+		_, found, err := b.Store.Get(context.Background(), id)
+		return err == nil && found
+	}) {
+		f.Fatal("question not taken up")
+	}
+	tok, err := b.Links.Token(claimsFor(id))
+	if err != nil {
+		f.Fatal(err)
+	}
+	c := *b.Server.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	f.Fuzz(func(t *testing.T, body string) {
+		req, err := http.NewRequest(http.MethodPost, b.Server.URL+link.PathPrefix+tok, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("POST %q = %d; want 403", body, res.StatusCode)
+		}
+		rec, _, err := b.Store.Get(context.Background(), id)
+		if err != nil || rec.Status != askbridge.StatusPending {
+			t.Fatalf("after %q the question is %s (%v)", body, rec.Status, err)
+		}
+	})
+}
