@@ -70,7 +70,8 @@ func (h *Handler) linkSetup(cfg Config) error {
 	h.links, h.publicOrigin, h.publicHost, h.linkPages = cfg.Links, o, host, pages
 	h.linkBase = h.base + strings.TrimPrefix(link.PathPrefix, "/")
 	h.linkMux = http.NewServeMux()
-	h.linkMux.HandleFunc("GET "+h.linkBase+"link.css", h.linkStyle)
+	h.linkMux.HandleFunc("GET "+h.linkBase+"link.css", h.linkFile("text/css; charset=utf-8", pages.style))
+	h.linkMux.HandleFunc("GET "+h.linkBase+"favicon.svg", h.linkFile("image/svg+xml", pages.icon))
 	h.linkMux.HandleFunc("GET "+h.linkBase+"{token}", h.linkGet)
 	h.linkMux.HandleFunc("POST "+h.linkBase+"{token}", h.linkPost)
 	h.linkMux.HandleFunc("GET "+h.linkBase, h.linkNotValid)
@@ -348,13 +349,15 @@ func (h *Handler) linkRefuse(w http.ResponseWriter) {
 	h.writeLinkPage(w, nil, http.StatusForbidden, h.linkPages.refused)
 }
 
-// linkStyle serves the page's stylesheet (no-store, as everything under
-// the link's path).
-func (h *Handler) linkStyle(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(h.linkPages.style)
+// linkFile serves one of the page's own files, the stylesheet or the
+// icon (no-store, as everything under the link's path).
+func (h *Handler) linkFile(ctype string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(body)
+		}
 	}
 }
 

@@ -35,7 +35,8 @@ type linkPages struct {
 	// 403 and the 503: the same bytes for every request, worded in every
 	// shipped catalog, since whose link it is cannot be known.
 	notValid, refused, trouble []byte
-	style                      []byte
+	// style and icon are the page's stylesheet and icon (the web page's).
+	style, icon []byte
 }
 
 var loadLinkPages = sync.OnceValues(func() (*linkPages, error) {
@@ -47,7 +48,11 @@ var loadLinkPages = sync.OnceValues(func() (*linkPages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: link page style: %w", err)
 	}
-	p := &linkPages{page: tmpl, style: style}
+	icon, err := static.ReadFile("static/favicon.svg")
+	if err != nil {
+		return nil, fmt.Errorf("web: link page icon: %w", err)
+	}
+	p := &linkPages{page: tmpl, style: style, icon: icon}
 	for _, f := range []struct {
 		out              *[]byte
 		title, hint      string
@@ -192,7 +197,7 @@ func (h *Handler) linkView(t linkTarget, filled *linkFilled, problem string) lin
 // that their answer was recorded.
 func endedView(v *linkView, w *locale.Words, rec engine.Record, me askbridge.Person) {
 	res := *rec.Result
-	v.Ended, v.Status, v.Notes = true, engine.StatusLine(rec.Request, res), nil
+	v.Ended, v.Status, v.Notes, v.AnswerAs = true, engine.StatusLine(rec.Request, res), nil, ""
 	when := ""
 	if res.EndedAt > 0 {
 		when = time.UnixMilli(res.EndedAt).UTC().Format("2006-01-02 15:04 UTC")

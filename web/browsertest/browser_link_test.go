@@ -106,8 +106,12 @@ func linkTab(t *testing.T, url string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserContext(t), chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
+	// The first action allocates the tab, with ctx itself: a context with
+	// a timeout would close the tab when it ends.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
 	tb := &tab{t: t, ctx: ctx, o: tabOptions{width: 1280, height: 800}}
-	tb.viewport(1280, 800, false)
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
