@@ -436,112 +436,180 @@ func sameMaps(a, b map[string]string) bool {
 	return true
 }
 
-func TestLinkRefusals(t *testing.T) {
-	t.Parallel()
+// refusalCase is a link that points nowhere, or a question it may not
+// answer.
+type refusalCase struct {
+	open, ended   string // the questions' ids
+	good          string // the open question's link
+	form          string // the form token of good's page
+	endedPath     string // the ended question's link
+	endedForm     string // the form token of its page, taken while it was open
+	bad           map[string]string
+	outOfRange    string
+	forged        string
+	expired       string
+	otherSecret   string
+	anotherPerson string
+}
+
+// refusals starts a bridge with an open question, an ended one (its page
+// read while it was open) and links that point nowhere.
+func refusals(t *testing.T) (*webtest.Bridge, refusalCase) {
+	t.Helper()
 	b := webtest.Start(t, webtest.Options{Links: true})
-	open := b.Ask(t, emailQuestion("link-ref-open", ""))
-	ended := b.Ask(t, emailQuestion("link-ref-ended", ""))
-	waitQuestion(t, b, open)
-	waitQuestion(t, b, ended)
-	good := b.LinkPath(t, claimsFor(open))
-	goodTok := strings.TrimPrefix(good, link.PathPrefix)
-	formTok := formToken(t, linkRequest(t, b, http.MethodGet, good, nil, nil).body)
-	endedPath := b.LinkPath(t, claimsFor(ended))
-	endedForm := formToken(t, linkRequest(t, b, http.MethodGet, endedPath, nil, nil).body)
-	b.CancelQuestion(t, ended)
-	b.Result(t, ended, 5*time.Second)
+	c := refusalCase{open: b.Ask(t, emailQuestion("link-ref-open", "")), ended: b.Ask(t, emailQuestion("link-ref-ended", ""))}
+	approvers := b.Ask(t, `{"id":"link-ref-approvers","to":"approvers","questions":[{"id":"q","header":"Q","question":"Go?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
+	for _, id := range []string{c.open, c.ended, approvers} {
+		waitQuestion(t, b, id)
+	}
+	c.good = b.LinkPath(t, claimsFor(c.open))
+	c.form = formToken(t, linkRequest(t, b, http.MethodGet, c.good, nil, nil).body)
+	c.endedPath = b.LinkPath(t, claimsFor(c.ended))
+	c.endedForm = formToken(t, linkRequest(t, b, http.MethodGet, c.endedPath, nil, nil).body)
+	b.CancelQuestion(t, c.ended)
+	b.Result(t, c.ended, 5*time.Second)
 
 	other, err := link.NewSigner([]byte("another secret of at least 32 bytes"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherTok, _ := other.Token(claimsFor(open))
-	flipped := []byte(goodTok)
+	otherTok, _ := other.Token(claimsFor(c.open))
+	flipped := []byte(strings.TrimPrefix(c.good, link.PathPrefix))
 	flipped[len(flipped)/2] ^= 1
 	if flipped[len(flipped)/2] == '-' || flipped[len(flipped)/2] == '_' {
 		flipped[len(flipped)/2] = 'A'
 	}
-	expired := claimsFor(open)
-	expired.Until = time.Now().Add(-time.Second)
-	bob := claimsFor(open)
-	bob.Person = askbridge.Person{Platform: "email", ID: "bob@example.com"}
-	slackAlice := claimsFor(open)
-	slackAlice.Person = askbridge.Person{Platform: "slack", ID: "alice@example.com"}
-	outOfRange := claimsFor(open)
-	outOfRange.Place = 3
-	unknown := claimsFor("link-ref-nobody")
-
-	bad := map[string]string{
-		"forged (a flipped byte)": link.PathPrefix + string(flipped),
-		"cut":                     good[:len(good)-4],
-		"expired":                 b.LinkPath(t, expired),
-		"another secret":          link.PathPrefix + otherTok,
-		"another person":          b.LinkPath(t, bob),
-		"another platform":        b.LinkPath(t, slackAlice),
-		"place out of range":      b.LinkPath(t, outOfRange),
-		"unknown question":        b.LinkPath(t, unknown),
+	with := func(id string, change func(*link.Claims)) string {
+		cl := claimsFor(id)
+		change(&cl)
+		return b.LinkPath(t, cl)
+	}
+	c.forged, c.otherSecret = link.PathPrefix+string(flipped), link.PathPrefix+otherTok
+	c.expired = with(c.open, func(cl *link.Claims) { cl.Until = time.Now().Add(-time.Second) })
+	c.anotherPerson = with(c.open, func(cl *link.Claims) { cl.Person.ID = "bob@example.com" })
+	c.outOfRange = with(c.open, func(cl *link.Claims) { cl.Place = 3 })
+	c.bad = map[string]string{
+		"forged (a flipped byte)": c.forged,
+		"cut":                     c.good[:len(c.good)-4],
+		"expired":                 c.expired,
+		"another secret":          c.otherSecret,
+		"another person":          c.anotherPerson,
+		"another platform":        with(c.open, func(cl *link.Claims) { cl.Person.Platform = "slack" }),
+		"not among the answerers": with(approvers, func(cl *link.Claims) { cl.Person = askbridge.Person{Platform: "telegram", ID: "3"} }),
+		"place out of range":      c.outOfRange,
+		"unknown question":        b.LinkPath(t, claimsFor("link-ref-nobody")),
 		"not a token":             link.PathPrefix + "x/y",
 		"empty":                   link.PathPrefix,
 	}
-	var getBody string
-	for name, path := range bad {
+	return b, c
+}
+
+func TestLinkRefusedGet(t *testing.T) {
+	t.Parallel()
+	b, c := refusals(t)
+	var body string
+	for name, path := range c.bad {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
 			res := linkRequest(t, b, method, path, nil, nil)
 			if res.code != http.StatusNotFound {
 				t.Errorf("%s %s = %d; want 404", method, name, res.code)
 			}
 			if method == http.MethodGet {
-				if getBody == "" {
-					getBody = res.body
-				} else if res.body != getBody {
+				if body == "" {
+					body = res.body
+				} else if res.body != body {
 					t.Errorf("GET %s: another body:\n%s", name, res.body)
 				}
 			}
 		}
 	}
-	wantContains(t, getBody, "This link is not valid or has expired", "ลิงก์นี้ใช้ไม่ได้หรือหมดอายุแล้ว")
+	wantContains(t, body, "This link is not valid or has expired", "ลิงก์นี้ใช้ไม่ได้หรือหมดอายุแล้ว")
+	// A link of an approver who is among the answerers opens.
+	alice := b.LinkPath(t, claimsFor("link-ref-approvers"))
+	if res := linkRequest(t, b, http.MethodGet, alice, nil, nil); res.code != http.StatusOK {
+		t.Errorf("an answerer's link = %d", res.code)
+	}
+}
 
+func TestLinkRefusedPost(t *testing.T) {
+	t.Parallel()
+	b, c := refusals(t)
+	answer := answerForm(c.form, "deploy_target", "0")
 	posts := map[string]struct {
 		path string
 		form url.Values
 		hdr  map[string]string
 	}{
-		"ended question":     {endedPath, answerForm(endedForm, "deploy_target", "0"), nil},
-		"no form token":      {good, url.Values{"a.deploy_target": {"0"}}, nil},
-		"wrong form token":   {good, answerForm(formTok[:len(formTok)-2]+"AA", "deploy_target", "0"), nil},
-		"another's token":    {good, answerForm(endedForm, "deploy_target", "0"), nil},
-		"cross-site Origin":  {good, answerForm(formTok, "deploy_target", "0"), map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": ""}},
-		"cross-site fetch":   {good, answerForm(formTok, "deploy_target", "0"), map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": ""}},
-		"null Origin, none":  {good, answerForm(formTok, "deploy_target", "0"), map[string]string{"Origin": "null", "Sec-Fetch-Site": "none"}},
-		"not a form":         {good, answerForm(formTok, "deploy_target", "0"), map[string]string{"Content-Type": "text/plain"}},
-		"body too big":       {good, url.Values{"form": {formTok}, "a.deploy_target": {"0"}, "pad": {strings.Repeat("x", 20<<10)}}, nil},
-		"forged link":        {link.PathPrefix + string(flipped), answerForm(formTok, "deploy_target", "0"), nil},
-		"expired link":       {b.LinkPath(t, expired), answerForm(formTok, "deploy_target", "0"), nil},
-		"another person":     {b.LinkPath(t, bob), answerForm(formTok, "deploy_target", "0"), nil},
-		"place out of range": {b.LinkPath(t, outOfRange), answerForm(formTok, "deploy_target", "0"), nil},
-		"another secret":     {link.PathPrefix + otherTok, answerForm(formTok, "deploy_target", "0"), nil},
+		"ended question":     {c.endedPath, answerForm(c.endedForm, "deploy_target", "0"), nil},
+		"no form token":      {c.good, url.Values{"a.deploy_target": {"0"}}, nil},
+		"wrong form token":   {c.good, answerForm(c.form[:len(c.form)-2]+"AA", "deploy_target", "0"), nil},
+		"another's token":    {c.good, answerForm(c.endedForm, "deploy_target", "0"), nil},
+		"cross-site Origin":  {c.good, answer, map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": ""}},
+		"cross-site fetch":   {c.good, answer, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": ""}},
+		"same-site fetch":    {c.good, answer, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": ""}},
+		"null Origin, none":  {c.good, answer, map[string]string{"Origin": "null", "Sec-Fetch-Site": "none"}},
+		"not a form":         {c.good, answer, map[string]string{"Content-Type": "text/plain"}},
+		"body too big":       {c.good, url.Values{"form": {c.form}, "a.deploy_target": {"0"}, "pad": {strings.Repeat("x", 20<<10)}}, nil},
+		"forged link":        {c.forged, answer, nil},
+		"expired link":       {c.expired, answer, nil},
+		"another person":     {c.anotherPerson, answer, nil},
+		"place out of range": {c.outOfRange, answer, nil},
+		"another secret":     {c.otherSecret, answer, nil},
 	}
-	var postBody string
+	var body string
 	for name, p := range posts {
 		res := linkRequest(t, b, http.MethodPost, p.path, p.form, p.hdr)
 		if res.code != http.StatusForbidden {
 			t.Errorf("POST %s = %d; want 403\n%s", name, res.code, res.body)
 		}
-		if postBody == "" {
-			postBody = res.body
-		} else if res.body != postBody {
+		if body == "" {
+			body = res.body
+		} else if res.body != body {
 			t.Errorf("POST %s: another body:\n%s", name, res.body)
 		}
 	}
-	wantContains(t, postBody, "This answer was not accepted", "ระบบไม่รับคำตอบนี้")
-	if rec := waitQuestion(t, b, open); rec.Status != askbridge.StatusPending {
+	wantContains(t, body, "This answer was not accepted", "ระบบไม่รับคำตอบนี้")
+	if rec := waitQuestion(t, b, c.open); rec.Status != askbridge.StatusPending {
 		t.Fatalf("the open question ended: %+v", rec.Result)
 	}
 	// The page's own form from a browser: Origin null (no-referrer) with
 	// Sec-Fetch-Site same-origin answers.
-	res := linkRequest(t, b, http.MethodPost, good, answerForm(formTok, "deploy_target", "0"), map[string]string{"Origin": "null"})
+	res := linkRequest(t, b, http.MethodPost, c.good, answer, map[string]string{"Origin": "null"})
 	if res.code != http.StatusSeeOther {
 		t.Fatalf("POST with Origin null from the same origin = %d\n%s", res.code, res.body)
+	}
+}
+
+func TestLinkEnded(t *testing.T) {
+	t.Parallel()
+	b := webtest.Start(t, webtest.Options{Links: true})
+	cancelled := b.Ask(t, emailQuestion("link-end-cancel", ""))
+	expired := b.Ask(t, `{"id":"link-end-timeout","to":"email:alice@example.com","timeoutSeconds":60,"questions":[{"id":"q","header":"Q","question":"Go?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
+	other := b.Ask(t, emailQuestion("link-end-other", ""))
+	for _, id := range []string{cancelled, expired, other} {
+		waitQuestion(t, b, id)
+	}
+	b.CancelQuestion(t, cancelled)
+	b.Clock.Advance(2 * time.Minute)
+	// Answered elsewhere: by the agent's own client, as a person on Slack.
+	if _, err := b.Engine.Submit(t.Context(), other, engine.Answer{By: askbridge.Person{Platform: "slack", ID: "U1", Name: "Bob"}, Via: askbridge.ViaButton, Values: map[string][]string{"deploy_target": {"Production"}}}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id   string
+		want []string
+	}{
+		{cancelled, []string{"Cancelled", "Ended at ", "This question is closed."}},
+		{expired, []string{"Expired", "Ended at "}},
+		{other, []string{"Answered: Production", "Answered by Bob at ", "This question is closed."}},
+	}
+	for _, tc := range tests {
+		b.Result(t, tc.id, 10*time.Second)
+		res := linkRequest(t, b, http.MethodGet, b.LinkPath(t, claimsFor(tc.id)), nil, nil)
+		if res.code != http.StatusOK || strings.Contains(res.body, "<form") || strings.Contains(res.body, "Your answer was recorded") {
+			t.Errorf("%s: %d\n%s", tc.id, res.code, res.body)
+		}
+		wantContains(t, res.body, tc.want...)
 	}
 }
 
@@ -563,6 +631,7 @@ func TestLinkHeaders(t *testing.T) {
 		{"page", http.MethodGet, path, nil, nil, http.StatusOK},
 		{"head", http.MethodHead, path, nil, nil, http.StatusOK},
 		{"style", http.MethodGet, link.PathPrefix + "link.css", nil, nil, http.StatusOK},
+		{"icon", http.MethodGet, link.PathPrefix + "favicon.svg", nil, nil, http.StatusOK},
 		{"not valid", http.MethodGet, link.PathPrefix + "nope", nil, nil, http.StatusNotFound},
 		{"refused", http.MethodPost, path, url.Values{"form": {"x"}}, nil, http.StatusForbidden},
 		{"form again", http.MethodPost, path, url.Values{"form": {tok}}, nil, http.StatusUnprocessableEntity},
