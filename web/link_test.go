@@ -3,10 +3,13 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -767,4 +770,64 @@ func FuzzLinkPost(f *testing.F) {
 			t.Fatalf("after %q the question is %s (%v)", body, rec.Status, err)
 		}
 	})
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/link/*.html from this run")
+
+// goldenVolatile are the parts of a page that change from run to run: the
+// form token (issued now) and the times it names.
+var goldenVolatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{formTokenField, `name="form" value="FORM-TOKEN"`},
+	{regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d UTC`), "YYYY-MM-DD hh:mm UTC"},
+}
+
+// TestLinkPagesGolden keeps what a person sees on a link's page in
+// testdata/link (rewritten with -update), so a reviewer can read it: the
+// form in English and Thai, a form sent back with its problem, the
+// outcome, and the two refusals.
+func TestLinkPagesGolden(t *testing.T) {
+	t.Parallel()
+	b := webtest.Start(t, webtest.Options{Links: true})
+	en, th := b.Ask(t, emailQuestion("golden-en", "")), b.Ask(t, emailQuestion("golden-th", "th"))
+	waitQuestion(t, b, en)
+	waitQuestion(t, b, th)
+	enPath, thPath := b.LinkPath(t, claimsFor(en)), b.LinkPath(t, claimsFor(th))
+	pages := map[string]linkResponse{}
+	pages["form-en"] = linkRequest(t, b, http.MethodGet, enPath, nil, nil)
+	pages["form-th"] = linkRequest(t, b, http.MethodGet, thPath, nil, nil)
+	tok := formToken(t, pages["form-en"].body)
+	pages["problem-en"] = linkRequest(t, b, http.MethodPost, enPath, url.Values{"form": {tok}, "do": {"answer"}}, nil)
+	if res := linkRequest(t, b, http.MethodPost, enPath, answerForm(tok, "deploy_target", "0"), nil); res.code != http.StatusSeeOther {
+		t.Fatalf("answer = %d", res.code)
+	}
+	b.Result(t, en, 5*time.Second)
+	pages["answered-en"] = linkRequest(t, b, http.MethodGet, enPath, nil, nil)
+	pages["not-valid"] = linkRequest(t, b, http.MethodGet, link.PathPrefix+"nope", nil, nil)
+	pages["refused"] = linkRequest(t, b, http.MethodPost, enPath, answerForm(tok, "deploy_target", "0"), nil)
+	for name, res := range pages {
+		got := res.body
+		for _, v := range goldenVolatile {
+			got = v.re.ReplaceAllString(got, v.with)
+		}
+		path := filepath.Join("testdata", "link", name+".html")
+		if *updateGolden {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update to write it)", err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs from %s (run with -update to rewrite it):\n%s", name, path, got)
+		}
+	}
 }
