@@ -16,6 +16,7 @@ var sample = map[string]any{
 	"Agent": "deploy-bot", "Labels": "Staging", "Questions": "2 (Budget)", "Example": "2: Small",
 	"Who": "Alice", "Where": "slack:C01", "After": "15 min", "Left": "12 min",
 	"Lead": 1, "Need": 2, "Votes": 1, "Counts": "Approve 1, Reject 0",
+	"Header": "Target", "When": "2026-12-06 16:05 UTC",
 	"For": "1 h", "Replies": `"keep 1h"`, "Answer": "Approve", "Key": "deploy:prod", "Until": "16:05 UTC", "Last": "15:20 UTC",
 	"URL": "https://ask.example.com/a/token",
 }

@@ -91,6 +91,23 @@
 // only "own words". It also keeps whether the person opted in to
 // notifications of new questions while the tab is in the background.
 //
+// Answer links (ask-user.md §10): with Config.Links (and PublicURL), the
+// handler also serves the page of an answer link, BasePath+"a/<token>"
+// (link.go, linkpage.go): one question for one person, opened from an
+// email with no login. It is server-side HTML (html/template, the
+// embedded linkpage/ directory) that needs no script: GET reads the
+// question (Questions.Get) and shows it as a form in its locale, or how
+// it ended; a POST with the page's anti-forgery token
+// (link.Signer.FormToken) goes to the engine's SubmitRecord as the
+// link's person (Via "link"), and 303s back to the page. GET and HEAD
+// only read, whoever asks (mail filters, unfurlers and prefetch open
+// every link). A link that points nowhere gets one 404 page and a refused
+// POST one 403 page, each the same bytes whatever the reason. The path has
+// its own wall (serveLink): the signed token stands for the API's token
+// and for LocalOnly, but the Host must be a loopback name or PublicURL's
+// host, and its responses carry a stricter CSP (no script at all,
+// form-action 'self'), no-referrer, noindex and no-store.
+//
 // Everything the page shows comes from Redis, so any replica can serve it
 // and a question answered on one replica's page ends on all of them.
 //

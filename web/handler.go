@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/link"
 	"github.com/askbridge/askbridge/internal/markup"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -119,6 +120,20 @@ type Config struct {
 	// page); one more is refused with 503 and Retry-After, and the page
 	// tries again (default 100).
 	MaxStreams int
+	// Links, when set, turns answer links on (ask-user.md §10): the page
+	// of a link, BasePath+"a/<token>" (link.PathPrefix when BasePath is
+	// "/"), shows the link's question and takes its answer. It is served
+	// outside the API's token and the loopback-only rule, since people
+	// open it from their mail with no login (the signed token is the
+	// capability), but only to a loopback name or PublicURL's host. Nil:
+	// links are off, and the path is an unknown one (404).
+	Links *link.Signer
+	// PublicURL is the address people reach the bridge's web server at
+	// (ASKUSER_PUBLIC_URL): http(s)://host[:port][/path], the base of
+	// every link (link.Maker.Base). Required with Links. Its host is the
+	// one name besides loopback the link's page is served to, and its
+	// origin is one a link's form may be posted from.
+	PublicURL string
 }
 
 // Handler serves the web page and its API. It is safe for concurrent use.
@@ -138,6 +153,14 @@ type Handler struct {
 	// maxStreams bounds streams, the event streams open now.
 	maxStreams int64
 	streams    atomic.Int64
+	// The page of an answer link (link.go); links is nil when they are
+	// off.
+	links        *link.Signer
+	linkBase     string // BasePath + "a/"
+	linkMux      *http.ServeMux
+	linkPages    *linkPages
+	publicOrigin origin
+	publicHost   string
 }
 
 // The person who answers on the page. The page has no accounts: whoever
@@ -264,6 +287,9 @@ func NewHandler(cfg Config) (*Handler, error) {
 		sum := sha256.Sum256([]byte(cfg.Token))
 		h.token = sum[:]
 	}
+	if err := h.linkSetup(cfg); err != nil {
+		return nil, err
+	}
 	assets, err := loadAssets()
 	if err != nil {
 		return nil, err
@@ -289,8 +315,13 @@ func NewHandler(cfg Config) (*Handler, error) {
 
 // ServeHTTP serves the page (GET BasePath), its files, its words and the API.
 // Without a token it serves only requests made on this machine (see
-// LocalOnly).
+// LocalOnly). The page of an answer link (Config.Links) is the one
+// exception: it has its own wall (serveLink).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.isLinkPath(r) {
+		h.serveLink(w, r)
+		return
+	}
 	if h.token == nil && !admitLocal(w, r) {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/agenttest"
+	"github.com/askbridge/askbridge/internal/link"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/internal/testwait"
 	"github.com/askbridge/askbridge/store"
@@ -96,9 +98,19 @@ type Bridge struct {
 	Server  *httptest.Server
 	Clock   *Clock
 	Token   string
+	// Links signs the bridge's answer links (Options.Links); nil when
+	// links are off.
+	Links *link.Signer
 	// gate stands between the server and the handler (CutOff).
 	gate *gate
+	// stopEngine stops the engine (StopEngine), once.
+	stopEngine func()
 }
+
+// StopEngine stops the bridge's engine and waits for it, leaving the
+// page's handler serving: nothing of the bridge writes to Redis after it
+// but what a request makes the handler write. Safe to repeat.
+func (b *Bridge) StopEngine() { b.stopEngine() }
 
 // gate cuts a page off from its bridge, as a network failure would: while
 // down, every API request's connection is closed without an answer.
@@ -143,7 +155,15 @@ type Options struct {
 	ServerTimeout time.Duration
 	// Standing turns standing answers on in the engine (ask-user.md §9).
 	Standing bool
+	// Links turns answer links on (ask-user.md §10) with LinkSecret, or
+	// LinkSecret32 when it is empty; the public URL is the server's.
+	Links      bool
+	LinkSecret []byte
 }
+
+// LinkSecret32 is the link secret of a bridge started with Links and no
+// LinkSecret of its own.
+var LinkSecret32 = []byte("webtest link secret of 32 bytes!")
 
 var replicaSeq atomic.Int64
 
@@ -162,7 +182,7 @@ func Start(t testing.TB, o Options) *Bridge {
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store:      st,
 		Resolve:    Resolve,
-		Channels:   []engine.Channel{ch, FakeChannel{platform: "slack"}, FakeChannel{platform: "telegram"}, FakeChannel{platform: "discord", refuse: true}},
+		Channels:   []engine.Channel{ch, FakeChannel{platform: "slack"}, FakeChannel{platform: "telegram"}, FakeChannel{platform: "discord", refuse: true}, FakeChannel{platform: askbridge.PlatformEmail}},
 		Replica:    replica,
 		Clock:      o.Clock,
 		Standing:   o.Standing,
@@ -175,11 +195,20 @@ func Start(t testing.TB, o Options) *Bridge {
 	// The page is served at the server's own address: the listener comes
 	// first, so the handler knows its origin.
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := web.NewHandler(web.Config{
+	cfg := web.Config{
 		Questions: st, History: st, Events: st, Submitter: eng,
 		Token: o.Token, Heartbeat: o.Heartbeat, Logger: Logger(t),
 		Origins: []string{"http://" + srv.Listener.Addr().String()}, MaxStreams: o.MaxStreams,
-	})
+	}
+	links, err := linkSigner(o)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	if links != nil {
+		cfg.Links, cfg.PublicURL = links, "http://"+srv.Listener.Addr().String()
+	}
+	h, err := web.NewHandler(cfg)
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
@@ -194,13 +223,39 @@ func Start(t testing.TB, o Options) *Bridge {
 		defer close(done)
 		_ = eng.Run(ctx)
 	}()
-	t.Cleanup(func() {
-		h.Close()
-		srv.Close()
+	stop := sync.OnceFunc(func() {
 		cancel()
 		<-done
 	})
-	return &Bridge{Prefix: o.Prefix, RDB: NewClient(t), Store: st, Engine: eng, Channel: ch, Handler: h, Server: srv, Clock: o.Clock, Token: o.Token, gate: g}
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+		stop()
+	})
+	return &Bridge{stopEngine: stop, Prefix: o.Prefix, RDB: NewClient(t), Store: st, Engine: eng, Channel: ch, Handler: h, Server: srv, Clock: o.Clock, Token: o.Token, Links: links, gate: g}
+}
+
+// linkSigner is the signer of o's answer links, nil without Links.
+func linkSigner(o Options) (*link.Signer, error) {
+	if !o.Links {
+		return nil, nil
+	}
+	secret := o.LinkSecret
+	if len(secret) == 0 {
+		secret = LinkSecret32
+	}
+	return link.NewSigner(secret)
+}
+
+// LinkPath is the path of the answer link for claims (link.PathPrefix and
+// the token), signed by the bridge.
+func (b *Bridge) LinkPath(t testing.TB, c link.Claims) string {
+	t.Helper()
+	tok, err := b.Links.Token(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link.PathPrefix + tok
 }
 
 // Config is a handler config on the bridge's store and engine.
@@ -209,15 +264,26 @@ func (b *Bridge) Config() web.Config {
 }
 
 // Resolve routes "" and "web" to the page, a "slack:<chat>",
-// "telegram:<chat>" or "discord:<chat>" target to that chat (FakeChannel:
-// Slack and Telegram show questions, Discord cannot be reached), and the
-// route "oncall-lead" to slack:C0999; anything else is refused.
+// "telegram:<chat>", "discord:<chat>" or "email:<address>" target to that
+// chat (FakeChannel: Slack, Telegram and email show questions, Discord
+// cannot be reached), the route "oncall-lead" to slack:C0999, and the
+// route "approvers" to email:alice@example.com, where Alice by email and
+// telegram:1 and telegram:2 may answer; anything else is refused.
 func Resolve(to string) (engine.Route, error) {
 	switch to {
 	case "", "web":
 		return engine.Route{Target: askbridge.Target{Platform: "web"}}, nil
 	case "oncall-lead":
 		return engine.Route{Target: askbridge.Target{Platform: "slack", Chat: "C0999"}}, nil
+	case "approvers":
+		return engine.Route{Target: askbridge.Target{Platform: askbridge.PlatformEmail, Chat: "alice@example.com"}, Answerers: []string{"email:alice@example.com", "telegram:1", "telegram:2"}}, nil
+	}
+	if addr, ok := strings.CutPrefix(to, askbridge.PlatformEmail+":"); ok {
+		a, err := askbridge.ParseEmailAddress(addr)
+		if err != nil {
+			return engine.Route{}, fmt.Errorf("to: %w", err)
+		}
+		return engine.Route{Target: askbridge.Target{Platform: askbridge.PlatformEmail, Chat: a}}, nil
 	}
 	if platform, chat, ok := strings.Cut(to, ":"); ok && chat != "" && (platform == "slack" || platform == "telegram" || platform == "discord") {
 		return engine.Route{Target: askbridge.Target{Platform: platform, Chat: chat}}, nil
