@@ -113,7 +113,7 @@ var (
 const MaxQuestionIDChars = 64
 
 // Platforms a person may be named on in answerers.
-var answererPlatforms = []string{"telegram", "discord", "slack", "web", PlatformMCP}
+var answererPlatforms = []string{"telegram", "discord", "slack", PlatformEmail, "web", PlatformMCP}
 
 // MaxProblems is how many problems a ValidationError names. A request with
 // more (a 64 KB request of unknown keys has thousands) is refused naming
@@ -383,6 +383,13 @@ func (v *validator) answerers(obj map[string]any) []string {
 		case len(s) > MaxAnswererChars || hasControl(s) || strings.ContainsAny(user, " \t"):
 			v.addf("%s has an invalid user id", path)
 			continue
+		case platform == PlatformEmail:
+			addr, err := ParseEmailAddress(user)
+			if err != nil {
+				v.addf("%s: %v", path, err)
+				continue
+			}
+			s = platform + ":" + addr
 		}
 		if !seen[s] {
 			seen[s] = true

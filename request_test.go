@@ -84,8 +84,8 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{"agent long", `{"agent":"` + long(65) + `","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "agent must be at most 64 characters"},
 		{"agent newline", `{"agent":"a\nb","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "agent must not contain control characters or line breaks"},
 		{"answerers not list", `{"answerers":"telegram:1","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers must be a list of "<platform>:<user id>" strings`},
-		{"answerer no platform", `{"answerers":["1234"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, web, mcp`},
-		{"answerer unknown platform", `{"answerers":["irc:bob"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, web, mcp`},
+		{"answerer no platform", `{"answerers":["1234"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, email, web, mcp`},
+		{"answerer unknown platform", `{"answerers":["irc:bob"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, email, web, mcp`},
 		{"answerer not string", `{"answerers":[1],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "answerers[0] must be a string"},
 		{"several problems", withQuestion(`{"id":"A","header":"","question":"Q?","options":[{"label":"x"}]}`), "questions[0].id must be snake_case: a lowercase letter, then lowercase letters, digits or '_' (for example, deploy_target); questions[0].header must not be empty; questions[0].options must contain 2 to 4 options (got 1)"},
 	}
@@ -401,5 +401,21 @@ func TestDecodeRequestManyProblems(t *testing.T) {
 	_, err = DecodeRequest([]byte(`{"` + strings.Repeat("z", 2000) + `":1,"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`))
 	if want := `"` + strings.Repeat("z", 64) + `…" is not a known field`; err == nil || err.Error() != want {
 		t.Errorf("long unknown key: error %v, want %s", err, want)
+	}
+}
+
+// TestEmailAnswerers: answerers may name email addresses, kept in their one
+// form; a malformed one is refused naming it.
+func TestEmailAnswerers(t *testing.T) {
+	req, err := DecodeRequest([]byte(`{"to":"email:Alice@Example.com","answerers":["email:Alice@Example.com"],"questions":[{"id":"a","header":"A","question":"Ok?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Answerers) != 1 || req.Answerers[0] != "email:alice@example.com" {
+		t.Fatalf("answerers %q", req.Answerers)
+	}
+	_, err = DecodeRequest([]byte(`{"answerers":["email:alice"],"questions":[{"id":"a","header":"A","question":"Ok?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "answerers[0]") {
+		t.Fatalf("err = %v, want one naming answerers[0]", err)
 	}
 }

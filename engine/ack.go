@@ -52,10 +52,16 @@ func (r Record) Reached(k int, messages func() ([]MessageRef, error)) (bool, err
 // there when the place names no answerers, else only those named. A k
 // that is not a place reads as the question's own answerers (those of
 // its first place). This is the one rule of who may answer.
+//
+// An email place names its one person: with no answerers, only its
+// address may answer there (through the answer link the email carries).
 func (r Record) MayAnswerIn(p askbridge.Person, k int) bool {
-	a := r.Answerers
+	a, t := r.Answerers, r.Target
 	if k >= 0 && k < len(r.Places) {
-		a = r.Places[k].Answerers
+		a, t = r.Places[k].Answerers, r.Places[k].Target
+	}
+	if len(a) == 0 && t.Platform == askbridge.PlatformEmail {
+		return p.Platform == askbridge.PlatformEmail && p.ID == t.Chat
 	}
 	return len(a) == 0 || slices.Contains(a, p.Platform+":"+p.ID)
 }

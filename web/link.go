@@ -178,14 +178,9 @@ func (h *Handler) openLink(ctx context.Context, token string, lookup bool) (t li
 }
 
 // mayAnswerByLink reports whether the link's person may answer rec in the
-// link's place: engine.Record.MayAnswerIn, but an email place that names
-// no answerers has its own address as its only answerer, since "anyone
-// there" means the mailbox the question was sent to.
+// link's place: engine.Record.MayAnswerIn, the one rule (an email place
+// that names no answerers has its own address as its only answerer).
 func mayAnswerByLink(rec engine.Record, c link.Claims) bool {
-	p := rec.Places[c.Place]
-	if p.Target.Platform == askbridge.PlatformEmail && len(p.Answerers) == 0 {
-		return c.Person.Platform == askbridge.PlatformEmail && strings.EqualFold(c.Person.ID, p.Target.Chat)
-	}
 	return rec.MayAnswerIn(c.Person, c.Place)
 }
 

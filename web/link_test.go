@@ -588,14 +588,14 @@ func TestLinkEnded(t *testing.T) {
 	b := webtest.Start(t, webtest.Options{Links: true})
 	cancelled := b.Ask(t, emailQuestion("link-end-cancel", ""))
 	expired := b.Ask(t, `{"id":"link-end-timeout","to":"email:alice@example.com","timeoutSeconds":60,"questions":[{"id":"q","header":"Q","question":"Go?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
-	other := b.Ask(t, emailQuestion("link-end-other", ""))
+	other := b.Ask(t, strings.Replace(emailQuestion("link-end-other", ""), `"to":"email:alice@example.com"`, `"to":["email:alice@example.com","slack:C1"]`, 1))
 	for _, id := range []string{cancelled, expired, other} {
 		waitQuestion(t, b, id)
 	}
 	b.CancelQuestion(t, cancelled)
 	b.Clock.Advance(2 * time.Minute)
-	// Answered elsewhere: by the agent's own client, as a person on Slack.
-	if _, err := b.Engine.Submit(t.Context(), other, engine.Answer{By: askbridge.Person{Platform: "slack", ID: "U1", Name: "Bob"}, Via: askbridge.ViaButton, Values: map[string][]string{"deploy_target": {"Production"}}}); err != nil {
+	// Answered elsewhere: by a person in its other place, on Slack.
+	if _, err := b.Engine.Submit(t.Context(), other, engine.Answer{By: askbridge.Person{Platform: "slack", ID: "U1", Name: "Bob"}, Via: askbridge.ViaButton, Place: 1, Values: map[string][]string{"deploy_target": {"Production"}}}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -604,7 +604,7 @@ func TestLinkEnded(t *testing.T) {
 	}{
 		{cancelled, []string{"Cancelled", "Ended at ", "This question is closed."}},
 		{expired, []string{"Expired", "Ended at "}},
-		{other, []string{"Answered: Production", "Answered by Bob at ", "This question is closed."}},
+		{other, []string{"Answered by Bob in slack:C1: Production", "Answered by Bob at ", "This question is closed."}},
 	}
 	for _, tc := range tests {
 		b.Result(t, tc.id, 10*time.Second)

@@ -179,10 +179,16 @@ const PathPrefix = "/a/"
 type Maker struct {
 	Base   string
 	Signer *Signer
+	// Grace keeps a link working this long past the Until it is asked
+	// for (the question's deadline): the bridge's result retention, so
+	// a link opened after its question ended shows the outcome for as
+	// long as the result is kept.
+	Grace time.Duration
 }
 
 // URL is the answer link for c.
 func (m Maker) URL(c Claims) (string, error) {
+	c.Until = c.Until.Add(m.Grace)
 	tok, err := m.Signer.Token(c)
 	if err != nil {
 		return "", err
