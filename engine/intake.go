@@ -370,7 +370,13 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if created && holder == "" {
 		lease = unleased
 	}
-	err = in.deliver.deliverAll(ctx, Record{ID: id, Request: req, Places: places}, 0, lease)
+	// The deadline goes with the delivery (Delivery.Until): an email's
+	// answer link stops working at it.
+	rec := Record{ID: id, Request: req, Places: places, Created: now, Deadline: deadline}
+	if !created {
+		rec.Created, rec.Deadline = existing.Created, existing.Deadline
+	}
+	err = in.deliver.deliverAll(ctx, rec, 0, lease)
 	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
 		// A second ask with the id (a retried XADD) while the first is
 		// being shown: the entry that created the question stays pending
