@@ -44,6 +44,9 @@ func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 	if d.From > 0 {
 		return nil
 	}
+	if addr, err := askbridge.ParseEmailAddress(d.Chat); err != nil || addr != d.Chat {
+		return &engine.SendError{Kind: engine.Permanent, Err: err, Reason: fmt.Sprintf("%q is not an email address in its one form (bare, lower case, as alice@example.com)", d.Chat)}
+	}
 	person := askbridge.Person{Platform: Platform, ID: d.Chat}
 	url, err := c.links.URL(link.Claims{ID: d.Plan.ID, Place: d.Place, Person: person, Until: d.Until})
 	if err != nil {
@@ -122,7 +125,7 @@ func (c *Channel) transact(ctx context.Context, s *session, o outgoing, raw []by
 		return "", false, c.tryFailed(stageData, o, err)
 	}
 	msgID := o.env.MessageID
-	held, first, err := c.marks.MarkSend(ctx, o.id, o.mark, msgID, time.Until(o.until)+markGrace)
+	held, first, err := c.marks.MarkSend(ctx, o.id, o.mark, msgID, max(time.Until(o.until), 0)+markGrace)
 	switch {
 	case err != nil:
 		// Not marked: the "." is not sent (the connection closes).
