@@ -50,6 +50,12 @@ func TestPromptEmail(t *testing.T) {
 	if got := mails[0]; got.From != "ask@bridge.example" || len(got.To) != 1 || got.To[0] != alice {
 		t.Fatalf("envelope %s → %v", got.From, got.To)
 	}
+	e.mail.mu.Lock()
+	helo := e.mail.helo
+	e.mail.mu.Unlock()
+	if helo != "bridge.example" {
+		t.Errorf("EHLO %q, want the sender's domain", helo)
+	}
 	p := parse(t, mails[0].Raw)
 	h := p.Header
 	checks := map[string]string{

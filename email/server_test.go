@@ -71,6 +71,8 @@ type mailServer struct {
 	// dots counts the final dots received (accepted or not), mailCmds
 	// the MAIL commands taken, closed the connections closed.
 	dots, mailCmds, closed int
+	// helo is the name the last MAIL's client greeted with.
+	helo string
 }
 
 type serverOpts struct {
@@ -207,6 +209,7 @@ func (s *testSession) Mail(from string, _ *smtp.MailOptions) error {
 	}
 	s.m.mu.Lock()
 	s.m.mailCmds++
+	s.m.helo = s.conn.Hostname()
 	s.m.mu.Unlock()
 	s.from = from
 	return nil

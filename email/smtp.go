@@ -70,6 +70,12 @@ func (c *Channel) open(ctx context.Context) (*session, error) {
 	}
 	client.CommandTimeout, client.SubmissionTimeout = c.timeout, c.timeout
 	s := &session{conn: conn, client: client, stop: stop}
+	// Over TLS the client greets again, naming the sender's domain
+	// (go-smtp says "localhost" in the greeting before STARTTLS).
+	if err := client.Hello(c.domain); err != nil {
+		s.close(false)
+		return nil, c.failure(stageConnect, "", err)
+	}
 	if c.srv.user != "" {
 		if err := client.Auth(sasl.NewPlainClient("", c.srv.user, c.srv.password)); err != nil {
 			s.close(false)
