@@ -117,7 +117,7 @@ func (r racingMarks) MarkSend(ctx context.Context, id, name, value string, ttl t
 func TestMarkLost(t *testing.T) {
 	e := newEnv(t, serverOpts{})
 	m := &counter{}
-	ch := e.channel(e.config(), m, func(d *Deps) { d.Marks = racingMarks{Marks: e.store, other: "other@bridge.example"} })
+	ch := e.channel(e.config(), m, func(d *Deps) { d.Marks = racingMarks{Marks: e.store, other: "other@bridge.example try-b"} })
 	var got []engine.MessageRef
 	if err := ch.Send(context.Background(), delivery("q-lost", &got, true)); err != nil {
 		t.Fatal(err)
@@ -234,5 +234,41 @@ func TestUntrustedServer(t *testing.T) {
 	var se *engine.SendError
 	if !errors.As(err, &se) || se.Kind != engine.Temporary || e.mail.mailCount() != 0 {
 		t.Fatalf("Send: %v", err)
+	}
+}
+
+// lostReplyMarks is the store whose reply to MarkSend is lost after the
+// mark is set.
+type lostReplyMarks struct{ Marks }
+
+func (l lostReplyMarks) MarkSend(ctx context.Context, id, name, value string, ttl time.Duration) (string, bool, error) {
+	if _, _, err := l.Marks.MarkSend(ctx, id, name, value, ttl); err != nil {
+		return "", false, err
+	}
+	return "", false, errors.New("redis: connection reset")
+}
+
+// TestMarkFailed: a mark the store cannot confirm stops the send before
+// its final dot, and the mark, if it was set, is taken back, so the
+// engine's next try sends the email.
+func TestMarkFailed(t *testing.T) {
+	e := newEnv(t, serverOpts{})
+	ch := e.channel(e.config(), nil, func(d *Deps) { d.Marks = lostReplyMarks{Marks: e.store} })
+	var got []engine.MessageRef
+	if err := ch.Send(context.Background(), delivery("q-markfail", &got, true)); err == nil || len(got) != 0 {
+		t.Fatalf("Send: %v, refs %v", err, got)
+	}
+	if _, found, err := e.store.SendMark(context.Background(), "q-markfail", "email:0"); err != nil || found {
+		t.Fatalf("mark left: %v %v", found, err)
+	}
+	e.eventually("the connection closed", func() bool { return e.mail.closedCount() == 1 })
+	if e.mail.dotCount() != 0 {
+		t.Fatal("the final dot was sent")
+	}
+	if err := e.channel(e.config(), nil, nil).Send(context.Background(), delivery("q-markfail", &got, true)); err != nil || len(got) != 1 {
+		t.Fatalf("the next try: %v, refs %v", err, got)
+	}
+	if n := len(e.waitMails(1)); n != 1 {
+		t.Fatalf("%d emails", n)
 	}
 }

@@ -2,11 +2,13 @@ package email
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge"
@@ -20,7 +22,11 @@ type outgoing struct {
 	id string
 	// mark names the send in the question's slot: "email:<place>",
 	// "end:<place>", "remind:<place>:<hash>".
-	mark  string
+	mark string
+	// value is what the mark of this try holds: the Message-ID and a
+	// nonce of the try, so a try takes back its own mark and no other
+	// (every try of one email has the same Message-ID).
+	value string
 	until time.Time
 	env   envelope
 	body  letter
@@ -84,10 +90,11 @@ func (c *Channel) deliver(ctx context.Context, o outgoing) (string, error) {
 	}
 	if found {
 		c.count(ResultResumed)
-		c.log.Info("email sent before; not sent again", "question", o.id, "mark", o.mark, "message", held)
-		return held, nil
+		c.log.Info("email sent before; not sent again", "question", o.id, "mark", o.mark, "message", markedID(held))
+		return markedID(held), nil
 	}
 	o.env.From, o.env.Date = c.from, c.now()
+	o.value = o.env.MessageID + " " + rand.Text()
 	raw, err := compose(o.env, o.body)
 	if err != nil {
 		return "", err
@@ -124,19 +131,20 @@ func (c *Channel) transact(ctx context.Context, s *session, o outgoing, raw []by
 	if _, err := w.Write(raw); err != nil {
 		return "", false, c.tryFailed(stageData, o, err)
 	}
-	msgID := o.env.MessageID
-	held, first, err := c.marks.MarkSend(ctx, o.id, o.mark, msgID, max(time.Until(o.until), 0)+markGrace)
+	held, first, err := c.marks.MarkSend(ctx, o.id, o.mark, o.value, max(time.Until(o.until), 0)+markGrace)
 	switch {
 	case err != nil:
-		// Not marked: the "." is not sent (the connection closes).
+		// Perhaps not marked: the "." is not sent (the connection
+		// closes), and a mark the store may have set is taken back.
 		c.count(ResultFailed)
+		c.unmark(ctx, o)
 		return "", false, fmt.Errorf("email: mark the send: %w", err)
 	case !first && held != "":
 		// Another send of the same email won the mark: this one
 		// ends without its "." and the server drops it.
 		c.count(ResultResumed)
-		c.log.Info("email marked by another send; this one is dropped", "question", o.id, "mark", o.mark, "message", held)
-		return held, false, nil
+		c.log.Info("email marked by another send; this one is dropped", "question", o.id, "mark", o.mark, "message", markedID(held))
+		return markedID(held), false, nil
 	case !first:
 		c.count(ResultFailed)
 		return "", false, fmt.Errorf("email: the send mark of question %s lapsed", o.id)
@@ -169,7 +177,7 @@ func (c *Channel) commit(ctx context.Context, s *session, o outgoing, err error)
 func (c *Channel) unmark(ctx context.Context, o outgoing) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markStore)
 	defer cancel()
-	if err := c.marks.ClearSend(ctx, o.id, o.mark, o.env.MessageID); err != nil {
+	if err := c.marks.ClearSend(ctx, o.id, o.mark, o.value); err != nil {
 		// Left marked, the place counts as sent: at most once.
 		c.log.Error("could not take back the mark of an email the server did not accept", "question", o.id, "mark", o.mark, "err", err)
 	}
@@ -278,4 +286,10 @@ func (c *Channel) question(ctx context.Context, prompt engine.MessageRef) (engin
 		return engine.Record{}, &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("email %s shows no open question", prompt.Message)}
 	}
 	return rec, nil
+}
+
+// markedID is the Message-ID a mark holds (before the try's nonce).
+func markedID(value string) string {
+	id, _, _ := strings.Cut(value, " ")
+	return id
 }
