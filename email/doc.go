@@ -33,9 +33,12 @@
 //   - a "." sent whose reply is lost: the email may have gone, so the mark
 //     stays and it counts as sent.
 //
-// One window remains: a replica that dies between the mark and the "."
-// leaves the place counted as sent with no email. An email is sent at
-// most once, never twice.
+// The mark holds the Message-ID and a nonce of the try, so a try takes
+// back only its own mark. Windows remain where a place counts as sent
+// with no email: a replica that dies between the mark and the ".", a
+// mark the store cannot take back, and a second send (after the delivery
+// lease was lost) that finds the first's mark just before the first's
+// "." is refused. An email is sent at most once, never twice.
 //
 // The follow-up of an ended question (Finish, only with notifyEnd) and the
 // reminders (Remind) are marked the same way, so a repeat on any replica
