@@ -7,6 +7,9 @@ toolchain go1.27.3
 require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/emersion/go-message v0.18.2
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.26.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nicksnyder/go-i18n/v2 v2.7.0

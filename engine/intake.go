@@ -370,6 +370,8 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if created && holder == "" {
 		lease = unleased
 	}
+	// The deadline goes with the delivery (Delivery.Until): an email's
+	// answer link stops working at it.
 	rec := Record{ID: id, Request: req, Places: places, Created: now, Deadline: deadline}
 	if !created {
 		rec.Created, rec.Deadline = existing.Created, existing.Deadline

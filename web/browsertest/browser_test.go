@@ -120,8 +120,9 @@ func stopBrowser() {
 }
 
 // update rewrites testdata/thai.png, the picture of the page kept with the
-// code; without it a test writes only among the artifacts.
-var update = flag.Bool("update", false, "rewrite testdata/thai.png from this run")
+// code, and testdata/email-*.png, the pictures of an email; without it a
+// test writes only among the artifacts.
+var update = flag.Bool("update", false, "rewrite testdata/thai.png and testdata/email-*.png from this run")
 
 // artifactDir is where screenshots go.
 func artifactDir(t *testing.T) string {
