@@ -3,6 +3,7 @@ package email
 import (
 	"context"
 	"fmt"
+	"github.com/askbridge/askbridge/internal/smtptest"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func answer(t *testing.T, eng *engine.Engine, id string, k int, address, label s
 // sanitised, the options, and a link that names the question, the place
 // and the person; an answer through the link ends the question.
 func TestPromptEmail(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	m := &counter{}
 	eng := e.engine("r1", e.channel(e.config(), m, nil))
 	e.agent.Ask(ask("q-prompt", `"email:`+alice+`"`, ""))
@@ -50,9 +51,7 @@ func TestPromptEmail(t *testing.T) {
 	if got := mails[0]; got.From != "ask@bridge.example" || len(got.To) != 1 || got.To[0] != alice {
 		t.Fatalf("envelope %s → %v", got.From, got.To)
 	}
-	e.mail.mu.Lock()
-	helo := e.mail.helo
-	e.mail.mu.Unlock()
+	helo := e.mail.Helo()
 	if helo != "bridge.example" {
 		t.Errorf("EHLO %q, want the sender's domain", helo)
 	}
@@ -106,15 +105,15 @@ func TestPromptEmail(t *testing.T) {
 // TestRefusedAddress: an address the server refuses ends a question with
 // that one place undeliverable, with the server's words.
 func TestRefusedAddress(t *testing.T) {
-	e := newEnv(t, serverOpts{})
-	e.mail.setFaults(faults{refuse: map[string]bool{alice: true}})
+	e := newEnv(t, smtptest.Options{})
+	e.mail.SetFaults(smtptest.Faults{Refuse: map[string]bool{alice: true}})
 	e.engine("r1", e.channel(e.config(), nil, nil))
 	e.agent.Ask(ask("q-refused", `"email:`+alice+`"`, ""))
 	res := e.agent.Result("q-refused", 10*time.Second)
 	if res.Reason != askbridge.ReasonUndeliverable || !strings.Contains(res.Error, "the mail server refused "+alice+": 550 5.1.1 no such user here") {
 		t.Fatalf("result %+v", res)
 	}
-	if n := len(e.mail.received()); n != 0 {
+	if n := len(e.mail.Received()); n != 0 {
 		t.Fatalf("%d emails accepted", n)
 	}
 }
@@ -122,8 +121,8 @@ func TestRefusedAddress(t *testing.T) {
 // TestRefusedOneOfTwo: with two addresses, the refused one alone is
 // undeliverable; the other gets its email and answers.
 func TestRefusedOneOfTwo(t *testing.T) {
-	e := newEnv(t, serverOpts{})
-	e.mail.setFaults(faults{refuse: map[string]bool{bob: true}})
+	e := newEnv(t, smtptest.Options{})
+	e.mail.SetFaults(smtptest.Faults{Refuse: map[string]bool{bob: true}})
 	eng := e.engine("r1", e.channel(e.config(), nil, nil))
 	e.agent.Ask(ask("q-two", `["email:`+alice+`","email:`+bob+`"]`, ""))
 	mails := e.waitMails(1)
@@ -159,7 +158,7 @@ func TestRefusedOneOfTwo(t *testing.T) {
 // TestFirstAnswerWins: two addresses, two emails; the first answer wins
 // and the other is told it was already answered.
 func TestFirstAnswerWins(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	eng := e.engine("r1", e.channel(e.config(), nil, nil))
 	e.agent.Ask(ask("q-race", `["email:`+alice+`","email:`+bob+`"]`, ""))
 	mails := e.waitMails(2)
@@ -182,7 +181,7 @@ func TestFirstAnswerWins(t *testing.T) {
 // TestEscalationToEmail: an escalation step to an address sends it its
 // email when the step is due.
 func TestEscalationToEmail(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	e.engine("r1", e.channel(e.config(), nil, nil))
 	e.agent.Ask(ask("q-esc", `"email:`+alice+`"`, `"escalate":[{"afterSeconds":120,"to":"email:`+bob+`"}]`))
 	e.waitMails(1)

@@ -2,6 +2,7 @@ package email
 
 import (
 	"context"
+	"github.com/askbridge/askbridge/internal/smtptest"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func (e *env) ended(id string) (engine.MessageRef, engine.Ending) {
 // follow-up, in reply to the prompt, saying how it ended and who
 // answered; Finish repeated, on this replica or another, sends no more.
 func TestNotifyEnd(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	ch := e.channel(e.config(), nil, nil)
 	eng := e.engine("r1", ch)
 	e.agent.Ask(ask("q-end", `"email:`+alice+`"`, `"notifyEnd":true`))
@@ -63,14 +64,14 @@ func TestNotifyEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(e.mail.received()); n != 2 {
+	if n := len(e.mail.Received()); n != 2 {
 		t.Fatalf("%d emails, want the prompt and one follow-up", n)
 	}
 }
 
 // TestNoNotifyEnd: without notifyEnd, Finish sends nothing.
 func TestNoNotifyEnd(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	ch := e.channel(e.config(), nil, nil)
 	eng := e.engine("r1", ch)
 	e.agent.Ask(ask("q-quiet", `"email:`+alice+`"`, ""))
@@ -86,7 +87,7 @@ func TestNoNotifyEnd(t *testing.T) {
 	if err := ch.Finish(context.Background(), reminder, end); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.mail.mailCount(); n != 1 {
+	if n := e.mail.MailCount(); n != 1 {
 		t.Fatalf("%d emails begun, want the prompt alone", n)
 	}
 }
@@ -94,7 +95,7 @@ func TestNoNotifyEnd(t *testing.T) {
 // TestReminder: a reminder is one short email with the same link, in
 // reply to the prompt; the same reminder again sends nothing more.
 func TestReminder(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	ch := e.channel(e.config(), nil, nil)
 	e.engine("r1", ch)
 	e.agent.Ask(ask("q-remind", `"email:`+alice+`"`, `"remindEverySeconds":60`))
@@ -132,7 +133,7 @@ func TestReminder(t *testing.T) {
 			t.Fatalf("Remind again: %+v, recorded %+v", got, reminderRef)
 		}
 	}
-	if n := len(e.mail.received()); n != 2 {
+	if n := len(e.mail.Received()); n != 2 {
 		t.Fatalf("%d emails, want the prompt and one reminder", n)
 	}
 }

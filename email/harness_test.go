@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/askbridge/askbridge/internal/smtptest"
 	"io"
 	"log/slog"
 	"mime"
@@ -51,7 +52,7 @@ var linkSecret = bytes.Repeat([]byte("L"), link.MinSecret)
 // and engines of one test share.
 type env struct {
 	t      *testing.T
-	mail   *mailServer
+	mail   *smtptest.Server
 	rdb    *redis.Client
 	prefix string
 	store  *store.Store
@@ -61,7 +62,7 @@ type env struct {
 	logs   *platformtest.SyncBuffer
 }
 
-func newEnv(t *testing.T, o serverOpts) *env {
+func newEnv(t *testing.T, o smtptest.Options) *env {
 	t.Helper()
 	signer, err := link.NewSigner(linkSecret)
 	if err != nil {
@@ -71,7 +72,7 @@ func newEnv(t *testing.T, o serverOpts) *env {
 	t.Cleanup(func() { _ = rdb.Close() })
 	prefix := fmt.Sprintf("emailtest%d:", prefixSeq.Add(1))
 	e := &env{
-		t: t, mail: newMailServer(t, o), rdb: rdb, prefix: prefix, signer: signer,
+		t: t, mail: smtptest.New(t, o), rdb: rdb, prefix: prefix, signer: signer,
 		store: store.New(rdb, store.Options{Prefix: prefix, Consumer: "check"}),
 		clock: platformtest.NewClock(), logs: &platformtest.SyncBuffer{},
 	}
@@ -81,7 +82,7 @@ func newEnv(t *testing.T, o serverOpts) *env {
 
 // config is the channel's configuration for the test server.
 func (e *env) config() Config {
-	return Config{SMTPURL: "smtp://" + e.mail.addr, User: smtpUser, Password: smtpPassword, From: fromHeader, SendTimeout: 5 * time.Second}
+	return Config{SMTPURL: "smtp://" + e.mail.Addr(), User: smtptest.User, Password: smtptest.Password, From: fromHeader, SendTimeout: 5 * time.Second}
 }
 
 // counter counts Metrics.Email results.
@@ -112,7 +113,7 @@ func (e *env) channel(cfg Config, m Metrics, edit func(*Deps)) *Channel {
 	log := slog.New(slog.NewTextHandler(io.MultiWriter(platformtest.LogWriter{T: e.t}, e.logs), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	d := Deps{
 		Links: link.Maker{Base: publicURL, Signer: e.signer}, Marks: e.store, Questions: e.store,
-		Metrics: m, Logger: log, Roots: e.mail.roots,
+		Metrics: m, Logger: log, Roots: e.mail.Roots(),
 	}
 	if edit != nil {
 		edit(&d)
@@ -145,11 +146,11 @@ func (e *env) engine(name string, ch *Channel) *engine.Engine {
 }
 
 // waitMails waits until the server has accepted n emails and returns them.
-func (e *env) waitMails(n int) []received {
+func (e *env) waitMails(n int) []smtptest.Received {
 	e.t.Helper()
-	var got []received
+	var got []smtptest.Received
 	testwait.For(e.t, 10*time.Second, fmt.Sprintf("%d emails", n), func() bool {
-		got = e.mail.received()
+		got = e.mail.Received()
 		return len(got) >= n
 	})
 	return got

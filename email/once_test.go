@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"github.com/askbridge/askbridge/internal/smtptest"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +29,9 @@ func delivery(id string, got *[]engine.MessageRef, more bool) engine.Delivery {
 // TestDeferredThenSent: a 451 to RCPT, then to the final dot, is retried
 // by the engine and the email is then sent, once.
 func TestDeferredThenSent(t *testing.T) {
-	for _, f := range []faults{{rcpt451: 2}, {data451: 1}} {
-		e := newEnv(t, serverOpts{})
-		e.mail.setFaults(f)
+	for _, f := range []smtptest.Faults{{Rcpt451: 2}, {Data451: 1}} {
+		e := newEnv(t, smtptest.Options{})
+		e.mail.SetFaults(f)
 		m := &counter{}
 		e.engine("r1", e.channel(e.config(), m, nil))
 		e.agent.Ask(ask("q-451", `"email:`+alice+`"`, ""))
@@ -39,7 +40,7 @@ func TestDeferredThenSent(t *testing.T) {
 			refs, err := e.store.Messages(context.Background(), "q-451")
 			return err == nil && len(refs) == 1
 		})
-		if n := len(e.mail.received()); n != 1 || m.get(ResultDeferred) != f.rcpt451+f.data451 || m.get(ResultSent) != 1 {
+		if n := len(e.mail.Received()); n != 1 || m.get(ResultDeferred) != f.Rcpt451+f.Data451 || m.get(ResultSent) != 1 {
 			t.Fatalf("faults %+v: %d emails, metrics %v", f, n, m.n)
 		}
 	}
@@ -52,8 +53,8 @@ func TestDroppedMidData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the engine's backoff")
 	}
-	e := newEnv(t, serverOpts{})
-	e.mail.setFaults(faults{drop: 1})
+	e := newEnv(t, smtptest.Options{})
+	e.mail.SetFaults(smtptest.Faults{Drop: 1})
 	m := &counter{}
 	e.engine("r1", e.channel(e.config(), m, nil))
 	e.agent.Ask(ask("q-drop", `"email:`+alice+`"`, ""))
@@ -62,7 +63,7 @@ func TestDroppedMidData(t *testing.T) {
 		refs, err := e.store.Messages(context.Background(), "q-drop")
 		return err == nil && len(refs) == 1
 	})
-	if n := len(e.mail.received()); n != 1 || m.get(ResultFailed) != 1 || m.get(ResultSent) != 1 {
+	if n := len(e.mail.Received()); n != 1 || m.get(ResultFailed) != 1 || m.get(ResultSent) != 1 {
 		t.Fatalf("%d emails, metrics %v", n, m.n)
 	}
 }
@@ -72,7 +73,7 @@ func TestDroppedMidData(t *testing.T) {
 // replica that sends the same delivery again sends nothing and hands
 // over the same message.
 func TestReplicaDiedAfterSend(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	var first, second []engine.MessageRef
 	dead := e.channel(e.config(), nil, nil)
 	if err := dead.Send(context.Background(), delivery("q-dead", &first, false)); err != nil {
@@ -89,7 +90,7 @@ func TestReplicaDiedAfterSend(t *testing.T) {
 	if want := messageID("q-dead", 0, "prompt", "bridge.example"); second[0].Message != want || second[0].Chat != alice || second[0].Platform != Platform {
 		t.Fatalf("ref %+v", second[0])
 	}
-	if n := len(e.mail.received()); n != 1 || m.get(ResultResumed) != 1 {
+	if n := len(e.mail.Received()); n != 1 || m.get(ResultResumed) != 1 {
 		t.Fatalf("%d emails, metrics %v", n, m.n)
 	}
 	if err := heir.Send(context.Background(), engine.Delivery{Chat: alice, From: 1, Sent: func(engine.MessageRef) bool { t.Fatal("part 1 posted"); return false }}); err != nil {
@@ -115,7 +116,7 @@ func (r racingMarks) MarkSend(ctx context.Context, id, name, value string, ttl t
 // commit ends the transaction without the final dot (the server takes
 // nothing) and hands over the message the mark holds.
 func TestMarkLost(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	m := &counter{}
 	ch := e.channel(e.config(), m, func(d *Deps) { d.Marks = racingMarks{Marks: e.store, other: "other@bridge.example try-b"} })
 	var got []engine.MessageRef
@@ -125,8 +126,8 @@ func TestMarkLost(t *testing.T) {
 	if len(got) != 1 || got[0].Message != "other@bridge.example" {
 		t.Fatalf("refs %v", got)
 	}
-	e.eventually("the connection closed", func() bool { return e.mail.closedCount() == 1 })
-	if n, dots := len(e.mail.received()), e.mail.dotCount(); n != 0 || dots != 0 {
+	e.eventually("the connection closed", func() bool { return e.mail.ClosedCount() == 1 })
+	if n, dots := len(e.mail.Received()), e.mail.DotCount(); n != 0 || dots != 0 {
 		t.Fatalf("%d emails accepted, %d dots", n, dots)
 	}
 	if m.get(ResultResumed) != 1 || m.get(ResultSent) != 0 {
@@ -138,8 +139,8 @@ func TestMarkLost(t *testing.T) {
 // time: the email may have been sent, so it counts as sent, its mark is
 // kept, and no replica sends it again.
 func TestReplyLost(t *testing.T) {
-	e := newEnv(t, serverOpts{})
-	e.mail.setFaults(faults{dotDelay: 1500 * time.Millisecond})
+	e := newEnv(t, smtptest.Options{})
+	e.mail.SetFaults(smtptest.Faults{DotDelay: 1500 * time.Millisecond})
 	cfg := e.config()
 	cfg.SendTimeout = 700 * time.Millisecond
 	m := &counter{}
@@ -152,20 +153,20 @@ func TestReplyLost(t *testing.T) {
 		t.Fatalf("refs %v, metrics %v", got, m.n)
 	}
 	e.waitMails(1)
-	e.mail.setFaults(faults{})
+	e.mail.SetFaults(smtptest.Faults{})
 	var again []engine.MessageRef
 	if err := e.channel(e.config(), nil, nil).Send(context.Background(), delivery("q-lost-reply", &again, true)); err != nil {
 		t.Fatal(err)
 	}
-	if len(again) != 1 || again[0] != got[0] || len(e.mail.received()) != 1 {
-		t.Fatalf("refs %v then %v, %d emails", got, again, len(e.mail.received()))
+	if len(again) != 1 || again[0] != got[0] || len(e.mail.Received()) != 1 {
+		t.Fatalf("refs %v then %v, %d emails", got, again, len(e.mail.Received()))
 	}
 }
 
 // TestBadCredentials: a refused login is permanent, in the server's
 // words, and the channel's state says so.
 func TestBadCredentials(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	cfg := e.config()
 	cfg.Password = "wrong"
 	ch := e.channel(cfg, nil, nil)
@@ -188,7 +189,7 @@ func TestBadCredentials(t *testing.T) {
 // TestNoStartTLS: a server that does not offer STARTTLS is refused before
 // anything is said in clear text: no login, no email.
 func TestNoStartTLS(t *testing.T) {
-	e := newEnv(t, serverOpts{noTLS: true})
+	e := newEnv(t, smtptest.Options{NoTLS: true})
 	ch := e.channel(e.config(), nil, nil)
 	var got []engine.MessageRef
 	err := ch.Send(context.Background(), delivery("q-clear", &got, true))
@@ -196,8 +197,8 @@ func TestNoStartTLS(t *testing.T) {
 	if kind != engine.Permanent || !strings.Contains(reason, "does not offer STARTTLS") {
 		t.Fatalf("Send: %v", err)
 	}
-	if len(got) != 0 || e.mail.mailCount() != 0 || len(e.mail.received()) != 0 {
-		t.Fatalf("refs %v, %d MAIL commands", got, e.mail.mailCount())
+	if len(got) != 0 || e.mail.MailCount() != 0 || len(e.mail.Received()) != 0 {
+		t.Fatalf("refs %v, %d MAIL commands", got, e.mail.MailCount())
 	}
 	if _, found, _ := e.store.SendMark(context.Background(), "q-clear", "email:0"); found {
 		t.Fatal("a send that never happened is marked")
@@ -207,9 +208,9 @@ func TestNoStartTLS(t *testing.T) {
 // TestImplicitTLS: smtps:// speaks TLS from the first byte, trusting the
 // server through Config.CAFile; Run finds the server and says connected.
 func TestImplicitTLS(t *testing.T) {
-	e := newEnv(t, serverOpts{implicit: true})
+	e := newEnv(t, smtptest.Options{Implicit: true})
 	cfg := e.config()
-	cfg.SMTPURL, cfg.CAFile = "smtps://"+e.mail.addr, e.mail.caFile
+	cfg.SMTPURL, cfg.CAFile = "smtps://"+e.mail.Addr(), e.mail.CAFile()
 	ch := e.channel(cfg, nil, func(d *Deps) { d.Roots = nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -227,12 +228,12 @@ func TestImplicitTLS(t *testing.T) {
 // TestUntrustedServer: a certificate nobody trusts is a failure to
 // connect (temporary), and nothing is sent.
 func TestUntrustedServer(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	ch := e.channel(e.config(), nil, func(d *Deps) { d.Roots = x509.NewCertPool() })
 	var got []engine.MessageRef
 	err := ch.Send(context.Background(), delivery("q-untrusted", &got, true))
 	var se *engine.SendError
-	if !errors.As(err, &se) || se.Kind != engine.Temporary || e.mail.mailCount() != 0 {
+	if !errors.As(err, &se) || se.Kind != engine.Temporary || e.mail.MailCount() != 0 {
 		t.Fatalf("Send: %v", err)
 	}
 }
@@ -252,7 +253,7 @@ func (l lostReplyMarks) MarkSend(ctx context.Context, id, name, value string, tt
 // its final dot, and the mark, if it was set, is taken back, so the
 // engine's next try sends the email.
 func TestMarkFailed(t *testing.T) {
-	e := newEnv(t, serverOpts{})
+	e := newEnv(t, smtptest.Options{})
 	ch := e.channel(e.config(), nil, func(d *Deps) { d.Marks = lostReplyMarks{Marks: e.store} })
 	var got []engine.MessageRef
 	if err := ch.Send(context.Background(), delivery("q-markfail", &got, true)); err == nil || len(got) != 0 {
@@ -261,8 +262,8 @@ func TestMarkFailed(t *testing.T) {
 	if _, found, err := e.store.SendMark(context.Background(), "q-markfail", "email:0"); err != nil || found {
 		t.Fatalf("mark left: %v %v", found, err)
 	}
-	e.eventually("the connection closed", func() bool { return e.mail.closedCount() == 1 })
-	if e.mail.dotCount() != 0 {
+	e.eventually("the connection closed", func() bool { return e.mail.ClosedCount() == 1 })
+	if e.mail.DotCount() != 0 {
 		t.Fatal("the final dot was sent")
 	}
 	if err := e.channel(e.config(), nil, nil).Send(context.Background(), delivery("q-markfail", &got, true)); err != nil || len(got) != 1 {

@@ -8,7 +8,9 @@ import (
 
 	"github.com/askbridge/askbridge/config"
 	"github.com/askbridge/askbridge/discord"
+	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/link"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -85,7 +87,36 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, m *
 		}
 		out = append(out, p)
 	}
+	if cfg.Email != nil {
+		_, links, err := answerLinks(cfg)
+		if err != nil || links == nil {
+			return nil, fmt.Errorf("email needs answer links (ASKUSER_PUBLIC_URL and ASKUSER_LINK_SECRET): %v", err)
+		}
+		ch, err := email.New(*cfg.Email, email.Deps{
+			Links: *links, Marks: st, Questions: st, Metrics: m, Logger: log.With("part", "email"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("email: %w", err)
+		}
+		out = append(out, platform{channel: ch})
+	}
 	return out, nil
+}
+
+// answerLinks is the signer of cfg's answer links (ASKUSER_LINK_SECRET)
+// and the maker of the links (under ASKUSER_PUBLIC_URL), both nil when
+// links are off. A link works until its question's deadline and, past it,
+// for as long as the result is kept, so its page shows how the question
+// ended.
+func answerLinks(cfg *config.Config) (*link.Signer, *link.Maker, error) {
+	if !cfg.LinksOn() {
+		return nil, nil, nil
+	}
+	s, err := link.NewSigner([]byte(cfg.LinkSecret))
+	if err != nil {
+		return nil, nil, fmt.Errorf("ASKUSER_LINK_SECRET: %w", err)
+	}
+	return s, &link.Maker{Base: cfg.PublicURL, Signer: s, Grace: cfg.Retention}, nil
 }
 
 // timedClient is client (nil: a new one with the time limit timeout) with

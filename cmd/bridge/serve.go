@@ -238,10 +238,17 @@ func (b *bridge) assemble(cfg *config.Config) (*core, error) {
 	}
 	reg.MustRegister(channelStates{channels: channels})
 
+	var links engine.LinkMaker
+	if _, maker, err := answerLinks(cfg); err != nil {
+		return nil, err
+	} else if maker != nil {
+		links = *maker
+	}
 	eng := engine.NewEngine(engine.EngineConfig{
 		Store: st, Resolve: resolver(cfg.Resolve), ResolveLadder: resolver(cfg.ResolveLadder), Channels: channels, Locale: cfg.Locale,
 		Logger: log.With("part", "engine"), Metrics: m, Replica: cfg.Replica, StopGrace: cfg.StopGrace,
 		MaxPendingPerAgent: cfg.MaxPendingPerAgent, TimerHold: cfg.ClaimIdle, StandingMax: cfg.StandingMax, Standing: true,
+		Links: links,
 		Callbacks: engine.CallbackConfig{
 			Secret: cfg.Callback.Secret, Policy: cfg.Callback.Policy(), Metrics: newCallbackCounters(reg),
 		},
@@ -255,10 +262,14 @@ func (b *bridge) assemble(cfg *config.Config) (*core, error) {
 // none: /readyz and /metrics are then beside the page.
 func (b *bridge) routes(cfg *config.Config, c *core, lim limits) (ops *http.ServeMux, err error) {
 	log := b.log
+	signer, _, err := answerLinks(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b.webh, err = web.NewHandler(web.Config{
 		Questions: c.st, History: c.st, Events: c.st, Submitter: c.engine, Token: cfg.HTTP.Token,
 		Logger: log.With("part", "web"), Origins: pageOrigins(b.Addr, cfg.HTTP.OriginList()),
-		MaxStreams: cfg.HTTP.MaxEventStreams,
+		MaxStreams: cfg.HTTP.MaxEventStreams, Links: signer, PublicURL: cfg.PublicURL,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("web page: %w", err)

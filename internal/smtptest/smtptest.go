@@ -1,4 +1,8 @@
-package email
+// Package smtptest is a real SMTP server for tests: go-smtp's server on
+// 127.0.0.1 with STARTTLS (or TLS from the first byte) from a certificate
+// made per test, AUTH PLAIN, faults on demand, and a backend that keeps
+// every email it accepts.
+package smtptest
 
 import (
 	"bytes"
@@ -26,37 +30,37 @@ import (
 
 // Test SMTP credentials.
 const (
-	smtpUser     = "bridge"
-	smtpPassword = "s3cret-password"
+	User     = "bridge"
+	Password = "s3cret-password"
 )
 
-// faults are what the test SMTP server does wrong on demand. Counters
+// Faults are what the test SMTP server does wrong on demand. Counters
 // count down: each use spends one.
-type faults struct {
-	// refuse lists recipients answered 550 5.1.1.
-	refuse map[string]bool
-	// rcpt451 and data451: answer 451 to that many RCPTs, or final
+type Faults struct {
+	// Refuse lists recipients answered 550 5.1.1.
+	Refuse map[string]bool
+	// Rcpt451 and Data451: answer 451 to that many RCPTs, or final
 	// dots.
-	rcpt451, data451 int
-	// drop: on that many DATA commands, reset the connection right after
+	Rcpt451, Data451 int
+	// Drop: on that many DATA commands, reset the connection right after
 	// the 354, before reading the email.
-	drop int
-	// dotDelay: wait this long before answering a final dot (the email
+	Drop int
+	// DotDelay: wait this long before answering a final dot (the email
 	// is recorded once the wait is over).
-	dotDelay time.Duration
+	DotDelay time.Duration
 }
 
-// received is an email the server accepted.
-type received struct {
+// Received is an email the server accepted.
+type Received struct {
 	From string
 	To   []string
 	Raw  []byte
 }
 
-// mailServer is go-smtp's server on 127.0.0.1: STARTTLS (or TLS from the
+// Server is go-smtp's server on 127.0.0.1: STARTTLS (or TLS from the
 // first byte) with a certificate made for the test, AUTH PLAIN, and a
 // backend that keeps every email it accepts.
-type mailServer struct {
+type Server struct {
 	t      testing.TB
 	srv    *smtp.Server
 	addr   string
@@ -64,8 +68,8 @@ type mailServer struct {
 	caFile string
 
 	mu     sync.Mutex
-	faults faults
-	mails  []received
+	faults Faults
+	mails  []Received
 	// conns are the TCP connections by remote address, to reset one.
 	conns map[string]*net.TCPConn
 	// dots counts the final dots received (accepted or not), mailCmds
@@ -75,21 +79,21 @@ type mailServer struct {
 	helo string
 }
 
-type serverOpts struct {
-	// noTLS offers no STARTTLS; implicit serves TLS from the first byte.
-	noTLS, implicit bool
+type Options struct {
+	// NoTLS offers no STARTTLS; Implicit serves TLS from the first byte.
+	NoTLS, Implicit bool
 }
 
-func newMailServer(t testing.TB, o serverOpts) *mailServer {
+func New(t testing.TB, o Options) *Server {
 	t.Helper()
-	cert, roots, caFile := selfSigned(t)
-	m := &mailServer{t: t, roots: roots, caFile: caFile, conns: map[string]*net.TCPConn{}}
+	cert, roots, caFile := SelfSigned(t)
+	m := &Server{t: t, roots: roots, caFile: caFile, conns: map[string]*net.TCPConn{}}
 	m.srv = smtp.NewServer(m)
 	m.srv.Domain = "mail.test"
 	m.srv.ErrorLog = log.New(io.Discard, "", 0)
 	m.srv.ReadTimeout, m.srv.WriteTimeout = 10*time.Second, 10*time.Second
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
-	if !o.noTLS {
+	if !o.NoTLS {
 		m.srv.TLSConfig = tc
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,7 +102,7 @@ func newMailServer(t testing.TB, o serverOpts) *mailServer {
 	}
 	m.addr = l.Addr().String()
 	var ln net.Listener = &trackListener{Listener: l, m: m}
-	if o.implicit {
+	if o.Implicit {
 		ln = tls.NewListener(ln, tc)
 	}
 	done := make(chan struct{})
@@ -107,36 +111,51 @@ func newMailServer(t testing.TB, o serverOpts) *mailServer {
 	return m
 }
 
-// setFaults replaces the faults.
-func (m *mailServer) setFaults(f faults) {
+// Addr is the server's host:port.
+func (m *Server) Addr() string { return m.addr }
+
+// Roots trusts the server's certificate; CAFile is the same certificate
+// as a PEM file (ASKUSER_SMTP_CA_FILE).
+func (m *Server) Roots() *x509.CertPool { return m.roots }
+func (m *Server) CAFile() string        { return m.caFile }
+
+// Helo is the name the last MAIL's client greeted with.
+func (m *Server) Helo() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.helo
+}
+
+// SetFaults replaces the faults.
+func (m *Server) SetFaults(f Faults) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.faults = f
 }
 
-// received returns the emails accepted so far.
-func (m *mailServer) received() []received {
+// Received returns the emails accepted so far.
+func (m *Server) Received() []Received {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]received(nil), m.mails...)
+	return append([]Received(nil), m.mails...)
 }
 
-// dotCount is how many final dots arrived.
-func (m *mailServer) dotCount() int {
+// DotCount is how many final dots arrived.
+func (m *Server) DotCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.dots
 }
 
-// mailCount is how many MAIL commands the server took.
-func (m *mailServer) mailCount() int {
+// MailCount is how many MAIL commands the server took.
+func (m *Server) MailCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.mailCmds
 }
 
-// closedCount is how many connections the server has closed.
-func (m *mailServer) closedCount() int {
+// ClosedCount is how many connections the server has closed.
+func (m *Server) ClosedCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.closed
@@ -145,7 +164,7 @@ func (m *mailServer) closedCount() int {
 // trackListener keeps each TCP connection by remote address.
 type trackListener struct {
 	net.Listener
-	m *mailServer
+	m *Server
 }
 
 func (l *trackListener) Accept() (net.Conn, error) {
@@ -162,7 +181,7 @@ func (l *trackListener) Accept() (net.Conn, error) {
 // countedConn counts its closing.
 type countedConn struct {
 	net.Conn
-	m    *mailServer
+	m    *Server
 	once sync.Once
 }
 
@@ -176,13 +195,13 @@ func (c *countedConn) Close() error {
 }
 
 // NewSession starts a session (smtp.Backend).
-func (m *mailServer) NewSession(c *smtp.Conn) (smtp.Session, error) {
+func (m *Server) NewSession(c *smtp.Conn) (smtp.Session, error) {
 	return &testSession{m: m, conn: c}, nil
 }
 
 // testSession is one SMTP session of the test server.
 type testSession struct {
-	m      *mailServer
+	m      *Server
 	conn   *smtp.Conn
 	authed bool
 	from   string
@@ -195,7 +214,7 @@ func (s *testSession) AuthMechanisms() []string { return []string{sasl.Plain} }
 
 func (s *testSession) Auth(string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(_, user, pass string) error {
-		if user != smtpUser || pass != smtpPassword {
+		if user != User || pass != Password {
 			return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "authentication credentials invalid"}
 		}
 		s.authed = true
@@ -220,10 +239,10 @@ func (s *testSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case m.faults.refuse[to]:
+	case m.faults.Refuse[to]:
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user here"}
-	case m.faults.rcpt451 > 0:
-		m.faults.rcpt451--
+	case m.faults.Rcpt451 > 0:
+		m.faults.Rcpt451--
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 	}
 	s.to = append(s.to, to)
@@ -233,9 +252,9 @@ func (s *testSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 func (s *testSession) Data(r io.Reader) error {
 	m := s.m
 	m.mu.Lock()
-	drop := m.faults.drop > 0
+	drop := m.faults.Drop > 0
 	if drop {
-		m.faults.drop--
+		m.faults.Drop--
 		c := m.conns[s.conn.Conn().RemoteAddr().String()]
 		m.mu.Unlock()
 		// RST, not FIN: the client's next write fails at once.
@@ -250,9 +269,9 @@ func (s *testSession) Data(r io.Reader) error {
 	}
 	m.mu.Lock()
 	m.dots++
-	delay := m.faults.dotDelay
-	if m.faults.data451 > 0 {
-		m.faults.data451--
+	delay := m.faults.DotDelay
+	if m.faults.Data451 > 0 {
+		m.faults.Data451--
 		m.mu.Unlock()
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "local error, try again"}
 	}
@@ -262,16 +281,16 @@ func (s *testSession) Data(r io.Reader) error {
 	time.Sleep(delay)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.mails = append(m.mails, received{From: s.from, To: s.to, Raw: raw})
+	m.mails = append(m.mails, Received{From: s.from, To: s.to, Raw: raw})
 	return nil
 }
 
 func (s *testSession) Reset()        { s.from, s.to = "", nil }
 func (s *testSession) Logout() error { return nil }
 
-// selfSigned makes a certificate for 127.0.0.1, the pool that trusts it,
+// SelfSigned makes a certificate for 127.0.0.1, the pool that trusts it,
 // and a PEM file of it (for Config.CAFile).
-func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool, string) {
+func SelfSigned(t testing.TB) (tls.Certificate, *x509.CertPool, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
