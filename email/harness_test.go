@@ -7,9 +7,6 @@ import (
 	"github.com/askbridge/askbridge/internal/smtptest"
 	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"os"
 	"regexp"
@@ -166,57 +163,14 @@ type parsed struct {
 
 var linkPattern = regexp.MustCompile(regexp.QuoteMeta(publicURL+link.PathPrefix) + `[A-Za-z0-9_-]+`)
 
-// parse reads raw with net/mail and mime/multipart: it must be a
-// multipart/alternative of a text/plain and a text/html part.
+// parse reads raw as smtptest.Parse does, and finds the answer link in
+// its text part.
 func parse(t testing.TB, raw []byte) parsed {
 	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("read the email: %v", err)
-	}
-	typ, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	if err != nil || typ != "multipart/alternative" {
-		t.Fatalf("Content-Type %q: %v", msg.Header.Get("Content-Type"), err)
-	}
-	p := parsed{Header: msg.Header}
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		part, err := mr.NextRawPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body := readPart(t, part)
-		switch pt, pp, _ := mime.ParseMediaType(part.Header.Get("Content-Type")); {
-		case pt == "text/plain" && pp["charset"] == "utf-8":
-			p.Text = body
-		case pt == "text/html" && pp["charset"] == "utf-8":
-			p.HTML = body
-		default:
-			t.Fatalf("unexpected part %q", part.Header.Get("Content-Type"))
-		}
-	}
-	if p.Text == "" || p.HTML == "" {
-		t.Fatalf("the email lacks a text or an HTML part:\n%s", raw)
-	}
+	m := smtptest.Parse(t, raw)
+	p := parsed{Header: m.Header, Text: m.Text, HTML: m.HTML}
 	p.Link = linkPattern.FindString(p.Text)
 	return p
-}
-
-// readPart decodes a quoted-printable part, with its line breaks as
-// "\n".
-func readPart(t testing.TB, part *multipart.Part) string {
-	t.Helper()
-	if enc := part.Header.Get("Content-Transfer-Encoding"); enc != "quoted-printable" {
-		t.Fatalf("Content-Transfer-Encoding %q, want quoted-printable", enc)
-	}
-	b, err := io.ReadAll(quotedprintable.NewReader(part))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.ReplaceAll(string(b), "\r\n", "\n")
 }
 
 // claims checks the link of p and returns what it names.

@@ -41,7 +41,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet("askbridge ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		to       = fs.String("to", "", "where to ask: a route name, web, telegram:<chat>, discord:<channel>, slack:<channel> (default: the bridge's default route)")
+		to       = fs.String("to", "", "where to ask: a route name, web, telegram:<chat>, discord:<channel>, slack:<channel>, email:<address> (default: the bridge's default route)")
 		question = fs.String("question", "", "the question sentence")
 		header   = fs.String("header", "Question", "a short label for the question (up to 12 characters)")
 		multi    = fs.Bool("multi", false, "let the person pick several options")

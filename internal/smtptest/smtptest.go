@@ -17,9 +17,14 @@ import (
 	"io"
 	"log"
 	"math/big"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
 	"net"
+	"net/mail"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -319,4 +324,63 @@ func SelfSigned(t testing.TB) (tls.Certificate, *x509.CertPool, string) {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots, caFile
+}
+
+// Message is an email as a reader's program sees it: its header and its
+// decoded text and HTML parts, line breaks as "\n".
+type Message struct {
+	Header     mail.Header
+	Text, HTML string
+}
+
+// Parse reads raw with net/mail and mime/multipart: it must be a
+// multipart/alternative of a quoted-printable text/plain and text/html
+// part in UTF-8.
+func Parse(t testing.TB, raw []byte) Message {
+	t.Helper()
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("read the email: %v", err)
+	}
+	typ, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil || typ != "multipart/alternative" {
+		t.Fatalf("Content-Type %q: %v", msg.Header.Get("Content-Type"), err)
+	}
+	m := Message{Header: msg.Header}
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		part, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readPart(t, part)
+		switch pt, pp, _ := mime.ParseMediaType(part.Header.Get("Content-Type")); {
+		case pt == "text/plain" && pp["charset"] == "utf-8":
+			m.Text = body
+		case pt == "text/html" && pp["charset"] == "utf-8":
+			m.HTML = body
+		default:
+			t.Fatalf("unexpected part %q", part.Header.Get("Content-Type"))
+		}
+	}
+	if m.Text == "" || m.HTML == "" {
+		t.Fatalf("the email lacks a text or an HTML part:\n%s", raw)
+	}
+	return m
+}
+
+// readPart decodes a quoted-printable part, with its line breaks as "\n".
+func readPart(t testing.TB, part *multipart.Part) string {
+	t.Helper()
+	if enc := part.Header.Get("Content-Transfer-Encoding"); enc != "quoted-printable" {
+		t.Fatalf("Content-Transfer-Encoding %q, want quoted-printable", enc)
+	}
+	b, err := io.ReadAll(quotedprintable.NewReader(part))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "\r\n", "\n")
 }
