@@ -47,6 +47,9 @@ type Marks interface {
 type Questions interface {
 	QuestionByMessage(ctx context.Context, ref engine.MessageRef) (id string, found bool, err error)
 	Get(ctx context.Context, id string) (engine.Record, bool, error)
+	// Messages lists the question's recorded messages: a reminder is
+	// numbered by the reminders recorded before it.
+	Messages(ctx context.Context, id string) ([]engine.MessageRef, error)
 }
 
 // Metrics counts what became of each try at an email (one of the Result

@@ -25,7 +25,7 @@ type envelope struct {
 }
 
 // messageID is the Message-ID (without angle brackets) of the email of
-// kind ("prompt", "end", "remind:<hash>") for place of question id, at
+// kind ("prompt", "end", "remind:<place>:<n>") for place of question id, at
 // domain: the same on every replica and every try, so a resend is
 // recognisable as the same email.
 func messageID(id string, place int, kind, domain string) string {

@@ -3,6 +3,7 @@ package email
 import (
 	"context"
 	"github.com/askbridge/askbridge/internal/smtptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,16 +125,35 @@ func TestReminder(t *testing.T) {
 			reminderRef = ref
 		}
 	}
-	for range 2 {
-		got, err := ch.Remind(context.Background(), promptRef, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Message != strings.Trim(r.Header.Get("Message-Id"), "<>") || got.Message != reminderRef.Message {
-			t.Fatalf("Remind again: %+v, recorded %+v", got, reminderRef)
-		}
+	// A replica that sent the reminder and died before recording it: the
+	// timer fires again on another, with other words ("11 min left"); the
+	// reminder is the place's first still, so nothing is sent.
+	again := e.channel(e.config(), nil, func(d *Deps) { d.Questions = unrecorded{Questions: e.store} })
+	got, err := again.Remind(context.Background(), promptRef, "Still waiting for your answer: 11 min left.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Message != strings.Trim(r.Header.Get("Message-Id"), "<>") || got.Message != reminderRef.Message {
+		t.Fatalf("Remind again: %+v, recorded %+v", got, reminderRef)
 	}
 	if n := len(e.mail.Received()); n != 2 {
 		t.Fatalf("%d emails, want the prompt and one reminder", n)
 	}
+	// The next reminder is a new email.
+	next, err := ch.Remind(context.Background(), promptRef, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Message == reminderRef.Message || len(e.mail.Received()) != 3 {
+		t.Fatalf("the second reminder %+v (first %+v), %d emails", next, reminderRef, len(e.mail.Received()))
+	}
+}
+
+// unrecorded is the store as it stands when a replica died between
+// sending a reminder and recording it: no reminder is recorded.
+type unrecorded struct{ Questions }
+
+func (u unrecorded) Messages(ctx context.Context, id string) ([]engine.MessageRef, error) {
+	refs, err := u.Questions.Messages(ctx, id)
+	return slices.DeleteFunc(refs, engine.MessageRef.IsReminder), err
 }

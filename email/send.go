@@ -3,8 +3,6 @@ package email
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -21,7 +19,7 @@ import (
 type outgoing struct {
 	id string
 	// mark names the send in the question's slot: "email:<place>",
-	// "end:<place>", "remind:<place>:<hash>".
+	// "end:<place>", "remind:<place>:<n>" (the place's reminder n).
 	mark string
 	// value is what the mark of this try holds: the Message-ID and a
 	// nonce of the try, so a try takes back its own mark and no other
@@ -257,8 +255,14 @@ func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text str
 	if err != nil {
 		return engine.MessageRef{}, fmt.Errorf("email: render: %w", err)
 	}
-	sum := sha256.Sum256([]byte(text))
-	kind := "remind:" + strconv.Itoa(prompt.Place) + ":" + hex.EncodeToString(sum[:])[:12]
+	n, err := c.remindersBefore(ctx, rec.ID, prompt.Place)
+	if err != nil {
+		return engine.MessageRef{}, err
+	}
+	// Reminder n+1 of the place: a timer fired again after a replica died
+	// between sending it and recording it finds its mark and sends
+	// nothing, though its words ("12 min left") have changed.
+	kind := "remind:" + strconv.Itoa(prompt.Place) + ":" + strconv.Itoa(n+1)
 	o := outgoing{
 		id: rec.ID, mark: kind, until: rec.Deadline, body: body,
 		env: envelope{To: prompt.Chat, ReplyTo: prompt.Message, MessageID: messageID(rec.ID, prompt.Place, kind, c.domain)},
@@ -268,6 +272,22 @@ func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text str
 		return engine.MessageRef{}, err
 	}
 	return engine.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: msgID, Place: prompt.Place}, nil
+}
+
+// remindersBefore counts the reminders recorded in place k of question
+// id.
+func (c *Channel) remindersBefore(ctx context.Context, id string, k int) (int, error) {
+	refs, err := c.qs.Messages(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("email: list the question's messages: %w", err)
+	}
+	n := 0
+	for _, r := range refs {
+		if r.Place == k && r.IsReminder() {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // question reads the open question prompt shows.
