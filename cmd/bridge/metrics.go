@@ -74,7 +74,7 @@ func newMetrics(reg prometheus.Registerer, pending pendingCounter) *metrics {
 		}, []string{"event"}),
 		email: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askbridge_email_total",
-			Help: "Emails this replica tried to send (prompts, reminders, follow-ups; ask-user.md §10), by result: sent, refused (5xx: that place is undeliverable), deferred (4xx: tried again), failed (connection or TLS: tried again), resumed (a send already marked, by this replica or one that died: recorded, not sent again).",
+			Help: "Emails this replica tried to send (prompts, reminders, follow-ups; ask-user.md §10), by result: sent, unconfirmed (the final dot went out, its reply was lost: counted as sent), refused (5xx: that place is undeliverable), deferred (4xx: tried again), failed (connection or TLS: tried again), resumed (a send already marked, by this replica or one that died: recorded, not sent again).",
 		}, []string{"result"}),
 		redisCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "askbridge_redis_call_duration_seconds",
