@@ -333,10 +333,11 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		return in.refuse(ctx, id, refusal, now)
 	}
 	holder, shown := in.creator(places[0].Target, id)
-	created, existing, lease, err := in.create(ctx, NewQuestion{
+	q := NewQuestion{
 		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
 		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now), Shown: shown,
-	}, holder)
+	}
+	created, existing, lease, err := in.create(ctx, q, holder)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
 	}
@@ -370,13 +371,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 	if created && holder == "" {
 		lease = unleased
 	}
-	// The deadline goes with the delivery (Delivery.Until): an email's
-	// answer link stops working at it.
-	rec := Record{ID: id, Request: req, Places: places, Created: now, Deadline: deadline}
-	if !created {
-		rec.Created, rec.Deadline = existing.Created, existing.Deadline
-	}
-	err = in.deliver.deliverAll(ctx, rec, 0, lease)
+	err = in.deliver.deliverAll(ctx, deliveryRecord(q, created, existing), 0, lease)
 	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
 		// A second ask with the id (a retried XADD) while the first is
 		// being shown: the entry that created the question stays pending
@@ -386,6 +381,18 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		return nil
 	}
 	return err
+}
+
+// deliveryRecord is question q as its first delivery sees it, with the
+// times the store keeps (those of the question that existed, when the
+// create found one): the deadline goes with the delivery
+// (Delivery.Until), and an email's answer link lives as long as it.
+func deliveryRecord(q NewQuestion, created bool, existing Record) Record {
+	rec := Record{ID: q.ID, Request: q.Request, Places: q.Places, Created: q.Created, Deadline: q.Deadline}
+	if !created {
+		rec.Created, rec.Deadline = existing.Created, existing.Deadline
+	}
+	return rec
 }
 
 // checked routes req to its places and checks what depends on them and on
