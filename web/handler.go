@@ -325,13 +325,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.token == nil && !admitLocal(w, r) {
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", securityPolicy)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	pageHeaders(w.Header(), securityPolicy)
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -1149,3 +1143,15 @@ func Loopback(addr string) bool {
 // NewToken makes a random token for the page (128 bits, base32; see
 // crypto/rand.Text).
 func NewToken() string { return rand.Text() }
+
+// pageHeaders sets the headers every page of the bridge carries: policy
+// as its Content-Security-Policy, no sniffing, no framing, no referrer,
+// and its own browsing context and resources.
+func pageHeaders(hd http.Header, policy string) {
+	hd.Set("Content-Security-Policy", policy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+}

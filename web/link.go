@@ -106,14 +106,9 @@ func (h *Handler) isLinkPath(r *http.Request) bool {
 // capability, and people open the link through the operator's proxy.
 func (h *Handler) serveLink(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", linkPolicy)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	pageHeaders(hd, linkPolicy)
 	hd.Set("X-Robots-Tag", "noindex, nofollow")
 	hd.Set("Cache-Control", "no-store")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
 	if !h.linkHost(r.Host) {
 		writeText(w, http.StatusMisdirectedRequest, "This address is not where the bridge's answer links are served.\n")
 		return

@@ -84,16 +84,7 @@ func linkRequest(t *testing.T, b *webtest.Bridge, method, path string, form url.
 		req.Header.Set("Origin", b.Server.URL)
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
 	}
-	for k, v := range hdr {
-		switch {
-		case k == "Host":
-			req.Host = v
-		case v == "":
-			req.Header.Del(k)
-		default:
-			req.Header.Set(k, v)
-		}
-	}
+	webtest.SetHeaders(req, hdr)
 	c := *b.Server.Client()
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	res, err := c.Do(req)

@@ -373,6 +373,21 @@ func (b *Bridge) Agent() agenttest.Agent {
 	return agenttest.Agent{RDB: b.RDB, Prefix: b.Prefix}
 }
 
+// SetHeaders sets hdr on req: "Host" its Host, an empty value removes
+// that header.
+func SetHeaders(req *http.Request, hdr map[string]string) {
+	for k, v := range hdr {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
+		}
+	}
+}
+
 // Request sends an API request with the bridge's token (if any).
 func (b *Bridge) Request(t testing.TB, method, path string, body any, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
@@ -398,16 +413,7 @@ func (b *Bridge) Request(t testing.TB, method, path string, body any, hdr map[st
 	if b.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.Token)
 	}
-	for k, v := range hdr {
-		switch {
-		case k == "Host":
-			req.Host = v
-		case v == "":
-			req.Header.Del(k)
-		default:
-			req.Header.Set(k, v)
-		}
-	}
+	SetHeaders(req, hdr)
 	res, err := b.Server.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
