@@ -23,19 +23,53 @@ type Timeline struct {
 	pending []*event.Event
 }
 
+// timelineFilter is the inline /sync filter a Timeline uses: up to 100
+// events a room per sync (Dendrite's default is 20), so a test's events
+// are never cut off.
+const timelineFilter = `{"room":{"timeline":{"limit":100}}}`
+
 // NewTimeline starts reading room's timeline through cli's /sync, from
-// now on: events sent before it are not returned.
+// now on: events sent before it are not returned. It syncs until the
+// user's own join to room has come through their timeline. Dendrite's
+// sync API learns of events asynchronously (from the roomserver, through
+// NATS), and a room whose join arrives after the sync position a Timeline
+// starts from comes back as a newly joined room: its past, with
+// limited=true, instead of only the new events. The room must have had
+// fewer than 100 events when the user joined.
 func NewTimeline(t testing.TB, cli *mautrix.Client, room id.RoomID) *Timeline {
 	t.Helper()
 	tl := &Timeline{cli: cli, room: room}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	resp, err := cli.SyncRequest(ctx, 0, "", "", false, event.PresenceOffline)
-	if err != nil {
-		t.Fatalf("dendritetest: first sync of %s: %v", cli.UserID, err)
+	deadline := time.Now().Add(waitTimeout)
+	for timeout := 0; ; timeout = 1000 {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		resp, err := cli.SyncRequest(ctx, timeout, tl.since, timelineFilter, false, event.PresenceOffline)
+		cancel()
+		if err != nil {
+			t.Fatalf("dendritetest: sync of %s: %v", cli.UserID, err)
+		}
+		tl.since = resp.NextBatch
+		if hasOwnJoin(resp, room, cli.UserID) {
+			return tl
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dendritetest: %s's join to %s has not come through their sync within %s", cli.UserID, room, waitTimeout)
+		}
 	}
-	tl.since = resp.NextBatch
-	return tl
+}
+
+// hasOwnJoin reports whether the sync response's timeline of room holds
+// user's join.
+func hasOwnJoin(resp *mautrix.RespSync, room id.RoomID, user id.UserID) bool {
+	joined, ok := resp.Rooms.Join[room]
+	if !ok {
+		return false
+	}
+	for _, evt := range joined.Timeline.Events {
+		if evt.Type == event.StateMember && evt.GetStateKey() == user.String() && evt.Content.Raw["membership"] == "join" {
+			return true
+		}
+	}
+	return false
 }
 
 // Next returns the next timeline event that match accepts, skipping the
@@ -58,35 +92,27 @@ func (tl *Timeline) Next(t testing.TB, match func(*event.Event) bool) *event.Eve
 	}
 }
 
-// Rest returns the events that arrive within wait and match accepts, for
-// checking that something was not posted (twice).
-func (tl *Timeline) Rest(t testing.TB, wait time.Duration, match func(*event.Event) bool) []*event.Event {
+// Upto returns every timeline event up to and including the one with ID
+// last, for checking what else was posted before it (that something was
+// posted once, not twice): send a marker after the events under test and
+// read up to it.
+func (tl *Timeline) Upto(t testing.TB, last id.EventID) []*event.Event {
 	t.Helper()
 	var got []*event.Event
-	deadline := time.Now().Add(wait)
-	for {
-		for _, evt := range tl.pending {
-			if match(evt) {
-				got = append(got, evt)
-			}
-		}
-		tl.pending = nil
-		if time.Now().After(deadline) {
-			return got
-		}
-		tl.pending = tl.syncFor(t, time.Until(deadline))
-	}
+	tl.Next(t, func(evt *event.Event) bool {
+		got = append(got, evt)
+		return evt.ID == last
+	})
+	return got
 }
 
 // sync long-polls up to 5 seconds and returns the room's new events.
-func (tl *Timeline) sync(t testing.TB) []*event.Event { return tl.syncFor(t, 5*time.Second) }
-
-// syncFor long-polls up to wait and returns the room's new events.
-func (tl *Timeline) syncFor(t testing.TB, wait time.Duration) []*event.Event {
+func (tl *Timeline) sync(t testing.TB) []*event.Event {
 	t.Helper()
+	const wait = 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), wait+callTimeout)
 	defer cancel()
-	resp, err := tl.cli.SyncRequest(ctx, int(max(wait, time.Millisecond).Milliseconds()), tl.since, "", false, event.PresenceOffline)
+	resp, err := tl.cli.SyncRequest(ctx, int(wait.Milliseconds()), tl.since, timelineFilter, false, event.PresenceOffline)
 	if err != nil {
 		t.Fatalf("dendritetest: sync of %s: %v", tl.cli.UserID, err)
 	}
