@@ -5,7 +5,9 @@
 # real bridge, and the MCP server's check with the TypeScript SDK), and
 # their npm dependencies (npm ci in examples/node and mcp/tscheck). As root it installs the missing Debian packages; as
 # anyone else it prints the one command that installs them and fails.
-# `make test` and CI (.ci/run) run it first.
+# It also builds Dendrite, the Matrix homeserver the Matrix tests run
+# (internal/dendritetest), once into the user's cache directory. `make test`
+# and CI (.ci/run) run it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,3 +46,15 @@ for dir in examples/node mcp/tscheck; do
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 	fi
 done
+
+# Dendrite, built with go install from the module proxy into
+# ~/.cache/askbridge-test (internal/dendritetest). A cold build takes
+# minutes, which the Matrix tests must not spend inside their packages'
+# test timeout under the race detector; when the cache holds the binary
+# this takes a second or two. A failed build fails here.
+echo "test-deps: Dendrite (internal/dendritetest)"
+if ! out=$("${GO:-go}" test -count=1 -run '^TestBinaryIsTheRelease$' ./internal/dendritetest 2>&1); then
+	echo "$out" >&2
+	echo "test-deps: building or starting Dendrite failed (above)" >&2
+	exit 1
+fi

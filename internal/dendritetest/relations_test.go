@@ -71,6 +71,7 @@ var polls = []pollEvents{{
 // were sent: another member's sync returns them with their type and
 // content unchanged, and /relations finds the response and the end.
 func TestPollsAreRelayed(t *testing.T) {
+	SkipShort(t)
 	t.Parallel()
 	for _, p := range polls {
 		t.Run(p.name, func(t *testing.T) {
