@@ -2,7 +2,6 @@ package dendritetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -132,6 +131,3 @@ func tail(out []byte, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// errNoLock is returned where files cannot be locked.
-var errNoLock = errors.New("dendritetest: file locks are not supported here")

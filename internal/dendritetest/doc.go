@@ -58,9 +58,13 @@
 // 30 to 60 minutes (DefaultCleanupPeriod, two maps cycled). The lookup comes
 // before the per-room-and-user send lock and the entry is added after the
 // event is sent, so two concurrent requests with the same txnId can both
-// post; a sender must not race its own retries. A request whose reply was
-// lost, retried with the same txnId on the same token, gets the posted
-// event's ID (TestProxyDropsSends).
+// post (read in the source, not produced by a test); a sender must not race
+// its own retries. A request whose reply was lost, retried with the same
+// txnId on the same token, gets the posted event's ID (TestProxyDropsSends).
+// The sender's own /sync shows unsigned.transaction_id on its events only
+// to the session (access token) that sent them
+// (syncapi/storage/shared/storage_consumer.go, StreamEventsToEvents), and
+// only in incremental syncs.
 //
 // Rate limits. client_api.rate_limiting (setup/config/config_clientapi.go;
 // enabled by default, threshold 5, cooloff_ms 500) allows each device
