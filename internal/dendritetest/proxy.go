@@ -25,8 +25,9 @@ type Proxy struct {
 	// homeserver's.
 	URL string
 
-	target *url.URL
-	rp     *httputil.ReverseProxy
+	target    *url.URL
+	rp        *httputil.ReverseProxy
+	transport *http.Transport
 
 	mu        sync.Mutex
 	faults    []*fault
@@ -64,9 +65,13 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("dendritetest: proxy target %q: %v", target, err)
 	}
-	p := &Proxy{target: u, rp: httputil.NewSingleHostReverseProxy(u), forwarded: map[id.RoomID]int{}}
+	p := &Proxy{target: u, rp: httputil.NewSingleHostReverseProxy(u), transport: &http.Transport{}, forwarded: map[id.RoomID]int{}}
+	p.rp.Transport = p.transport
 	srv := httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.Close()
+		p.transport.CloseIdleConnections()
+	})
 	p.URL = srv.URL
 	return p
 }
@@ -150,7 +155,7 @@ func (p *Proxy) forwardAndDrop(w http.ResponseWriter, r *http.Request) {
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
 	out.URL.Scheme, out.URL.Host, out.Host = p.target.Scheme, p.target.Host, p.target.Host
-	resp, err := http.DefaultTransport.RoundTrip(out)
+	resp, err := p.transport.RoundTrip(out)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()

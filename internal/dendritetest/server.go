@@ -35,6 +35,10 @@ type Server struct {
 	exited chan struct{}
 	once   sync.Once
 
+	// transport carries the requests of the clients the helpers make;
+	// Close closes its idle connections.
+	transport *http.Transport
+
 	mu    sync.Mutex
 	users map[string]User
 }
@@ -142,7 +146,7 @@ func run(bin, conf, dir string) (*Server, error) {
 		return nil, fmt.Errorf("dendritetest: start %s: %w", bin, err)
 	}
 	s := &Server{URL: "http://" + addr, ServerName: ServerName, dir: dir, cmd: cmd,
-		exited: make(chan struct{}), users: map[string]User{}}
+		exited: make(chan struct{}), users: map[string]User{}, transport: &http.Transport{}}
 	go func() { _ = cmd.Wait(); close(s.exited) }()
 	if err := s.waitReady(); err != nil {
 		s.stop()
@@ -191,6 +195,7 @@ func (s *Server) stop() {
 func (s *Server) Close() {
 	s.once.Do(func() {
 		s.stop()
+		s.transport.CloseIdleConnections()
 		if s.rmDir {
 			_ = os.RemoveAll(s.dir)
 		}

@@ -31,10 +31,7 @@ type User struct {
 // pick names of their own.
 func (s *Server) Register(t testing.TB, localpart string) (id.UserID, string) {
 	t.Helper()
-	anon, err := mautrix.NewClient(s.URL, "", "")
-	if err != nil {
-		t.Fatalf("dendritetest: client for %s: %v", s.URL, err)
-	}
+	anon := s.newClient(t, "", "")
 	admin := synapseadmin.Client{Client: anon}
 	password := "password-" + localpart
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -70,10 +67,7 @@ func (s *Server) User(t testing.TB, user id.UserID) User {
 func (s *Server) Client(t testing.TB, user id.UserID) *mautrix.Client {
 	t.Helper()
 	u := s.User(t, user)
-	cli, err := mautrix.NewClient(s.URL, u.ID, u.AccessToken)
-	if err != nil {
-		t.Fatalf("dendritetest: client for %s: %v", user, err)
-	}
+	cli := s.newClient(t, u.ID, u.AccessToken)
 	cli.DeviceID = u.DeviceID
 	return cli
 }
@@ -83,13 +77,10 @@ func (s *Server) Client(t testing.TB, user id.UserID) *mautrix.Client {
 func (s *Server) Login(t testing.TB, user id.UserID) *mautrix.Client {
 	t.Helper()
 	u := s.User(t, user)
-	cli, err := mautrix.NewClient(s.URL, "", "")
-	if err != nil {
-		t.Fatalf("dendritetest: client for %s: %v", s.URL, err)
-	}
+	cli := s.newClient(t, "", "")
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	_, err = cli.Login(ctx, &mautrix.ReqLogin{
+	_, err := cli.Login(ctx, &mautrix.ReqLogin{
 		Type:             mautrix.AuthTypePassword,
 		Identifier:       mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: u.ID.String()},
 		Password:         u.Password,
@@ -98,6 +89,18 @@ func (s *Server) Login(t testing.TB, user id.UserID) *mautrix.Client {
 	if err != nil {
 		t.Fatalf("dendritetest: log %s in: %v", user, err)
 	}
+	return cli
+}
+
+// newClient returns a mautrix client of the server's, whose connections
+// Close closes.
+func (s *Server) newClient(t testing.TB, user id.UserID, token string) *mautrix.Client {
+	t.Helper()
+	cli, err := mautrix.NewClient(s.URL, user, token)
+	if err != nil {
+		t.Fatalf("dendritetest: client for %s: %v", s.URL, err)
+	}
+	cli.Client.Transport = s.transport
 	return cli
 }
 
