@@ -27,7 +27,8 @@
 // also downloaded Dendrite's modules while another job installed packages,
 // 5m19s. With the binary cached Binary returns at once, and the step in
 // scripts/test-deps.sh takes about 2 seconds. Starting a server takes about
-// a second; this package's tests take about 6 seconds under -race. scripts/test-deps.sh builds it before
+// a second; this package's tests take 6 to 20 seconds under -race,
+// depending on how busy the machine is. scripts/test-deps.sh builds it before
 // `make test`, so the build never counts against a package's test timeout
 // under the race detector; a failed build fails the run. Under -short
 // nothing is built: Shared returns nil and SkipShort skips.
