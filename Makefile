@@ -44,6 +44,7 @@ toolchain: ## Check that the go command runs go.mod's toolchain (every target th
 # prints the command that does.
 test: toolchain ## Run every test of every module, with the race detector (the README's test command)
 	./scripts/test-deps.sh
+	GO=$(GO) ./scripts/dendrite.sh
 	GO=$(GO) ./scripts/test.sh $(MODULES)
 
 test-short: toolchain ## Run the fast tier: go test -short (no browser, chaos, examples, cluster)

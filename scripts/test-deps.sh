@@ -5,7 +5,8 @@
 # real bridge, and the MCP server's check with the TypeScript SDK), and
 # their npm dependencies (npm ci in examples/node and mcp/tscheck). As root it installs the missing Debian packages; as
 # anyone else it prints the one command that installs them and fails.
-# `make test` and CI (.ci/run) run it first.
+# `make test` and CI (.ci/run) run it first, and then scripts/dendrite.sh,
+# which builds the Matrix homeserver the Matrix tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,3 +45,4 @@ for dir in examples/node mcp/tscheck; do
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 	fi
 done
+

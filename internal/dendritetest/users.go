@@ -1,0 +1,144 @@
+package dendritetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+	"maunium.net/go/mautrix/synapseadmin"
+)
+
+// callTimeout bounds one client-server API call of a helper.
+const callTimeout = 30 * time.Second
+
+// User is an account registered on a Server.
+type User struct {
+	ID          id.UserID
+	AccessToken string
+	DeviceID    id.DeviceID
+	Password    string
+}
+
+// Register creates the account @localpart:ServerName, a normal user (not
+// a server admin: Dendrite never rate-limits admins), with the shared
+// secret registration API Dendrite implements at
+// /_synapse/admin/v1/register (clientapi/routing/register_secret.go). It
+// returns the user ID and the access token of the device the registration
+// made. Localparts must be unique on the server: tests sharing a server
+// pick names of their own.
+func (s *Server) Register(t testing.TB, localpart string) (id.UserID, string) {
+	t.Helper()
+	anon := s.newClient(t, "", "")
+	admin := synapseadmin.Client{Client: anon}
+	password := "password-" + localpart
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	resp, err := admin.SharedSecretRegister(ctx, s.secret, synapseadmin.ReqSharedSecretRegister{
+		Username: localpart,
+		Password: password,
+	})
+	if err != nil {
+		t.Fatalf("dendritetest: register %q: %v", localpart, err)
+	}
+	s.mu.Lock()
+	s.users[resp.UserID.String()] = User{ID: resp.UserID, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID, Password: password}
+	s.mu.Unlock()
+	return resp.UserID, resp.AccessToken
+}
+
+// User returns what Register recorded for user.
+func (s *Server) User(t testing.TB, user id.UserID) User {
+	t.Helper()
+	s.mu.Lock()
+	u, ok := s.users[user.String()]
+	s.mu.Unlock()
+	if !ok {
+		t.Fatalf("dendritetest: %s was not registered with Register", user)
+	}
+	return u
+}
+
+// Client returns a mautrix client for user, logged in with the access
+// token (and device) Register made. Each call returns a new client on the
+// same device.
+func (s *Server) Client(t testing.TB, user id.UserID) *mautrix.Client {
+	t.Helper()
+	u := s.User(t, user)
+	cli := s.newClient(t, u.ID, u.AccessToken)
+	cli.DeviceID = u.DeviceID
+	return cli
+}
+
+// Login logs user in again with the password, which makes a new device
+// with a new access token, and returns a client using it.
+func (s *Server) Login(t testing.TB, user id.UserID) *mautrix.Client {
+	t.Helper()
+	u := s.User(t, user)
+	cli := s.newClient(t, "", "")
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	_, err := cli.Login(ctx, &mautrix.ReqLogin{
+		Type:             mautrix.AuthTypePassword,
+		Identifier:       mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: u.ID.String()},
+		Password:         u.Password,
+		StoreCredentials: true,
+	})
+	if err != nil {
+		t.Fatalf("dendritetest: log %s in: %v", user, err)
+	}
+	return cli
+}
+
+// newClient returns a mautrix client of the server's, whose connections
+// Close closes.
+func (s *Server) newClient(t testing.TB, user id.UserID, token string) *mautrix.Client {
+	t.Helper()
+	cli, err := mautrix.NewClient(s.URL, user, token)
+	if err != nil {
+		t.Fatalf("dendritetest: client for %s: %v", s.URL, err)
+	}
+	cli.Client.Transport = s.transport
+	return cli
+}
+
+// CreateRoom has owner create a private room, inviting the users given,
+// and returns its ID.
+func (s *Server) CreateRoom(t testing.TB, owner id.UserID, invite ...id.UserID) id.RoomID {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	resp, err := s.Client(t, owner).CreateRoom(ctx, &mautrix.ReqCreateRoom{
+		Preset: "private_chat",
+		Invite: invite,
+	})
+	if err != nil {
+		t.Fatalf("dendritetest: %s creates a room: %v", owner, err)
+	}
+	return resp.RoomID
+}
+
+// Join has user join room (which must have invited them, or be public).
+func (s *Server) Join(t testing.TB, user id.UserID, room id.RoomID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if _, err := s.Client(t, user).JoinRoomByID(ctx, room); err != nil {
+		t.Fatalf("dendritetest: %s joins %s: %v", user, room, err)
+	}
+}
+
+// Send has cli send a message event of type typ with content to room, with
+// a transaction ID of the client's, and returns the event ID.
+func Send(t testing.TB, cli *mautrix.Client, room id.RoomID, typ event.Type, content any) id.EventID {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	resp, err := cli.SendMessageEvent(ctx, room, typ, content)
+	if err != nil {
+		t.Fatalf("dendritetest: %s sends %s to %s: %v", cli.UserID, typ.Type, room, err)
+	}
+	return resp.EventID
+}
