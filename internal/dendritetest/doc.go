@@ -25,13 +25,14 @@
 // On a 2-core machine shared with other work, a cold build with the modules
 // already downloaded (an empty build cache) took 2m41s; the first build, which
 // also downloaded Dendrite's modules while another job installed packages,
-// 5m19s. With the binary cached Binary returns at once, and scripts/dendrite.sh
-// takes about 2 seconds. Starting a server takes about
+// 5m19s. With the binary cached Binary returns at once, and
+// scripts/dendrite.sh takes about 2 seconds. Starting a server takes about
 // a second; this package's tests take 6 to 20 seconds under -race,
-// depending on how busy the machine is. scripts/dendrite.sh builds it before
-// `make test` runs the tests (CI starts it beside the linters), so the build never counts against a package's test timeout
-// under the race detector; a failed build fails the run. Under -short
-// nothing is built: Shared returns nil and SkipShort skips.
+// depending on how busy the machine is. scripts/dendrite.sh builds it
+// before `make test` runs the tests (CI starts it beside the linters), so
+// the build never counts against a package's test timeout under the race
+// detector; a failed build fails the run. Under -short nothing is built:
+// Shared returns nil and SkipShort skips.
 //
 // # The server
 //
