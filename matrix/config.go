@@ -110,3 +110,24 @@ func (c Config) Check(p *settings.Problems) {
 		p.Addf("lease ttl, renew every and sync timeout must not be negative")
 	}
 }
+
+// Validate returns every problem of c as one error naming each setting in
+// words ("matrix: homeserver is required…"), or nil.
+func (c Config) Validate() error {
+	p := settings.Problems{Section: Platform}
+	c.Check(&p)
+	return p.Err()
+}
+
+// withDefaults fills every zero setting with its default.
+func (c Config) withDefaults() Config {
+	c.Homeserver = strings.TrimRight(c.Homeserver, "/")
+	settings.Default(&c.Replica, "bridge")
+	settings.Default(&c.LeaseTTL, DefaultLeaseTTL)
+	settings.Default(&c.RenewEvery, DefaultRenewEvery)
+	settings.Default(&c.SyncTimeout, DefaultSyncTimeout)
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: c.SyncTimeout + 15*time.Second}
+	}
+	return c
+}
