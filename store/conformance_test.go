@@ -139,6 +139,7 @@ func conformance(t *testing.T, b backend) {
 		{"first-seen", testFirstSeen},
 		{"leases", testLeases},
 		{"leases/expiry", testLeaseExpiry},
+		{"leases/text-cursor", testTextCursor},
 		{"events", testEvents},
 		{"events/block", testEventsBlock},
 		{"events/maxlen", testEventsMaxLen},
@@ -1880,6 +1881,50 @@ func testLeases(t *testing.T, b backend) {
 	}
 	if v, _, _ := a.Cursor(ctx, "telegram:bot1"); v != 42 {
 		t.Fatalf("cursor = %d, want 42", v)
+	}
+}
+
+// testTextCursor: a text cursor (a Matrix since token) is written only by
+// the current holder of the lease of its name, as an integer one is.
+func testTextCursor(t *testing.T, b backend) {
+	rs := replicas(t, b, 2, Options{})
+	a, c := rs[0], rs[1]
+	ctx := ctxT(t)
+	const name = "matrix:@bot:example.org"
+	la, ok, err := a.AcquireLease(ctx, name, "a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %+v, %v, %v", la, ok, err)
+	}
+	if _, found, err := c.TextCursor(ctx, name); err != nil || found {
+		t.Fatalf("unwritten text cursor: found %v, %v", found, err)
+	}
+	if ok, err := a.SetTextCursor(ctx, name, "s72594_4483_1934", la); err != nil || !ok {
+		t.Fatalf("set text cursor: %v, %v", ok, err)
+	}
+	if v, found, err := c.TextCursor(ctx, name); err != nil || !found || v != "s72594_4483_1934" {
+		t.Fatalf("text cursor = %q, %v, %v", v, found, err)
+	}
+	if _, err := a.SetTextCursor(ctx, "other", "x", la); err == nil {
+		t.Fatal("a text cursor fenced by a lease of another name must be refused")
+	}
+	if err := a.ReleaseLease(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	lc, ok, err := c.AcquireLease(ctx, name, "c", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire after release: %+v, %v, %v", lc, ok, err)
+	}
+	if ok, _ := a.SetTextCursor(ctx, name, "stale", la); ok {
+		t.Fatal("the former holder wrote the text cursor")
+	}
+	if ok, _ := c.SetTextCursor(ctx, name, "s72595_4483_1934", lc); !ok {
+		t.Fatal("the holder could not write the text cursor")
+	}
+	if v, _, _ := a.TextCursor(ctx, name); v != "s72595_4483_1934" {
+		t.Fatalf("text cursor = %q, want the holder's", v)
+	}
+	if v, _, _ := a.Cursor(ctx, name); v != 0 {
+		t.Fatalf("the text cursor wrote the integer cursor: %d", v)
 	}
 }
 

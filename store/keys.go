@@ -104,6 +104,11 @@ func fenceField(kind string) string { return "fence:" + kind }
 // offset (internal, never expires, same slot as the lease of the same name).
 func (k keys) cursor(name string) string { return k.prefix + "cursor:" + leaseTag(name) }
 
+// textCursor is the STRING holding a named text position such as a Matrix
+// sync's next_batch token (internal, never expires, same slot as the lease
+// of the same name).
+func (k keys) textCursor(name string) string { return k.prefix + "textcursor:" + leaseTag(name) }
+
 // leaseTag is a lease name with its hash tag: <kind>:{<id>} for a
 // per-question lease, so its keys share the question's slot, and {<name>}
 // for any other.

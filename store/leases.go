@@ -176,6 +176,41 @@ func (s *Store) SetCursor(ctx context.Context, name string, value int64, lease e
 	return ok, nil
 }
 
+// TextCursor reads a named text position (a Matrix sync's since token).
+// Safe for concurrent use.
+func (s *Store) TextCursor(ctx context.Context, name string) (string, bool, error) {
+	if !validTag(name) {
+		return "", false, fmt.Errorf("store: text cursor: invalid name %q", name)
+	}
+	v, err := s.cl().Get(ctx, s.k.textCursor(name)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: text cursor: %w", err)
+	}
+	return v, true, nil
+}
+
+// SetTextCursor writes the text position called name, fenced as SetCursor
+// is: only while lease (whose Name must equal name) is still the current
+// holder of its lease. ok is false when the lease was lost. Safe to
+// repeat.
+func (s *Store) SetTextCursor(ctx context.Context, name, value string, lease engine.Lease) (bool, error) {
+	if lease.Name != name {
+		return false, fmt.Errorf("store: set text cursor %q: fenced by lease %q; a cursor is fenced by the lease of its own name", name, lease.Name)
+	}
+	if !validTag(name) {
+		return false, fmt.Errorf("store: set text cursor: invalid name %q", name)
+	}
+	ok, err := s.leaseCall(ctx, textCursorSetScript, []string{s.k.lease(name), s.k.textCursor(name)},
+		lease.Holder, strconv.FormatInt(lease.Token, 10), value)
+	if err != nil {
+		return false, fmt.Errorf("store: set text cursor: %w", err)
+	}
+	return ok, nil
+}
+
 // leaseCall runs a lease script whose reply is 1 (done) or 0 (refused).
 func (s *Store) leaseCall(ctx context.Context, sc *script, keys []string, args ...any) (bool, error) {
 	v, err := sc.run(ctx, s.cl(), keys, args...)

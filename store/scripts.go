@@ -33,6 +33,8 @@ var (
 	leaseReleaseSrc string
 	//go:embed lua/cursor_set.lua
 	cursorSetSrc string
+	//go:embed lua/text_cursor_set.lua
+	textCursorSetSrc string
 	//go:embed lua/read_requests.lua
 	readRequestsSrc string
 	//go:embed lua/admit.lua
@@ -72,23 +74,24 @@ var (
 	//go:embed lua/send_clear.lua
 	sendClearSrc string
 
-	createScript       = newScript(createSrc)
-	endScript          = newScript(endingSrc + endSrc)
-	rejectScript       = newScript(rejectSrc)
-	addMessageScript   = newScript(addMessageSrc)
-	leaseAcquireScript = newScript(leaseAcquireSrc)
-	leaseRenewScript   = newScript(leaseRenewSrc)
-	leaseReleaseScript = newScript(leaseReleaseSrc)
-	cursorSetScript    = newScript(cursorSetSrc)
-	readRequestsScript = newScript(readRequestsSrc)
-	admitScript        = newScript(admitSrc)
-	replayScript       = newScript(replaySrc)
-	acknowledgeScript  = newScript(acknowledgeSrc)
-	placeFailedScript  = newScript(placeFailedSrc)
-	timersDueScript    = newScript(timersDueSrc)
-	fireOnceScript     = newScript(fireOnceSrc)
-	voteScript         = newScript(endingSrc + voteSrc)
-	sweepClaimScript   = newScript(sweepClaimSrc)
+	createScript        = newScript(createSrc)
+	endScript           = newScript(endingSrc + endSrc)
+	rejectScript        = newScript(rejectSrc)
+	addMessageScript    = newScript(addMessageSrc)
+	leaseAcquireScript  = newScript(leaseAcquireSrc)
+	leaseRenewScript    = newScript(leaseRenewSrc)
+	leaseReleaseScript  = newScript(leaseReleaseSrc)
+	cursorSetScript     = newScript(cursorSetSrc)
+	textCursorSetScript = newScript(textCursorSetSrc)
+	readRequestsScript  = newScript(readRequestsSrc)
+	admitScript         = newScript(admitSrc)
+	replayScript        = newScript(replaySrc)
+	acknowledgeScript   = newScript(acknowledgeSrc)
+	placeFailedScript   = newScript(placeFailedSrc)
+	timersDueScript     = newScript(timersDueSrc)
+	fireOnceScript      = newScript(fireOnceSrc)
+	voteScript          = newScript(endingSrc + voteSrc)
+	sweepClaimScript    = newScript(sweepClaimSrc)
 
 	offerOpenScript      = newScript(offerOpenSrc)
 	offerTakeScript      = newScript(offerTakeSrc)

@@ -60,13 +60,14 @@ func TestScriptKeysShareSlot(t *testing.T) {
 		k := newKeys(prefix)
 		for _, id := range []string{"deploy-42", "1767322800000-0", "a.b:c_d", "x"} {
 			groups := map[string][]string{
-				"create":      {k.Question(id)},
-				"end":         {k.Question(id), k.Result(id), k.messages(id)},
-				"reject":      {k.Question(id), k.Result(id)},
-				"add_message": {k.Question(id), k.messages(id)},
-				"lease":       {k.lease(id), k.fence(id)},
-				"cursor_set":  {k.lease(id), k.cursor(id)},
-				"send_clear":  {k.Question(id), k.sent(id, "email:0"), k.sent(id, "end:1")},
+				"create":          {k.Question(id)},
+				"end":             {k.Question(id), k.Result(id), k.messages(id)},
+				"reject":          {k.Question(id), k.Result(id)},
+				"add_message":     {k.Question(id), k.messages(id)},
+				"lease":           {k.lease(id), k.fence(id)},
+				"cursor_set":      {k.lease(id), k.cursor(id)},
+				"text_cursor_set": {k.lease(id), k.textCursor(id)},
+				"send_clear":      {k.Question(id), k.sent(id, "email:0"), k.sent(id, "end:1")},
 				// A per-question lease's keys are in the question's slot.
 				"deliver": {k.Question(id), k.lease(QuestionLease(LeaseDeliver, id)), k.fence(QuestionLease(LeaseDeliver, id)), k.cursor(QuestionLease(LeaseDeliver, id))},
 				"finish":  {k.Question(id), k.lease(QuestionLease(LeaseFinish, id)), k.fence(QuestionLease(LeaseFinish, id)), k.cursor(QuestionLease(LeaseFinish, id))},
