@@ -31,10 +31,11 @@ var Capabilities = engine.Capabilities{
 // state is read again.
 const encryptionTTL = time.Minute
 
-// Cooldowns is the part of the store the channel uses to share a room's
-// rate limit with the other replicas (store.Store implements it).
+// Cooldowns is the part of Store that shares a room's rate limit with
+// the other replicas.
 type Cooldowns interface {
 	ShareCooldown(ctx context.Context, platform, bucket string, d time.Duration) error
+	Cooldowns(ctx context.Context, platform string, fn func(bucket string, d time.Duration)) error
 }
 
 // Channel is the Matrix channel: it posts prompts as polls or numbered
@@ -42,8 +43,9 @@ type Cooldowns interface {
 // concurrent use.
 type Channel struct {
 	cfg   Config
-	store Cooldowns
+	store Store
 	log   *slog.Logger
+	names names
 	cli   *mautrix.Client
 	state atomic.Value // engine.ChannelState
 
@@ -58,10 +60,12 @@ type encryption struct {
 	read time.Time
 }
 
-// New makes a Matrix channel. It validates cfg and makes no network call.
-// store shares a room's rate limit with the other replicas; log receives
-// the channel's events (never the token).
-func New(cfg Config, store Cooldowns, log *slog.Logger) (*Channel, error) {
+// New makes a Matrix channel. It validates cfg and makes no network call;
+// Run syncs. store holds the syncer lease, the since token, the event
+// first-seen marks and the shared rate limits (the engine records the
+// messages); log receives the channel's events (never the token).
+// Config.Replica must differ between replicas: it holds the syncer lease.
+func New(cfg Config, store Store, log *slog.Logger) (*Channel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -82,9 +86,16 @@ func New(cfg Config, store Cooldowns, log *slog.Logger) (*Channel, error) {
 		cfg: cfg, store: store, log: log.With("platform", Platform), cli: cli,
 		encrypted: map[string]encryption{}, cooling: map[string]time.Time{},
 	}
+	c.names.m = map[id.UserID]string{}
 	c.state.Store(engine.StateConnecting)
 	return c, nil
 }
+
+var (
+	_ engine.Channel     = (*Channel)(nil)
+	_ engine.Notifier    = (*Channel)(nil)
+	_ engine.PartCounter = (*Channel)(nil)
+)
 
 // Platform returns "matrix".
 func (c *Channel) Platform() string { return Platform }

@@ -2,15 +2,26 @@ package matrix_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askbridge/askbridge/internal/dendritetest"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store"
 )
 
 // hs is the Dendrite homeserver the package's tests share; nil under
-// -short, where every test that needs it skips.
-var hs *dendritetest.Server
+// -short, where every test that needs it skips. redisAddr is the shared
+// redis-server.
+var (
+	hs        *dendritetest.Server
+	redisAddr string
+	prefixSeq atomic.Int64
+)
 
 func TestMain(m *testing.M) {
 	srv, stop, err := dendritetest.Shared()
@@ -19,7 +30,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	hs = srv
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	os.Exit(redistest.Main(m, "matrix", &redisAddr, stop, http.DefaultTransport.(*http.Transport).CloseIdleConnections))
+}
+
+// newStore is a store on the shared Redis under a key prefix of its own,
+// closed when the test ends.
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { rdb.Close() })
+	return store.New(rdb, store.Options{Prefix: fmt.Sprintf("mxtest%d:", prefixSeq.Add(1)), Consumer: "test"})
 }

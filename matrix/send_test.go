@@ -13,7 +13,6 @@ import (
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/dendritetest"
-	"github.com/askbridge/askbridge/internal/enginetest"
 	"github.com/askbridge/askbridge/matrix"
 )
 
@@ -34,14 +33,16 @@ type room struct {
 func newRoom(t *testing.T, prefix, url string) *room {
 	t.Helper()
 	dendritetest.SkipShort(t)
+	setup.Lock()
 	bot, token := hs.Register(t, prefix+"-bot")
 	person, _ := hs.Register(t, prefix+"-alice")
 	rid := hs.CreateRoom(t, bot, person)
 	hs.Join(t, person, rid)
+	setup.Unlock()
 	if url == "" {
 		url = hs.URL
 	}
-	ch, err := matrix.New(matrix.Config{Homeserver: url, User: bot.String(), Token: token}, enginetest.NewMemCoord(), nil)
+	ch, err := matrix.New(matrix.Config{Homeserver: url, User: bot.String(), Token: token}, newStore(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +169,8 @@ func TestEncryptedRoomRefused(t *testing.T) {
 	t.Parallel()
 	r := newRoom(t, "crypt", "")
 	bot := hs.Client(t, r.bot)
+	setup.Lock()
+	defer setup.Unlock()
 	if _, err := bot.SendStateEvent(context.Background(), r.id, event.StateEncryption, "", map[string]any{"algorithm": "m.megolm.v1.aes-sha2"}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,9 +188,11 @@ func TestEncryptedRoomRefused(t *testing.T) {
 func TestSendErrors(t *testing.T) {
 	t.Parallel()
 	dendritetest.SkipShort(t)
+	setup.Lock()
 	bot, token := hs.Register(t, "errs-bot")
 	other, _ := hs.Register(t, "errs-other")
 	notIn := hs.CreateRoom(t, other)
+	setup.Unlock()
 	p, _ := plan(t, "qerrs001", pollRequest)
 	tests := []struct {
 		name, room, token string
@@ -200,7 +205,7 @@ func TestSendErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch, err := matrix.New(matrix.Config{Homeserver: hs.URL, User: bot.String(), Token: tc.token}, enginetest.NewMemCoord(), nil)
+			ch, err := matrix.New(matrix.Config{Homeserver: hs.URL, User: bot.String(), Token: tc.token}, newStore(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,122 @@
+package matrix_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+
+	"github.com/askbridge/askbridge"
+	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/locale"
+)
+
+func en(n engine.Notice) string { return n.Text(locale.Default) }
+
+func TestPollAnsweredByVote(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "vote")
+	e.syncing(e.start("r1"))
+	qid := e.ask("qvote01", "", pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	e.vote(e.alice, poll.ID, answers(poll)[1])
+	res := e.Result(qid, 20*time.Second)
+	if !answered(res, "target", "Production") || res.AnsweredBy == nil || res.AnsweredBy.ID != e.alice.UserID.String() {
+		t.Fatalf("result %+v, want Production by alice", res)
+	}
+	ended := e.next(ofType("org.matrix.msc3381.poll.end"))
+	if rel, _ := ended.Content.Raw["m.relates_to"].(map[string]any); rel["event_id"] != poll.ID.String() {
+		t.Errorf("poll end relates to %v, want the poll", rel)
+	}
+}
+
+func TestTextAnsweredByReplies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "replies")
+	e.syncing(e.start("r1"))
+	tests := []struct {
+		name, id, questions, text string
+		thread                    bool
+		check                     func(askbridge.Result) bool
+	}{
+		{"multi by numbers", "qtext01", multiQuestions, "1, 3", false, func(r askbridge.Result) bool { return answered(r, "checks", "Unit", "Lint") }},
+		{"multi by label in a thread", "qtext02", multiQuestions, "load", true, func(r askbridge.Result) bool { return answered(r, "checks", "Load") }},
+		{"two questions", "qtext03", twoQuestions, "1: 2\n2: Tonight", true, func(r askbridge.Result) bool {
+			return answered(r, "target", "Production") && answered(r, "window", "Tonight")
+		}},
+		{"free text", "qtext04", multiQuestions, "only the quick ones", false, func(r askbridge.Result) bool {
+			return r.Outcome() == askbridge.OutcomeAnswered && strings.Contains(strings.Join(r.Answers.Answers["checks"], ""), "only the quick ones")
+		}},
+		{"skip", "qtext05", multiQuestions, "skip", true, func(r askbridge.Result) bool { return r.Outcome() == askbridge.OutcomeSkipped }},
+	}
+	for _, tc := range tests {
+		qid := e.ask(tc.id, "", tc.questions)
+		prompt := e.next(ofType("m.room.message"))
+		e.reply(e.alice, prompt.ID, tc.text, tc.thread)
+		if res := e.Result(qid, 20*time.Second); !tc.check(res) {
+			t.Errorf("%s: result %+v", tc.name, res)
+		}
+		edit := e.next(func(ev *event.Event) bool {
+			rel, _ := ev.Content.Raw["m.relates_to"].(map[string]any)
+			return rel["rel_type"] == "m.replace" && rel["event_id"] == prompt.ID.String()
+		})
+		if body, _ := edit.Content.Raw["m.new_content"].(map[string]any)["body"].(string); strings.Contains(body, "Reply") {
+			t.Errorf("%s: the ended prompt still says how to answer: %q", tc.name, body)
+		}
+	}
+}
+
+// TestLateVotes: votes after the question was answered get the "already
+// answered" notice, once per person.
+func TestLateVotes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "late")
+	e.syncing(e.start("r1"))
+	qid := e.ask("qlate01", "", pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	e.vote(e.alice, poll.ID, answers(poll)[0])
+	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Staging") {
+		t.Fatalf("result %+v, want alice's Staging", res)
+	}
+	e.noticeSaying(poll.ID, en(engine.NoticeRecorded))
+	e.vote(e.bob, poll.ID, answers(poll)[1])
+	e.vote(e.bob, poll.ID, answers(poll)[1])
+	e.noticeSaying(poll.ID, en(engine.NoticeAlreadyAnswered))
+	var late []string
+	for _, ev := range e.botEvents(e.marker()) {
+		if ev.Content.Raw["body"] == en(engine.NoticeAlreadyAnswered) {
+			late = append(late, ev.Content.Raw["body"].(string))
+		}
+	}
+	if len(late) != 0 {
+		t.Errorf("bob's second late vote got notices %q too, want the notice once", late)
+	}
+}
+
+func TestTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ends")
+	e.syncing(e.start("r1"))
+	qid := e.Ask(`{"id":"qend01","to":"matrix:` + e.room.String() + `","timeoutSeconds":30,"questions":` + pollQuestions + `}`)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	e.clock.Advance(31 * time.Second)
+	if res := e.Result(qid, 20*time.Second); res.Outcome() != askbridge.OutcomeExpired {
+		t.Fatalf("result %+v, want a timeout", res)
+	}
+	e.next(ofType("org.matrix.msc3381.poll.end"))
+	edit := e.next(ofType("org.matrix.msc3381.poll.start"))
+	if rel, _ := edit.Content.Raw["m.relates_to"].(map[string]any); rel["rel_type"] != "m.replace" || rel["event_id"] != poll.ID.String() {
+		t.Errorf("after the end %v, want an edit of the poll", rel)
+	}
+	qid = e.ask("qend02", "", multiQuestions)
+	prompt := e.next(ofType("m.room.message"))
+	e.Cancel(qid)
+	if res := e.Result(qid, 20*time.Second); res.Outcome() != askbridge.OutcomeCancelled {
+		t.Fatalf("result %+v, want cancelled", res)
+	}
+	e.next(func(ev *event.Event) bool {
+		rel, _ := ev.Content.Raw["m.relates_to"].(map[string]any)
+		return rel["rel_type"] == "m.replace" && rel["event_id"] == prompt.ID.String()
+	})
+}
