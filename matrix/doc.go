@@ -1,4 +1,57 @@
 // Package matrix is Matrix as a platform (ask-user.md §11): targets
 // "matrix:!room:server", answerers "matrix:@user:server", on mautrix's
 // client (maunium.net/go/mautrix).
+//
+// # Prompts
+//
+// A single-select question (engine.ModeButtons) is a disclosed poll, sent
+// as org.matrix.msc3381.poll.start: the unstable MSC3381 form is what
+// mautrix defines and what Element Web, Element X and the bridges send
+// and render today (Element reads the stable m.poll.* names too). Its
+// answers are the plan's buttons, each answer id the button's payload, so
+// a vote maps back to a tap; its text fallback (body and
+// org.matrix.msc1767.text) is the whole prompt with numbered options, for
+// clients without polls. Every other prompt (engine.ModeText) is an m.text
+// message with an org.matrix.custom.html formatted_body. Everything the
+// agent wrote is escaped, links to Matrix permalinks lose their link and
+// matrix.to URLs are broken with a word joiner (never a pill), and
+// m.mentions is empty, so nobody is pinged. A prompt is one event (part 0).
+//
+// Each event a prompt or its end takes has a transaction id derived from
+// the question id, the part and the kind ("ab-" and 24 hex digits of a
+// SHA-256), so a send retried after a lost reply, on the same access
+// token, is recognised by the homeserver and posted once (Dendrite keeps
+// them in memory, per access token, room and event type).
+//
+// # The end
+//
+// Finish ends a poll (org.matrix.msc3381.poll.end, relating to the poll,
+// with the status line as its text) and edits it (m.replace) so its text
+// fallback shows the status line; a text prompt is edited to its text
+// without the instructions and with the status line. Safe to repeat.
+//
+// # Answers
+//
+// Run syncs in one replica at a time: the syncer lease (LeaseTTL 4 s,
+// renewed every second: a standby takes over within about 5 s), the since
+// token kept in the store (TextCursor, fenced by the lease) and advanced
+// only once every event of a batch was handled, and each event claimed
+// with a first-seen mark and settled once handled, so a failover neither
+// loses nor repeats a vote. A poll response (unstable or stable) from a
+// person is an engine tap; a text message replying to a prompt
+// (m.in_reply_to) or in its thread (m.thread) is a text reply. The
+// engine's notices go in the prompt's thread, as m.notice; a tap's notice
+// is told once per person, question and notice (a late voter reads
+// "already answered" once). An invitation from a room whose server is in
+// Config.AutoJoin is accepted; others are ignored.
+//
+// # Refusals
+//
+// M_LIMIT_EXCEEDED (429) is a rate limit with retry_after_ms, held for the
+// room here and shared with the other replicas through the store; any
+// other 4xx (M_FORBIDDEN, M_NOT_FOUND, an unknown room) is permanent with
+// the homeserver's words, M_UNKNOWN_TOKEN also makes the state "bad
+// credentials"; 5xx and network trouble are temporary. A room with
+// m.room.encryption state is refused before anything is sent: the bridge
+// does not serve end-to-end encrypted rooms yet.
 package matrix
