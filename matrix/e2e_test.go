@@ -15,7 +15,6 @@ import (
 func en(n engine.Notice) string { return n.Text(locale.Default) }
 
 func TestPollAnsweredByVote(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "vote")
 	e.syncing(e.start("r1"))
 	qid := e.ask("qvote01", "", pollQuestions)
@@ -32,7 +31,6 @@ func TestPollAnsweredByVote(t *testing.T) {
 }
 
 func TestTextAnsweredByReplies(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "replies")
 	e.syncing(e.start("r1"))
 	tests := []struct {
@@ -70,7 +68,6 @@ func TestTextAnsweredByReplies(t *testing.T) {
 // TestLateVotes: votes after the question was answered get the "already
 // answered" notice, once per person.
 func TestLateVotes(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "late")
 	e.syncing(e.start("r1"))
 	qid := e.ask("qlate01", "", pollQuestions)
@@ -95,7 +92,6 @@ func TestLateVotes(t *testing.T) {
 }
 
 func TestTimeoutAndCancel(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "ends")
 	e.syncing(e.start("r1"))
 	qid := e.Ask(`{"id":"qend01","to":"matrix:` + e.room.String() + `","timeoutSeconds":30,"questions":` + pollQuestions + `}`)

@@ -23,10 +23,6 @@ import (
 	"github.com/askbridge/askbridge/store"
 )
 
-// setup serialises the making of users and rooms: Dendrite's SQLite
-// answers concurrent room creations with a 500 now and then.
-var setup sync.Mutex
-
 // env is a room on the shared Dendrite with the bot and two people in it,
 // one Redis key prefix, an agent, and the bridge replicas serving the room.
 type env struct {
@@ -39,6 +35,9 @@ type env struct {
 	alice, bob *mautrix.Client
 	tl         *dendritetest.Timeline // what alice sees
 	clock      *platformtest.Clock
+	// url is the homeserver the replicas call: the server's, or a
+	// dendritetest.Proxy's in front of it.
+	url string
 
 	mu       sync.Mutex
 	replicas []*replica
@@ -56,18 +55,16 @@ type replica struct {
 func newEnv(t *testing.T, tag string) *env {
 	t.Helper()
 	dendritetest.SkipShort(t)
-	setup.Lock()
 	bot, token := hs.Register(t, tag+"-bot")
 	alice, _ := hs.Register(t, tag+"-alice")
 	bob, _ := hs.Register(t, tag+"-bob")
 	room := hs.CreateRoom(t, bot, alice, bob)
 	hs.Join(t, alice, room)
 	hs.Join(t, bob, room)
-	setup.Unlock()
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	e := &env{
 		t: t, prefix: fmt.Sprintf("mxe2e%d:", prefixSeq.Add(1)), room: room, bot: bot, token: token,
-		alice: hs.Client(t, alice), bob: hs.Client(t, bob), clock: platformtest.NewClock(),
+		alice: hs.Client(t, alice), bob: hs.Client(t, bob), clock: platformtest.NewClock(), url: hs.URL,
 	}
 	e.Agent = platformtest.NewAgent(t, agent, e.prefix)
 	e.tl = dendritetest.NewTimeline(t, e.alice, room)
@@ -90,7 +87,7 @@ func (e *env) start(name string) *replica {
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute})
 	log := slog.New(slog.NewTextHandler(platformtest.LogWriter{T: e.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
 	ch, err := matrix.New(matrix.Config{
-		Homeserver: hs.URL, User: e.bot.String(), Token: e.token, Replica: name,
+		Homeserver: e.url, User: e.bot.String(), Token: e.token, Replica: name,
 		SyncTimeout: 2 * time.Second, LeaseTTL: 1500 * time.Millisecond, RenewEvery: 300 * time.Millisecond,
 	}, st, log)
 	if err != nil {

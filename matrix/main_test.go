@@ -23,6 +23,9 @@ var (
 	prefixSeq atomic.Int64
 )
 
+// The tests on Dendrite run one at a time: its SQLite answers concurrent
+// writes (room creations, sends) from several tests with a 500 now and
+// then.
 func TestMain(m *testing.M) {
 	srv, stop, err := dendritetest.Shared()
 	if err != nil {

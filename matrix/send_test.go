@@ -33,12 +33,10 @@ type room struct {
 func newRoom(t *testing.T, prefix, url string) *room {
 	t.Helper()
 	dendritetest.SkipShort(t)
-	setup.Lock()
 	bot, token := hs.Register(t, prefix+"-bot")
 	person, _ := hs.Register(t, prefix+"-alice")
 	rid := hs.CreateRoom(t, bot, person)
 	hs.Join(t, person, rid)
-	setup.Unlock()
 	if url == "" {
 		url = hs.URL
 	}
@@ -102,7 +100,6 @@ func (r *room) fromBot(t *testing.T, last id.EventID) []*event.Event {
 }
 
 func TestSendPollAndFinish(t *testing.T) {
-	t.Parallel()
 	r := newRoom(t, "poll", "")
 	p, req := plan(t, "qpoll001", pollRequest)
 	ref, err := r.send(t, p)
@@ -137,7 +134,6 @@ func TestSendPollAndFinish(t *testing.T) {
 }
 
 func TestSendTextAndFinish(t *testing.T) {
-	t.Parallel()
 	r := newRoom(t, "text", "")
 	p, req := plan(t, "qtext001", textRequest)
 	ref, err := r.send(t, p)
@@ -166,11 +162,8 @@ func TestSendTextAndFinish(t *testing.T) {
 }
 
 func TestEncryptedRoomRefused(t *testing.T) {
-	t.Parallel()
 	r := newRoom(t, "crypt", "")
 	bot := hs.Client(t, r.bot)
-	setup.Lock()
-	defer setup.Unlock()
 	if _, err := bot.SendStateEvent(context.Background(), r.id, event.StateEncryption, "", map[string]any{"algorithm": "m.megolm.v1.aes-sha2"}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,13 +179,10 @@ func TestEncryptedRoomRefused(t *testing.T) {
 }
 
 func TestSendErrors(t *testing.T) {
-	t.Parallel()
 	dendritetest.SkipShort(t)
-	setup.Lock()
 	bot, token := hs.Register(t, "errs-bot")
 	other, _ := hs.Register(t, "errs-other")
 	notIn := hs.CreateRoom(t, other)
-	setup.Unlock()
 	p, _ := plan(t, "qerrs001", pollRequest)
 	tests := []struct {
 		name, room, token string
@@ -222,7 +212,6 @@ func TestSendErrors(t *testing.T) {
 }
 
 func TestRateLimitWaitedOut(t *testing.T) {
-	t.Parallel()
 	dendritetest.SkipShort(t)
 	proxy := dendritetest.NewProxy(t, hs.URL)
 	r := newRoom(t, "limit", proxy.URL)
@@ -246,7 +235,6 @@ func TestRateLimitWaitedOut(t *testing.T) {
 }
 
 func TestDroppedReplyPostsOnce(t *testing.T) {
-	t.Parallel()
 	dendritetest.SkipShort(t)
 	proxy := dendritetest.NewProxy(t, hs.URL)
 	r := newRoom(t, "drop", proxy.URL)

@@ -15,7 +15,6 @@ import (
 // votes arrive; the standby takes over within the lease's life and every
 // vote is counted once: no result lost, no notice doubled.
 func TestTakeover(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "takeover")
 	r1, r2 := e.start("r1"), e.start("r2")
 	var holder, standby *replica
