@@ -38,6 +38,8 @@ type env struct {
 	// url is the homeserver the replicas call: the server's, or a
 	// dendritetest.Proxy's in front of it.
 	url string
+	// autoJoin is the replicas' Config.AutoJoin.
+	autoJoin string
 
 	mu       sync.Mutex
 	replicas []*replica
@@ -87,7 +89,7 @@ func (e *env) start(name string) *replica {
 	st := store.New(rdb, store.Options{Prefix: e.prefix, Consumer: name, ClaimIdle: time.Minute})
 	log := slog.New(slog.NewTextHandler(platformtest.LogWriter{T: e.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
 	ch, err := matrix.New(matrix.Config{
-		Homeserver: e.url, User: e.bot.String(), Token: e.token, Replica: name,
+		Homeserver: e.url, User: e.bot.String(), Token: e.token, Replica: name, AutoJoin: e.autoJoin,
 		SyncTimeout: 2 * time.Second, LeaseTTL: 1500 * time.Millisecond, RenewEvery: 300 * time.Millisecond,
 	}, st, log)
 	if err != nil {
