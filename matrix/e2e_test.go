@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +17,16 @@ func en(n engine.Notice) string { return n.Text(locale.Default) }
 
 func TestPollAnsweredByVote(t *testing.T) {
 	e := newEnv(t, "vote")
+	if err := e.alice.SetDisplayName(context.Background(), "Alice <A>"); err != nil {
+		t.Fatal(err)
+	}
 	e.syncing(e.start("r1"))
 	qid := e.ask("qvote01", "", pollQuestions)
 	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
 	e.vote(e.alice, poll.ID, answers(poll)[1])
 	res := e.Result(qid, 20*time.Second)
-	if !answered(res, "target", "Production") || res.AnsweredBy == nil || res.AnsweredBy.ID != e.alice.UserID.String() {
-		t.Fatalf("result %+v, want Production by alice", res)
+	if by := res.AnsweredBy; !answered(res, "target", "Production") || by == nil || by.ID != e.alice.UserID.String() || by.Name != "Alice <A>" {
+		t.Fatalf("result %+v (by %+v), want Production by alice, with her display name", res, by)
 	}
 	ended := e.next(ofType("org.matrix.msc3381.poll.end"))
 	if rel, _ := ended.Content.Raw["m.relates_to"].(map[string]any); rel["event_id"] != poll.ID.String() {
