@@ -52,7 +52,10 @@ type Channel struct {
 	mu        sync.Mutex
 	encrypted map[string]encryption // room → its encryption, read at
 	cooling   map[string]time.Time  // room → end of its rate limit
-	sharing   sync.WaitGroup        // cooldowns being shared
+	sharing   sync.WaitGroup
+	// crash, set by tests only, makes a stopping syncer keep its lease as
+	// a killed process would.
+	crash atomic.Bool // cooldowns being shared
 }
 
 type encryption struct {

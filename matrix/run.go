@@ -90,6 +90,9 @@ func (c *Channel) holdAndSync(ctx context.Context, in engine.Inbox, lease engine
 	c.syncLoop(sctx, in, lease)
 	stop()
 	wg.Wait()
+	if c.crash.Load() {
+		return
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := c.store.ReleaseLease(rctx, lease); err != nil {

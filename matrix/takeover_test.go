@@ -11,11 +11,23 @@ import (
 	"github.com/askbridge/askbridge/internal/testwait"
 )
 
-// TestTakeover: two replicas, one syncer. The syncer is stopped while
-// votes arrive; the standby takes over within the lease's life and every
-// vote is counted once: no result lost, no notice doubled.
+// TestTakeover: two replicas, one syncer. The syncer is stopped, or
+// killed, while votes arrive; the standby takes over within the lease's
+// life and every vote is counted once: no result lost, no notice doubled.
 func TestTakeover(t *testing.T) {
-	e := newEnv(t, "takeover")
+	for _, crash := range []bool{false, true} {
+		name := "stopped"
+		if crash {
+			name = "killed"
+		}
+		t.Run(name, func(t *testing.T) { takeover(t, name, crash) })
+	}
+}
+
+// takeover runs TestTakeover with the syncer stopped, or killed (its lease
+// kept until it expires).
+func takeover(t *testing.T, name string, crash bool) {
+	e := newEnv(t, "takeover-"+name)
 	r1, r2 := e.start("r1"), e.start("r2")
 	var holder, standby *replica
 	testwait.For(t, 10*time.Second, "one syncer and one standby", func() bool {
@@ -38,16 +50,24 @@ func TestTakeover(t *testing.T) {
 		polls = append(polls, e.next(ofType("org.matrix.msc3381.poll.start")))
 	}
 	e.vote(e.alice, polls[0].ID, answers(polls[0])[1])
+	if crash {
+		holder.ch.Crash()
+	}
 	go holder.stop() // stopped while the votes below arrive
 	for i := 1; i < n; i++ {
 		e.vote(e.alice, polls[i].ID, answers(polls[i])[1])
 	}
+	start := time.Now()
 	for i, qid := range ids {
 		if res := e.Result(qid, 30*time.Second); !answered(res, "target", "Production") {
 			t.Errorf("question %d: %+v, want Production", i, res)
 		}
 	}
 	testwait.For(t, 10*time.Second, "the standby syncing", func() bool { return standby.ch.State() == engine.StateConnected })
+	// LeaseTTL 1.5 s + RenewEvery 0.3 s, and a sync's long poll.
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("the standby took %s to count the votes", took)
+	}
 	e.NoResult(ids...)
 	recorded := map[string]int{}
 	for _, ev := range e.botEvents(e.marker()) {
