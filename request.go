@@ -113,7 +113,7 @@ var (
 const MaxQuestionIDChars = 64
 
 // Platforms a person may be named on in answerers.
-var answererPlatforms = []string{"telegram", "discord", "slack", PlatformEmail, "web", PlatformMCP}
+var answererPlatforms = []string{"telegram", "discord", "slack", "matrix", PlatformEmail, "web", PlatformMCP}
 
 // MaxProblems is how many problems a ValidationError names. A request with
 // more (a 64 KB request of unknown keys has thousands) is refused naming

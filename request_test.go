@@ -84,8 +84,8 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{"agent long", `{"agent":"` + long(65) + `","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "agent must be at most 64 characters"},
 		{"agent newline", `{"agent":"a\nb","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "agent must not contain control characters or line breaks"},
 		{"answerers not list", `{"answerers":"telegram:1","questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers must be a list of "<platform>:<user id>" strings`},
-		{"answerer no platform", `{"answerers":["1234"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, email, web, mcp`},
-		{"answerer unknown platform", `{"answerers":["irc:bob"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, email, web, mcp`},
+		{"answerer no platform", `{"answerers":["1234"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, matrix, email, web, mcp`},
+		{"answerer unknown platform", `{"answerers":["irc:bob"],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, `answerers[0] must be "<platform>:<user id>" with platform one of telegram, discord, slack, matrix, email, web, mcp`},
 		{"answerer not string", `{"answerers":[1],"questions":[{"id":"a","header":"H","question":"Q?",` + twoOptions + `}]}`, "answerers[0] must be a string"},
 		{"several problems", withQuestion(`{"id":"A","header":"","question":"Q?","options":[{"label":"x"}]}`), "questions[0].id must be snake_case: a lowercase letter, then lowercase letters, digits or '_' (for example, deploy_target); questions[0].header must not be empty; questions[0].options must contain 2 to 4 options (got 1)"},
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
+	"github.com/askbridge/askbridge/matrix"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
 	"go.yaml.in/yaml/v3"
@@ -123,6 +124,9 @@ type Config struct {
 	Telegram *telegram.Config
 	Discord  *discord.Config
 	Slack    *slack.Config
+	// Matrix is the Matrix channel (ask-user.md §11); nil: off (no
+	// token).
+	Matrix *matrix.Config
 	// Email is the email channel (ask-user.md §10); nil: off (no SMTP
 	// server). It needs PublicURL and LinkSecret: an email carries an
 	// answer link.
@@ -331,6 +335,8 @@ type Chats struct {
 	Discord string `yaml:"discord.channels"`
 	// Slack: channel ids (C…, G…, D…), or user ids (U…, W…) for a DM.
 	Slack string `yaml:"slack.channels"`
+	// Matrix: room ids, such as !abc:example.org.
+	Matrix string `yaml:"matrix.rooms"`
 	// Email: addresses, or @<domain> for every address of a domain.
 	Email string `yaml:"email.addresses"`
 }

@@ -230,6 +230,23 @@
 //	                                 (slack:<channel id>); others are refused. Routes, with
 //	                                 their escalation ladders, are not bound by it. Default:
 //	                                 unset (any channel). YAML slack.channels.
+//	ASKUSER_MATRIX_TOKEN*            The Matrix bot's access token; turns Matrix on (target
+//	                                 matrix:!room:server). Needs ASKUSER_MATRIX_HOMESERVER and
+//	                                 ASKUSER_MATRIX_USER. Default: unset (off). YAML
+//	                                 matrix.token.
+//	ASKUSER_MATRIX_HOMESERVER        The homeserver's client API URL,
+//	                                 https://matrix.example.org. Default: unset. YAML
+//	                                 matrix.homeserver.
+//	ASKUSER_MATRIX_USER              The bot's user id, @askbridge:example.org: the account the
+//	                                 token belongs to. Default: unset. YAML matrix.user.
+//	ASKUSER_MATRIX_AUTOJOIN          Which invitations the bot accepts: none, or
+//	                                 comma-separated server names (example.org) whose rooms it
+//	                                 joins when invited. Otherwise an operator joins it to each
+//	                                 room. Default: unset (none). YAML matrix.autoJoin.
+//	ASKUSER_MATRIX_ROOMS             Comma-separated room ids (!abc:example.org) a request may
+//	                                 name as a direct target (matrix:<room id>); others are
+//	                                 refused. Routes, with their escalation ladders, are not
+//	                                 bound by it. Default: unset (any room). YAML matrix.rooms.
 //	ASKUSER_SMTP_URL*                The SMTP server email is sent through: smtp://host[:port]
 //	                                 (port 587; STARTTLS required) or smtps://host[:port] (TLS,
 //	                                 port 465), optionally with user:password@. Turns email on

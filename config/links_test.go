@@ -105,3 +105,25 @@ func TestEmailTargets(t *testing.T) {
 		t.Errorf("email off: Resolve = %v, want ErrPlatformOff", err)
 	}
 }
+
+// TestMatrixTargets: matrix:<room id> is a target and matrix:<user id> an
+// answerer; an alias, a bare name or a malformed id is refused with what
+// to write instead.
+func TestMatrixTargets(t *testing.T) {
+	if p, chat, err := ParseTarget("matrix:!abc123:example.org"); err != nil || p != "matrix" || chat != "!abc123:example.org" {
+		t.Fatalf("ParseTarget = %q, %q, %v", p, chat, err)
+	}
+	for _, bad := range []string{"matrix:#ops:example.org", "matrix:ops", "matrix:!abc", "matrix:!a b:example.org"} {
+		if _, _, err := ParseTarget(bad); err == nil || !strings.Contains(err.Error(), "matrix:<room id>") {
+			t.Errorf("ParseTarget(%q) = %v, want an error naming matrix:<room id>", bad, err)
+		}
+	}
+	if _, user, err := ParseAnswerer("matrix:@alice:example.org"); err != nil || user != "@alice:example.org" {
+		t.Errorf("ParseAnswerer = %q, %v", user, err)
+	}
+	for _, bad := range []string{"matrix:alice", "matrix:@Alice Smith:example.org", "matrix:@alice"} {
+		if _, _, err := ParseAnswerer(bad); err == nil {
+			t.Errorf("ParseAnswerer(%q) taken", bad)
+		}
+	}
+}

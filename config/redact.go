@@ -100,9 +100,9 @@ func (c Config) routesString() string {
 
 // String returns the redacted form.
 func (c Config) String() string {
-	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s Email:%s PublicURL:%s LinkSecret:%s LogLevel:%s Locale:%s Callback:%s}",
+	return fmt.Sprintf("{Redis:%s HTTP:%s Replica:%s DefaultRoute:%s Routes:%s Targets:%s Chats:%s MaxPendingPerAgent:%d Retention:%s ClaimIdle:%s StopGrace:%s Telegram:%s Discord:%s Slack:%s Matrix:%s Email:%s PublicURL:%s LinkSecret:%s LogLevel:%s Locale:%s Callback:%s}",
 		c.Redis, c.HTTP, c.Replica, c.DefaultRoute, c.routesString(), c.Targets, settings.String(c.Chats), c.MaxPendingPerAgent, c.Retention, c.ClaimIdle, c.StopGrace,
-		section(c.Telegram), section(c.Discord), section(c.Slack), section(c.Email), c.PublicURL, redactedSecret(c.LinkSecret), c.LogLevel, c.Locale, settings.String(c.Callback))
+		section(c.Telegram), section(c.Discord), section(c.Slack), section(c.Matrix), section(c.Email), c.PublicURL, redactedSecret(c.LinkSecret), c.LogLevel, c.Locale, settings.String(c.Callback))
 }
 
 // Format prints the redacted form for every verb.
@@ -122,13 +122,14 @@ func (c Config) LogValue() slog.Value {
 		slog.String("defaultRoute", c.DefaultRoute),
 		slog.Attr{Key: "routes", Value: slog.GroupValue(routes...)},
 		slog.String("targets", c.Targets),
-		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack), slog.String("email", c.Chats.Email)),
+		slog.Group("chats", slog.String("telegram", c.Chats.Telegram), slog.String("discord", c.Chats.Discord), slog.String("slack", c.Chats.Slack), slog.String("matrix", c.Chats.Matrix), slog.String("email", c.Chats.Email)),
 		slog.Int("maxPendingPerAgent", c.MaxPendingPerAgent),
 		slog.Duration("retention", c.Retention),
 		slog.Duration("claimIdle", c.ClaimIdle),
 		slog.Attr{Key: "telegram", Value: sectionValue(c.Telegram)},
 		slog.Attr{Key: "discord", Value: sectionValue(c.Discord)},
 		slog.Attr{Key: "slack", Value: sectionValue(c.Slack)},
+		slog.Attr{Key: "matrix", Value: sectionValue(c.Matrix)},
 		slog.Attr{Key: "email", Value: sectionValue(c.Email)},
 		slog.String("publicURL", c.PublicURL),
 		slog.String("linkSecret", redactedSecret(c.LinkSecret)),

@@ -19,6 +19,7 @@ const (
 	smtpURLPass = "urlpass-Qw7Rt9Yp"
 	smtpPass    = "smtppass-Zx4Cv8Bn"
 	linkSecret  = "linksecret-0123456789abcdefghijklmnop"
+	matrixToken = "syt_YXNrYnJpZGdl_MatrixSecret_1a2b3c"
 )
 
 func secretsConfig(t *testing.T) (*Config, []string) {
@@ -36,6 +37,9 @@ func secretsConfig(t *testing.T) (*Config, []string) {
 		"ASKUSER_SLACK_SIGNING_SECRET":    slackSigning,
 		"ASKUSER_CALLBACK_SECRET":         callbackSecret,
 		"ASKUSER_CALLBACK_HOSTS":          "agents.example.com",
+		"ASKUSER_MATRIX_TOKEN":            matrixToken,
+		"ASKUSER_MATRIX_HOMESERVER":       "https://matrix.example.org",
+		"ASKUSER_MATRIX_USER":             "@askbridge:example.org",
 		"ASKUSER_SMTP_URL":                "smtps://relay:" + smtpURLPass + "@smtp.example.com",
 		"ASKUSER_SMTP_USER":               "bridge",
 		"ASKUSER_SMTP_PASSWORD":           smtpPass,
@@ -47,7 +51,7 @@ func secretsConfig(t *testing.T) (*Config, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, []string{redisPass, httpToken, tgToken, hookSecret, discordToken, slackBot, slackApp, slackSigning, callbackSecret, smtpURLPass, smtpPass, linkSecret,
+	return c, []string{redisPass, httpToken, tgToken, hookSecret, discordToken, slackBot, slackApp, slackSigning, callbackSecret, smtpURLPass, smtpPass, linkSecret, matrixToken,
 		// distinctive parts, in case a secret is printed cut or escaped
 		"AAHdqTcvCH1vGWJx", "GhIjKl", "AbCdEfGhIjKl", "abcdef0123456789", "99yyyzzz"}
 }
@@ -103,10 +107,10 @@ func TestRedactedForm(t *testing.T) {
 	c.MaxPendingPerAgent = 50
 	want := "{Redis:{URL:redis://bridge:xxxxx@redis:6379/0 EmbeddedAddr:127.0.0.1:6380 Prefix:askuser: DataDir:} " +
 		"HTTP:{Addr::8080 Token:[redacted] Origins: MaxEventStreams:100 MCPMaxCalls:64 MCPMaxWait:50s MCPElicit:on MetricsAddr: PprofAddr:} Replica:r1 DefaultRoute:web " +
-		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1] Locale: Escalate:[] Links:false}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack: Email:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
+		"Routes:map[ops:{To:telegram:-100123 Answerers:[telegram:1] Locale: Escalate:[] Links:false}] Targets:routes-only Chats:{Telegram:-100123,-100456 Discord: Slack: Matrix: Email:} MaxPendingPerAgent:50 Retention:24h0m0s ClaimIdle:30s StopGrace:20s " +
 		"Telegram:{Token:[redacted] APIURL:https://api.telegram.org WebhookURL:https://bridge.example.com/tg WebhookSecret:[redacted]} " +
 		"Discord:off " +
-		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} Email:{SMTPURL:[redacted] User:bridge Password:[redacted] From:Ask <ask@example.com> CAFile:} PublicURL:https://ask.example.com LinkSecret:[redacted] LogLevel:info Locale:en " +
+		"Slack:{BotToken:[redacted] AppToken:[redacted] APIURL:https://slack.com/api/ SigningSecret:[redacted]} Matrix:{Homeserver:https://matrix.example.org User:@askbridge:example.org Token:[redacted] AutoJoin:} Email:{SMTPURL:[redacted] User:bridge Password:[redacted] From:Ask <ask@example.com> CAFile:} PublicURL:https://ask.example.com LinkSecret:[redacted] LogLevel:info Locale:en " +
 		"Callback:{Secret:[redacted] Hosts:agents.example.com HTTPHosts: PrivateHosts:}}"
 	tests := []struct{ name, got, want string }{
 		{"%v", fmt.Sprintf("%v", c), want},

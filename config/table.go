@@ -9,6 +9,7 @@ import (
 	"github.com/askbridge/askbridge/config/settings"
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/email"
+	"github.com/askbridge/askbridge/matrix"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/telegram"
 )
@@ -138,6 +139,17 @@ var table = []setting{
 		doc:  "Slack Web API base; a missing trailing `/` is added."},
 	{env: "ASKUSER_SLACK_CHANNELS", yaml: "slack.channels", str: func(c *Config) *string { return &c.Chats.Slack }, def: "unset (any channel)",
 		doc: "Comma-separated channel ids (`C…`, `G…`, `D…`; `U…` or `W…` for a DM) a request may name as a direct target (`slack:<channel id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
+	{env: "ASKUSER_MATRIX_TOKEN", yaml: "matrix.token", secret: true, str: func(c *Config) *string { return &c.Matrix.Token }, def: "unset (off)",
+		doc: "The Matrix bot's access token; turns Matrix on (target `matrix:!room:server`). Needs `ASKUSER_MATRIX_HOMESERVER` and `ASKUSER_MATRIX_USER`."},
+	{env: "ASKUSER_MATRIX_HOMESERVER", yaml: "matrix.homeserver", str: func(c *Config) *string { return &c.Matrix.Homeserver },
+		norm: func(s string) string { return strings.TrimRight(s, "/") },
+		doc:  "The homeserver's client API URL, `https://matrix.example.org`."},
+	{env: "ASKUSER_MATRIX_USER", yaml: "matrix.user", str: func(c *Config) *string { return &c.Matrix.User },
+		doc: "The bot's user id, `@askbridge:example.org`: the account the token belongs to."},
+	{env: "ASKUSER_MATRIX_AUTOJOIN", yaml: "matrix.autoJoin", str: func(c *Config) *string { return &c.Matrix.AutoJoin }, def: "unset (none)",
+		doc: "Which invitations the bot accepts: `none`, or comma-separated server names (`example.org`) whose rooms it joins when invited. Otherwise an operator joins it to each room."},
+	{env: "ASKUSER_MATRIX_ROOMS", yaml: "matrix.rooms", str: func(c *Config) *string { return &c.Chats.Matrix }, def: "unset (any room)",
+		doc: "Comma-separated room ids (`!abc:example.org`) a request may name as a direct target (`matrix:<room id>`); others are refused. Routes, with their escalation ladders, are not bound by it."},
 	{env: "ASKUSER_SMTP_URL", yaml: "email.smtpURL", secret: true, str: func(c *Config) *string { return &c.Email.SMTPURL }, def: "unset (off)",
 		doc: "The SMTP server email is sent through: `smtp://host[:port]` (port 587; STARTTLS required) or `smtps://host[:port]` (TLS, port 465), optionally with `user:password@`. Turns email on (target `email:<address>`); needs `ASKUSER_PUBLIC_URL` and `ASKUSER_LINK_SECRET`."},
 	{env: "ASKUSER_SMTP_USER", yaml: "email.user", str: func(c *Config) *string { return &c.Email.User }, def: "unset (no authentication, or the URL's)",
@@ -208,6 +220,9 @@ var platforms = []platform{
 	{"slack", "Slack", "channels", "channel", func(c *Config) bool { return c.Slack != nil },
 		func(c *Config) { c.Slack = &slack.Config{APIURL: slack.DefaultAPIURL} },
 		func(c *Config, p *settings.Problems) { c.Slack.Check(p) }},
+	{"matrix", "Matrix", "rooms", "room", func(c *Config) bool { return c.Matrix != nil },
+		func(c *Config) { c.Matrix = &matrix.Config{} },
+		func(c *Config, p *settings.Problems) { c.Matrix.Check(p) }},
 	{"email", "Email", "addresses", "address", func(c *Config) bool { return c.Email != nil },
 		func(c *Config) { c.Email = &email.Config{} },
 		func(c *Config, p *settings.Problems) { c.Email.Check(p) }},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/matrix"
 )
 
 // Errors of Resolve, for errors.Is. The messages of the errors Resolve
@@ -84,6 +85,7 @@ var (
 //	discord:@<user id>       a DM with that user (chat is "@<user id>")
 //	slack:<channel id>       C…, G… or D…
 //	slack:<user id>          U… or W…: a DM with that user
+//	matrix:<room id>         a room, !abc:example.org (not an alias)
 //	email:<address>          one email to that address, carrying the
 //	                         person's answer link (chat is the address,
 //	                         lower case)
@@ -105,7 +107,7 @@ func ParseTarget(s string) (platform, chat string, err error) {
 	}
 	platform, chat, found := strings.Cut(s, ":")
 	if !found {
-		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, email:<address>, web or mcp)", s)
+		return "", "", fmt.Errorf("%q is not a target (want telegram:<chat id>, discord:<channel id>, discord:@<user id>, slack:<channel or user id>, matrix:<room id>, email:<address>, web or mcp)", s)
 	}
 	if !isPlatform(platform) {
 		return "", "", fmt.Errorf("unknown platform %q", platform)
@@ -125,6 +127,10 @@ func ParseTarget(s string) (platform, chat string, err error) {
 		if !slackChatPattern.MatchString(chat) {
 			return "", "", fmt.Errorf("%q: a Slack target is a channel id (C…, G…, D…) or a user id (U…, W…), not a name", s)
 		}
+	case matrix.Platform:
+		if !matrix.ValidRoomID(chat) {
+			return "", "", fmt.Errorf("%q: a Matrix target is matrix:<room id>, such as matrix:!abc123:example.org (a room's id, not its #alias: Element shows it under Settings → Advanced)", s)
+		}
 	case askbridge.PlatformEmail:
 		addr, err := askbridge.ParseEmailAddress(chat)
 		if err != nil {
@@ -143,7 +149,7 @@ func ParseTarget(s string) (platform, chat string, err error) {
 func ParseAnswerer(s string) (platform, user string, err error) {
 	platform, user, found := strings.Cut(s, ":")
 	if !found || !isPlatform(platform) {
-		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack, email, web or mcp", s)
+		return "", "", fmt.Errorf("%q must be <platform>:<user id> with platform telegram, discord, slack, matrix, email, web or mcp", s)
 	}
 	if platform == askbridge.PlatformEmail {
 		addr, err := askbridge.ParseEmailAddress(user)
@@ -160,6 +166,8 @@ func ParseAnswerer(s string) (platform, user string, err error) {
 		ok = snowflakePattern.MatchString(user) && fitsUint64(user)
 	case "slack":
 		ok = slackUserPattern.MatchString(user)
+	case matrix.Platform:
+		ok = matrix.ValidUserID(user)
 	case "web":
 		ok = webUserPattern.MatchString(user)
 	case askbridge.PlatformMCP:

@@ -69,6 +69,16 @@ var (
 	serverPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
 )
 
+// roomPattern is a room id: !opaque:server (spec: "Identifier Grammar";
+// an alias, #name:server, must be resolved to its id first).
+var roomPattern = regexp.MustCompile(`^![A-Za-z0-9._~=+/-]{1,255}:[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+
+// ValidRoomID reports whether s is a room id, "!abc:example.org".
+func ValidRoomID(s string) bool { return len(s) <= 255 && roomPattern.MatchString(s) }
+
+// ValidUserID reports whether s is a user id, "@alice:example.org".
+func ValidUserID(s string) bool { return len(s) <= 255 && userPattern.MatchString(s) }
+
 // AutoJoinServers is AutoJoin as a list; nil joins none.
 func (c Config) AutoJoinServers() []string {
 	v := strings.TrimSpace(c.AutoJoin)

@@ -329,6 +329,53 @@ func discordMethod(req *http.Request) string {
 	return httpMethod(req.Method) + " /" + strings.Join(out, "/")
 }
 
+// matrixWords are the path segments of the Matrix client-server API that
+// stay in a label as they are; an event type stays when it is one the
+// bridge sends or reads (matrixTypes); any other segment is an id, a
+// transaction id or a state key and becomes a placeholder.
+var matrixWords = map[string]bool{
+	"sync": true, "rooms": true, "send": true, "state": true, "join": true, "leave": true,
+	"invite": true, "account": true, "whoami": true, "relations": true, "user": true,
+	"filter": true, "event": true, "messages": true, "receipt": true, "redact": true,
+	"joined_members": true, "members": true, "profile": true, "versions": true, "login": true,
+	"logout": true, "joined_rooms": true, "typing": true, "context": true,
+}
+
+// matrixTypes are the event types the bridge sends or reads by path.
+var matrixTypes = map[string]bool{
+	"m.room.message": true, "m.poll.start": true, "m.poll.end": true, "m.poll.response": true,
+	"org.matrix.msc3381.poll.start": true, "org.matrix.msc3381.poll.end": true,
+	"org.matrix.msc3381.poll.response": true, "m.room.encryption": true, "m.reaction": true,
+	"m.room.member": true, "m.room.name": true, "m.reference": true, "m.replace": true, "m.thread": true,
+}
+
+// matrixMethod is a client-server API call as a label: the HTTP method
+// and the path after /_matrix/client/<version>, with ids as placeholders
+// ("PUT /rooms/{id}/send/m.room.message/{id}"); other for a path of
+// another shape. Room and user ids, transaction ids and tokens never
+// reach a label.
+func matrixMethod(req *http.Request) string {
+	rest, ok := strings.CutPrefix(req.URL.Path, "/_matrix/client/")
+	if !ok {
+		return otherMethod
+	}
+	segs := strings.Split(strings.Trim(rest, "/"), "/")
+	if len(segs) < 2 || len(segs) > discordMaxSegments+1 {
+		return otherMethod
+	}
+	segs = segs[1:] // the version: v3, r0, v1
+	out := make([]string, len(segs))
+	for i, s := range segs {
+		switch {
+		case matrixWords[s], matrixTypes[s]:
+			out[i] = s
+		default:
+			out[i] = "{id}"
+		}
+	}
+	return httpMethod(req.Method) + " /" + strings.Join(out, "/")
+}
+
 // httpMethod is an HTTP method as a label: one of the standard ones, or
 // OTHER.
 func httpMethod(m string) string {

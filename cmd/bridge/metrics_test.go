@@ -236,6 +236,12 @@ func TestPlatformTransport(t *testing.T) {
 		{"discord", discordMethod, "PUT", "/api/v10/channels/1/messages/2/reactions/👍/@me", "PUT /channels/{id}/messages/{id}/reactions/{id}/@me"},
 		{"discord", discordMethod, "GET", "/api/v10/gateway/bot", "GET /gateway/bot"},
 		{"discord", discordMethod, "GET", "/api/v10/a/b/c/d/e/f/g/h/i", "other"},
+		{"matrix", matrixMethod, "PUT", "/_matrix/client/v3/rooms/!1234567890123456789:example.org/send/m.room.message/ab-1234567890123456789", "PUT /rooms/{id}/send/m.room.message/{id}"},
+		{"matrix", matrixMethod, "PUT", "/_matrix/client/v3/rooms/!r:example.org/send/org.matrix.msc3381.poll.start/t1", "PUT /rooms/{id}/send/org.matrix.msc3381.poll.start/{id}"},
+		{"matrix", matrixMethod, "GET", "/_matrix/client/v3/rooms/!r:example.org/state/m.room.encryption/", "GET /rooms/{id}/state/m.room.encryption"},
+		{"matrix", matrixMethod, "GET", "/_matrix/client/v3/sync", "GET /sync"},
+		{"matrix", matrixMethod, "POST", "/_matrix/client/v3/join/!1234567890123456789:example.org", "POST /join/{id}"},
+		{"matrix", matrixMethod, "GET", "/.well-known/matrix/client", "other"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.platform+tc.path, func(t *testing.T) {
