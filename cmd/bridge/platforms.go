@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/internal/link"
+	"github.com/askbridge/askbridge/matrix"
 	"github.com/askbridge/askbridge/slack"
 	"github.com/askbridge/askbridge/store"
 	"github.com/askbridge/askbridge/telegram"
@@ -33,6 +34,8 @@ const (
 	telegramTimeoutOverPoll = 15 * time.Second
 	discordTimeout          = 20 * time.Second
 	slackTimeout            = 30 * time.Second
+	// matrixTimeoutOverSync is added to a /sync long poll's timeout.
+	matrixTimeoutOverSync = 15 * time.Second
 )
 
 // platformChannels makes the channel of every platform that has a token. A
@@ -86,6 +89,20 @@ func platformChannels(cfg *config.Config, st *store.Store, log *slog.Logger, m *
 			p.routes = map[string]http.Handler{"POST " + slack.EventsPath: h, "POST " + slack.InteractivityPath: h}
 		}
 		out = append(out, p)
+	}
+	if cfg.Matrix != nil {
+		mc := *cfg.Matrix
+		mc.Replica, mc.Panicked = cfg.Replica, m.Panicked
+		sync := mc.SyncTimeout
+		if sync == 0 {
+			sync = matrix.DefaultSyncTimeout
+		}
+		mc.HTTPClient = m.timedClient(mc.HTTPClient, sync+matrixTimeoutOverSync, matrix.Platform, matrixMethod)
+		ch, err := matrix.New(mc, st, log.With("part", "matrix"))
+		if err != nil {
+			return nil, fmt.Errorf("matrix: %w", err)
+		}
+		out = append(out, platform{channel: ch})
 	}
 	if cfg.Email != nil {
 		_, links, err := answerLinks(cfg)
