@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -69,6 +70,24 @@ type Section struct {
 	// plan's language: "(choose one or more)". Empty otherwise.
 	MultiHint string
 	Options   []askbridge.Option
+}
+
+// Lead is what a text prompt shows before the section's header: "2) " when
+// the prompt has several questions, "" when it has one.
+func (s Section) Lead() string {
+	if s.Number == 0 {
+		return ""
+	}
+	return strconv.Itoa(s.Number) + ") "
+}
+
+// Asked is the section's question as a text prompt shows it: with the
+// hint of a multi-select section after it.
+func (s Section) Asked() string {
+	if s.MultiHint == "" {
+		return s.Question
+	}
+	return s.Question + " " + s.MultiHint
 }
 
 // Plan is what a channel shows for a question: the readable text in parts,
@@ -276,15 +295,7 @@ func HumanDuration(w *locale.Words, d time.Duration) string {
 // Title is the first line of a section: its number when there are several,
 // its header as a chip, the question, and a hint for multi-select.
 func (s Section) Title() string {
-	var b strings.Builder
-	if s.Number > 0 {
-		fmt.Fprintf(&b, "%d) ", s.Number)
-	}
-	fmt.Fprintf(&b, "[%s] %s", s.Header, s.Question)
-	if s.MultiHint != "" {
-		b.WriteString(" " + s.MultiHint)
-	}
-	return b.String()
+	return s.Lead() + "[" + s.Header + "] " + s.Asked()
 }
 
 // OptionLine renders option i (zero-based) as a numbered line.

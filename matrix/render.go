@@ -3,7 +3,6 @@ package matrix
 import (
 	"html"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/askbridge/askbridge/engine"
@@ -60,14 +59,7 @@ func promptLines(p engine.Plan) []line {
 	}
 	for _, s := range p.Sections {
 		blank()
-		prefix := ""
-		if s.Number > 0 {
-			prefix = strconv.Itoa(s.Number) + ") "
-		}
-		title := s.Question
-		if s.MultiHint != "" {
-			title += " " + s.MultiHint
-		}
+		prefix, title := s.Lead(), s.Asked()
 		ls = append(ls, line{
 			plain: prefix + "[" + s.Header + "] " + title,
 			html:  esc(prefix) + "<strong>[" + esc(s.Header) + "]</strong> " + esc(title),

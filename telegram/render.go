@@ -4,7 +4,6 @@ import (
 	"html"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -140,14 +139,7 @@ func packPrompt(p engine.Plan) [][]promptLine {
 	}
 	for _, s := range p.Sections {
 		blank()
-		prefix := ""
-		if s.Number > 0 {
-			prefix = strconv.Itoa(s.Number) + ") "
-		}
-		title := s.Question
-		if s.MultiHint != "" {
-			title += " " + s.MultiHint
-		}
+		prefix, title := s.Lead(), s.Asked()
 		add(prefix+"<b>["+esc(s.Header)+"]</b> ", title, "", false)
 		for i, o := range s.Options {
 			add("", engine.OptionLine(i, o), "", false)
