@@ -111,7 +111,7 @@ func (s *Signer) mac(key, b []byte) []byte {
 // Check returns what token names, when this secret signed it and its
 // Until has not passed at now; ErrInvalid otherwise.
 func (s *Signer) Check(token string, now time.Time) (Claims, error) {
-	if len(token) > MaxTokenChars {
+	if len(token) > MaxTokenChars || !urlSafe(token) {
 		return Claims{}, ErrInvalid
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
@@ -141,6 +141,19 @@ func (s *Signer) Check(token string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
+// urlSafe reports whether s holds only base64url's letters: Go's decoder
+// skips line breaks, so a token with one inside would check as another
+// spelling of the same token.
+func urlSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // FormToken is the anti-forgery token of the page token opens, issued at
 // now: the page's form carries it, and only a POST that carries it back
 // answers (CheckForm). It is bound to the link's token, so a form token
@@ -161,6 +174,9 @@ func (s *Signer) CheckForm(token, form string, now time.Time) bool {
 	}
 	sec, err := strconv.ParseInt(at, 36, 64)
 	if err != nil || time.Unix(sec, 0).After(now.Add(time.Minute)) {
+		return false
+	}
+	if !urlSafe(sum) {
 		return false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sum)

@@ -54,14 +54,15 @@ func TestRefusals(t *testing.T) {
 		tok string
 		at  time.Time
 	}{
-		"expired":          {tok, claims.Until},
-		"other secret":     {otherTok, now},
-		"flipped":          {string(flipped), now},
-		"cut":              {tok[:len(tok)-3], now},
-		"empty":            {"", now},
-		"not base64":       {"!!!", now},
-		"too long":         {strings.Repeat("A", MaxTokenChars+1), now},
-		"padding appended": {tok + "AAAA", now},
+		"expired":             {tok, claims.Until},
+		"other secret":        {otherTok, now},
+		"flipped":             {string(flipped), now},
+		"cut":                 {tok[:len(tok)-3], now},
+		"empty":               {"", now},
+		"not base64":          {"!!!", now},
+		"too long":            {strings.Repeat("A", MaxTokenChars+1), now},
+		"padding appended":    {tok + "AAAA", now},
+		"a line break inside": {tok[:20] + "\r\n" + tok[20:], now},
 	}
 	for name, c := range cases {
 		if _, err := s.Check(c.tok, c.at); err != ErrInvalid {
