@@ -1,0 +1,59 @@
+package matrix
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"maunium.net/go/mautrix/id"
+
+	"github.com/askbridge/askbridge/engine"
+)
+
+var _ engine.Updater = (*Channel)(nil)
+
+// Update edits prompt ref (part 0) of an open question to show p, with an
+// m.replace edit: a text prompt gets p's text as Send would post it now
+// (p.Notes after the instructions: "Seen by Alice", a quorum's tally); a
+// poll gets p's text as its fallback and keeps the answers it was posted
+// with (read back from the homeserver), so every vote still maps to the
+// choice it was cast for — a Seen answer stays in the poll, and a vote
+// for it after someone has seen the question is told so. The edit's
+// transaction id is derived from the question, the part and a hash of the
+// new content, so a repeat of the same update posts nothing new within
+// the homeserver's memory. A prompt that is gone is success. One try per
+// call; a refusal is a *engine.SendError. Safe to repeat.
+func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Plan) error {
+	if ref.Part != 0 {
+		return &engine.SendError{Kind: engine.Permanent, Reason: fmt.Sprintf("event %s shows part %d, which a Matrix prompt of %s does not have", ref.Message, ref.Part, p.ID)}
+	}
+	typ, content := typeMessage, textContent(joinText(promptLines(p), false, ""), msgText)
+	if p.Mode == engine.ModeButtons {
+		typ, content = typePollStart, pollContent(p, "")
+		orig, err := c.cli.GetEvent(ctx, id.RoomID(ref.Chat), id.EventID(ref.Message))
+		if err != nil {
+			if notFound(err) {
+				return c.gone(err, ref, p.ID)
+			}
+			return c.refused("read poll", ref.Chat, err)
+		}
+		if start, ok := orig.Content.Raw[keyPollStart]; ok {
+			content[keyPollStart] = start
+		}
+	}
+	_, err := c.send(ctx, ref.Chat, typ, txnID(p.ID, ref.Part, "update-"+hashOf(content)), editContent(ref.Message, content))
+	return c.gone(err, ref, p.ID)
+}
+
+// hashOf is a short hash of v's JSON (map keys sorted), for transaction
+// ids that change with what an event says.
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(fmt.Sprint(v))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,107 @@
+package matrix_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/askbridge/askbridge/locale"
+)
+
+// editOf matches the bot's m.replace edit of event orig.
+func editOf(orig id.EventID) func(*event.Event) bool {
+	return func(ev *event.Event) bool {
+		rel, _ := ev.Content.Raw["m.relates_to"].(map[string]any)
+		return rel["rel_type"] == "m.replace" && rel["event_id"] == orig.String()
+	}
+}
+
+// newBody is the body of an edit's new content.
+func newBody(ev *event.Event) string {
+	body, _ := ev.Content.Raw["m.new_content"].(map[string]any)["body"].(string)
+	return body
+}
+
+// newAnswers is the answer ids of an edited poll's new content.
+func newAnswers(ev *event.Event) []string {
+	nc, _ := ev.Content.Raw["m.new_content"].(map[string]any)
+	return answers(&event.Event{Content: event.Content{Raw: nc}})
+}
+
+// TestUpdateShowsSeen: a person replies "seen" to a poll of a request with
+// reminders; the poll's fallback text is edited to say who has seen it,
+// and the poll keeps its answers.
+func TestUpdateShowsSeen(t *testing.T) {
+	e := newEnv(t, "seen")
+	if err := e.alice.SetDisplayName(context.Background(), "Alice"); err != nil {
+		t.Fatal(err)
+	}
+	e.syncing(e.start("r1"))
+	e.ask("qseen01", `"remindEverySeconds":600,`, pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	if n := len(answers(poll)); n != 4 {
+		t.Fatalf("poll answers %v, want two options, Skip and Seen", answers(poll))
+	}
+	e.reply(e.alice, poll.ID, "seen", true)
+	edit := e.next(editOf(poll.ID))
+	seenBy := locale.For(locale.Default).Format("SeenBy", map[string]any{"Who": "Alice"})
+	if body := newBody(edit); !strings.HasSuffix(body, "\n\n"+seenBy) {
+		t.Errorf("edited text %q, want it to end with %q", body, seenBy)
+	}
+	if got := newAnswers(edit); !slices.Equal(got, answers(poll)) {
+		t.Errorf("edited poll answers %v, want the poll's own %v", got, answers(poll))
+	}
+}
+
+// TestUpdateRepeatPostsOnce: the same update twice posts one edit; a text
+// prompt's edit shows the notes.
+func TestUpdateRepeatPostsOnce(t *testing.T) {
+	r := newRoom(t, "update", "")
+	p, _ := plan(t, "qupd001", textRequest)
+	ref, err := r.send(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Notes = append(p.Notes, "Seen by Alice")
+	for range 2 {
+		if err := r.ch.Update(context.Background(), ref, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := r.fromBot(t, r.marker(t))
+	if len(evs) != 2 {
+		t.Fatalf("the bot posted %v, want the prompt and one edit", types(evs))
+	}
+	if body := newBody(evs[1]); !editOf(id.EventID(ref.Message))(evs[1]) || !strings.HasSuffix(body, "\n\nSeen by Alice") {
+		t.Errorf("edit %v says %q, want the prompt with its note", relation(evs[1]), body)
+	}
+}
+
+// TestQuorumTallyByVotes: a quorum question to two answerers, answered by
+// poll votes: the first vote edits the tally in the fallback text, the
+// second that agrees ends it.
+func TestQuorumTallyByVotes(t *testing.T) {
+	e := newEnv(t, "quorum")
+	e.syncing(e.start("r1"))
+	extra := fmt.Sprintf(`"quorum":2,"answerers":["matrix:%s","matrix:%s"],`, e.alice.UserID, e.bob.UserID)
+	qid := e.ask("qquorum1", extra, pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	e.vote(e.alice, poll.ID, answers(poll)[1])
+	edit := e.next(editOf(poll.ID))
+	if body := newBody(edit); !strings.Contains(body, "Votes: 1 of 2") || !strings.Contains(body, "Production") {
+		t.Errorf("edited text %q, want the tally of alice's vote", body)
+	}
+	if got := newAnswers(edit); !slices.Equal(got, answers(poll)) {
+		t.Errorf("edited poll answers %v, want the poll's own %v", got, answers(poll))
+	}
+	e.vote(e.bob, poll.ID, answers(poll)[1])
+	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Production") {
+		t.Fatalf("result %+v, want Production by quorum", res)
+	}
+}
