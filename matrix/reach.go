@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/askbridge/askbridge/engine"
 )
 
-var _ engine.Updater = (*Channel)(nil)
+var (
+	_ engine.Updater  = (*Channel)(nil)
+	_ engine.Reminder = (*Channel)(nil)
+)
 
 // Update edits prompt ref (part 0) of an open question to show p, with an
 // m.replace edit: a text prompt gets p's text as Send would post it now
@@ -45,6 +49,42 @@ func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Pl
 	}
 	_, err := c.send(ctx, ref.Chat, typ, txnID(p.ID, ref.Part, "update-"+hashOf(content)), editContent(ref.Message, content))
 	return c.gone(err, ref, p.ID)
+}
+
+// Remind posts text as an m.notice replying to prompt, in the prompt's
+// thread (where the channel's other notices go), pinging nobody, and
+// returns the event it posted (the engine sets Part and Place). Its
+// transaction id is derived from the prompt event (which names the
+// question) and a hash of text, which says how long is left, so a retry
+// after a lost reply posts nothing new. One try; a refusal is a
+// *engine.SendError. Not safe to repeat with another text.
+func (c *Channel) Remind(ctx context.Context, prompt engine.MessageRef, text string) (engine.MessageRef, error) {
+	txn := txnID(prompt.Message, prompt.Part, "remind-"+hashOf(text))
+	ev, err := c.send(ctx, prompt.Chat, typeMessage, txn, noticeContent(prompt.Message, text))
+	if err != nil {
+		return engine.MessageRef{}, err
+	}
+	return engine.MessageRef{Platform: Platform, Chat: prompt.Chat, Message: ev}, nil
+}
+
+// Delete redacts event ref, which the bot posted (a reminder), with a
+// transaction id derived from the event, waiting out the room's rate limit
+// first. An event the homeserver does not know (404) is success; redacting
+// one already redacted succeeds on the homeserver. One try; a refusal is
+// a *engine.SendError. Safe to repeat.
+func (c *Channel) Delete(ctx context.Context, ref engine.MessageRef) error {
+	if err := c.waitCooldown(ctx, ref.Chat); err != nil {
+		return &engine.SendError{Kind: engine.Temporary, Reason: err.Error(), Err: wrap("redact", err)}
+	}
+	_, err := c.cli.RedactEvent(ctx, id.RoomID(ref.Chat), id.EventID(ref.Message), mautrix.ReqRedact{TxnID: txnID(ref.Message, 0, "redact")})
+	if err != nil && notFound(err) {
+		c.log.Debug("event to redact is gone", "room", ref.Chat, "event", ref.Message)
+		return nil
+	}
+	if se := c.refused("redact", ref.Chat, err); se != nil {
+		return se
+	}
+	return nil
 }
 
 // hashOf is a short hash of v's JSON (map keys sorted), for transaction

@@ -11,6 +11,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -103,5 +104,94 @@ func TestQuorumTallyByVotes(t *testing.T) {
 	e.vote(e.bob, poll.ID, answers(poll)[1])
 	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Production") {
 		t.Fatalf("result %+v, want Production by quorum", res)
+	}
+}
+
+// redactionOf matches a redaction of event target.
+func redactionOf(target id.EventID) func(*event.Event) bool {
+	return func(ev *event.Event) bool {
+		return ev.Type == event.EventRedaction && (ev.Redacts == target || ev.Content.Raw["redacts"] == target.String())
+	}
+}
+
+// TestRemindersAreRedactedAtTheEnd: reminders arrive as notices replying
+// to the prompt, in its thread, pinging nobody, and are redacted when the
+// question is answered.
+func TestRemindersAreRedactedAtTheEnd(t *testing.T) {
+	e := newEnv(t, "remind")
+	e.syncing(e.start("r1"))
+	qid := e.ask("qremind1", `"remindEverySeconds":60,"timeoutSeconds":3600,`, pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	var reminders []id.EventID
+	for range 2 {
+		e.clock.Advance(61 * time.Second)
+		ev := e.next(func(ev *event.Event) bool {
+			rel, _ := ev.Content.Raw["m.relates_to"].(map[string]any)
+			return ev.Content.Raw["msgtype"] == "m.notice" && rel["event_id"] == poll.ID.String()
+		})
+		rel := ev.Content.Raw["m.relates_to"].(map[string]any)
+		reply, _ := rel["m.in_reply_to"].(map[string]any)
+		if rel["rel_type"] != "m.thread" || reply["event_id"] != poll.ID.String() {
+			t.Errorf("reminder relates %v, want a reply in the prompt's thread", rel)
+		}
+		if m, ok := ev.Content.Raw["m.mentions"].(map[string]any); !ok || len(m) != 0 {
+			t.Errorf("reminder mentions %v, want none", ev.Content.Raw["m.mentions"])
+		}
+		if body, _ := ev.Content.Raw["body"].(string); !strings.HasPrefix(body, "Still waiting") {
+			t.Errorf("reminder says %q", body)
+		}
+		reminders = append(reminders, ev.ID)
+	}
+	e.vote(e.alice, poll.ID, answers(poll)[0])
+	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Staging") {
+		t.Fatalf("result %+v, want alice's Staging", res)
+	}
+	redacted := map[id.EventID]bool{}
+	e.next(func(ev *event.Event) bool {
+		for _, r := range reminders {
+			if redactionOf(r)(ev) {
+				redacted[r] = true
+			}
+		}
+		return len(redacted) == len(reminders)
+	})
+}
+
+// TestRemindAndDeleteRepeat: a reminder is a notice replying to the
+// prompt; deleting it twice redacts it once and succeeds, and so does
+// deleting an event the homeserver does not know.
+func TestRemindAndDeleteRepeat(t *testing.T) {
+	r := newRoom(t, "redact", "")
+	p, _ := plan(t, "qredact1", textRequest)
+	prompt, err := r.send(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rem, err := r.ch.Remind(ctx, prompt, "Still waiting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rem.Platform != "matrix" || rem.Chat != prompt.Chat || rem.Message == "" || rem.Message == prompt.Message {
+		t.Fatalf("Remind returned %+v, want a new event in the prompt's room", rem)
+	}
+	for range 2 {
+		if err := r.ch.Delete(ctx, rem); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := engine.MessageRef{Platform: "matrix", Chat: prompt.Chat, Message: "$nosuchevent"}
+	if err := r.ch.Delete(ctx, gone); err != nil {
+		t.Errorf("Delete of an unknown event: %v, want success", err)
+	}
+	evs := r.fromBot(t, r.marker(t))
+	var redactions int
+	for _, ev := range evs {
+		if redactionOf(id.EventID(rem.Message))(ev) {
+			redactions++
+		}
+	}
+	if len(evs) < 2 || evs[1].ID.String() != rem.Message || redactions != 1 {
+		t.Errorf("the bot posted %v, want the prompt, the reminder and one redaction of it", types(evs))
 	}
 }
