@@ -195,3 +195,41 @@ func TestRemindAndDeleteRepeat(t *testing.T) {
 		t.Errorf("the bot posted %v, want the prompt, the reminder and one redaction of it", types(evs))
 	}
 }
+
+// TestNotAnAnswerer: only alice may answer. Bob's vote leaves the
+// question open and gets the "not for you" notice in the poll's thread,
+// which does not name his answer; his reply in the thread is not taken as
+// an answer and gets no notice (the engine leaves the text of people who
+// may not answer alone: a room's chatter is none of its business). Then
+// alice's vote answers.
+func TestNotAnAnswerer(t *testing.T) {
+	e := newEnv(t, "notyou")
+	e.syncing(e.start("r1"))
+	qid := e.ask("qnotyou1", fmt.Sprintf(`"answerers":["matrix:%s"],`, e.alice.UserID), pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	e.vote(e.bob, poll.ID, answers(poll)[1])
+	if got := e.notice(poll.ID); got != en(engine.NoticeNotForYou) || strings.Contains(got, "Production") {
+		t.Errorf("bob's vote got %q, want %q", got, en(engine.NoticeNotForYou))
+	}
+	e.reply(e.bob, poll.ID, "Production", true)
+	e.NoResult(qid)
+	e.vote(e.alice, poll.ID, answers(poll)[0])
+	res := e.Result(qid, 20*time.Second)
+	if by := res.AnsweredBy; !answered(res, "target", "Staging") || by == nil || by.ID != e.alice.UserID.String() {
+		t.Fatalf("result %+v, want alice's Staging", res)
+	}
+	// The bot handles the room's events in order: whatever it said to
+	// bob's reply comes before the notice of alice's vote.
+	var said []string
+	e.next(func(ev *event.Event) bool {
+		if ev.Content.Raw["msgtype"] != "m.notice" {
+			return false
+		}
+		body, _ := ev.Content.Raw["body"].(string)
+		said = append(said, body)
+		return body == en(engine.NoticeRecorded)
+	})
+	if len(said) != 1 {
+		t.Errorf("the bot said %q before recording alice's vote, want nothing to bob's reply", said[:len(said)-1])
+	}
+}
