@@ -27,7 +27,8 @@
 //
 // Finish ends a poll (org.matrix.msc3381.poll.end, relating to the poll,
 // with the status line as its text) and edits it (m.replace) so its text
-// fallback shows the status line; a text prompt is edited to its text
+// fallback shows the status line, keeping the answers it was posted with;
+// a text prompt is edited to its text
 // without the instructions and with the status line. Safe to repeat.
 //
 // # Seen, quorum and reminders

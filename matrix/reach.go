@@ -36,19 +36,28 @@ func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Pl
 	typ, content := typeMessage, textContent(joinText(promptLines(p), false, ""), msgText)
 	if p.Mode == engine.ModeButtons {
 		typ, content = typePollStart, pollContent(p, "")
-		orig, err := c.cli.GetEvent(ctx, id.RoomID(ref.Chat), id.EventID(ref.Message))
-		if err != nil {
-			if notFound(err) {
-				return c.gone(err, ref, p.ID)
-			}
-			return c.refused("read poll", ref.Chat, err)
-		}
-		if start, ok := orig.Content.Raw[keyPollStart]; ok {
-			content[keyPollStart] = start
+		if err := c.keepAnswers(ctx, ref, content); err != nil {
+			return c.gone(err, ref, p.ID)
 		}
 	}
 	_, err := c.send(ctx, ref.Chat, typ, txnID(p.ID, ref.Part, "update-"+hashOf(content)), editContent(ref.Message, content))
 	return c.gone(err, ref, p.ID)
+}
+
+// keepAnswers sets the poll block of content (a poll's new content) to
+// that of poll ref as it was posted, read back from the homeserver: an
+// edit of a poll changes its text, never its answers, so every vote maps
+// to the choice it was cast for. A refusal is a *engine.SendError (a
+// 404's tells the caller the poll is gone).
+func (c *Channel) keepAnswers(ctx context.Context, ref engine.MessageRef, content map[string]any) error {
+	orig, err := c.cli.GetEvent(ctx, id.RoomID(ref.Chat), id.EventID(ref.Message))
+	if se := c.refused("read poll", ref.Chat, err); se != nil {
+		return se
+	}
+	if start, ok := orig.Content.Raw[keyPollStart]; ok {
+		content[keyPollStart] = start
+	}
+	return nil
 }
 
 // Remind posts text as an m.notice replying to prompt, in the prompt's

@@ -37,14 +37,15 @@ func newAnswers(ev *event.Event) []string {
 
 // TestUpdateShowsSeen: a person replies "seen" to a poll of a request with
 // reminders; the poll's fallback text is edited to say who has seen it,
-// and the poll keeps its answers.
+// and the poll keeps its answers, then and when it ends (its Seen answer
+// included, though the plan has dropped it).
 func TestUpdateShowsSeen(t *testing.T) {
 	e := newEnv(t, "seen")
 	if err := e.alice.SetDisplayName(context.Background(), "Alice"); err != nil {
 		t.Fatal(err)
 	}
 	e.syncing(e.start("r1"))
-	e.ask("qseen01", `"remindEverySeconds":600,`, pollQuestions)
+	qid := e.ask("qseen01", `"remindEverySeconds":600,`, pollQuestions)
 	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
 	if n := len(answers(poll)); n != 4 {
 		t.Fatalf("poll answers %v, want two options, Skip and Seen", answers(poll))
@@ -57,6 +58,14 @@ func TestUpdateShowsSeen(t *testing.T) {
 	}
 	if got := newAnswers(edit); !slices.Equal(got, answers(poll)) {
 		t.Errorf("edited poll answers %v, want the poll's own %v", got, answers(poll))
+	}
+	e.vote(e.alice, poll.ID, answers(poll)[0])
+	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Staging") {
+		t.Fatalf("result %+v, want alice's Staging", res)
+	}
+	e.next(ofType("org.matrix.msc3381.poll.end"))
+	if got := newAnswers(e.next(editOf(poll.ID))); !slices.Equal(got, answers(poll)) {
+		t.Errorf("ended poll answers %v, want the poll's own %v", got, answers(poll))
 	}
 }
 
