@@ -148,7 +148,9 @@ func (c *Channel) Send(ctx context.Context, d engine.Delivery) error {
 
 // Finish shows message ref of an ended question as ended: a poll is ended
 // (org.matrix.msc3381.poll.end with the status line) and its text
-// fallback edited to show the status line; a text prompt is edited
+// fallback edited to show the status line (its answers kept as posted,
+// read back from the homeserver, though the ended plan has no Seen); a
+// text prompt is edited
 // (m.replace) to show its text without the instructions and with the
 // status line. Both events have transaction ids of their own, so a repeat
 // within the homeserver's memory posts nothing new, and a later repeat
@@ -162,7 +164,11 @@ func (c *Channel) Finish(ctx context.Context, ref engine.MessageRef, end engine.
 		if _, err := c.send(ctx, ref.Chat, typePollEnd, txnID(p.ID, ref.Part, "end"), pollEndContent(ref.Message, end.Status)); err != nil {
 			return c.gone(err, ref, p.ID)
 		}
-		_, err := c.send(ctx, ref.Chat, typePollStart, txnID(p.ID, ref.Part, "edit"), editContent(ref.Message, pollContent(p, end.Status)))
+		content := pollContent(p, end.Status)
+		if err := c.keepAnswers(ctx, ref, content); err != nil {
+			return c.gone(err, ref, p.ID)
+		}
+		_, err := c.send(ctx, ref.Chat, typePollStart, txnID(p.ID, ref.Part, "edit"), editContent(ref.Message, content))
 		return c.gone(err, ref, p.ID)
 	}
 	content := textContent(joinText(promptLines(p), true, end.Status), msgText)

@@ -27,8 +27,38 @@
 //
 // Finish ends a poll (org.matrix.msc3381.poll.end, relating to the poll,
 // with the status line as its text) and edits it (m.replace) so its text
-// fallback shows the status line; a text prompt is edited to its text
+// fallback shows the status line, keeping the answers it was posted with;
+// a text prompt is edited to its text
 // without the instructions and with the status line. Safe to repeat.
+//
+// # Seen, quorum and reminders
+//
+// Update edits an open prompt (m.replace) to show its new plan: "Seen by
+// Alice" once someone replied "seen" or voted Seen, a quorum question's
+// tally ("Votes: 1 of 2 needed — …") after every vote, both after the
+// instructions. A poll's edit changes its text fallback only: it keeps the
+// answers it was posted with (read back from the homeserver), so every
+// vote still maps to its choice; the Seen answer stays in the poll, and a
+// Seen vote after someone has seen the question is told so. The text
+// never offers Seen. The edit's transaction id is derived from the
+// question, the part and a hash of the new content, so the same update
+// twice posts one edit.
+//
+// Remind posts a reminder as an m.notice replying to the prompt in its
+// thread, pinging nobody (m.mentions empty), with a transaction id derived
+// from the prompt event and a hash of its text. Delete redacts it (the
+// engine's finisher deletes every reminder when the question ends); an
+// event the homeserver does not know counts as deleted.
+//
+// # Who may answer
+//
+// A question with answerers ("matrix:@alice:server") takes votes and
+// replies from those people only. Anyone else's vote leaves it open and
+// gets the engine's "not for you" notice in the prompt's thread (it does
+// not repeat their answer); their text replies are not taken and get no
+// notice, as the engine leaves alone the text of people who may not
+// answer. A quorum question takes one vote per answerer and ends when
+// enough agree.
 //
 // # Answers
 //
