@@ -37,7 +37,10 @@ func TestTapAnswers(t *testing.T) {
 		t.Errorf("want one full-width row per option then Other…|Skip, got %v", p.Keyboard)
 	}
 	a := e.tap(opsGroup, p.ID, alice, "Production")
-	if a.Text != en(engine.NoticeRecorded) || a.ShowAlert || a.After > time.Second {
+	// The tap is answered well inside the time Telegram keeps its spinner
+	// and takes an answer (a query answered much later is "too old"); how
+	// fast is a benchmark's to say, not this test's.
+	if a.Text != en(engine.NoticeRecorded) || a.ShowAlert || a.After > 10*time.Second {
 		t.Errorf("notice %+v", a)
 	}
 	r := e.Result(id, 5*time.Second)

@@ -2,6 +2,7 @@ package dendritetest
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Server) newClient(t testing.TB, user id.UserID, token string) *mautrix.
 	if err != nil {
 		t.Fatalf("dendritetest: client for %s: %v", s.URL, err)
 	}
-	cli.Client.Transport = s.transport
+	cli.Client.Transport = retry500{s.transport}
 	return cli
 }
 
@@ -141,4 +142,30 @@ func Send(t testing.TB, cli *mautrix.Client, room id.RoomID, typ event.Type, con
 		t.Fatalf("dendritetest: %s sends %s to %s: %v", cli.UserID, typ.Type, room, err)
 	}
 	return resp.EventID
+}
+
+// retry500 sends a request again, up to three times, when Dendrite
+// answered 500: its SQLite store, busy under parallel tests on a loaded
+// machine, now and then fails a request whole ("database is locked").
+// Only the clients the helpers make for the tests' people use it: the
+// channel under test meets Dendrite's answers as they are.
+type retry500 struct{ next http.RoundTripper }
+
+func (r retry500) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 1; ; try++ {
+		resp, err := r.next.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusInternalServerError || try == 3 || (req.Body != nil && req.GetBody == nil) {
+			return resp, err
+		}
+		resp.Body.Close()
+		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req = req.Clone(req.Context())
+			req.Body = body
+		}
+	}
 }

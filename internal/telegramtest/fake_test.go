@@ -125,7 +125,7 @@ func TestRateLimitBody(t *testing.T) {
 	if !errors.As(err, &tooMany) || tooMany.RetryAfter != 1 {
 		t.Fatalf("error %v, want a 429 with retry_after 1", err)
 	}
-	clock.Advance(650 * time.Millisecond) // past the 500 ms grace for requests already on their way
+	clock.Advance(850 * time.Millisecond) // past the 750 ms grace for requests already on their way
 	code, body := raw(t, s, "sendMessage", url.Values{"chat_id": {"-100777"}, "text": {"three"}})
 	want := `{"description":"Too Many Requests: retry after 1","error_code":429,"ok":false,"parameters":{"retry_after":1}}`
 	if got, _ := json.Marshal(body); code != http.StatusTooManyRequests || string(got) != want {
