@@ -144,7 +144,8 @@ func Send(t testing.TB, cli *mautrix.Client, room id.RoomID, typ event.Type, con
 	return resp.EventID
 }
 
-// retry500 sends a request again, up to three times, when Dendrite
+// retry500 sends a request again, up to six times over about six
+// seconds, when Dendrite
 // answered 500: its SQLite store, busy under parallel tests on a loaded
 // machine, now and then fails a request whole ("database is locked").
 // Only the clients the helpers make for the tests' people use it: the
@@ -154,11 +155,11 @@ type retry500 struct{ next http.RoundTripper }
 func (r retry500) RoundTrip(req *http.Request) (*http.Response, error) {
 	for try := 1; ; try++ {
 		resp, err := r.next.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusInternalServerError || try == 3 || (req.Body != nil && req.GetBody == nil) {
+		if err != nil || resp.StatusCode != http.StatusInternalServerError || try == 6 || (req.Body != nil && req.GetBody == nil) {
 			return resp, err
 		}
 		resp.Body.Close()
-		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		time.Sleep(min(time.Duration(1<<try)*125*time.Millisecond, 2*time.Second))
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
