@@ -57,16 +57,22 @@ type replica struct {
 func newEnv(t *testing.T, tag string) *env {
 	t.Helper()
 	dendritetest.SkipShort(t)
-	bot, token := hs.Register(t, tag+"-bot")
-	alice, _ := hs.Register(t, tag+"-alice")
-	bob, _ := hs.Register(t, tag+"-bob")
-	room := hs.CreateRoom(t, bot, alice, bob)
-	hs.Join(t, alice, room)
-	hs.Join(t, bob, room)
+	return newEnvOn(t, hs, tag)
+}
+
+// newEnvOn is newEnv on homeserver srv.
+func newEnvOn(t *testing.T, srv *dendritetest.Server, tag string) *env {
+	t.Helper()
+	bot, token := srv.Register(t, tag+"-bot")
+	alice, _ := srv.Register(t, tag+"-alice")
+	bob, _ := srv.Register(t, tag+"-bob")
+	room := srv.CreateRoom(t, bot, alice, bob)
+	srv.Join(t, alice, room)
+	srv.Join(t, bob, room)
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	e := &env{
 		t: t, prefix: fmt.Sprintf("mxe2e%d:", prefixSeq.Add(1)), room: room, bot: bot, token: token,
-		alice: hs.Client(t, alice), bob: hs.Client(t, bob), clock: platformtest.NewClock(), url: hs.URL,
+		alice: srv.Client(t, alice), bob: srv.Client(t, bob), clock: platformtest.NewClock(), url: srv.URL,
 	}
 	e.Agent = platformtest.NewAgent(t, agent, e.prefix)
 	e.tl = dendritetest.NewTimeline(t, e.alice, room)
