@@ -125,6 +125,8 @@ type world struct {
 	redis *redistest.Server
 	rdb   *redis.Client // the agents
 	admin *redis.Client // INFO and the checks
+	// adminTrips counts admin's round trips (intakeTrips takes them out).
+	adminTrips *tripCount
 
 	fake   *telegramtest.Server
 	front  *front
@@ -150,6 +152,9 @@ type measured struct {
 	// idle is the bridge's CPU per second with nothing to do (Telegram
 	// polling, renewals, blocking reads).
 	idle time.Duration
+	// idleCmds is the Redis commands the bridge sends per second with
+	// nothing to do, measured in the same window (idleCommands).
+	idleCmds float64
 
 	hol      time.Duration
 	holA     []time.Duration
@@ -237,6 +242,8 @@ func (w *world) setUp(ctx context.Context, m *measured) error {
 	}
 	w.rdb = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 512, MinIdleConns: 64})
 	w.admin = redis.NewClient(&redis.Options{Addr: w.redis.Addr, PoolSize: 4})
+	w.adminTrips = &tripCount{}
+	w.admin.AddHook(w.adminTrips)
 
 	w.logf("redis-benchmark on %s", w.redis.Addr)
 	if m.redisOps, err = redisBenchmark(ctx, w.redis.Addr, w.p.benchN); err != nil {
@@ -252,7 +259,7 @@ func (w *world) setUp(ctx context.Context, m *measured) error {
 	if err := w.startMain(ctx); err != nil {
 		return err
 	}
-	m.idle, err = w.idleCPU(ctx)
+	m.idle, m.idleCmds, err = w.idleCPU(ctx)
 	return err
 }
 
@@ -447,25 +454,27 @@ func loadAverage() string {
 	return "?"
 }
 
-// idleCPU is the bridge's CPU time per second while nothing is asked.
-func (w *world) idleCPU(ctx context.Context) (time.Duration, error) {
-	d := 5 * time.Second
+// idleCPU is the bridge's CPU time per second while nothing is asked, and
+// the Redis commands it sends per second meanwhile (idleCommands).
+func (w *world) idleCPU(ctx context.Context) (time.Duration, float64, error) {
+	d := 10 * time.Second
 	if w.o.Short {
-		d = 2 * time.Second
+		d = 3 * time.Second
 	}
 	c0, err := w.bridge.cpu()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
-	if !sleep(ctx, d) {
-		return 0, ctx.Err()
+	cmds, top, err := w.idleCommands(ctx, d)
+	if err != nil {
+		return 0, 0, err
 	}
 	c1, err := w.bridge.cpu()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	idle := time.Duration(float64(c1-c0) / time.Since(start).Seconds())
-	w.logf("bridge idle: %s CPU per second", idle)
-	return idle, nil
+	w.logf("bridge idle: %s CPU per second; %.1f Redis commands per second (%s)", idle, cmds, top)
+	return idle, cmds, nil
 }

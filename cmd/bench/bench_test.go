@@ -79,8 +79,8 @@ func TestBenchShort(t *testing.T) {
 			t.Errorf("round trip cost: busy %v, idle %v; want both positive", busy, idle)
 		}
 	}
-	if len(rep.Rows) != 11 {
-		t.Errorf("%d rows, want 11", len(rep.Rows))
+	if len(rep.Rows) != 12 {
+		t.Errorf("%d rows, want 12", len(rep.Rows))
 	}
 	for _, r := range rep.Rows {
 		if len(r.Values) == 0 {

@@ -177,6 +177,9 @@ type batchResult struct {
 	// timedOut counts questions that ended with exactly one timeout
 	// result.
 	timedOut int
+	// trips is the bridge's Redis round trips per 1,000 requests taken in
+	// (intakeTrips), reads Redis's reads (intakeReads).
+	trips, reads float64
 }
 
 // batchStart pipelines n requests for the web page with the shortest
@@ -200,6 +203,10 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 		return nil, err
 	}
 	sys0 := w.bridge.syscalls()
+	calls0, err := w.bridge.redisCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	go in.add(ctx, b.ids)
 	if err := in.wait(ctx, start); err != nil {
@@ -225,7 +232,14 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 	}
 	r := &m.batch
 	r.n, r.intake = n, b.done.Sub(start)
+	r.reads = intakeReads(in.s0, s1, in.addReads+w.adminTrips.n.Load()-in.admin0, n)
+	calls1, err := w.bridge.redisCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.trips = intakeTrips(calls0, calls1, n)
 	m.counts.Batch = n
+	w.logf("batch: per 1,000 requests taken in, %.1f bridge round trips to Redis (its own count), %.1f Redis reads (total_reads_processed, the bench's own taken out)", r.trips, r.reads)
 	w.logf("batch: %d requests taken in in %s (%.0f/s); per request: %.2f bridge system calls (read, write), CPU bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
 		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-in.s0.cpu)/time.Duration(n),
 		r.memPer, in.entry, float64(r.rss)/(1<<20), r.pending)
@@ -243,6 +257,10 @@ type intake struct {
 	entry float64
 	read0 int64
 	s0    redisSnap
+	// addReads is the reads Redis takes for the batch's XADDs (measured
+	// on a scratch stream); admin0 is the admin client's round trips when
+	// s0 was taken.
+	addReads, admin0 int64
 	// measuredMem is set once memory has taken the figures.
 	measuredMem bool
 	// added is set once every request was added; addErr then has nil, or
@@ -255,7 +273,7 @@ type intake struct {
 func (w *world) newIntake(ctx context.Context, ids []string, r *batchResult) (*intake, error) {
 	in := &intake{w: w, n: len(ids), r: r, addErr: make(chan error, 1)}
 	var err error
-	if in.entry, err = w.entryBytes(ctx, ids); err != nil {
+	if in.entry, in.addReads, err = w.entryBytes(ctx, ids); err != nil {
 		return nil, err
 	}
 	if in.read0, err = w.groupRead(ctx); err != nil {
@@ -264,6 +282,7 @@ func (w *world) newIntake(ctx context.Context, ids []string, r *batchResult) (*i
 	if in.s0, err = snapshot(ctx, w.admin); err != nil {
 		return nil, err
 	}
+	in.admin0 = w.adminTrips.n.Load()
 	return in, nil
 }
 
@@ -343,12 +362,15 @@ func (in *intake) wait(ctx context.Context, start time.Time) error {
 
 // entryBytes is the memory one request's stream entry takes: the same
 // requests added to a scratch stream, which is then deleted. (The bridge
-// leaves entries in the requests stream once handled.)
-func (w *world) entryBytes(ctx context.Context, ids []string) (float64, error) {
+// leaves entries in the requests stream once handled.) reads is what
+// Redis read to take them (total_reads_processed), the snapshots' own
+// reads taken out.
+func (w *world) entryBytes(ctx context.Context, ids []string) (perEntry float64, reads int64, err error) {
 	const scratch = "bench:scratch"
-	s0, err := snapshot(ctx, w.admin)
+	var s0 redisSnap
+	s0, err = snapshot(ctx, w.admin)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for from := 0; from < len(ids); from += 1000 {
 		pipe := w.admin.Pipeline()
@@ -358,17 +380,17 @@ func (w *world) entryBytes(ctx context.Context, ids []string) (float64, error) {
 			pipe.XAdd(ctx, a)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := w.admin.Del(ctx, scratch).Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(s1.usedMemory-s0.usedMemory) / float64(len(ids)), nil
+	return float64(s1.usedMemory-s0.usedMemory) / float64(len(ids)), s1.reads - s0.reads - 1, nil
 }
 
 // group is the one consumer group of the requests stream (the bridge's).

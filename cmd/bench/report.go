@@ -215,6 +215,10 @@ func (t *table) batchRows(n int) {
 		"≤ 5 s per 100,000 (≥ 20,000/s)", []float64{b.intake.Seconds(), rate}, func() (string, bool) {
 			return fmt.Sprintf("%s in %s (%s/s)", group(float64(b.n), 0), fmtDur(b.intake), group(rate, 0)), rate >= goalIntakeRate
 		})
+	t.row("batch intake", "intake: the bridge's Redis round trips per 1,000 requests taken in (its own count, a command or a pipeline each); Redis reads (total_reads_processed, the bench's own taken out)",
+		"≤ 60 round trips", []float64{b.trips, b.reads}, func() (string, bool) {
+			return fmt.Sprintf("%.1f round trips; %.1f reads", b.trips, b.reads), b.trips <= goalIntakeTrips
+		})
 	t.row("batch timeouts", fmt.Sprintf("timeout lateness at N pending with %d s timeouts (result's endedAt − deadline)", batchTimeout),
 		"p99 ≤ 250 ms", []float64{pctf(b.late, 50), pctf(b.late, 99)}, func() (string, bool) {
 			return fmt.Sprintf("p50 %s, p99 %s, max %s (%s questions)", fmtMS(pctf(b.late, 50)), fmtMS(pctf(b.late, 99)),
