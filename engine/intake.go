@@ -32,6 +32,9 @@ type intakeParams struct {
 	// (EngineConfig.Standing, StandingMax).
 	standing    bool
 	standingMax time.Duration
+	// created is told the deadline of each question created (the
+	// sweeper's soon).
+	created func(deadline time.Time)
 }
 
 // intake carries requests from the stream to people: it validates, routes
@@ -58,6 +61,9 @@ type intake struct {
 }
 
 func newIntake(c *core, d *delivery, p intakeParams) *intake {
+	if p.created == nil {
+		p.created = func(time.Time) {}
+	}
 	in := &intake{core: c, intakeParams: p, store: c.store, deliver: d, acks: make(chan []string, max(p.concurrency, 1))}
 	if bc, ok := c.store.(BatchCreator); ok {
 		in.batch = bc
@@ -321,14 +327,19 @@ func (in *intake) createAll(plans []*askPlan) ([]*CreateCall, error) {
 	}
 	in.createBatch(ctx, in.batch, calls)
 	var evs []askbridge.Event
+	var first time.Time
 	for i, p := range plans {
 		if calls[i].Err == nil && calls[i].Created {
 			evs = append(evs, in.requested(p)...)
+			if first.IsZero() || p.q.Deadline.Before(first) {
+				first = p.q.Deadline
+			}
 		}
 	}
 	if len(evs) == 0 {
 		return calls, nil
 	}
+	in.created(first)
 	return calls, in.publish(ctx, evs...)
 }
 
@@ -569,6 +580,7 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		return fmt.Errorf("create question: %w", err)
 	}
 	if created {
+		in.created(p.q.Deadline)
 		if err := in.publish(ctx, in.requested(p)...); err != nil {
 			return err
 		}
