@@ -91,6 +91,12 @@ func TestBenchShort(t *testing.T) {
 				t.Errorf("row %q: %v in %v", r.Measure, v, r.Values)
 			}
 		}
+		if strings.HasPrefix(r.Measure, "intake: the bridge's Redis round trips") {
+			// A count: the intake's batching regressed when it is over.
+			if trips := r.Values[0]; !(trips > 0 && trips <= goalIntakeTrips) {
+				t.Errorf("intake: %v round trips per 1,000 requests, want at most %d", trips, goalIntakeTrips)
+			}
+		}
 		if strings.HasPrefix(r.Measure, "Redis commands per answered question") {
 			web, tg := r.Values[0], r.Values[2]
 			if !(web > 0 && tg > 0) {
