@@ -267,7 +267,7 @@ func (in *intake) takeBatch(entries []Entry, release func(Entry)) {
 	now := in.clock.Now()
 	var plans []*askPlan
 	for _, entry := range entries {
-		if p := in.batchPlan(entry, now); p != nil {
+		if p := in.safePlan(entry, now); p != nil {
 			plans = append(plans, p)
 			continue
 		}
@@ -280,18 +280,23 @@ func (in *intake) takeBatch(entries []Entry, release func(Entry)) {
 	errs := make([]error, len(plans))
 	local := &ackGroup{acks: in.acks}
 	for i, p := range plans {
+		if calls == nil {
+			// createAll panicked: every entry stays pending.
+			errs[i] = pubErr
+			continue
+		}
 		errs[i] = batchErr(calls[i], pubErr)
 		if p.holder == "" && errs[i] == nil {
 			local.left++
 		}
 	}
 	for i, p := range plans {
-		c := calls[i]
 		if err := errs[i]; err != nil {
 			in.handled(p.entry, err)
 			release(p.entry)
 			continue
 		}
+		c := calls[i]
 		var group *ackGroup
 		if p.holder == "" {
 			group = local
@@ -315,13 +320,32 @@ func batchErr(c *CreateCall, pubErr error) error {
 	return nil
 }
 
+// safePlan is batchPlan with a panic recovered: the entry then goes on
+// its own (where a panic again leaves it unacknowledged).
+func (in *intake) safePlan(entry Entry, now time.Time) (p *askPlan) {
+	defer func() {
+		if v := recover(); v != nil {
+			in.panicked("prepare request", v, "entry", entry.StreamID)
+			p = nil
+		}
+	}()
+	return in.batchPlan(entry, now)
+}
+
 // createAll creates the questions of plans in one call of the store and
 // publishes the requested (and delivered) events of those created in one
-// call: it returns each plan's create and the publishing's error.
-func (in *intake) createAll(plans []*askPlan) ([]*CreateCall, error) {
+// call: it returns each plan's create and the publishing's error. A panic
+// is recovered and returned as the error, with no calls.
+func (in *intake) createAll(plans []*askPlan) (calls []*CreateCall, pubErr error) {
+	defer func() {
+		if v := recover(); v != nil {
+			in.panicked("create requests", v, "entries", len(plans))
+			calls, pubErr = nil, fmt.Errorf("create requests: panic: %v", v)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(in.halt, 30*time.Second)
 	defer cancel()
-	calls := make([]*CreateCall, len(plans))
+	calls = make([]*CreateCall, len(plans))
 	for i, p := range plans {
 		calls[i] = &CreateCall{Question: p.q, Holder: p.holder, TTL: in.leaseTTL}
 	}
