@@ -40,8 +40,19 @@
 //
 // # Seen, quorum and reminders
 //
+// A 👀 reaction (m.reaction, an m.annotation of the prompt, key U+1F440
+// with or without U+FE0F) by a person who may answer marks the question
+// seen as the reply word "seen" does, through the engine's SeenMarker:
+// reminders and escalation stop, the agent gets an acknowledged event and
+// the prompt is edited. Like the reply word it counts only on a question
+// with reminders or escalation. Nothing is said back to a reaction: one
+// from someone who may not answer, on an ended prompt or after another's
+// Seen changes nothing and stays unanswered; other keys are ignored
+// before any mark is taken. The prompt's text does not mention the
+// reaction, as it does not mention the word.
+//
 // Update edits an open prompt (m.replace) to show its new plan: "Seen by
-// Alice" once someone replied "seen" or voted Seen, a quorum question's
+// Alice" once someone replied "seen", voted Seen or reacted 👀, a quorum question's
 // tally ("Votes: 1 of 2 needed — …") after every vote, both after the
 // instructions. A poll's edit changes its text fallback only: it keeps the
 // answers it was posted with (read back from the homeserver), so every
@@ -75,7 +86,7 @@
 // only once every event of a batch was handled, and each event claimed
 // with a first-seen mark and settled once handled, so a failover neither
 // loses nor repeats a vote. A poll response (unstable or stable) from a
-// person is an engine tap; a text message replying to a prompt
+// person is an engine tap; a 👀 reaction is a Seen mark; a text message replying to a prompt
 // (m.in_reply_to) or in its thread (m.thread) is a text reply. The
 // engine's notices go in the prompt's thread, as m.notice; a tap's notice
 // is told once per person, question and notice (a late voter reads
