@@ -45,6 +45,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	var o Options
 	fs.BoolVar(&o.Short, "short", false, "small and quick: 2,000 requests in the batch, short phases, one failover (CI)")
 	fs.IntVar(&o.N, "n", 0, "requests in the intake and timeout batch (default 100,000; 2,000 with -short)")
+	fs.IntVar(&o.BatchRuns, "batch-runs", 0, "how many times the batch (intake, then its deadlines) runs; the lateness row gives each run's p99 (default 3; 1 with -short)")
 	fs.StringVar(&o.Artifacts, "artifacts", "artifacts", "directory for the plots")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "take the bridge's CPU profile during the highest web level, the saturated Telegram phase and the first seconds of the batch intake into `prefix`-web.pprof, prefix-telegram.pprof and prefix-intake.pprof")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory with the bridges' logs")
