@@ -159,6 +159,11 @@ type measured struct {
 	// rtBusy and rtIdle are what a Redis round trip costs a process in
 	// CPU, back to back and after 10 ms asleep (roundTripCost).
 	rtBusy, rtIdle time.Duration
+	// rtWeb is rtBusy measured again just before the web levels, the
+	// denominator of their CPU ratio: what a round trip costs moves with
+	// the machine's load, so it is taken as close as can be to the
+	// figure it is compared with.
+	rtWeb time.Duration
 	// idle is the bridge's CPU per second with nothing to do (Telegram
 	// polling, renewals, blocking reads); idleCmds and idleTrips are the
 	// Redis commands and round trips per second it makes meanwhile.

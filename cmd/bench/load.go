@@ -46,6 +46,12 @@ func (l level) cpuPer() time.Duration {
 // webLevels runs the web page path at each concurrency of params.levels.
 // The last (highest) level is the one profiled.
 func (w *world) webLevels(ctx context.Context, m *measured) error {
+	rt, _, err := roundTripCost(ctx, w.redis.Addr)
+	if err != nil {
+		return err
+	}
+	m.rtWeb = rt
+	w.logf("web: one Redis round trip costs %s of CPU back to back now", rt)
 	person, err := startWebPerson(ctx, w.bridge.addr, slices.Max(w.p.levels))
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 func TestGoalRows(t *testing.T) {
 	m := &measured{
 		errs: map[string]error{}, skipped: map[string]bool{},
-		redisOps: 50_000, rtBusy: 40 * time.Microsecond,
+		redisOps: 50_000, rtBusy: 30 * time.Microsecond, rtWeb: 40 * time.Microsecond,
 		web: []level{
 			{c: 1, answered: 500, elapsed: time.Second, cpu: 500 * time.Millisecond, redis: perQuestion{cmds: 19, trips: 4}},
 			// 2,000 q/s at 20 commands: the ceiling is 2,500 q/s, 0.8 of it.
