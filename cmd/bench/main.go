@@ -1,5 +1,5 @@
-// Command bench is askbridge's end-to-end benchmark (issue 12). It starts
-// everything itself and measures the bridge as it is run:
+// Command bench is askbridge's end-to-end benchmark (issues 12 and 33). It
+// starts everything itself and measures the bridge as it is run:
 //
 //   - a redis-server on a free loopback port, in a directory of its own,
 //     and redis-benchmark against it for the ceiling of this machine;
@@ -13,9 +13,11 @@
 // (docs/redis-protocol.md: XADD the request, BLPOP the result). People
 // answer on the web page through its HTTP API (its event stream, then POST
 // api/questions/{id}/answer) and on Telegram by tapping buttons on the fake.
-// The table, one figure per row from this one run, goes to stdout; plots
-// (latency.svg, throughput.svg) to -artifacts. docs/performance.md says how
-// to read each row.
+// The table, one figure per row from this one run, goes to stdout: issue
+// 33's goals as counts (Redis commands, round trips, wake-ups) or ratios to
+// ceilings measured in the same run, then rows without a goal. Plots
+// (latency.svg, throughput.svg) go to -artifacts. docs/performance.md says
+// how to read each row.
 //
 //	go run ./cmd/bench           the full run (a few minutes)
 //	go run ./cmd/bench -short    small and quick, as CI runs it
