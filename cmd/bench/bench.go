@@ -169,6 +169,10 @@ type measured struct {
 	// Redis commands and round trips per second it makes meanwhile.
 	idle                time.Duration
 	idleCmds, idleTrips float64
+	// idleWakeups is the bridge's wake-ups per second meanwhile (NaN
+	// where not counted): the share of a phase's wake-ups that is not its
+	// questions'.
+	idleWakeups float64
 	// coldStart is each cold start's exec → first getUpdates.
 	coldStart []time.Duration
 
@@ -490,6 +494,7 @@ func (w *world) idle(ctx context.Context, m *measured) error {
 	if err != nil {
 		return err
 	}
+	wake0, wakeErr := w.bridge.wakeups()
 	start := time.Now()
 	if !sleep(ctx, w.p.idleFor) {
 		return ctx.Err()
@@ -497,6 +502,10 @@ func (w *world) idle(ctx context.Context, m *measured) error {
 	c1, err := w.bridge.cpu()
 	if err != nil {
 		return err
+	}
+	wake1, err := w.bridge.wakeups()
+	if err != nil || wakeErr != nil {
+		wake0, wake1 = 0, -1
 	}
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
@@ -506,7 +515,11 @@ func (w *world) idle(ctx context.Context, m *measured) error {
 	m.idle = time.Duration(float64(c1-c0) / secs)
 	m.idleCmds = float64(s1.cmds-s0.cmds) / secs
 	m.idleTrips = float64(s1.reads-s0.reads-1) / secs
-	w.logf("bridge idle for %s: %s CPU, %.1f Redis commands, %.1f round trips per second (commands: %s)",
-		w.p.idleFor, m.idle, m.idleCmds, m.idleTrips, topCommands(s0, s1, secs))
+	m.idleWakeups = nan()
+	if wake1 >= wake0 {
+		m.idleWakeups = float64(wake1-wake0) / secs
+	}
+	w.logf("bridge idle for %s: %s CPU, %.1f wake-ups, %.1f Redis commands, %.1f round trips per second (commands: %s)",
+		w.p.idleFor, m.idle, m.idleWakeups, m.idleCmds, m.idleTrips, topCommands(s0, s1, secs))
 	return nil
 }

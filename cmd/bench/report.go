@@ -218,7 +218,8 @@ func (t *table) wakeupRow() {
 			if math.IsNaN(per) {
 				return "not counted (no /proc/<pid>/task)", "", false
 			}
-			return fmt.Sprintf("%.1f (%s switches, %d questions)", per, group(float64(tg.wakeups), 0), tg.answered), "", per <= goalWakeups
+			return fmt.Sprintf("%.1f (%s switches, %d questions in %s; idle, the bridge wakes %s times a second)", per, group(float64(tg.wakeups), 0),
+				tg.answered, fmtDur(tg.elapsed), group(t.m.idleWakeups, 0)), "", per <= goalWakeups
 		}})
 }
 
