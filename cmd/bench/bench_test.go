@@ -19,7 +19,8 @@ import (
 // were set (web 23.6 commands; Telegram 42.9 commands, 17.8 round trips;
 // intake 35.5-40.0 round trips per 1,000 requests by the bridge's own
 // count, with the batched intake; idle 9.7-10.3 commands a second, with
-// the sweeper sleeping until the next deadline), plus about 10 %, so a
+// the sweeper sleeping until the next deadline), plus about 10 % (20 % for
+// the intake, whose short batch is read while it is being added), so a
 // change that adds Redis work fails here. They are not issue 33's goals
 // (the table judges those): the lead lowers them as the branches that cut
 // these counts land (cmds: commands per question).
@@ -27,7 +28,7 @@ const (
 	budgetWebCmds     = 26
 	budgetTGCmds      = 47
 	budgetTGTrips     = 20
-	budgetIntakeTrips = 45 // per 1,000 requests taken in
+	budgetIntakeTrips = 48 // per 1,000 requests taken in
 	budgetIdleCmds    = 12 // per second, one replica
 )
 
