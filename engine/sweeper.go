@@ -37,10 +37,6 @@ type sweeper struct {
 	wake  chan struct{}
 	mu    sync.Mutex
 	until time.Time
-	// handing bounds the batches of ended questions on their way to the
-	// finisher while the sweeps go on (hand); handed tracks them.
-	handing chan struct{}
-	handed  sync.WaitGroup
 }
 
 // sweepStore is the store as the sweeper sees it.
@@ -58,20 +54,19 @@ type NextSweeper interface {
 }
 
 func newSweeper(c *core, p sweeperParams) *sweeper {
-	return &sweeper{core: c, sweeperParams: p, store: c.store, wake: make(chan struct{}, 1), handing: make(chan struct{}, max(p.workers, 1))}
+	return &sweeper{core: c, sweeperParams: p, store: c.store, wake: make(chan struct{}, 1)}
 }
 
 // start looks for due deadlines until ctx is done: every interval, or,
 // with a NextSweeper, when the next deadline comes.
 func (s *sweeper) start(ctx context.Context, wg *sync.WaitGroup) {
 	if _, ok := s.store.(NextSweeper); !ok {
-		s.every(ctx, wg, s.interval, false, func(ctx context.Context) { s.exec(ctx); s.handed.Wait() })
+		s.every(ctx, wg, s.interval, false, func(ctx context.Context) { s.exec(ctx) })
 		return
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer s.handed.Wait()
 		for ctx.Err() == nil {
 			looked := s.clock.Now()
 			next := s.exec(ctx)
@@ -195,31 +190,7 @@ func (s *sweeper) sweep(ctx context.Context) (full bool, next time.Time) {
 		// Look again after interval, as without a NextSweeper.
 		return false, s.clock.Now()
 	}
-	s.hand(ctx, ended)
+	// Store.Sweep marked them finishing before ending them.
+	s.afterEnd(ctx, true, ended...)
 	return len(ended) == s.batch, next
-}
-
-// hand gives the questions a sweep ended to the finisher (their events,
-// metrics and edits) in the background, so the next sweep claims the next
-// due questions at once, their results already pushed: at most one batch
-// per worker is on its way; past that the sweep hands its own over
-// itself. Store.Sweep marked them finishing before ending them, so a
-// replica that dies meanwhile leaves them to another's leftover pass.
-func (s *sweeper) hand(ctx context.Context, ended []EndResult) {
-	if len(ended) == 0 {
-		return
-	}
-	select {
-	case s.handing <- struct{}{}:
-	default:
-		s.afterEnd(ctx, true, ended...)
-		return
-	}
-	s.handed.Add(1)
-	go func() {
-		defer s.handed.Done()
-		defer func() { <-s.handing }()
-		defer s.recover("hand ended questions to the finisher", "questions", len(ended))
-		s.afterEnd(ctx, true, ended...)
-	}()
 }
