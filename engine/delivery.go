@@ -43,6 +43,14 @@ type deliveryStore interface {
 	IndexInChat(ctx context.Context, id string, t askbridge.Target, created time.Time) error
 }
 
+// releasingRecorder is a store that records a message and gives up the
+// delivery lease that covered its posting in one step (the store's
+// AddMessageReleasing): the last part of a prompt needs no release of its
+// own. A call that fails leaves the lease to its holder.
+type releasingRecorder interface {
+	AddMessageReleasing(ctx context.Context, id string, ref MessageRef, lease Lease) (askbridge.Status, error)
+}
+
 func newDelivery(c *core, p deliveryParams) *delivery {
 	return &delivery{core: c, deliveryParams: p, store: c.store}
 }
@@ -98,10 +106,13 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 	if err != nil {
 		return err
 	}
+	var s *sending
 	if lease != unleased {
 		end := d.keepLease(ctx, lease, d.leaseTTL)
-		// Released when done, so a repeat of the request is handled at once.
-		defer end(true)
+		// Released when done, so a repeat of the request is handled at
+		// once: by the record of the last part when the store could, else
+		// here.
+		defer func() { end(s == nil || !s.released) }()
 	}
 	target := rec.Places[k].Target
 	if rec.Places[k].Step > 0 {
@@ -113,12 +124,18 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 		}
 	}
 	ch := d.channels[target.Platform]
-	s := &sending{
+	s = &sending{
 		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,
 		plan:     d.withLink(rec, k, rec.PlanFor(k, ch.Capabilities())),
 		deadline: d.clock.Now().Add(d.sendBudget),
 		until:    rec.Deadline,
 		log:      d.log.With("question", rec.ID, "platform", target.Platform),
+		last:     -1,
+	}
+	if pc, ok := ch.(PartCounter); ok && lease != unleased {
+		if _, ok := d.store.(releasingRecorder); ok {
+			s.lease, s.last = lease, pc.Parts(s.plan)-1
+		}
 	}
 	// The message the create recorded, for a question just created for a
 	// local channel that names it in advance (Premade).
@@ -170,7 +187,13 @@ type sending struct {
 	until time.Time
 	// from is the first part not posted yet.
 	from int
-	log  *slog.Logger
+	// lease is the delivery lease the record of part last gives up
+	// (releasingRecorder); last is -1 when no record gives it up.
+	lease Lease
+	last  int
+	// released is set once a record gave the lease up.
+	released bool
+	log      *slog.Logger
 }
 
 // tried is what one Send did: the parts it posted, and why it stopped
@@ -254,7 +277,14 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	status, err := askbridge.StatusPending, error(nil)
 	premade := s.premade != nil && ref.Same(*s.premade) && ref.Part == s.premade.Part
 	if !premade {
-		status, err = d.record(ctx, s.id, ref, s.deadline)
+		var release Lease
+		if ref.Part == s.last && !s.released {
+			release = s.lease
+		}
+		status, err = d.record(ctx, s.id, ref, s.deadline, release)
+		if err == nil && release.Name != "" {
+			s.released = true
+		}
 	}
 	if err != nil {
 		t.recordErr = fmt.Errorf("record message: %w", err)
@@ -396,7 +426,7 @@ func (d *delivery) resume(ctx context.Context, id string, places []askbridge.Pla
 	}
 	for _, ref := range posted {
 		ref.Place = k
-		status, err := d.record(ctx, id, ref, until)
+		status, err := d.record(ctx, id, ref, until, Lease{})
 		if err != nil {
 			return 0, false, fmt.Errorf("record message found: %w", err)
 		}
@@ -442,10 +472,10 @@ func (d *delivery) find(ctx context.Context, id string, target askbridge.Target,
 // copy's buttons orphaned, so a store that cannot be reached is tried
 // again, with backoff, until it answers or the send budget (until) is
 // spent.
-func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until time.Time) (askbridge.Status, error) {
+func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until time.Time, release Lease) (askbridge.Status, error) {
 	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for try := 1; ; try++ {
-		status, err := d.store.AddMessage(ctx, id, ref)
+		status, err := d.add(ctx, id, ref, release)
 		if err == nil {
 			if try > 1 {
 				d.log.Info("message recorded after trying again", "question", id, "message", ref.Message, "tries", try)
@@ -461,6 +491,15 @@ func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until 
 			return "", err
 		}
 	}
+}
+
+// add records message ref of question id, giving up release in the same
+// step when it is set (releasingRecorder).
+func (d *delivery) add(ctx context.Context, id string, ref MessageRef, release Lease) (askbridge.Status, error) {
+	if rr, ok := d.store.(releasingRecorder); ok && release.Name != "" {
+		return rr.AddMessageReleasing(ctx, id, ref, release)
+	}
+	return d.store.AddMessage(ctx, id, ref)
 }
 
 // errStopping hands a request back (unacknowledged) as the engine stops.

@@ -97,7 +97,9 @@ func TestQuestionLifecycleBudget(t *testing.T) {
 	for i := range n {
 		rig.run(i)
 	}
-	if trips := float64(rig.counter.n.Load()-trips0) / n; trips > lifecycleRoundTrips {
+	trips := float64(rig.counter.n.Load()-trips0) / n
+	t.Logf("%.1f round trips per question (budget %d)", trips, lifecycleRoundTrips)
+	if trips > lifecycleRoundTrips {
 		t.Errorf("%.1f round trips per question, budget %d", trips, lifecycleRoundTrips)
 	}
 	cmds1, ok := commandCalls(ctx, rig.admin)
@@ -107,7 +109,9 @@ func TestQuestionLifecycleBudget(t *testing.T) {
 		}
 		return // the embedded fallback counts no commands
 	}
-	if cmds := float64(cmds1-cmds0) / n; cmds > lifecycleCommands {
+	cmds := float64(cmds1-cmds0) / n
+	t.Logf("%.1f Redis commands per question (budget %d)", cmds, lifecycleCommands)
+	if cmds > lifecycleCommands {
 		t.Errorf("%.1f Redis commands per question, budget %d", cmds, lifecycleCommands)
 	}
 }
@@ -155,15 +159,14 @@ func (rig *lifecycleRig) run(i int) {
 	if err := s.Publish(ctx, ev); err != nil {
 		b.Fatal(err)
 	}
+	// The prompt's one part recorded, its delivery lease given up in the
+	// same script (the engine does so for a channel that counts its parts).
 	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
-	if _, err := s.AddMessage(ctx, id, ref); err != nil {
+	if _, err := s.AddMessageReleasing(ctx, id, ref, lease); err != nil {
 		b.Fatal(err)
 	}
 	ev.Kind, ev.Message = askbridge.EventDelivered, ref.Message
 	if err := s.Publish(ctx, ev); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.ReleaseLease(ctx, lease); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {

@@ -117,6 +117,8 @@ func conformance(t *testing.T, b backend) {
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
 		{"create/holding", testCreateHolding},
+		{"create/holding-released-by-record", testAddMessageReleasing},
+		{"messages/chat-ttl-once-a-minute", testChatTTLOnceAMinute},
 		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
@@ -872,6 +874,118 @@ func testCreateHolding(t *testing.T, b backend) {
 	}
 	if n := s.rdb.Exists(ctx, s.k.Question("never-created"), s.k.lease(gone)).Val(); n != 0 {
 		t.Fatalf("a lease on a missing question left %d keys", n)
+	}
+}
+
+// testAddMessageReleasing: recording the last part of a prompt gives up
+// the delivery lease in the same step, only while its holder and token
+// still hold it; the message is recorded and indexed as AddMessage does.
+func testAddMessageReleasing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	q := newQ("rel", t0, 15*time.Minute)
+	name := QuestionLease(LeaseDeliver, "rel")
+	_, _, lease, err := s.CreateHolding(ctx, q, "replica-a/1", time.Minute)
+	if err != nil || lease.Token == 0 {
+		t.Fatalf("CreateHolding: %+v %v", lease, err)
+	}
+	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "900"}
+	// A stale token releases nothing, and still records.
+	stale := lease
+	stale.Token++
+	if st, err := s.AddMessageReleasing(ctx, "rel", ref, stale); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(stale) = %q, %v", st, err)
+	}
+	if other, ok, err := s.AcquireLease(ctx, name, "replica-b/1", time.Minute); err != nil || ok || other.Holder != "replica-a/1" {
+		t.Fatalf("a stale token released the lease: %+v %v %v", other, ok, err)
+	}
+	// The holder's record of it (a repeat of the same message) releases.
+	if st, err := s.AddMessageReleasing(ctx, "rel", ref, lease); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing = %q, %v", st, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.lease(name)).Val(); n != 0 {
+		t.Fatal("the lease is still held after the record that releases it")
+	}
+	refs, err := s.Messages(ctx, "rel")
+	if err != nil || len(refs) != 1 || !refs[0].Same(ref) {
+		t.Fatalf("messages %v, %v; want the one message", refs, err)
+	}
+	if id, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || id != "rel" {
+		t.Fatalf("question by message %q %v %v", id, found, err)
+	}
+	next, ok, err := s.AcquireLease(ctx, name, "replica-b/2", time.Minute)
+	if err != nil || !ok || next.Token <= lease.Token {
+		t.Fatalf("after the release: %+v %v %v", next, ok, err)
+	}
+	// A place's lease is released the same way; a lease of another kind
+	// or question is refused before anything runs.
+	if _, err := s.AddMessageReleasing(ctx, "rel", ref, engine.Lease{Name: QuestionLease(LeaseFinish, "rel"), Holder: "x", Token: 1}); err == nil {
+		t.Fatal("a finish lease was accepted")
+	}
+	if _, err := s.AddMessageReleasing(ctx, "rel", ref, engine.Lease{Name: QuestionLease(LeaseDeliver, "other"), Holder: "x", Token: 1}); err == nil {
+		t.Fatal("another question's lease was accepted")
+	}
+	place, ok, err := s.AcquireLease(ctx, QuestionLease(PlaceLeaseKind(1), "rel"), "replica-a/3", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("place lease: %v %v", ok, err)
+	}
+	dm := engine.MessageRef{Platform: "telegram", Chat: "43", Message: "901", Place: 1}
+	if st, err := s.AddMessageReleasing(ctx, "rel", dm, place); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(place) = %q, %v", st, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.lease(place.Name)).Val(); n != 0 {
+		t.Fatal("the place's lease is still held")
+	}
+	// A question that is gone: its lease is given up all the same.
+	if err := s.ReleaseLease(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	gone, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "rel"), "replica-c/1", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	s.rdb.Del(ctx, s.k.Question("rel"))
+	if st, err := s.AddMessageReleasing(ctx, "rel", ref, gone); err != nil || st != "" {
+		t.Fatalf("AddMessageReleasing on a missing question = %q, %v", st, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.lease(gone.Name)).Val(); n != 0 {
+		t.Fatal("the lease of a missing question is still held")
+	}
+}
+
+// testChatTTLOnceAMinute: a Store refreshes a chat index's expiry at most
+// once a minute (by its clock), and the index always has one.
+func testChatTTLOnceAMinute(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(t0)
+	s := newStore(t, b, Options{Clock: clock})
+	ctx := ctxT(t)
+	chat := s.k.chat("telegram", "42")
+	mustCreate(t, s, newQ("ttl-1", t0, 15*time.Minute))
+	full := s.rdb.PTTL(ctx, chat).Val()
+	if full <= s.indexTTL()-time.Minute {
+		t.Fatalf("index ttl %v, want about %v", full, s.indexTTL())
+	}
+	// Lower the expiry to tell a refresh from none.
+	s.rdb.PExpire(ctx, chat, time.Hour)
+	mustCreate(t, s, newQ("ttl-2", t0, 15*time.Minute))
+	if ttl := s.rdb.PTTL(ctx, chat).Val(); ttl > time.Hour {
+		t.Fatalf("refreshed again within the minute: %v", ttl)
+	}
+	clock.Advance(time.Minute)
+	mustCreate(t, s, newQ("ttl-3", t0, 15*time.Minute))
+	if ttl := s.rdb.PTTL(ctx, chat).Val(); ttl <= time.Hour {
+		t.Fatalf("not refreshed a minute later: %v", ttl)
+	}
+	if n := s.rdb.ZCard(ctx, chat).Val(); n != 3 {
+		t.Fatalf("%d indexed, want 3", n)
+	}
+	// Another chat is refreshed on its own first write.
+	s.rdb.PExpire(ctx, chat, time.Hour)
+	if err := s.IndexInChat(ctx, "ttl-1", askbridge.Target{Platform: "telegram", Chat: "43"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.chat("telegram", "43")).Val(); ttl <= time.Hour {
+		t.Fatalf("a new chat's index ttl %v", ttl)
 	}
 }
 

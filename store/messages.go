@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,28 @@ const indexReadLimit = 1000
 // message changes nothing, even with another Part. The engine records each
 // message once, with its final part, so a second record is a repeat.
 func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
+	return s.addMessage(ctx, id, ref, engine.Lease{})
+}
+
+// AddMessageReleasing is AddMessage that also gives up lease, a delivery
+// lease of question id (QuestionLease(LeaseDeliver, id) or a place's,
+// PlaceLeaseKind), in the same script and round trip, as ReleaseLease
+// would: the delivery of a prompt records its last part and lets the
+// question go in one step. A lease no longer held with its holder and
+// token is left as it is. When the call fails, or the question already
+// has Options.MaxMessages messages, the lease may still be held: the
+// caller gives it up itself (ReleaseLease). Safe to repeat.
+func (s *Store) AddMessageReleasing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
+	kind, of, ok := questionLease(lease.Name)
+	if !ok || of != id || !strings.HasPrefix(kind, LeaseDeliver) {
+		return "", fmt.Errorf("store: add message: %q is not a delivery lease of question %q", lease.Name, id)
+	}
+	return s.addMessage(ctx, id, ref, lease)
+}
+
+// addMessage is AddMessage, giving up lease in the same script when its
+// Name is set.
+func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
 	if err := checkID(id); err != nil {
 		return "", fmt.Errorf("store: add message: %w", err)
 	}
@@ -59,12 +82,17 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef
 	now := s.opts.Clock.Now()
 	keys := []string{s.k.Question(id), s.k.messages(id)}
 	args := []any{string(b), s.opts.MaxMessages, ident, now.UnixMilli(), ms(s.opts.Retention)}
+	if lease.Name != "" {
+		keys = append(keys, s.k.lease(lease.Name))
+		args = append(args, lease.Holder, strconv.FormatInt(lease.Token, 10))
+	}
 	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
 		pipe := s.cl().Pipeline()
 		call := addMessageScript.queue(ctx, pipe, keys, args...)
 		life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
 		index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
 		vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
+		s.chatTTLFailed(index)
 		if errs[0] != nil {
 			return "", fmt.Errorf("store: add message: %w", errs[0])
 		}
@@ -94,7 +122,9 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef
 	pipe := s.cl().Pipeline()
 	index := s.queueIndex(ctx, pipe, id, ref, target, created, life)
 	if len(index) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
+		_, err := pipe.Exec(ctx)
+		s.chatTTLFailed(index)
+		if err != nil {
 			return "", fmt.Errorf("store: add message: index: %w", err)
 		}
 	}
@@ -142,16 +172,43 @@ func (s *Store) IndexInChat(ctx context.Context, id string, t askbridge.Target, 
 	if t.Platform == "" || t.Chat == "" {
 		return nil
 	}
-	chat := s.k.chat(t.Platform, t.Chat)
+	var cmds []redis.Cmder
 	_, err := s.cl().Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
-		pipe.PExpire(ctx, chat, s.indexTTL())
+		cmds = s.queueChatIndex(ctx, pipe, s.k.chat(t.Platform, t.Chat), id, created)
 		return nil
 	})
+	s.chatTTLFailed(cmds)
 	if err != nil {
 		return fmt.Errorf("store: index in chat: %w", err)
 	}
 	return nil
+}
+
+// queueChatIndex queues the write of question id (created at created) into
+// the chat index key and, when it is due (at most once a minute per chat
+// from this Store, chatTTLs), the refresh of the index's expiry. A caller
+// hands the commands to chatTTLFailed once its pipeline ran.
+func (s *Store) queueChatIndex(ctx context.Context, pipe redis.Pipeliner, key, id string, created time.Time) []redis.Cmder {
+	cmds := []redis.Cmder{pipe.ZAddNX(ctx, key, redis.Z{Score: float64(created.UnixMilli()), Member: id})}
+	if s.chatTTL.due(key, s.opts.Clock.Now()) {
+		cmds = append(cmds, pipe.PExpire(ctx, key, s.indexTTL()))
+	}
+	return cmds
+}
+
+// chatTTLFailed forgets the refresh of each chat index whose PEXPIRE among
+// cmds failed (or never ran), so the next write of the chat refreshes it.
+func (s *Store) chatTTLFailed(cmds []redis.Cmder) {
+	for _, c := range cmds {
+		if c.Name() != "pexpire" || c.Err() == nil {
+			continue
+		}
+		if args := c.Args(); len(args) > 1 {
+			if key, ok := args[1].(string); ok {
+				s.chatTTL.forget(key)
+			}
+		}
+	}
 }
 
 // queueIndex queues the index writes of message ref of question id (whose
@@ -168,10 +225,7 @@ func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string,
 		return cmds
 	}
 	if target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
-		chat := s.k.chat(ref.Platform, ref.Chat)
-		cmds = append(cmds,
-			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id}),
-			pipe.PExpire(ctx, chat, s.indexTTL()))
+		cmds = append(cmds, s.queueChatIndex(ctx, pipe, s.k.chat(ref.Platform, ref.Chat), id, created)...)
 	}
 	return cmds
 }

@@ -126,6 +126,8 @@ type createOp struct {
 	addDeadline *redis.IntCmd
 	// index are the index writes of the messages shown at create.
 	index []redis.Cmder
+	// chats are the chat index writes of the places shown at once.
+	chats []redis.Cmder
 	call  *queued
 }
 
@@ -189,9 +191,7 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q engine.
 	}
 	for _, t := range shown {
 		if t.Platform != "" && t.Chat != "" {
-			chat := s.k.chat(t.Platform, t.Chat)
-			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(q.Created.UnixMilli()), Member: q.ID})
-			pipe.PExpire(ctx, chat, s.indexTTL())
+			op.chats = append(op.chats, s.queueChatIndex(ctx, pipe, s.k.chat(t.Platform, t.Chat), q.ID, q.Created)...)
 		}
 	}
 	for _, ref := range premade {
@@ -241,6 +241,8 @@ func (s *Store) shownMessages(refs []engine.MessageRef) ([]engine.MessageRef, st
 // handled again rather than leave a question that never times out.
 func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) (bool, engine.Record, engine.Lease, error) {
 	q, holder := op.q, op.holder
+	s.chatTTLFailed(op.chats)
+	s.chatTTLFailed(op.index)
 	if err != nil {
 		return false, engine.Record{}, engine.Lease{}, err
 	}

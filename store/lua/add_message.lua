@@ -7,6 +7,11 @@
 --
 -- KEYS[1]  question hash        <prefix>question:{<id>}
 -- KEYS[2]  legacy messages list <prefix>messages:{<id>}
+-- KEYS[3]  (optional) a delivery lease hash of the question,
+--          <prefix>lease:deliver:{<id>}, given up in the same step
+--          (as lease_release.lua) while ARGV[6] and ARGV[7] still hold it:
+--          the last part of a prompt is recorded and its delivery lease
+--          released in one call
 -- ARGV[1]  MessageRef JSON
 -- ARGV[2]  most messages kept per question (bounds the loop below)
 -- ARGV[3]  the message's identity: the MessageRef JSON of its platform, chat
@@ -16,6 +21,11 @@
 --          of a message wins.
 -- ARGV[4]  now, unix ms
 -- ARGV[5]  the result retention in ms
+-- ARGV[6]  with KEYS[3]: the lease's holder
+-- ARGV[7]  with KEYS[3]: the lease's token
+--
+-- The lease is given up whatever the outcome but a full question (the
+-- caller then still holds it, and gives it up itself).
 --
 -- Returns
 --   {1, status, created, life, target}
@@ -28,9 +38,19 @@
 --   {0, status, created, life, target}  already recorded: nothing changed
 --   {-1}                        missing: no such question
 --   {-2}                        full: the question already has ARGV[2] messages
+local function release()
+  if not KEYS[3] then
+    return
+  end
+  local cur = redis.call('HMGET', KEYS[3], 'holder', 'token')
+  if cur[1] == ARGV[6] and cur[2] == ARGV[7] then
+    redis.call('DEL', KEYS[3])
+  end
+end
 local q = redis.call('HMGET', KEYS[1], 'status', 'created', 'deadline', 'target', 'msgs')
 local status, created, target, msgs = q[1], q[2] or '0', q[4] or '', q[5]
 if not status then
+  release()
   return {-1}
 end
 local life = tonumber(ARGV[5])
@@ -48,6 +68,7 @@ end
 local whole, withPart = ARGV[3] .. '}', ARGV[3] .. ','
 for _, ref in ipairs(refs) do
   if ref == whole or string.sub(ref, 1, #withPart) == withPart then
+    release()
     return {0, status, created, life, target}
   end
 end
@@ -62,4 +83,5 @@ elseif msgs == '' then
 else
   redis.call('HSET', KEYS[1], 'msgs', msgs .. '\n' .. ARGV[1])
 end
+release()
 return {1, status, created, life, target}
