@@ -105,6 +105,9 @@ func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef
 				return "", fmt.Errorf("store: add message: index: %w", err)
 			}
 		}
+		if status == askbridge.StatusPending && !unindexed(ref.Platform) {
+			s.recent.putMessage(s.k.message(ref), id, s.opts.MaxMessages)
+		}
 		return status, nil
 	}
 	v, err := addMessageScript.run(ctx, s.cl(), keys, args...)
@@ -282,10 +285,17 @@ func splitMessages(msgs string) []string {
 	return strings.Split(msgs, "\n")
 }
 
-// QuestionByMessage finds the question a message showed. Safe for
+// QuestionByMessage finds the question a message showed. A message this
+// Store recorded for a question whose record it holds (Lookup's, see
+// recent.go) is answered from memory, without a read: the key it wrote
+// names that question for as long as the question lives. Safe for
 // concurrent use.
 func (s *Store) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
-	id, err := s.cl().Get(ctx, s.k.message(ref)).Result()
+	key := s.k.message(ref)
+	if id, ok := s.recent.message(key); ok {
+		return id, true, nil
+	}
+	id, err := s.cl().Get(ctx, key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
