@@ -118,6 +118,7 @@ func conformance(t *testing.T, b backend) {
 		{"create/repairs-indexes", testCreateRepairs},
 		{"create/holding", testCreateHolding},
 		{"create/holding-released-by-record", testAddMessageReleasing},
+		{"lease/question-field", testFieldLease},
 		{"messages/chat-ttl-once-a-minute", testChatTTLOnceAMinute},
 		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
@@ -903,9 +904,6 @@ func testAddMessageReleasing(t *testing.T, b backend) {
 	if st, err := s.AddMessageReleasing(ctx, "rel", ref, lease); err != nil || st != askbridge.StatusPending {
 		t.Fatalf("AddMessageReleasing = %q, %v", st, err)
 	}
-	if n := s.rdb.Exists(ctx, s.k.lease(name)).Val(); n != 0 {
-		t.Fatal("the lease is still held after the record that releases it")
-	}
 	refs, err := s.Messages(ctx, "rel")
 	if err != nil || len(refs) != 1 || !refs[0].Same(ref) {
 		t.Fatalf("messages %v, %v; want the one message", refs, err)
@@ -933,23 +931,96 @@ func testAddMessageReleasing(t *testing.T, b backend) {
 	if st, err := s.AddMessageReleasing(ctx, "rel", dm, place); err != nil || st != askbridge.StatusPending {
 		t.Fatalf("AddMessageReleasing(place) = %q, %v", st, err)
 	}
-	if n := s.rdb.Exists(ctx, s.k.lease(place.Name)).Val(); n != 0 {
-		t.Fatal("the place's lease is still held")
+	if _, ok, err := s.AcquireLease(ctx, place.Name, "replica-b/3", time.Minute); err != nil || !ok {
+		t.Fatalf("the place's lease is still held: %v %v", ok, err)
 	}
-	// A question that is gone: its lease is given up all the same.
-	if err := s.ReleaseLease(ctx, next); err != nil {
-		t.Fatal(err)
+	// The delivery leases have no keys of their own.
+	for _, n := range []string{name, place.Name} {
+		if k := s.rdb.Exists(ctx, s.k.lease(n)).Val(); k != 0 {
+			t.Fatalf("%s has a key", n)
+		}
 	}
-	gone, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "rel"), "replica-c/1", time.Minute)
+	// A record that finds the message already there gives the lease up
+	// too (a repeat after a lost reply).
+	again, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "rel"), "replica-b/2", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
-	s.rdb.Del(ctx, s.k.Question("rel"))
-	if st, err := s.AddMessageReleasing(ctx, "rel", ref, gone); err != nil || st != "" {
-		t.Fatalf("AddMessageReleasing on a missing question = %q, %v", st, err)
+	if st, err := s.AddMessageReleasing(ctx, "rel", dm, again); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(repeat) = %q, %v", st, err)
 	}
-	if n := s.rdb.Exists(ctx, s.k.lease(gone.Name)).Val(); n != 0 {
-		t.Fatal("the lease of a missing question is still held")
+	if _, ok, err := s.AcquireLease(ctx, name, "replica-c/1", time.Minute); err != nil || !ok {
+		t.Fatalf("the lease is still held after a repeated record: %v %v", ok, err)
+	}
+}
+
+// testFieldLease: a question's delivery lease, kept in its hash, expires
+// by the Store's clock, renews and releases only with its holder and
+// token, and respects a lease an earlier version holds in its own key.
+func testFieldLease(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(time.Now())
+	s := newStore(t, b, Options{Clock: clock})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("fl", t0, 15*time.Minute))
+	name := QuestionLease(PlaceLeaseKind(1), "fl")
+	a, ok, err := s.AcquireLease(ctx, name, "a/1", 10*time.Second)
+	if err != nil || !ok || a.Token != 1 {
+		t.Fatalf("acquire: %+v %v %v", a, ok, err)
+	}
+	if again, ok, err := s.AcquireLease(ctx, name, "a/1", 10*time.Second); err != nil || !ok || again.Token != 2 {
+		t.Fatalf("acquire again by its holder: %+v %v %v; want token 2", again, ok, err)
+	}
+	a.Token = 2
+	if other, ok, err := s.AcquireLease(ctx, name, "b/1", 10*time.Second); err != nil || ok || other.Holder != "a/1" || other.Token != 2 {
+		t.Fatalf("taken while held: %+v %v %v", other, ok, err)
+	}
+	clock.Advance(9 * time.Second)
+	if ok, err := s.RenewLease(ctx, a, 10*time.Second); err != nil || !ok {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	clock.Advance(9 * time.Second)
+	if _, ok, _ := s.AcquireLease(ctx, name, "b/1", 10*time.Second); ok {
+		t.Fatal("taken before the renewed lease expired")
+	}
+	stale := a
+	stale.Token = 1
+	if ok, _ := s.RenewLease(ctx, stale, time.Minute); ok {
+		t.Fatal("renewed with a stale token")
+	}
+	if err := s.ReleaseLease(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.AcquireLease(ctx, name, "b/1", 10*time.Second); ok {
+		t.Fatal("released with a stale token")
+	}
+	clock.Advance(2 * time.Second)
+	b1, ok, err := s.AcquireLease(ctx, name, "b/1", 10*time.Second)
+	if err != nil || !ok || b1.Token != 3 {
+		t.Fatalf("after the expiry: %+v %v %v; want token 3", b1, ok, err)
+	}
+	if ok, _ := s.RenewLease(ctx, a, time.Minute); ok {
+		t.Fatal("an expired holder renewed")
+	}
+	if err := s.ReleaseLease(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	// An earlier version's lease, in its own key, is respected.
+	s.rdb.HSet(ctx, s.k.lease(name), "holder", "old/1", "token", "7")
+	s.rdb.PExpire(ctx, s.k.lease(name), time.Minute)
+	if other, ok, err := s.AcquireLease(ctx, name, "c/1", 10*time.Second); err != nil || ok || other.Holder != "old/1" {
+		t.Fatalf("the earlier version's lease: %+v %v %v", other, ok, err)
+	}
+	s.rdb.Del(ctx, s.k.lease(name))
+	if _, ok, err := s.AcquireLease(ctx, name, "c/1", 10*time.Second); err != nil || !ok {
+		t.Fatalf("free: %v %v", ok, err)
+	}
+	// A question that is gone has no delivery lease to take, and taking it
+	// makes no hash.
+	if _, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "fl-gone"), "c/1", time.Minute); err != nil || ok {
+		t.Fatalf("a missing question's lease: %v %v", ok, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.Question("fl-gone")).Val(); n != 0 {
+		t.Fatal("taking a missing question's lease made its hash")
 	}
 }
 

@@ -58,8 +58,7 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef
 // has Options.MaxMessages messages, the lease may still be held: the
 // caller gives it up itself (ReleaseLease). Safe to repeat.
 func (s *Store) AddMessageReleasing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
-	kind, of, ok := questionLease(lease.Name)
-	if !ok || of != id || !strings.HasPrefix(kind, LeaseDeliver) {
+	if _, of, ok := fieldLease(lease.Name); !ok || of != id {
 		return "", fmt.Errorf("store: add message: %q is not a delivery lease of question %q", lease.Name, id)
 	}
 	return s.addMessage(ctx, id, ref, lease)
@@ -82,9 +81,8 @@ func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef
 	now := s.opts.Clock.Now()
 	keys := []string{s.k.Question(id), s.k.messages(id)}
 	args := []any{string(b), s.opts.MaxMessages, ident, now.UnixMilli(), ms(s.opts.Retention)}
-	if lease.Name != "" {
-		keys = append(keys, s.k.lease(lease.Name))
-		args = append(args, lease.Holder, strconv.FormatInt(lease.Token, 10))
+	if kind, _, ok := fieldLease(lease.Name); ok {
+		args = append(args, lease.Holder, strconv.FormatInt(lease.Token, 10), leaseField(kind))
 	}
 	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
 		pipe := s.cl().Pipeline()

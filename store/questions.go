@@ -200,9 +200,14 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q engine.
 	s.queueTimers(ctx, pipe, q)
 	name := QuestionLease(LeaseDeliver, q.ID)
 	if holder != "" {
-		fields = append(fields, fenceField(LeaseDeliver), 1)
+		// The delivery lease is a field of the hash, its first token 1
+		// (qlease.lua), written with the question: the script takes no
+		// lease key (its holder argument is empty).
+		until := s.opts.Clock.Now().Add(leaseTTL).UnixMilli()
+		fields = append(fields, fenceField(LeaseDeliver), 1,
+			leaseField(LeaseDeliver), strconv.FormatInt(until, 10)+":1:"+holder)
 	}
-	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
+	args := append([]any{ms(ttl), "", ms(leaseTTL)}, fields...)
 	op.call = createScript.queue(ctx, pipe, []string{s.k.Question(q.ID), s.k.lease(name)}, args...)
 	return op
 }
@@ -263,12 +268,8 @@ func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) 
 	}
 	if o == outDone {
 		var lease engine.Lease
-		if holder != "" && len(rest) == 1 {
-			token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
-			if err != nil {
-				return false, engine.Record{}, engine.Lease{}, fmt.Errorf("lease token: %w", err)
-			}
-			lease = engine.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
+		if holder != "" {
+			lease = engine.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: 1}
 		}
 		rec := createdRecord(q)
 		s.recent.put(rec)
