@@ -124,6 +124,7 @@ func conformance(t *testing.T, b backend) {
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
 		{"end/marked", testMarkAndEnd},
+		{"end/marked-publishing", testMarkAndEndPublishing},
 		{"reject", testReject},
 		{"get", testGet},
 		{"lookup", testLookup},
@@ -1349,6 +1350,44 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	}
 	if _, _, err := s.MarkAndEnd(ctx, "a{b}", answered("a{b}"), now); err == nil {
 		t.Fatal("an id with braces must be refused")
+	}
+}
+
+// testMarkAndEndPublishing: a won end's events are appended in the end's
+// cleanup round trip, after the end; an end that lost appends none.
+func testMarkAndEndPublishing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("mp", t0, time.Hour))
+	now := t0.Add(time.Minute)
+	calls := 0
+	events := func(r engine.EndResult) []askbridge.Event {
+		calls++
+		if !r.Won || r.Result.Status != askbridge.StatusAnswered {
+			t.Errorf("events asked for %+v", r)
+		}
+		return []askbridge.Event{{Kind: askbridge.EventAnswered, ID: r.Record.ID, At: now, Platform: "telegram", Chat: "42", By: "telegram:7"}}
+	}
+	added, r, err := s.MarkAndEndPublishing(ctx, "mp", answered("mp"), now, events)
+	if err != nil || !added || !r.Won || calls != 1 {
+		t.Fatalf("MarkAndEndPublishing = %v, %+v, %v (%d calls)", added, r, err, calls)
+	}
+	evs, _, err := s.Events(ctx, "0", 10, 0)
+	if err != nil || len(evs) != 1 || evs[0].Kind != askbridge.EventAnswered || evs[0].ID != "mp" || evs[0].By != "telegram:7" {
+		t.Fatalf("events %+v, %v; want the one answered event", evs, err)
+	}
+	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "mp").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the ended question is still in the deadlines (%v)", err)
+	}
+	// Lost, and unknown: nothing asked, nothing appended.
+	if _, r, err := s.MarkAndEndPublishing(ctx, "mp", answered("mp"), now, events); err != nil || r.Won || calls != 1 {
+		t.Fatalf("second MarkAndEndPublishing = %+v, %v (%d calls)", r, err, calls)
+	}
+	if _, r, err := s.MarkAndEndPublishing(ctx, "mp-unknown", answered("mp-unknown"), now, events); err != nil || r.Found || calls != 1 {
+		t.Fatalf("unknown id = %+v, %v (%d calls)", r, err, calls)
+	}
+	if evs, _, _ := s.Events(ctx, "0", 10, 0); len(evs) != 1 {
+		t.Fatalf("%d events after ends that lost, want 1", len(evs))
 	}
 }
 

@@ -362,6 +362,12 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 // ended all the same and the indexes heal (doc.go). Safe to repeat and to
 // call concurrently.
 func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
+	return s.end(ctx, id, res, now, nil)
+}
+
+// end is End, publishing the events of a won end with its cleanup (see
+// MarkAndEndPublishing).
+func (s *Store) end(ctx context.Context, id string, res askbridge.Result, now time.Time, events func(engine.EndResult) []askbridge.Event) (engine.EndResult, error) {
 	if err := checkID(id); err != nil {
 		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
@@ -379,19 +385,33 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
-		s.afterEnd(ctx, id, er, refs)
+		s.afterEnd(ctx, id, er, refs, events)
 	}
 	return er, nil
 }
 
 // afterEnd takes a question that was just ended out of the deadlines and
 // of the chat indexes (separate keys: a failure is logged; the indexes drop
-// ended questions as they are read, the sweep finds it ended).
-func (s *Store) afterEnd(ctx context.Context, id string, er engine.EndResult, refs []engine.MessageRef) {
+// ended questions as they are read, the sweep finds it ended), and
+// publishes the events events returns for the end (nil: none), after
+// them, in the same round trip.
+func (s *Store) afterEnd(ctx context.Context, id string, er engine.EndResult, refs []engine.MessageRef, events func(engine.EndResult) []askbridge.Event) {
 	pipe := s.cl().Pipeline()
 	pipe.ZRem(ctx, s.k.deadlines(), id)
 	s.unindex(ctx, pipe, er.Record, refs)
+	var adds []*redis.StringCmd
+	if events != nil {
+		for _, ev := range events(er) {
+			adds = append(adds, pipe.XAdd(ctx, s.eventArgs(ev)))
+		}
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
+		for _, c := range adds {
+			if c.Err() != nil {
+				s.opts.Logger.ErrorContext(ctx, "store: end: publish the end's events", "question", id, "events", len(adds), "err", c.Err())
+				break
+			}
+		}
 		s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
 	}
 }
