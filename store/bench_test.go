@@ -39,9 +39,9 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // agent and the bridge on one Redis (the test binary's redis-server), with
 // the store calls the engine makes for a question answered by a tap: the
 // agent's XADD; ReadRequests, CreateHolding (the delivery lease written
-// with the question), Publish requested, AddMessageReleasing (the message
-// recorded and the lease given up in one script), Publish delivered,
-// AckRequest; on the tap FirstSeen, QuestionByMessage and Lookup (both
+// with the question), Publish requested, AddMessagePublishing (the
+// message recorded and the lease given up in one script, the delivered
+// event in the same round trip), AckRequest; on the tap FirstSeen, QuestionByMessage and Lookup (both
 // known to the Store that recorded the message: no read),
 // MarkAndEndPublishing (the finishing mark and the end in one round trip;
 // the deadline and chat index left and the answered event in the next)
@@ -77,7 +77,7 @@ func BenchmarkQuestionLifecycle(b *testing.B) {
 // BenchmarkQuestionLifecycle counts them: TestQuestionLifecycleBudget
 // fails when a change spends more.
 const (
-	lifecycleRoundTrips = 12
+	lifecycleRoundTrips = 11
 	// The read runs in a script that measures each entry inside Redis
 	// before it is sent (read_requests.lua: EVALSHA and XREADGROUP); the
 	// delivery lease and its fencing counter are fields the create script
@@ -265,14 +265,12 @@ func (rig *lifecycleRig) run(i int) {
 		b.Fatal(err)
 	}
 	// The prompt's one part recorded, its delivery lease given up in the
-	// same script (the engine does so for a channel that counts its parts).
+	// same script (the engine does so for a channel that counts its parts)
+	// and its delivered event published in the same round trip.
 	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: strconv.Itoa(1000 + i)}
-	if _, err := s.AddMessageReleasing(ctx, id, ref, lease); err != nil {
-		b.Fatal(err)
-	}
 	ev.Kind, ev.Message = askbridge.EventDelivered, ref.Message
-	if err := s.Publish(ctx, ev); err != nil {
-		b.Fatal(err)
+	if _, published, err := s.AddMessagePublishing(ctx, id, ref, lease, []askbridge.Event{ev}); err != nil || !published {
+		b.Fatalf("record %v, %v", published, err)
 	}
 	if err := s.AckRequest(ctx, entries[0].StreamID); err != nil {
 		b.Fatal(err)

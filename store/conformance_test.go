@@ -119,6 +119,7 @@ func conformance(t *testing.T, b backend) {
 		{"create/holding", testCreateHolding},
 		{"create/holding-released-by-record", testAddMessageReleasing},
 		{"lease/question-field", testFieldLease},
+		{"messages/publishing", testAddMessagePublishing},
 		{"messages/chat-ttl-once-a-minute", testChatTTLOnceAMinute},
 		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
@@ -952,6 +953,46 @@ func testAddMessageReleasing(t *testing.T, b backend) {
 	}
 	if _, ok, err := s.AcquireLease(ctx, name, "replica-c/1", time.Minute); err != nil || !ok {
 		t.Fatalf("the lease is still held after a repeated record: %v %v", ok, err)
+	}
+}
+
+// testAddMessagePublishing: the events go out with the record, from the
+// Store that holds the question's record and from another; the other
+// publishes none for a question that ended.
+func testAddMessagePublishing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	other := New(s.rdb, s.opts)
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("ap", t0, time.Hour))
+	ev := func(msg string) []askbridge.Event {
+		return []askbridge.Event{{Kind: askbridge.EventDelivered, ID: "ap", At: t0, Platform: "telegram", Chat: "42", Message: msg}}
+	}
+	for i, st := range []*Store{s, other} {
+		ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(500 + i)}
+		status, published, err := st.AddMessagePublishing(ctx, "ap", ref, engine.Lease{}, ev(ref.Message))
+		if err != nil || status != askbridge.StatusPending || !published {
+			t.Fatalf("replica %d: AddMessagePublishing = %q, %v, %v", i, status, published, err)
+		}
+		if id, found, err := other.QuestionByMessage(ctx, ref); err != nil || !found || id != "ap" {
+			t.Fatalf("replica %d: not indexed: %q %v %v", i, id, found, err)
+		}
+	}
+	evs, _, err := s.Events(ctx, "0", 10, 0)
+	if err != nil || len(evs) != 2 || evs[0].Message != "500" || evs[1].Message != "501" || evs[0].Kind != askbridge.EventDelivered {
+		t.Fatalf("events %+v, %v; want the two delivered events in order", evs, err)
+	}
+	if _, err := s.End(ctx, "ap", answered("ap"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	late := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "599"}
+	if status, published, err := other.AddMessagePublishing(ctx, "ap", late, engine.Lease{}, ev("599")); err != nil || status != askbridge.StatusAnswered || published {
+		t.Fatalf("after the end: %q, %v, %v; want answered, not published", status, published, err)
+	}
+	if evs, _, _ := s.Events(ctx, "0", 10, 0); len(evs) != 2 {
+		t.Fatalf("%d events, want 2: none for a message of an ended question", len(evs))
+	}
+	if _, _, err := s.AddMessagePublishing(ctx, "ap", late, engine.Lease{Name: QuestionLease(LeaseFinish, "ap")}, nil); err == nil {
+		t.Fatal("a finish lease was accepted")
 	}
 }
 

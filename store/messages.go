@@ -46,7 +46,8 @@ const indexReadLimit = 1000
 // message changes nothing, even with another Part. The engine records each
 // message once, with its final part, so a second record is a repeat.
 func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
-	return s.addMessage(ctx, id, ref, engine.Lease{})
+	status, _, err := s.addMessage(ctx, id, ref, engine.Lease{}, nil)
+	return status, err
 }
 
 // AddMessageReleasing is AddMessage that also gives up lease, a delivery
@@ -58,25 +59,43 @@ func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef
 // has Options.MaxMessages messages, the lease may still be held: the
 // caller gives it up itself (ReleaseLease). Safe to repeat.
 func (s *Store) AddMessageReleasing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
-	if _, of, ok := fieldLease(lease.Name); !ok || of != id {
-		return "", fmt.Errorf("store: add message: %q is not a delivery lease of question %q", lease.Name, id)
+	status, _, err := s.AddMessagePublishing(ctx, id, ref, lease, nil)
+	return status, err
+}
+
+// AddMessagePublishing is AddMessage (AddMessageReleasing when lease.Name
+// is set) that also publishes evs, as Publish would, in the call's round
+// trip: the delivered event of the message needs none of its own. When
+// this Store holds the question's record pending (one round trip) the
+// events go in the same pipeline, after the script, whatever its answer
+// (the message was posted: a question that ended meanwhile has it
+// published after its end); otherwise in the second round trip, only when
+// the question is pending. published reports whether every event was
+// appended: when it is false the caller publishes them itself (a repeat
+// of the call would publish them again). Safe to repeat, but for the
+// events.
+func (s *Store) AddMessagePublishing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease, evs []askbridge.Event) (status askbridge.Status, published bool, err error) {
+	if lease.Name != "" {
+		if _, of, ok := fieldLease(lease.Name); !ok || of != id {
+			return "", false, fmt.Errorf("store: add message: %q is not a delivery lease of question %q", lease.Name, id)
+		}
 	}
-	return s.addMessage(ctx, id, ref, lease)
+	return s.addMessage(ctx, id, ref, lease, evs)
 }
 
 // addMessage is AddMessage, giving up lease in the same script when its
-// Name is set.
-func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
+// Name is set and publishing evs in its round trip (AddMessagePublishing).
+func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease, evs []askbridge.Event) (askbridge.Status, bool, error) {
 	if err := checkID(id); err != nil {
-		return "", fmt.Errorf("store: add message: %w", err)
+		return "", false, fmt.Errorf("store: add message: %w", err)
 	}
 	b, err := json.Marshal(ref)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: encode: %w", err)
+		return "", false, fmt.Errorf("store: add message: encode: %w", err)
 	}
 	ident, err := refIdentity(ref)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: encode: %w", err)
+		return "", false, fmt.Errorf("store: add message: encode: %w", err)
 	}
 	now := s.opts.Clock.Now()
 	keys := []string{s.k.Question(id), s.k.messages(id)}
@@ -85,51 +104,83 @@ func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef
 		args = append(args, lease.Holder, strconv.FormatInt(lease.Token, 10), leaseField(kind))
 	}
 	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
-		pipe := s.cl().Pipeline()
-		call := addMessageScript.queue(ctx, pipe, keys, args...)
-		life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
-		index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
-		vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
-		s.chatTTLFailed(index)
-		if errs[0] != nil {
-			return "", fmt.Errorf("store: add message: %w", errs[0])
-		}
-		status, _, _, _, err := s.addReply(id, vals[0])
-		if err != nil {
-			return "", err
-		}
-		for _, c := range index {
-			if err := c.Err(); err != nil {
-				return "", fmt.Errorf("store: add message: index: %w", err)
-			}
-		}
-		if status == askbridge.StatusPending && !unindexed(ref.Platform) {
-			s.recent.putMessage(s.k.message(ref), id, s.opts.MaxMessages)
-		}
-		return status, nil
+		return s.addKnown(ctx, rec, ref, keys, args, evs)
 	}
 	v, err := addMessageScript.run(ctx, s.cl(), keys, args...)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: %w", err)
+		return "", false, fmt.Errorf("store: add message: %w", err)
 	}
 	status, created, life, target, err := s.addReply(id, v)
 	if err != nil || status == "" {
-		return status, err
+		return status, false, err
 	}
 	if status != askbridge.StatusPending {
-		// Ended: the chat index keeps no ended question.
-		target = ref.Platform + ":" + ref.Chat
+		// Ended: the chat index keeps no ended question, and the caller
+		// decides about the events.
+		target, evs = ref.Platform+":"+ref.Chat, nil
 	}
 	pipe := s.cl().Pipeline()
 	index := s.queueIndex(ctx, pipe, id, ref, target, created, life)
-	if len(index) > 0 {
+	adds := s.queueEvents(ctx, pipe, evs)
+	if pipe.Len() > 0 {
 		_, err := pipe.Exec(ctx)
 		s.chatTTLFailed(index)
-		if err != nil {
-			return "", fmt.Errorf("store: add message: index: %w", err)
+		if err := firstErr(index); err != nil {
+			return "", false, fmt.Errorf("store: add message: index: %w", err)
+		}
+		if err != nil && len(adds) == 0 {
+			return "", false, fmt.Errorf("store: add message: index: %w", err)
 		}
 	}
-	return status, nil
+	return status, len(evs) > 0 && firstErr(adds) == nil, nil
+}
+
+// addKnown is addMessage for a question whose pending record this Store
+// holds (rec): the script, the index writes and the events in one round
+// trip.
+func (s *Store) addKnown(ctx context.Context, rec engine.Record, ref engine.MessageRef, keys []string, args []any, evs []askbridge.Event) (askbridge.Status, bool, error) {
+	id, now := rec.ID, s.opts.Clock.Now()
+	pipe := s.cl().Pipeline()
+	call := addMessageScript.queue(ctx, pipe, keys, args...)
+	life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
+	index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
+	adds := s.queueEvents(ctx, pipe, evs)
+	vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
+	s.chatTTLFailed(index)
+	published := len(evs) > 0 && firstErr(adds) == nil
+	if errs[0] != nil {
+		return "", published, fmt.Errorf("store: add message: %w", errs[0])
+	}
+	status, _, _, _, err := s.addReply(id, vals[0])
+	if err != nil {
+		return "", published, err
+	}
+	if err := firstErr(index); err != nil {
+		return "", published, fmt.Errorf("store: add message: index: %w", err)
+	}
+	if status == askbridge.StatusPending && !unindexed(ref.Platform) {
+		s.recent.putMessage(s.k.message(ref), id, s.opts.MaxMessages)
+	}
+	return status, published, nil
+}
+
+// queueEvents queues the XADD of each event in pipe, as Publish would.
+func (s *Store) queueEvents(ctx context.Context, pipe redis.Pipeliner, evs []askbridge.Event) []redis.Cmder {
+	var adds []redis.Cmder
+	for _, ev := range evs {
+		adds = append(adds, pipe.XAdd(ctx, s.eventArgs(ev)))
+	}
+	return adds
+}
+
+// firstErr is the first error among cmds.
+func firstErr(cmds []redis.Cmder) error {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addReply reads the add-message script's reply: the question's status
