@@ -177,10 +177,10 @@
 // # Cost
 //
 // Per answered question, with every store call the engine makes for a tap
-// and the agent's XADD and BLPOP: 13 round trips and 30 Redis commands
+// and the agent's XADD and BLPOP: 11 round trips and 30 Redis commands
 // (those inside scripts counted), which TestQuestionLifecycleBudget
 // enforces; the web page's path (a premade message, no lease, no tap
-// lookup) 11 round trips and 26 commands, which TestWebLifecycleBudget
+// lookup) 10 round trips and 26 commands, which TestWebLifecycleBudget
 // enforces (both count a request read and acknowledged alone: 2 round trips
 // and 4 commands that a burst shares). ReadRequests claims idle entries at most every ClaimIdle/2, so
 // a read is normally one script with one XREADGROUP in it. A cap of
