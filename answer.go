@@ -2,12 +2,13 @@ package askbridge
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 // PlatformMCP names the place an agent shows a question itself: the form
@@ -25,11 +26,11 @@ const MaxNameChars = 128
 // mcpUserPattern is the form of a person's id in the agent's client, the
 // form of a web page id: 1 to 128 letters, digits and '_', '.', '@', '+',
 // '-', starting with a letter or digit.
-var mcpUserPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
+var mcpUserPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
 
 // ValidMCPUser reports whether id can name a person in the agent's own
 // client: "mcp:<id>" in answerers, the id of an AnswerEntry's By.
-func ValidMCPUser(id string) bool { return mcpUserPattern.MatchString(id) }
+func ValidMCPUser(id string) bool { return mcpUserPattern().MatchString(id) }
 
 // AnswerEntry is the JSON of an `answer` entry of the requests stream
 // (redis-protocol.md): the answer a person gave to question ID in the

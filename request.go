@@ -15,6 +15,8 @@ import (
 
 	"github.com/rivo/uniseg"
 	"golang.org/x/text/language"
+
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 // Option is one choice of a question.
@@ -106,7 +108,7 @@ const (
 var (
 	questionIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	// redis-protocol.md: the id of a whole request.
-	requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+	requestIDPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
 )
 
 // MaxQuestionIDChars bounds a question id; it is a map key in the result.
@@ -163,7 +165,7 @@ func ValidLocale(tag string) bool {
 
 // ValidRequestID reports whether id is a valid protocol request id.
 func ValidRequestID(id string) bool {
-	return requestIDPattern.MatchString(id)
+	return requestIDPattern().MatchString(id)
 }
 
 // DecodeRequest strictly decodes and normalises an ask request. Every
@@ -284,7 +286,7 @@ func (v *validator) request(raw any) Request {
 		"remindEverySeconds", "escalate", "quorum", "remember", "notifyEnd")
 
 	if s, ok := v.optionalString("id", obj); ok {
-		if !requestIDPattern.MatchString(s) {
+		if !requestIDPattern().MatchString(s) {
 			v.addf("id must be 1 to 128 characters of letters, digits, '_', '.', ':' or '-', starting with a letter or digit")
 		}
 		req.ID = s

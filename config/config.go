@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/discord"
 	"github.com/askbridge/askbridge/email"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/lazyre"
 	"github.com/askbridge/askbridge/locale"
 	"github.com/askbridge/askbridge/matrix"
 	"github.com/askbridge/askbridge/slack"
@@ -577,10 +578,10 @@ func fmtDays(d time.Duration) string {
 	return d.String()
 }
 
-var routeNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var routeNamePattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 func (c *Config) checkRoute(p *settings.Problems, name string, r Route) {
-	if !routeNamePattern.MatchString(name) {
+	if !routeNamePattern().MatchString(name) {
 		p.Addf("routes: route name %q must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
 		return
 	}

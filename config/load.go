@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 // Load builds the configuration: the defaults, then the YAML file named by
@@ -230,12 +232,12 @@ func flatten(v reflect.Value, prefix string, values map[string]string) {
 
 // yaml's errors give a line but not the key; spots names it.
 var (
-	unknownKey    = regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type `)
-	duplicateKey  = regexp.MustCompile(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
-	wrongKind     = regexp.MustCompile(`^line (\d+): cannot unmarshal (\S+)`)
+	unknownKey    = lazyre.New(`(?s)^line (\d+): field (.*) not found in type `)
+	duplicateKey  = lazyre.New(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	wrongKind     = lazyre.New(`^line (\d+): cannot unmarshal (\S+)`)
 	mergeNotAMap  = "map merge requires map or sequence of maps as the value"
-	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-	quotedValue   = regexp.MustCompile(" `[^`]*`") // may be part of a secret
+	unknownAnchor = lazyre.New(`^unknown anchor '(.*)' referenced$`)
+	quotedValue   = lazyre.New(" `[^`]*`") // may be part of a secret
 	kindNames     = map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list", yaml.ScalarNode: "a single value"}
 	expectedNames = map[reflect.Kind]string{reflect.Struct: "a mapping", reflect.Map: "a mapping", reflect.Slice: "a list", reflect.Int: "a whole number", reflect.String: "a single value"}
 )
@@ -249,12 +251,12 @@ func explainFatal(path string, data []byte, err error) string {
 			return fmt.Sprintf("%s:%d: %s: the value of \"<<\" must be a mapping or a list of mappings", path, s.line, orFile(s.path))
 		}
 	}
-	if m := unknownAnchor.FindStringSubmatch(e); m != nil {
+	if m := unknownAnchor().FindStringSubmatch(e); m != nil {
 		if line := aliasLine(data, m[1]); line > 0 {
 			return fmt.Sprintf("%s:%d: %s", path, line, e)
 		}
 	}
-	return atLine(path, quotedValue.ReplaceAllString(e, ""))
+	return atLine(path, quotedValue().ReplaceAllString(e, ""))
 }
 
 // aliasLine is the line of the first alias of anchor name, or 0.
@@ -431,7 +433,7 @@ func take(list []spot, fits func(*spot) bool) *spot {
 // explain rewrites one of yaml's errors, "line 3: field x not found in
 // type T" and the like, as "path:3: unknown key \"http.x\"".
 func (sp *spots) explain(path, e string) string {
-	if m := unknownKey.FindStringSubmatch(e); m != nil {
+	if m := unknownKey().FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		if s := take(sp.keys, func(s *spot) bool { return s.unknown && s.line == line && s.name == m[2] }); s != nil {
 			msg := fmt.Sprintf("%s:%d: unknown key %q", path, line, s.path)
@@ -441,14 +443,14 @@ func (sp *spots) explain(path, e string) string {
 			return msg
 		}
 	}
-	if m := duplicateKey.FindStringSubmatch(e); m != nil {
+	if m := duplicateKey().FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		name, _ := strconv.Unquote(m[2])
 		if s := take(sp.keys, func(s *spot) bool { return s.line == line && s.name == name }); s != nil {
 			return fmt.Sprintf("%s:%d: duplicate key %q (first at line %s)", path, line, s.path, m[3])
 		}
 	}
-	if m := wrongKind.FindStringSubmatch(e); m != nil {
+	if m := wrongKind().FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		into := func(s *spot) bool {
 			return s.line == line && (strings.HasSuffix(e, " into "+s.typ.String()) ||
@@ -466,7 +468,7 @@ func (sp *spots) explain(path, e string) string {
 			return msg
 		}
 	}
-	return atLine(path, quotedValue.ReplaceAllString(e, ""))
+	return atLine(path, quotedValue().ReplaceAllString(e, ""))
 }
 
 // kindOfTag is the kind of a value yaml names by tag.

@@ -252,7 +252,7 @@ func TestRedactionInErrors(t *testing.T) {
 		assertNoSecret(t, "error", err.Error(), []string{redisPass, "p4ssw0"})
 	})
 	t.Run("a YAML type error never quotes the value", func(t *testing.T) {
-		msg := atLine("/c.yaml", quotedValue.ReplaceAllString("line 3: cannot unmarshal !!str `p4ssw0r...` into int", ""))
+		msg := atLine("/c.yaml", quotedValue().ReplaceAllString("line 3: cannot unmarshal !!str `p4ssw0r...` into int", ""))
 		if msg != "/c.yaml:3: cannot unmarshal !!str into int" {
 			t.Errorf("got %q", msg)
 		}

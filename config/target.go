@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/internal/lazyre"
 	"github.com/askbridge/askbridge/matrix"
 )
 
@@ -74,7 +75,7 @@ var (
 	slackChatPattern = regexp.MustCompile(`^[CDGUW][A-Z0-9]{1,31}$`)
 	slackUserPattern = regexp.MustCompile(`^[UW][A-Z0-9]{1,31}$`)
 	// The web page names a person by a free-form identifier.
-	webUserPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
+	webUserPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$`)
 )
 
 // ParseTarget checks a target, the `to` of a request or a route, and splits
@@ -169,7 +170,7 @@ func ParseAnswerer(s string) (platform, user string, err error) {
 	case matrix.Platform:
 		ok = matrix.ValidUserID(user)
 	case "web":
-		ok = webUserPattern.MatchString(user)
+		ok = webUserPattern().MatchString(user)
 	case askbridge.PlatformMCP:
 		ok = askbridge.ValidMCPUser(user)
 	}

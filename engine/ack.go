@@ -178,3 +178,68 @@ func (e *Engine) acknowledge(ctx context.Context, rec Record, by askbridge.Perso
 	}
 	return NoticeSeen, nil
 }
+
+// SeenMark is a person marking a prompt seen by a means of the platform's
+// own other than a button or a reply word: a 👀 reaction on a Matrix
+// prompt.
+type SeenMark struct {
+	// EventID is the platform's id of the mark, for deduplication.
+	EventID string
+	// Message is the prompt marked.
+	Message MessageRef
+	Person  askbridge.Person
+}
+
+// SeenMarker takes a SeenMark. The engine, every channel's Inbox,
+// implements it; a channel with such a mark asserts its Inbox to it.
+type SeenMarker interface {
+	// MarkSeen acknowledges the question of m.Message as a Seen button
+	// or a "seen" reply does, and returns what Acknowledge returns (Seen,
+	// AlreadySeen, NotForYou, Unknown for a question that offers no Seen
+	// or a message of none, or how the question ended), Duplicate for a
+	// mark handled before. An error is trouble reaching the store: the
+	// mark is then forgotten, so the platform's retry of it is handled.
+	MarkSeen(ctx context.Context, m SeenMark) (Notice, error)
+}
+
+var _ SeenMarker = (*Engine)(nil)
+
+// MarkSeen implements SeenMarker: it finds the question whose prompt m
+// marks and the place of that prompt, and acknowledges it there for
+// m.Person (ask-user.md §5), once per m.EventID.
+func (e *Engine) MarkSeen(ctx context.Context, m SeenMark) (n Notice, err error) {
+	key := "seen:" + m.EventID
+	if m.EventID != "" {
+		first, err := e.store.FirstSeen(ctx, m.Message.Platform, key, DedupeTTL)
+		if err != nil {
+			return "", fmt.Errorf("dedupe mark: %w", err)
+		}
+		if !first {
+			return NoticeDuplicate, nil
+		}
+		defer func() {
+			if err != nil {
+				e.forget(ctx, m.Message.Platform, key)
+			}
+		}()
+	}
+	id, found, err := e.store.QuestionByMessage(ctx, m.Message)
+	if err != nil {
+		return "", fmt.Errorf("find question of message: %w", err)
+	}
+	if !found {
+		return NoticeUnknown, nil
+	}
+	rec, found, err := e.store.Get(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("read question: %w", err)
+	}
+	if !found {
+		return NoticeExpired, nil
+	}
+	k, err := e.placeOf(ctx, rec, m.Message)
+	if err != nil {
+		return "", fmt.Errorf("find the place of a message: %w", err)
+	}
+	return e.acknowledge(ctx, rec, m.Person, k)
+}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/locale"
@@ -313,7 +314,7 @@ func (e *Engine) Reply(ctx context.Context, r TextReply) (out ReplyOutcome) {
 	}
 	lang := rec.Request.Locale
 	qs := parserQuestions(rec.Request)
-	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords, Acknowledge: rec.Request.Pings()})
+	parsed := textparse.ParseWith(r.Text, qs, textparse.Options{Words: replyWords(), Acknowledge: rec.Request.Pings()})
 	k, err := e.placeOf(ctx, rec, r.Message)
 	if err != nil {
 		log.Error("find the place of a reply", "question", rec.ID, "err", err)
@@ -451,7 +452,7 @@ func correction(w *locale.Words, o textparse.Outcome, qs []textparse.Question) s
 	if first < 0 {
 		return w.Get("NoAnswerOne")
 	}
-	example := textparse.Example(qs[first], textparse.Options{Words: replyWords})
+	example := textparse.Example(qs[first], textparse.Options{Words: replyWords()})
 	if example == "" {
 		example = w.Get("ExampleAnswer")
 	}
@@ -660,7 +661,7 @@ func canonical(q askbridge.Question, val string) []string {
 		labels[i] = o.Label
 	}
 	one := []textparse.Question{{ID: q.ID, Header: q.Header, Labels: labels, Multi: q.MultiSelect}}
-	out := textparse.ParseWith(val, one, textparse.Options{Words: replyWords})
+	out := textparse.ParseWith(val, one, textparse.Options{Words: replyWords()})
 	if out.Kind != textparse.Answer {
 		return []string{val}
 	}
@@ -697,5 +698,6 @@ func parserQuestions(req askbridge.Request) []textparse.Question {
 // replyWords are the words a typed reply is read with: those of every
 // catalog at once, whatever the language of the prompt (a Thai speaker may
 // answer an English prompt with ข้าม or ๒). Digits of any script are read
-// by textparse itself.
-var replyWords = locale.ReplyWords()
+// by textparse itself. They are read on first use, not at package init:
+// loading every catalog was most of the bridge's start before it polls.
+var replyWords = sync.OnceValue(locale.ReplyWords)

@@ -356,6 +356,59 @@ func TestEngineSeenByText(t *testing.T) {
 	}
 }
 
+// TestEngineSeenByMark: a mark on a prompt (a reaction) acknowledges as
+// the Seen button does, once per mark; it never answers: a question
+// without reminders or escalation offers no Seen, and a message of no
+// question or an ended one is told so, not acknowledged.
+func TestEngineSeenByMark(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	ctx := context.Background()
+	id := h.ask(askIn("seen-mark", `"ops"`, `"remindEverySeconds":120`))
+	sent := h.waitSent(1)
+	mark := func(p sentPrompt, who askbridge.Person, event string) engine.Notice {
+		t.Helper()
+		n, err := h.engine.MarkSeen(ctx, engine.SeenMark{EventID: event, Message: p.refs[0], Person: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := mark(sent[0], alice, "m1"); n != engine.NoticeSeen {
+		t.Fatalf("first mark told %s", n)
+	}
+	if n := mark(sent[0], alice, "m1"); n != engine.NoticeDuplicate {
+		t.Errorf("the same mark again told %s, want Duplicate", n)
+	}
+	if n := mark(sent[0], bob, "m2"); n != engine.NoticeAlreadySeen {
+		t.Errorf("bob's mark told %s, want AlreadySeen", n)
+	}
+	rec, _, _ := h.store.Get(ctx, id)
+	if rec.Acknowledged == nil || rec.Acknowledged.ID != "alice" || rec.Status != askbridge.StatusPending {
+		t.Fatalf("after the mark: %+v", rec)
+	}
+	if !slices.Contains(kinds(h.events(id)), string(askbridge.EventAcknowledged)+":telegram:ops-room") {
+		t.Errorf("events %v, want acknowledged", kinds(h.events(id)))
+	}
+	id2 := h.ask(askIn("seen-mark-2", `"ops"`, ""))
+	sent = h.waitSent(2)
+	if n := mark(sent[1], alice, "m3"); n != engine.NoticeUnknown {
+		t.Errorf("a mark on a question without Seen told %s, want Unknown", n)
+	}
+	if rec, _, _ := h.store.Get(ctx, id2); rec.Acknowledged != nil || rec.Status != askbridge.StatusPending {
+		t.Errorf("a question without Seen after a mark: %+v", rec)
+	}
+	gone := sentPrompt{refs: []engine.MessageRef{{Platform: "telegram", Chat: "ops-room", Message: "999999"}}}
+	if n := mark(gone, alice, "m4"); n != engine.NoticeUnknown {
+		t.Errorf("a mark on a message of no question told %s, want Unknown", n)
+	}
+	h.engine.Cancel(ctx, id)
+	h.result(id, 2*time.Second)
+	if n := mark(sent[0], bob, "m5"); n != engine.NoticeCancelled {
+		t.Errorf("a mark on an ended question told %s, want Cancelled", n)
+	}
+}
+
 // TestEngineReachRefusals: every bad combination is refused naming the
 // field.
 func TestEngineReachRefusals(t *testing.T) {

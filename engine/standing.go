@@ -299,7 +299,7 @@ func (e *Engine) keepReply(ctx context.Context, rec Record, r TextReply) (ReplyO
 	if rec.Request.Remember == nil {
 		return ReplyOutcome{}, false, nil
 	}
-	d, ok := textparse.ParseKeep(r.Text, replyWords)
+	d, ok := textparse.ParseKeep(r.Text, replyWords())
 	if !ok {
 		return ReplyOutcome{}, false, nil
 	}

@@ -39,21 +39,68 @@ var catalogs = sync.OnceValue(load)
 type set struct {
 	bundle  *i18n.Bundle
 	tags    []string // shipped, Default first
-	matcher language.Matcher
 	ids     []string // every message id of Default, sorted
 	words   map[string]*Words
 	reply   []textparse.Words
 	loadErr error
 }
 
-func load() *set {
-	s := &set{bundle: i18n.NewBundle(language.English), words: map[string]*Words{}}
-	s.bundle.RegisterUnmarshalFunc("yaml", yaml.Unmarshal)
+// shipped are the shipped catalogs' tags and their matcher, read from the
+// catalogs' file names alone (catalog/<tag>.yaml), once, on first use.
+// Matching a tag needs no message: the bridge matches its default
+// language as it starts, and parsing every catalog then was most of its
+// start before it polls. The catalogs are parsed when a message is first
+// needed.
+var shipped = sync.OnceValue(readTags)
+
+type tagSet struct {
+	tags    []string // Default first, then by tag
+	matcher language.Matcher
+}
+
+func readTags() *tagSet {
 	entries, err := files.ReadDir("catalog")
 	if err != nil {
 		panic(fmt.Sprintf("locale: embedded catalogs: %v", err))
 	}
 	var tags []language.Tag
+	for _, e := range entries {
+		tags = append(tags, fileTag(e.Name()))
+	}
+	slices.SortFunc(tags, func(a, b language.Tag) int {
+		switch {
+		case a == language.English:
+			return -1
+		case b == language.English:
+			return 1
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	ts := &tagSet{matcher: language.NewMatcher(tags)}
+	for _, t := range tags {
+		ts.tags = append(ts.tags, t.String())
+	}
+	return ts
+}
+
+// fileTag is the language tag of a catalog's file name, read as go-i18n
+// reads it when it parses the file: the part before the extension, after
+// any other dot ("th.yaml", "active.th.yaml": th).
+func fileTag(name string) language.Tag {
+	base := strings.TrimSuffix(name, path.Ext(name))
+	if i := strings.LastIndexByte(base, '.'); i >= 0 {
+		base = base[i+1:]
+	}
+	return language.Make(base)
+}
+
+func load() *set {
+	s := &set{bundle: i18n.NewBundle(language.English), words: map[string]*Words{}, tags: shipped().tags}
+	s.bundle.RegisterUnmarshalFunc("yaml", yaml.Unmarshal)
+	entries, err := files.ReadDir("catalog")
+	if err != nil {
+		panic(fmt.Sprintf("locale: embedded catalogs: %v", err))
+	}
 	for _, e := range entries {
 		name := path.Join("catalog", e.Name())
 		buf, err := files.ReadFile(name)
@@ -66,27 +113,16 @@ func load() *set {
 			s.loadErr = fmt.Errorf("locale: %s: %w", name, err)
 			continue
 		}
+		if f.Tag != fileTag(e.Name()) {
+			s.loadErr = fmt.Errorf("locale: %s: read as %s, named %s", name, f.Tag, fileTag(e.Name()))
+		}
 		if f.Tag == language.English {
 			for _, m := range f.Messages {
 				s.ids = append(s.ids, m.ID)
 			}
 		}
-		tags = append(tags, f.Tag)
-	}
-	slices.SortFunc(tags, func(a, b language.Tag) int {
-		switch {
-		case a == language.English:
-			return -1
-		case b == language.English:
-			return 1
-		}
-		return strings.Compare(a.String(), b.String())
-	})
-	for _, t := range tags {
-		s.tags = append(s.tags, t.String())
 	}
 	slices.Sort(s.ids)
-	s.matcher = language.NewMatcher(tags)
 	for _, tag := range s.tags {
 		w := newWords(s, tag)
 		s.words[tag] = w
@@ -96,7 +132,7 @@ func load() *set {
 }
 
 // Tags lists the shipped catalogs, "en" first.
-func Tags() []string { return slices.Clone(catalogs().tags) }
+func Tags() []string { return slices.Clone(shipped().tags) }
 
 // Match returns the shipped catalog for tag: the same language when one is
 // shipped (a region or script is ignored where no closer catalog exists),
@@ -127,7 +163,7 @@ var (
 const matchedMax = 1024
 
 func match(tag string) string {
-	s := catalogs()
+	s := shipped()
 	t, err := language.Parse(strings.TrimSpace(tag))
 	if err != nil || tag == "" {
 		return Default

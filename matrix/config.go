@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 // Platform names Matrix in targets ("matrix:!room:server") and answerers
@@ -64,20 +65,20 @@ func (c Config) LogValue() slog.Value       { return settings.LogValue(c) }
 
 var (
 	// A user id: @localpart:server (spec: "Identifier Grammar").
-	userPattern = regexp.MustCompile(`^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+	userPattern = lazyre.New(`^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
 	// A server name as an auto-join entry: a host, optionally with a port.
 	serverPattern = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
 )
 
 // roomPattern is a room id: !opaque:server (spec: "Identifier Grammar";
 // an alias, #name:server, must be resolved to its id first).
-var roomPattern = regexp.MustCompile(`^![A-Za-z0-9._~=+/-]{1,255}:[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+var roomPattern = lazyre.New(`^![A-Za-z0-9._~=+/-]{1,255}:[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
 
 // ValidRoomID reports whether s is a room id, "!abc:example.org".
-func ValidRoomID(s string) bool { return len(s) <= 255 && roomPattern.MatchString(s) }
+func ValidRoomID(s string) bool { return len(s) <= 255 && roomPattern().MatchString(s) }
 
 // ValidUserID reports whether s is a user id, "@alice:example.org".
-func ValidUserID(s string) bool { return len(s) <= 255 && userPattern.MatchString(s) }
+func ValidUserID(s string) bool { return len(s) <= 255 && userPattern().MatchString(s) }
 
 // AutoJoinServers is AutoJoin as a list; nil joins none.
 func (c Config) AutoJoinServers() []string {
@@ -103,7 +104,7 @@ func (c Config) Check(p *settings.Problems) {
 	}
 	if c.User == "" {
 		p.Addf("%s is required: the bot's user id, such as @askbridge:example.org", p.Name("user"))
-	} else if !userPattern.MatchString(c.User) {
+	} else if !userPattern().MatchString(c.User) {
 		p.Addf("%s: %q is not a Matrix user id such as @askbridge:example.org", p.Name("user"), c.User)
 	}
 	if c.Token == "" {

@@ -4,14 +4,21 @@
 //
 // # Prompts
 //
-// A single-select question (engine.ModeButtons) is a disclosed poll, sent
-// as org.matrix.msc3381.poll.start: the unstable MSC3381 form is what
-// mautrix defines and what Element Web, Element X and the bridges send
-// and render today (Element reads the stable m.poll.* names too). Its
-// answers are the plan's buttons, each answer id the button's payload, so
-// a vote maps back to a tap; its text fallback (body and
-// org.matrix.msc1767.text) is the whole prompt with numbered options, for
-// clients without polls. Every other prompt (engine.ModeText) is an m.text
+// A single-select question (engine.ModeButtons) is a disclosed poll. One
+// event has one type, and two polls would show as two, so it is sent
+// with the type every poll-capable client renders today,
+// org.matrix.msc3381.poll.start (Element Web's matrix-js-sdk takes either
+// type; Element X's matrix-rust-sdk renders this one; mautrix defines
+// it), and its content carries both forms: the poll block under
+// org.matrix.msc3381.poll.start and m.poll.start, one value, and every
+// text (the fallback, the question, each answer) under
+// org.matrix.msc1767.text and m.text, so a client that reads the stable
+// keys only (matrix-js-sdk reads either key of each pair, Element
+// Android prefers m.poll.start) renders the same poll. Its end does the
+// same: org.matrix.msc3381.poll.end beside m.poll.end. Its answers are
+// the plan's buttons, each answer id the button's payload, so a vote maps
+// back to a tap; its text fallback (body and the text keys) is the whole
+// prompt with numbered options, for clients without polls. Every other prompt (engine.ModeText) is an m.text
 // message with an org.matrix.custom.html formatted_body. Everything the
 // agent wrote is escaped, links to Matrix permalinks lose their link and
 // matrix.to URLs are broken with a word joiner (never a pill), and
@@ -25,16 +32,27 @@
 //
 // # The end
 //
-// Finish ends a poll (org.matrix.msc3381.poll.end, relating to the poll,
-// with the status line as its text) and edits it (m.replace) so its text
+// Finish ends a poll (org.matrix.msc3381.poll.end with m.poll.end in its
+// content, relating to the poll, with the status line as its text) and edits it (m.replace) so its text
 // fallback shows the status line, keeping the answers it was posted with;
 // a text prompt is edited to its text
 // without the instructions and with the status line. Safe to repeat.
 //
 // # Seen, quorum and reminders
 //
+// A 👀 reaction (m.reaction, an m.annotation of the prompt, key U+1F440
+// with or without U+FE0F) by a person who may answer marks the question
+// seen as the reply word "seen" does, through the engine's SeenMarker:
+// reminders and escalation stop, the agent gets an acknowledged event and
+// the prompt is edited. Like the reply word it counts only on a question
+// with reminders or escalation. Nothing is said back to a reaction: one
+// from someone who may not answer, on an ended prompt or after another's
+// Seen changes nothing and stays unanswered; other keys are ignored
+// before any mark is taken. The prompt's text does not mention the
+// reaction, as it does not mention the word.
+//
 // Update edits an open prompt (m.replace) to show its new plan: "Seen by
-// Alice" once someone replied "seen" or voted Seen, a quorum question's
+// Alice" once someone replied "seen", voted Seen or reacted 👀, a quorum question's
 // tally ("Votes: 1 of 2 needed — …") after every vote, both after the
 // instructions. A poll's edit changes its text fallback only: it keeps the
 // answers it was posted with (read back from the homeserver), so every
@@ -68,7 +86,7 @@
 // only once every event of a batch was handled, and each event claimed
 // with a first-seen mark and settled once handled, so a failover neither
 // loses nor repeats a vote. A poll response (unstable or stable) from a
-// person is an engine tap; a text message replying to a prompt
+// person is an engine tap; a 👀 reaction is a Seen mark; a text message replying to a prompt
 // (m.in_reply_to) or in its thread (m.thread) is a text reply. The
 // engine's notices go in the prompt's thread, as m.notice; a tap's notice
 // is told once per person, question and notice (a late voter reads

@@ -2,6 +2,7 @@ package matrix_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/dendritetest"
 	"github.com/askbridge/askbridge/locale"
 )
 
@@ -23,6 +25,7 @@ func TestPollAnsweredByVote(t *testing.T) {
 	e.syncing(e.start("r1"))
 	qid := e.ask("qvote01", "", pollQuestions)
 	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	stablePoll(t, poll)
 	e.vote(e.alice, poll.ID, answers(poll)[1])
 	res := e.Result(qid, 20*time.Second)
 	if by := res.AnsweredBy; !answered(res, "target", "Production") || by == nil || by.ID != e.alice.UserID.String() || by.Name != "Alice <A>" {
@@ -31,6 +34,38 @@ func TestPollAnsweredByVote(t *testing.T) {
 	ended := e.next(ofType("org.matrix.msc3381.poll.end"))
 	if rel, _ := ended.Content.Raw["m.relates_to"].(map[string]any); rel["event_id"] != poll.ID.String() {
 		t.Errorf("poll end relates to %v, want the poll", rel)
+	}
+	if _, ok := ended.Content.Raw["m.poll.end"]; !ok || ended.Content.Raw["m.text"] != ended.Content.Raw["org.matrix.msc1767.text"] {
+		t.Errorf("poll end as relayed %v, want m.poll.end and m.text beside the unstable keys", ended.Content.Raw)
+	}
+}
+
+// stablePoll checks that poll, as the homeserver relayed it, carries its
+// poll block and text under the stable keys too, equal to the unstable.
+func stablePoll(t *testing.T, poll *event.Event) {
+	t.Helper()
+	raw := poll.Content.Raw
+	if raw["org.matrix.msc3381.poll.start"] == nil || !reflect.DeepEqual(raw["m.poll.start"], raw["org.matrix.msc3381.poll.start"]) {
+		t.Errorf("relayed poll blocks %v and %v, want both, equal", raw["org.matrix.msc3381.poll.start"], raw["m.poll.start"])
+	}
+	if text, _ := raw["m.text"].(string); text == "" || text != raw["org.matrix.msc1767.text"] {
+		t.Errorf("relayed poll text %q, want it equal to %q", raw["m.text"], raw["org.matrix.msc1767.text"])
+	}
+}
+
+// TestStableVote: a vote in the stable form (m.poll.response) answers a
+// poll as the unstable one does.
+func TestStableVote(t *testing.T) {
+	e := newEnv(t, "stablevote")
+	e.syncing(e.start("r1"))
+	qid := e.ask("qstable1", "", pollQuestions)
+	poll := e.next(ofType("org.matrix.msc3381.poll.start"))
+	dendritetest.Send(t, e.bob, e.room, event.Type{Type: "m.poll.response", Class: event.MessageEventType}, map[string]any{
+		"m.relates_to":    map[string]any{"rel_type": "m.reference", "event_id": poll.ID},
+		"m.poll.response": map[string]any{"answers": []string{answers(poll)[0]}},
+	})
+	if res := e.Result(qid, 20*time.Second); !answered(res, "target", "Staging") {
+		t.Fatalf("result %+v, want bob's Staging by a stable vote", res)
 	}
 }
 

@@ -96,17 +96,27 @@ func (c *Channel) handleEvent(ctx context.Context, in engine.Inbox, ev *event.Ev
 			c.log.Warn("settle the mark of a handled event", "event", ev.ID, "err", serr)
 		}
 	}()
-	if kind == "vote" {
+	switch kind {
+	case "vote":
 		return c.onVote(ctx, in, ev)
+	case "seen":
+		return c.onSeen(ctx, in, ev)
 	}
 	return c.onText(ctx, in, ev)
 }
 
-// eventKind is "vote" for a poll response, "text" for a text message, ""
-// for anything the channel ignores.
+// eventKind is "vote" for a poll response, "text" for a text message,
+// "seen" for a 👀 reaction, "" for anything the channel ignores (other
+// reactions among them).
 func eventKind(ev *event.Event) string {
 	if _, ok := pollResponseKeys[ev.Type.Type]; ok {
 		return "vote"
+	}
+	if ev.Type.Type == typeReaction {
+		if _, ok := seenReaction(ev); ok {
+			return "seen"
+		}
+		return ""
 	}
 	if ev.Type.Type == typeMessage && (ev.Content.Raw["msgtype"] == msgText || ev.Content.Raw["msgtype"] == "m.emote") {
 		if rel, _ := ev.Content.Raw[keyRelatesTo].(map[string]any); rel["rel_type"] == relReplace {
@@ -176,6 +186,52 @@ func (c *Channel) onText(ctx context.Context, in engine.Inbox, ev *event.Event) 
 	if out.Retry {
 		return fmt.Errorf("reply %s: %w", ev.ID, errUnhandled)
 	}
+	return nil
+}
+
+// typeReaction is the event type of a reaction: an m.annotation relating
+// to the event reacted to, its key the emoji.
+const typeReaction = "m.reaction"
+
+// seenKeys are the reaction keys that mark a prompt seen: 👀 (U+1F440),
+// bare or with the emoji presentation selector (U+FE0F).
+var seenKeys = map[string]bool{"\U0001F440": true, "\U0001F440\uFE0F": true}
+
+// seenReaction is the event a reaction marks seen when it is a 👀
+// annotation; ok is false for any other reaction.
+func seenReaction(ev *event.Event) (target string, ok bool) {
+	rel, _ := ev.Content.Raw[keyRelatesTo].(map[string]any)
+	key, _ := rel["key"].(string)
+	target, _ = rel["event_id"].(string)
+	if rel["rel_type"] != "m.annotation" || target == "" || !seenKeys[key] {
+		return "", false
+	}
+	return target, true
+}
+
+// onSeen hands a 👀 reaction on a prompt to in as a Seen mark
+// (engine.SeenMarker): the question is acknowledged as the reply word
+// "seen" or the poll's Seen answer do, and the prompt is edited to say
+// who has seen it. Nothing is said back, whatever the engine decided: a
+// reaction from someone who may not answer, on a question that offers
+// no Seen, on a prompt of no question or of one that has ended, or after
+// someone else's Seen changes nothing; the edit is the answer.
+func (c *Channel) onSeen(ctx context.Context, in engine.Inbox, ev *event.Event) error {
+	marker, ok := in.(engine.SeenMarker)
+	if !ok {
+		return nil
+	}
+	target, _ := seenReaction(ev)
+	n, err := marker.MarkSeen(ctx, engine.SeenMark{
+		EventID: ev.ID.String(),
+		Message: engine.MessageRef{Platform: Platform, Chat: ev.RoomID.String(), Message: target},
+		Person:  c.person(ctx, ev.Sender),
+	})
+	if err != nil {
+		c.log.Warn("seen reaction not taken", "event", ev.ID, "err", err)
+		return fmt.Errorf("reaction %s: %w", ev.ID, errUnhandled)
+	}
+	c.log.Debug("seen reaction", "event", ev.ID, "prompt", target, "notice", n)
 	return nil
 }
 

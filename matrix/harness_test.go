@@ -221,6 +221,43 @@ func (e *env) botEvents(last id.EventID) []*event.Event {
 	return out
 }
 
+// react has cli react to event target with key (an m.annotation).
+func (e *env) react(cli *mautrix.Client, target id.EventID, key string) id.EventID {
+	e.t.Helper()
+	return dendritetest.Send(e.t, cli, e.room, event.EventReaction, map[string]any{
+		"m.relates_to": map[string]any{"rel_type": "m.annotation", "event_id": target, "key": key},
+	})
+}
+
+// events is what the agent's events stream says of question id.
+func (e *env) events(id string) []askbridge.Event {
+	e.t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	evs, _, err := store.New(rdb, store.Options{Prefix: e.prefix}).Events(context.Background(), "0", 10000, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []askbridge.Event
+	for _, ev := range evs {
+		if ev.ID == id {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// ofKind is the events of evs of kind k.
+func ofKind(evs []askbridge.Event, k askbridge.EventKind) []askbridge.Event {
+	var out []askbridge.Event
+	for _, ev := range evs {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func answered(res askbridge.Result, question string, labels ...string) bool {
 	if res.Answers == nil {
 		return false

@@ -44,8 +44,9 @@ func (c *Channel) Update(ctx context.Context, ref engine.MessageRef, p engine.Pl
 	return c.gone(err, ref, p.ID)
 }
 
-// keepAnswers sets the poll block of content (a poll's new content) to
-// that of poll ref as it was posted, read back from the homeserver: an
+// keepAnswers sets the poll blocks of content (a poll's new content, both
+// keys) to that of poll ref as it was posted (its unstable block, or its
+// stable one when it has no other), read back from the homeserver: an
 // edit of a poll changes its text, never its answers, so every vote maps
 // to the choice it was cast for. A refusal is a *engine.SendError (a
 // 404's tells the caller the poll is gone).
@@ -54,8 +55,12 @@ func (c *Channel) keepAnswers(ctx context.Context, ref engine.MessageRef, conten
 	if se := c.refused("read poll", ref.Chat, err); se != nil {
 		return se
 	}
-	if start, ok := orig.Content.Raw[keyPollStart]; ok {
-		content[keyPollStart] = start
+	start, ok := orig.Content.Raw[keyPollStart]
+	if !ok {
+		start, ok = orig.Content.Raw[keyPollStartStable]
+	}
+	if ok {
+		content[keyPollStart], content[keyPollStartStable] = start, start
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
 	"github.com/askbridge/askbridge/locale"
 )
@@ -66,6 +67,60 @@ func TestUpdateShowsSeen(t *testing.T) {
 	e.next(ofType("org.matrix.msc3381.poll.end"))
 	if got := newAnswers(e.next(editOf(poll.ID))); !slices.Equal(got, answers(poll)) {
 		t.Errorf("ended poll answers %v, want the poll's own %v", got, answers(poll))
+	}
+}
+
+// TestSeenByReaction: a 👀 reaction on a prompt marks it seen as the
+// reply word does: the prompt is edited to say who has seen it and the
+// agent is told (an acknowledged event). A 👀 from someone who may not
+// answer and any other reaction change nothing; nothing is said back to
+// any reaction; after the end a 👀 does nothing.
+func TestSeenByReaction(t *testing.T) {
+	e := newEnv(t, "react")
+	if err := e.alice.SetDisplayName(context.Background(), "Alice"); err != nil {
+		t.Fatal(err)
+	}
+	e.syncing(e.start("r1"))
+	qid := e.ask("qreact01", fmt.Sprintf(`"remindEverySeconds":600,"answerers":["matrix:%s"],`, e.alice.UserID), multiQuestions)
+	prompt := e.next(ofType("m.room.message"))
+	e.react(e.bob, prompt.ID, "\U0001F440")         // not an answerer
+	e.react(e.alice, prompt.ID, "\U0001F389")       // 🎉: not Seen
+	e.react(e.alice, prompt.ID, "\U0001F440\uFE0F") // 👀 with VS16
+	edit := e.next(editOf(prompt.ID))
+	seenBy := locale.For(locale.Default).Format("SeenBy", map[string]any{"Who": "Alice"})
+	if body := newBody(edit); !strings.HasSuffix(body, "\n\n"+seenBy) {
+		t.Errorf("edited text %q, want it to end with %q", body, seenBy)
+	}
+	acks := ofKind(e.events(qid), askbridge.EventAcknowledged)
+	if len(acks) != 1 || acks[0].By != "matrix:"+e.alice.UserID.String() {
+		t.Fatalf("acknowledged events %+v, want one, by alice", acks)
+	}
+	e.reply(e.alice, prompt.ID, "1", false)
+	res := e.Result(qid, 20*time.Second)
+	if by := res.AcknowledgedBy; !answered(res, "checks", "Unit") || by == nil || by.ID != e.alice.UserID.String() {
+		t.Fatalf("result %+v, want Unit, seen by alice", res)
+	}
+	e.next(func(ev *event.Event) bool {
+		return editOf(prompt.ID)(ev) && strings.Contains(newBody(ev), "Unit")
+	})
+	e.react(e.alice, prompt.ID, "\U0001F440") // after the end
+	// The bot handles the room's events in order: whatever it said to
+	// the reactions comes before its answer to this late reply.
+	e.reply(e.alice, prompt.ID, "2", false)
+	var said []string
+	e.next(func(ev *event.Event) bool {
+		if ev.Content.Raw["msgtype"] != "m.notice" {
+			return false
+		}
+		body, _ := ev.Content.Raw["body"].(string)
+		said = append(said, body)
+		return body == en(engine.NoticeAlreadyAnswered)
+	})
+	if len(said) != 1 {
+		t.Errorf("the bot said %q to the reactions, want nothing", said[:len(said)-1])
+	}
+	if acks := ofKind(e.events(qid), askbridge.EventAcknowledged); len(acks) != 1 {
+		t.Errorf("%d acknowledged events, want one", len(acks))
 	}
 }
 

@@ -9,28 +9,34 @@ import (
 	"github.com/askbridge/askbridge/internal/markup"
 )
 
-// Event types and content keys of what the channel posts. Polls go out in
-// the unstable MSC3381 form (org.matrix.msc3381.poll.*), which is what
-// mautrix defines and what Element Web, Element X and the bridges send and
-// render today; the stable m.poll.* names are read too (see isPollResponse).
+// Event types and content keys of what the channel posts. Polls go out
+// with the unstable MSC3381 event types (org.matrix.msc3381.poll.*), the
+// ones every poll-capable client renders today (Element X's SDK renders
+// no other start type); their content carries every poll block and text
+// both ways, unstable and stable (m.poll.start, m.poll.end, m.text), the
+// same values under both keys, so a client reading either renders it.
+// Responses are read in both forms (see pollResponseKeys).
 const (
-	typeMessage    = "m.room.message"
-	typePollStart  = "org.matrix.msc3381.poll.start"
-	typePollEnd    = "org.matrix.msc3381.poll.end"
-	keyPollStart   = "org.matrix.msc3381.poll.start"
-	keyPollEnd     = "org.matrix.msc3381.poll.end"
-	keyText        = "org.matrix.msc1767.text"
-	pollDisclosed  = "org.matrix.msc3381.poll.disclosed"
-	formatHTML     = "org.matrix.custom.html"
-	relReplace     = "m.replace"
-	relReference   = "m.reference"
-	relThread      = "m.thread"
-	msgText        = "m.text"
-	msgNotice      = "m.notice"
-	keyMentions    = "m.mentions"
-	keyRelatesTo   = "m.relates_to"
-	keyNewContent  = "m.new_content"
-	editBodyPrefix = "* "
+	typeMessage        = "m.room.message"
+	typePollStart      = "org.matrix.msc3381.poll.start"
+	typePollEnd        = "org.matrix.msc3381.poll.end"
+	keyPollStart       = "org.matrix.msc3381.poll.start"
+	keyPollStartStable = "m.poll.start"
+	keyPollEnd         = "org.matrix.msc3381.poll.end"
+	keyPollEndStable   = "m.poll.end"
+	keyText            = "org.matrix.msc1767.text"
+	keyTextStable      = "m.text"
+	pollDisclosed      = "org.matrix.msc3381.poll.disclosed"
+	formatHTML         = "org.matrix.custom.html"
+	relReplace         = "m.replace"
+	relReference       = "m.reference"
+	relThread          = "m.thread"
+	msgText            = "m.text"
+	msgNotice          = "m.notice"
+	keyMentions        = "m.mentions"
+	keyRelatesTo       = "m.relates_to"
+	keyNewContent      = "m.new_content"
+	editBodyPrefix     = "* "
 )
 
 // line is one line of a prompt in both forms: plain for body (and the
@@ -165,41 +171,55 @@ func pollQuestion(p engine.Plan) string {
 	return unpill("[" + s.Header + "] " + s.Question)
 }
 
+// texts is s under both text keys, the unstable org.matrix.msc1767.text
+// and the stable m.text, with more (such as body) added.
+func texts(s string, more map[string]any) map[string]any {
+	m := map[string]any{keyText: s, keyTextStable: s}
+	for k, v := range more {
+		m[k] = v
+	}
+	return m
+}
+
 // pollContent is the content of a ModeButtons prompt: a disclosed poll
 // with one answer per button, each answer's id the button's payload, so
-// a vote maps back to the tap it stands for. The text fallback (body and
-// org.matrix.msc1767.text) is the whole prompt with numbered options, for
-// clients that show no polls; status, when set, is added to it (the poll
-// as edited when the question ends).
+// a vote maps back to the tap it stands for. The poll block goes under
+// both org.matrix.msc3381.poll.start and m.poll.start (one value: a
+// client reading either key sees the same poll) and every text under both
+// text keys. The text fallback (body and the text keys) is the whole
+// prompt with numbered options, for clients that show no polls; status,
+// when set, is added to it (the poll as edited when the question ends).
 func pollContent(p engine.Plan, status string) map[string]any {
 	t := joinText(promptLines(p), status != "", status)
 	var answers []map[string]any
 	for _, b := range p.Buttons() {
-		answers = append(answers, map[string]any{"id": b.Payload, keyText: unpill(b.Label)})
+		answers = append(answers, texts(unpill(b.Label), map[string]any{"id": b.Payload}))
 	}
-	return map[string]any{
-		"body":  t.plain,
-		keyText: t.plain,
-		keyPollStart: map[string]any{
-			"kind":           pollDisclosed,
-			"max_selections": 1,
-			"question":       map[string]any{keyText: pollQuestion(p), "body": pollQuestion(p), "msgtype": msgText},
-			"answers":        answers,
-		},
-		keyMentions: noMentions(),
+	poll := map[string]any{
+		"kind":           pollDisclosed,
+		"max_selections": 1,
+		"question":       texts(pollQuestion(p), map[string]any{"body": pollQuestion(p), "msgtype": msgText}),
+		"answers":        answers,
 	}
+	return texts(t.plain, map[string]any{
+		"body":             t.plain,
+		keyPollStart:       poll,
+		keyPollStartStable: poll,
+		keyMentions:        noMentions(),
+	})
 }
 
 // pollEndContent ends poll (an event id) with the status line as its
-// text.
+// text, marked as an end both ways (org.matrix.msc3381.poll.end and
+// m.poll.end).
 func pollEndContent(poll, status string) map[string]any {
-	return map[string]any{
-		"body":       status,
-		keyText:      status,
-		keyPollEnd:   map[string]any{},
-		keyRelatesTo: map[string]any{"rel_type": relReference, "event_id": poll},
-		keyMentions:  noMentions(),
-	}
+	return texts(status, map[string]any{
+		"body":           status,
+		keyPollEnd:       map[string]any{},
+		keyPollEndStable: map[string]any{},
+		keyRelatesTo:     map[string]any{"rel_type": relReference, "event_id": poll},
+		keyMentions:      noMentions(),
+	})
 }
 
 // editContent replaces message orig with content (m.replace): the edit's
@@ -212,8 +232,10 @@ func editContent(orig string, content map[string]any) map[string]any {
 	}
 	if b, ok := content["body"].(string); ok {
 		edit["body"] = editBodyPrefix + b
-		if _, ok := content[keyText]; ok {
-			edit[keyText] = editBodyPrefix + b
+		for _, k := range []string{keyText, keyTextStable} {
+			if _, ok := content[k]; ok {
+				edit[k] = editBodyPrefix + b
+			}
 		}
 	}
 	if h, ok := content["formatted_body"].(string); ok {

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -156,6 +157,60 @@ func TestPollAnswers(t *testing.T) {
 		if a["id"] != buttons[i].Payload || a[keyText] != buttons[i].Label {
 			t.Errorf("answer %d = %v, want id %q text %q", i, a, buttons[i].Payload, buttons[i].Label)
 		}
+	}
+}
+
+// bothTexts checks that m carries its text under both keys, equal and
+// not empty.
+func bothTexts(t *testing.T, what string, m map[string]any) {
+	t.Helper()
+	u, _ := m[keyText].(string)
+	s, ok := m[keyTextStable].(string)
+	if !ok || u == "" || s != u {
+		t.Errorf("%s: %s = %q, %s = %q, want both, equal", what, keyText, u, keyTextStable, m[keyTextStable])
+	}
+}
+
+// TestPollStableForm checks that a poll, its end and its edit carry every
+// poll block and text under the unstable and the stable key, equal, so a
+// client reading only the stable keys shows the same poll.
+func TestPollStableForm(t *testing.T) {
+	p, req := planOf(t, "q1234567", shapes[1].en)
+	start := pollContent(p, "")
+	bothTexts(t, "poll", start)
+	unstable, _ := start[keyPollStart].(map[string]any)
+	if unstable == nil || !reflect.DeepEqual(start[keyPollStartStable], start[keyPollStart]) {
+		t.Fatalf("poll blocks %v and %v, want both, equal", start[keyPollStart], start[keyPollStartStable])
+	}
+	if unstable["kind"] != pollDisclosed || unstable["max_selections"] != 1 {
+		t.Errorf("poll kind %v max_selections %v", unstable["kind"], unstable["max_selections"])
+	}
+	bothTexts(t, "question", unstable["question"].(map[string]any))
+	answers := unstable["answers"].([]map[string]any)
+	if len(answers) != len(p.Buttons()) {
+		t.Fatalf("%d answers for %d buttons", len(answers), len(p.Buttons()))
+	}
+	for i, a := range answers {
+		bothTexts(t, "answer "+a["id"].(string), a)
+		if a[keyTextStable] != p.Buttons()[i].Label {
+			t.Errorf("answer %d says %q, want %q", i, a[keyTextStable], p.Buttons()[i].Label)
+		}
+	}
+	status := engine.StatusLine(req, shapes[1].end)
+	end := pollEndContent("$prompt", status)
+	bothTexts(t, "poll end", end)
+	if _, ok := end[keyPollEnd]; !ok || !reflect.DeepEqual(end[keyPollEnd], end[keyPollEndStable]) {
+		t.Errorf("poll end blocks %v and %v, want both", end[keyPollEnd], end[keyPollEndStable])
+	}
+	edit := editContent("$prompt", pollContent(p, status))
+	bothTexts(t, "edit", edit)
+	if !strings.HasPrefix(edit[keyTextStable].(string), editBodyPrefix) {
+		t.Errorf("edit's text %q, want it marked as an edit", edit[keyTextStable])
+	}
+	nc := edit[keyNewContent].(map[string]any)
+	bothTexts(t, "edit's new content", nc)
+	if !reflect.DeepEqual(nc[keyPollStart], nc[keyPollStartStable]) {
+		t.Errorf("edit's poll blocks differ: %v and %v", nc[keyPollStart], nc[keyPollStartStable])
 	}
 }
 

@@ -118,7 +118,11 @@ type Options struct {
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	mcp  *sdk.Server
+	// mcp is the SDK's server with the tools and the resource template,
+	// made on first use: describing the tools (their JSON schemas) was a
+	// part of the bridge's start before it polls, for a server most
+	// bridges serve no call on for a while.
+	mcp func() *sdk.Server
 	// stop ends every call in flight when the server closes.
 	stop    context.Context
 	stopAll context.CancelFunc
@@ -170,16 +174,22 @@ func New(opts Options) (*Server, error) {
 		_, _ = rand.Read(s.stateKey) // crypto/rand.Read never fails (Go 1.24+)
 	}
 	s.stop, s.stopAll = context.WithCancel(context.Background())
-	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version}, &sdk.ServerOptions{
+	s.mcp = sync.OnceValue(s.newSDK)
+	return s, nil
+}
+
+// newSDK makes the SDK's server with the tools and the resource template.
+func (s *Server) newSDK() *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "askbridge", Title: "askbridge", Version: s.opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// The SDK says "session connected" at info for every HTTP request.
-		Logger:                    slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
-		SupportedProtocolVersions: opts.versions,
+		Logger:                    slog.New(minLevel{s.opts.Logger.Handler(), slog.LevelWarn}),
+		SupportedProtocolVersions: s.opts.versions,
 	})
-	s.mcp.AddTool(tool(), s.askUser)
-	s.mcp.AddTool(waitTool(), s.waitForAnswer)
-	s.mcp.AddResourceTemplate(questionTemplate(), s.readQuestion)
-	return s, nil
+	srv.AddTool(tool(), s.askUser)
+	srv.AddTool(waitTool(), s.waitForAnswer)
+	srv.AddResourceTemplate(questionTemplate(), s.readQuestion)
+	return srv
 }
 
 // checkDefaults checks the default route and agent with the bridge's own
@@ -204,7 +214,7 @@ func checkDefaults(to, agent string) error {
 // Connect serves one MCP session on t until the client closes it or ctx
 // ends; tests connect the SDK's in-memory transports with it.
 func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
-	return s.mcp.Connect(ctx, t, nil)
+	return s.mcp().Connect(ctx, t, nil)
 }
 
 // ServeStdio serves one MCP session over in and out (a subprocess's
@@ -215,7 +225,7 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	stop := context.AfterFunc(ctx, s.cancelCalls)
 	defer stop()
-	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+	err := s.mcp().Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
 	s.Close()
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
@@ -230,7 +240,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 // Retry-After; it gives each write of a response its own deadline, since
 // a call may last as long as its question.
 func (s *Server) Handler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp() }, &sdk.StreamableHTTPOptions{
 		Stateless: true,
 		// The SSE stream of a call carries its progress notifications.
 		JSONResponse: false,

@@ -65,8 +65,8 @@ func (s *Server) await(ctx context.Context, call *sdk.CallToolRequest, wt waitin
 		defer context.AfterFunc(hc, func() { cancel(errClientGone) })()
 	}
 	uri := questionURI(wt.id)
-	s.mcp.AddResource(questionResource(wt.id, wt.req), s.readQuestion)
-	defer s.mcp.RemoveResources(uri)
+	s.mcp().AddResource(questionResource(wt.id, wt.req), s.readQuestion)
+	defer s.mcp().RemoveResources(uri)
 
 	stopReport := s.report(callCtx, cancel, followed{
 		c: wt.c, id: wt.id, start: wt.start, timeout: wt.timeout,

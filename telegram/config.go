@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/config/settings"
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 const (
@@ -112,7 +113,7 @@ var (
 	// Telegram: a bot token is "<bot id>:<secret>" as @BotFather gives it.
 	tokenPattern = regexp.MustCompile(`^[0-9]+:[A-Za-z0-9_-]+$`)
 	// Telegram setWebhook: secret_token is 1-256 of A-Z, a-z, 0-9, _ and -.
-	secretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	secretPattern = lazyre.New(`^[A-Za-z0-9_-]{1,256}$`)
 	// Telegram setWebhook: ports 443, 80, 88, 8443 (a local server: any).
 	webhookPorts = []string{"443", "80", "88", "8443"}
 )
@@ -151,7 +152,7 @@ func (c Config) Check(p *settings.Problems) {
 	} else if c.WebhookSecret != "" {
 		p.Addf("%s is set but %s is not: the secret is only used in webhook mode", p.Name("webhookSecret"), p.Name("webhookURL"))
 	}
-	if c.WebhookSecret != "" && !secretPattern.MatchString(c.WebhookSecret) {
+	if c.WebhookSecret != "" && !secretPattern().MatchString(c.WebhookSecret) {
 		p.Addf("%s: must be 1 to 256 characters of A-Z, a-z, 0-9, '_' or '-' (Telegram's rule for secret_token)", p.Name("webhookSecret"))
 	} else if c.WebhookSecret != "" && len(c.WebhookSecret) < MinSecretLen {
 		p.Addf("%s: must be at least %d characters (it has %d); make one with `openssl rand -hex 32`", p.Name("webhookSecret"), MinSecretLen, len(c.WebhookSecret))

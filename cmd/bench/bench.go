@@ -40,11 +40,15 @@ type Options struct {
 	// Phases, when not empty, runs only these phases (see phaseNames);
 	// the rows of the others say "not run".
 	Phases []string
+	// BatchRuns is how many times the batch (intake, then its deadlines)
+	// runs; 0 means the default (3, or 1 with Short). The lateness row
+	// gives each run's p99.
+	BatchRuns int
 }
 
 // phaseNames are the phases of a run, in order; a phase fills the rows
 // that name it.
-var phaseNames = []string{"head of line", "telegram latency", "telegram saturated", "web", "batch intake", "batch timeouts", "failover"}
+var phaseNames = []string{"cold start", "head of line", "telegram latency", "telegram saturated", "web", "batch intake", "batch timeouts", "failover"}
 
 // runs reports whether phase name is to run.
 func (o Options) runs(name string) bool {
@@ -80,23 +84,31 @@ type params struct {
 	// overlap runs the failover while the batch waits for its deadlines
 	// (the short run's time budget); a full run keeps them apart.
 	overlap bool
+	// batchRuns is how many times the batch runs.
+	batchRuns int
+	// idleFor is the quiet window after the start in which the bridge's
+	// idle CPU and Redis commands are measured.
+	idleFor time.Duration
 }
 
 func plan(o Options) params {
 	p := params{
 		n: 100_000, levels: []int{1, 4, 16, 64, 256}, levelFor: 5 * time.Second,
 		tgLatencyFor: 40 * time.Second, tgLatencyMax: 300, tgSatFor: 20 * time.Second, tgChats: 48,
-		failovers: 3, benchN: 200_000,
+		failovers: 3, benchN: 200_000, batchRuns: 3, idleFor: 10 * time.Second,
 	}
 	if o.Short {
 		p = params{
 			n: 2_000, levels: []int{1, 16, 64}, levelFor: time.Second,
 			tgLatencyFor: 3 * time.Second, tgLatencyMax: 30, tgSatFor: 3 * time.Second, tgChats: 48,
-			failovers: 1, benchN: 20_000, overlap: true,
+			failovers: 1, benchN: 20_000, overlap: true, batchRuns: 1, idleFor: 3 * time.Second,
 		}
 	}
 	if o.N > 0 {
 		p.n = o.N
+	}
+	if o.BatchRuns > 0 {
+		p.batchRuns = o.BatchRuns
 	}
 	return p
 }
@@ -147,17 +159,32 @@ type measured struct {
 	// rtBusy and rtIdle are what a Redis round trip costs a process in
 	// CPU, back to back and after 10 ms asleep (roundTripCost).
 	rtBusy, rtIdle time.Duration
+	// rtWeb is rtBusy measured again just before the web levels, the
+	// denominator of their CPU ratio: what a round trip costs moves with
+	// the machine's load, so it is taken as close as can be to the
+	// figure it is compared with.
+	rtWeb time.Duration
 	// idle is the bridge's CPU per second with nothing to do (Telegram
-	// polling, renewals, blocking reads).
-	idle time.Duration
+	// polling, renewals, blocking reads); idleCmds and idleTrips are the
+	// Redis commands and round trips per second it makes meanwhile.
+	idle                time.Duration
+	idleCmds, idleTrips float64
+	// idleWakeups is the bridge's wake-ups per second meanwhile (NaN
+	// where not counted): the share of a phase's wake-ups that is not its
+	// questions'.
+	idleWakeups float64
+	// coldStart is each cold start's exec → first getUpdates.
+	coldStart []time.Duration
 
-	hol      time.Duration
-	holA     []time.Duration
-	holSent  int
-	tgLat    []tgSample
-	tgSat    satResult
-	web      []level
-	batch    batchResult
+	hol     time.Duration
+	holA    []time.Duration
+	holSent int
+	tgLat   []tgSample
+	tgSat   satResult
+	web     []level
+	// batches are the batch's runs; the first gives the intake and
+	// memory rows, each its lateness.
+	batches  []batchResult
 	failover []time.Duration
 
 	counts  Counts
@@ -252,8 +279,7 @@ func (w *world) setUp(ctx context.Context, m *measured) error {
 	if err := w.startMain(ctx); err != nil {
 		return err
 	}
-	m.idle, err = w.idleCPU(ctx)
-	return err
+	return w.idle(ctx, m)
 }
 
 // startMain starts the fake Telegram with every chat, its front, and the
@@ -331,30 +357,38 @@ func (w *world) phases(ctx context.Context, m *measured) {
 			w.logf("%s failed: %v", name, err)
 		}
 	}
+	try("cold start", func() error { return w.coldStart(ctx, m) })
 	try("head of line", func() error { return w.headOfLine(ctx, m) })
 	try("telegram latency", func() error { return w.telegramLatency(ctx, m) })
 	try("telegram saturated", func() error { return w.telegramSaturated(ctx, m) })
 	try("web", func() error { return w.webLevels(ctx, m) })
-	var b *batchRun
-	try("batch intake", func() error {
-		var err error
-		b, err = w.batchStart(ctx, m)
-		return err
-	})
 	var overlapped chan struct{}
-	if w.p.overlap {
-		overlapped = make(chan struct{})
-		go func() {
-			defer close(overlapped)
-			try("failover", func() error { return w.failovers(ctx, m) })
-		}()
-	}
-	try("batch timeouts", func() error {
-		if b == nil {
-			return errors.New("no batch: its intake failed")
+	m.batches = make([]batchResult, w.p.batchRuns)
+	for run := range m.batches {
+		r := &m.batches[run]
+		var b *batchRun
+		try("batch intake", func() error {
+			var err error
+			b, err = w.batchStart(ctx, r, run)
+			return err
+		})
+		if w.p.overlap && run == 0 {
+			overlapped = make(chan struct{})
+			go func() {
+				defer close(overlapped)
+				try("failover", func() error { return w.failovers(ctx, m) })
+			}()
 		}
-		return w.batchFinish(ctx, b, m)
-	})
+		try("batch timeouts", func() error {
+			if b == nil {
+				return errors.New("no batch: its intake failed")
+			}
+			return w.batchFinish(ctx, b, r)
+		})
+		m.counts.Batch += r.n
+		m.counts.BatchTimedOut += r.timedOut
+		m.counts.Extra += r.extra
+	}
 	if overlapped != nil {
 		<-overlapped
 	} else {
@@ -447,25 +481,45 @@ func loadAverage() string {
 	return "?"
 }
 
-// idleCPU is the bridge's CPU time per second while nothing is asked.
-func (w *world) idleCPU(ctx context.Context) (time.Duration, error) {
-	d := 5 * time.Second
-	if w.o.Short {
-		d = 2 * time.Second
+// idle measures the bridge with nothing asked, for params.idleFor: its
+// CPU per second, and the Redis commands and round trips per second of
+// the one replica then running (INFO before and after; the snapshots'
+// own INFO is not counted as a command, and its read is taken off).
+func (w *world) idle(ctx context.Context, m *measured) error {
+	s0, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return err
 	}
 	c0, err := w.bridge.cpu()
 	if err != nil {
-		return 0, err
+		return err
 	}
+	wake0, wakeErr := w.bridge.wakeups()
 	start := time.Now()
-	if !sleep(ctx, d) {
-		return 0, ctx.Err()
+	if !sleep(ctx, w.p.idleFor) {
+		return ctx.Err()
 	}
 	c1, err := w.bridge.cpu()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	idle := time.Duration(float64(c1-c0) / time.Since(start).Seconds())
-	w.logf("bridge idle: %s CPU per second", idle)
-	return idle, nil
+	wake1, err := w.bridge.wakeups()
+	if err != nil || wakeErr != nil {
+		wake0, wake1 = 0, -1
+	}
+	s1, err := snapshot(ctx, w.admin)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	m.idle = time.Duration(float64(c1-c0) / secs)
+	m.idleCmds = float64(s1.cmds-s0.cmds) / secs
+	m.idleTrips = float64(s1.reads-s0.reads-1) / secs
+	m.idleWakeups = nan()
+	if wake1 >= wake0 {
+		m.idleWakeups = float64(wake1-wake0) / secs
+	}
+	w.logf("bridge idle for %s: %s CPU, %.1f wake-ups, %.1f Redis commands, %.1f round trips per second (commands: %s)",
+		w.p.idleFor, m.idle, m.idleWakeups, m.idleCmds, m.idleTrips, topCommands(s0, s1, secs))
+	return nil
 }

@@ -46,6 +46,12 @@ func (l level) cpuPer() time.Duration {
 // webLevels runs the web page path at each concurrency of params.levels.
 // The last (highest) level is the one profiled.
 func (w *world) webLevels(ctx context.Context, m *measured) error {
+	rt, _, err := roundTripCost(ctx, w.redis.Addr)
+	if err != nil {
+		return err
+	}
+	m.rtWeb = rt
+	w.logf("web: one Redis round trip costs %s of CPU back to back now", rt)
 	person, err := startWebPerson(ctx, w.bridge.addr, slices.Max(w.p.levels))
 	if err != nil {
 		return err
@@ -156,6 +162,8 @@ type batchRun struct {
 	ids []string
 	// done is when the bridge had taken in the whole batch.
 	done time.Time
+	// run numbers the batch's runs, from 0; only the first is profiled.
+	run int
 }
 
 // batchResult is what the batch found.
@@ -175,26 +183,35 @@ type batchResult struct {
 	// in milliseconds.
 	late []float64
 	// timedOut counts questions that ended with exactly one timeout
-	// result.
-	timedOut int
+	// result; extra counts results beyond one per question.
+	timedOut, extra int
+	// trips is the bridge's Redis round trips over the intake
+	// (total_reads_processed, less the bench's own: its XADD pipelines,
+	// measured alike on a scratch stream, and its INFO and XINFO calls);
+	// tripsAll is the whole difference.
+	trips, tripsAll int64
 }
 
 // batchStart pipelines n requests for the web page with the shortest
 // timeout, waits until the bridge has taken them all in (read, created,
 // shown, acknowledged: the consumer group has nothing left to read and
-// nothing pending), and measures memory with all of them pending.
-func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) {
+// nothing pending), and measures memory with all of them pending, and the
+// round trips the intake took. run numbers the batch's runs (from 0).
+func (w *world) batchStart(ctx context.Context, r *batchResult, run int) (*batchRun, error) {
 	n := w.p.n
-	b := &batchRun{ids: make([]string, n)}
+	b := &batchRun{ids: make([]string, n), run: run}
 	for i := range b.ids {
-		b.ids[i] = fmt.Sprintf("batch-%06d", i)
+		b.ids[i] = fmt.Sprintf("batch%d-%06d", run, i)
 	}
-	in, err := w.newIntake(ctx, b.ids, &m.batch)
+	in, err := w.newIntake(ctx, b.ids, r)
 	if err != nil {
 		return nil, err
 	}
 	// The profile covers the first seconds of the intake (at least one).
-	prof := w.profile(ctx, "intake", time.Duration(n/20000)*time.Second)
+	prof := func() error { return nil }
+	if run == 0 {
+		prof = w.profile(ctx, "intake", time.Duration(n/20000)*time.Second)
+	}
 	bridge0, err := w.bridge.cpu()
 	if err != nil {
 		return nil, err
@@ -223,9 +240,12 @@ func (w *world) batchStart(ctx context.Context, m *measured) (*batchRun, error) 
 			return nil, err
 		}
 	}
-	r := &m.batch
 	r.n, r.intake = n, b.done.Sub(start)
-	m.counts.Batch = n
+	// s1's own read is one; the bench's reads are taken off.
+	r.tripsAll = s1.reads - in.s0.reads - 1
+	r.trips = r.tripsAll - in.benchReads.Load() - in.addReads
+	w.logf("batch: %d Redis round trips per 1,000 requests taken in (%d in all, the bench's own %d taken off)",
+		r.trips*1000/int64(n), r.tripsAll, in.benchReads.Load()+in.addReads)
 	w.logf("batch: %d requests taken in in %s (%.0f/s); per request: %.2f bridge system calls (read, write), CPU bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
 		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-in.s0.cpu)/time.Duration(n),
 		r.memPer, in.entry, float64(r.rss)/(1<<20), r.pending)
@@ -243,6 +263,12 @@ type intake struct {
 	entry float64
 	read0 int64
 	s0    redisSnap
+	// addReads is how many reads Redis made of the same XADD pipelines on
+	// a scratch stream (entryBytes): the bench's adding's share of
+	// total_reads_processed. benchReads counts the bench's other calls
+	// during the intake (INFO, XINFO GROUPS), one read each.
+	addReads   int64
+	benchReads atomic.Int64
 	// measuredMem is set once memory has taken the figures.
 	measuredMem bool
 	// added is set once every request was added; addErr then has nil, or
@@ -255,7 +281,7 @@ type intake struct {
 func (w *world) newIntake(ctx context.Context, ids []string, r *batchResult) (*intake, error) {
 	in := &intake{w: w, n: len(ids), r: r, addErr: make(chan error, 1)}
 	var err error
-	if in.entry, err = w.entryBytes(ctx, ids); err != nil {
+	if in.entry, in.addReads, err = w.entryBytes(ctx, ids); err != nil {
 		return nil, err
 	}
 	if in.read0, err = w.groupRead(ctx); err != nil {
@@ -288,6 +314,7 @@ func (in *intake) add(ctx context.Context, ids []string) {
 // requests were added by then; the n-k not yet read are still entries of
 // the stream, and are taken out.
 func (in *intake) memory(ctx context.Context, k int) error {
+	in.benchReads.Add(1)
 	s1, err := snapshot(ctx, in.w.admin)
 	if err != nil {
 		return err
@@ -319,6 +346,7 @@ func (in *intake) wait(ctx context.Context, start time.Time) error {
 		if !in.added.Load() {
 			continue
 		}
+		in.benchReads.Add(1)
 		g, err := in.w.group(ctx)
 		if err != nil {
 			return err
@@ -343,12 +371,14 @@ func (in *intake) wait(ctx context.Context, start time.Time) error {
 
 // entryBytes is the memory one request's stream entry takes: the same
 // requests added to a scratch stream, which is then deleted. (The bridge
-// leaves entries in the requests stream once handled.)
-func (w *world) entryBytes(ctx context.Context, ids []string) (float64, error) {
+// leaves entries in the requests stream once handled.) reads is how many
+// reads Redis made of them (total_reads_processed): a big pipeline
+// arrives in several.
+func (w *world) entryBytes(ctx context.Context, ids []string) (perEntry float64, reads int64, err error) {
 	const scratch = "bench:scratch"
 	s0, err := snapshot(ctx, w.admin)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for from := 0; from < len(ids); from += 1000 {
 		pipe := w.admin.Pipeline()
@@ -358,17 +388,17 @@ func (w *world) entryBytes(ctx context.Context, ids []string) (float64, error) {
 			pipe.XAdd(ctx, a)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := w.admin.Del(ctx, scratch).Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(s1.usedMemory-s0.usedMemory) / float64(len(ids)), nil
+	return float64(s1.usedMemory-s0.usedMemory) / float64(len(ids)), s1.reads - s0.reads - 1, nil
 }
 
 // group is the one consumer group of the requests stream (the bridge's).
@@ -390,13 +420,16 @@ func (w *world) groupRead(ctx context.Context) (int64, error) {
 
 // batchFinish waits for every question of the batch to end by its
 // deadline, then reads each one's result and deadline.
-func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error {
+func (w *world) batchFinish(ctx context.Context, b *batchRun, r *batchResult) error {
 	// The profile covers the first seconds of the deadlines.
-	first := b.done.Add(-m.batch.intake).Add(batchTimeout * time.Second)
+	first := b.done.Add(-r.intake).Add(batchTimeout * time.Second)
 	if !sleep(ctx, time.Until(first)) {
 		return ctx.Err()
 	}
-	prof := w.profile(ctx, "timeouts", max(m.batch.intake/2, time.Second))
+	prof := func() error { return nil }
+	if b.run == 0 {
+		prof = w.profile(ctx, "timeouts", max(r.intake/2, time.Second))
+	}
 	// Every deadline is at most batchTimeout after the intake ended.
 	if !sleep(ctx, time.Until(b.done.Add(batchTimeout*time.Second+500*time.Millisecond))) {
 		return ctx.Err()
@@ -407,11 +440,9 @@ func (w *world) batchFinish(ctx context.Context, b *batchRun, m *measured) error
 	if err := w.awaitResults(ctx, b.ids); err != nil {
 		return err
 	}
-	if err := w.readResults(ctx, b.ids, m); err != nil {
+	if err := w.readResults(ctx, b.ids, r); err != nil {
 		return err
 	}
-	r := &m.batch
-	m.counts.BatchTimedOut = r.timedOut
 	w.logf("batch: %d timed out; lateness p50 %.0f ms, p99 %.0f ms, max %.0f ms",
 		r.timedOut, pctf(r.late, 50), pctf(r.late, 99), slices.Max(r.late))
 	return nil
@@ -455,10 +486,9 @@ func (w *world) awaitResults(ctx context.Context, ids []string) error {
 }
 
 // readResults reads the result and the deadline of each question of ids
-// into m: how late each ended, how many timed out once, and the results
+// into r: how late each ended, how many timed out once, and the results
 // beyond one.
-func (w *world) readResults(ctx context.Context, ids []string, m *measured) error {
-	r := &m.batch
+func (w *world) readResults(ctx context.Context, ids []string, r *batchResult) error {
 	for from := 0; from < len(ids); from += 1000 {
 		part := ids[from:min(from+1000, len(ids))]
 		pipe := w.admin.Pipeline()
@@ -474,7 +504,7 @@ func (w *world) readResults(ctx context.Context, ids []string, m *measured) erro
 		for i, id := range part {
 			got := results[i].Val()
 			if len(got) > 1 {
-				m.counts.Extra += len(got) - 1
+				r.extra += len(got) - 1
 			}
 			var res askbridge.Result
 			if len(got) == 0 || json.Unmarshal([]byte(got[0]), &res) != nil {

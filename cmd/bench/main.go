@@ -1,5 +1,5 @@
-// Command bench is askbridge's end-to-end benchmark (issue 12). It starts
-// everything itself and measures the bridge as it is run:
+// Command bench is askbridge's end-to-end benchmark (issues 12 and 33). It
+// starts everything itself and measures the bridge as it is run:
 //
 //   - a redis-server on a free loopback port, in a directory of its own,
 //     and redis-benchmark against it for the ceiling of this machine;
@@ -13,9 +13,11 @@
 // (docs/redis-protocol.md: XADD the request, BLPOP the result). People
 // answer on the web page through its HTTP API (its event stream, then POST
 // api/questions/{id}/answer) and on Telegram by tapping buttons on the fake.
-// The table, one figure per row from this one run, goes to stdout; plots
-// (latency.svg, throughput.svg) to -artifacts. docs/performance.md says how
-// to read each row.
+// The table, one figure per row from this one run, goes to stdout: issue
+// 33's goals as counts (Redis commands, round trips, wake-ups) or ratios to
+// ceilings measured in the same run, then rows without a goal. Plots
+// (latency.svg, throughput.svg) go to -artifacts. docs/performance.md says
+// how to read each row.
 //
 //	go run ./cmd/bench           the full run (a few minutes)
 //	go run ./cmd/bench -short    small and quick, as CI runs it
@@ -45,6 +47,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	var o Options
 	fs.BoolVar(&o.Short, "short", false, "small and quick: 2,000 requests in the batch, short phases, one failover (CI)")
 	fs.IntVar(&o.N, "n", 0, "requests in the intake and timeout batch (default 100,000; 2,000 with -short)")
+	fs.IntVar(&o.BatchRuns, "batch-runs", 0, "how many times the batch (intake, then its deadlines) runs; the lateness row gives each run's p99 (default 3; 1 with -short)")
 	fs.StringVar(&o.Artifacts, "artifacts", "artifacts", "directory for the plots")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "take the bridge's CPU profile during the highest web level, the saturated Telegram phase and the first seconds of the batch intake into `prefix`-web.pprof, prefix-telegram.pprof and prefix-intake.pprof")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory with the bridges' logs")

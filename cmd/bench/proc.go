@@ -30,6 +30,9 @@ type proc struct {
 	addr   string
 	logf   string
 	exited chan struct{}
+	// started is when the process was executed (just before fork and
+	// exec): where a cold start is timed from.
+	started time.Time
 }
 
 // startBridge runs the bridge binary bin as replica name with env (ASKUSER_*
@@ -59,11 +62,12 @@ func startBridge(bin, name, dir string, env map[string]string) (*proc, error) {
 	}
 	cmd.Stderr = out
 	setPdeathsig(cmd)
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return nil, fmt.Errorf("start bridge %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, logf: logf, exited: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, logf: logf, exited: make(chan struct{}), started: started}
 	addr := make(chan string, 1)
 	copied := make(chan struct{})
 	go func() {
@@ -159,8 +163,6 @@ func (p *proc) channelState(ctx context.Context, platform string) (string, error
 // 100 on every Linux architecture Go supports).
 const clockTick = 10 * time.Millisecond
 
-// cpu is the CPU time (user and system, all threads) the process used so
-// far, from /proc/<pid>/stat.
 // syscalls is how many read and write system calls the bridge made so far
 // (/proc/<pid>/io: syscr and syscw; zero where there is none). Counts, not
 // times: the machine's noise does not move them.
@@ -180,6 +182,8 @@ func (p *proc) syscalls() int64 {
 	return n
 }
 
+// cpu is the CPU time (user and system, all threads) the process used so
+// far, from /proc/<pid>/stat.
 func (p *proc) cpu() (time.Duration, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
 	if err != nil {
@@ -201,6 +205,40 @@ func (p *proc) cpu() (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// wakeups is how many times the process's threads went to sleep and were
+// woken again so far: voluntary_ctxt_switches summed over
+// /proc/<pid>/task/*/status. (/proc/<pid>/status alone gives the main
+// thread's, not the process's.) A thread that exited takes its count
+// with it; the Go runtime keeps its threads. A count, not a time.
+func (p *proc) wakeups() (int64, error) {
+	dir := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(filepath.Join(dir, t.Name(), "status"))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		n += statusField(raw, "voluntary_ctxt_switches:")
+	}
+	return n, nil
+}
+
+// statusField is the number after key in a /proc status file; 0 when
+// there is none.
+func statusField(raw []byte, key string) int64 {
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // rss is the process's resident set size, from /proc/<pid>/status.

@@ -292,7 +292,7 @@ func roundTripCost(ctx context.Context, addr string) (busy, idle time.Duration, 
 		}
 		return (selfCPU() - c0) / time.Duration(n), nil
 	}
-	if busy, err = measure(2000, 0); err != nil {
+	if busy, err = measure(10_000, 0); err != nil {
 		return 0, 0, err
 	}
 	idle, err = measure(100, 10*time.Millisecond)

@@ -238,6 +238,18 @@ type satResult struct {
 	elapsed  time.Duration
 	cpu      time.Duration
 	redis    perQuestion
+	// wakeups is the bridge's voluntary context switches over the phase
+	// (proc.wakeups); -1 where they are not counted.
+	wakeups int64
+}
+
+// wakeupsPer is the bridge's wake-ups per answered question; NaN where
+// none was counted.
+func (s satResult) wakeupsPer() float64 {
+	if s.answered == 0 || s.wakeups < 0 {
+		return nan()
+	}
+	return float64(s.wakeups) / float64(s.answered)
 }
 
 func (s satResult) qps() float64 { return float64(s.answered) / s.elapsed.Seconds() }
@@ -267,6 +279,7 @@ func (w *world) telegramSaturated(ctx context.Context, m *measured) error {
 	if err != nil {
 		return err
 	}
+	wake0, wakeErr := w.bridge.wakeups()
 	prof := w.profile(ctx, "telegram", w.p.tgSatFor)
 	start := time.Now()
 	end := start.Add(w.p.tgSatFor)
@@ -295,6 +308,11 @@ func (w *world) telegramSaturated(ctx context.Context, m *measured) error {
 	if err != nil {
 		return err
 	}
+	wake1, err := w.bridge.wakeups()
+	wakeups := wake1 - wake0
+	if err != nil || wakeErr != nil {
+		wakeups = -1
+	}
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
 		return err
@@ -305,11 +323,11 @@ func (w *world) telegramSaturated(ctx context.Context, m *measured) error {
 	}
 	m.counts.TelegramAsked += len(ids)
 	m.counts.TelegramAnswered += int(answered.Load())
-	r := satResult{workers: len(chats), answered: int(answered.Load()), elapsed: elapsed, cpu: cpu1 - cpu0}
+	r := satResult{workers: len(chats), answered: int(answered.Load()), elapsed: elapsed, cpu: cpu1 - cpu0, wakeups: wakeups}
 	r.redis = redisPer(s0, s1, r.answered)
 	m.tgSat = r
-	w.logf("telegram saturated: %d answered in %s (%.0f/s), CPU %s per question, %.1f Redis commands, %.1f round trips (commands: %s)",
-		r.answered, elapsed.Round(time.Millisecond), r.qps(), r.cpuPer(), r.redis.cmds, r.redis.trips, r.redis.top)
+	w.logf("telegram saturated: %d answered in %s (%.0f/s), CPU %s per question, %.1f wake-ups, %.1f Redis commands, %.1f round trips (commands: %s)",
+		r.answered, elapsed.Round(time.Millisecond), r.qps(), r.cpuPer(), r.wakeupsPer(), r.redis.cmds, r.redis.trips, r.redis.top)
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/engine"
+	"github.com/askbridge/askbridge/internal/lazyre"
 )
 
 // metrics implements engine.Metrics on Prometheus, and times the calls
@@ -200,9 +201,23 @@ func (h redisTimer) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
-// commandName is a Redis command name as a label: lower-case letters,
-// digits, '_' and '-', at most 32 bytes (the longest command name is 27).
-var commandName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+// isCommandName reports whether name can be a Redis command name as a
+// label: a lower-case letter, then lower-case letters, digits, '_' and
+// '-', at most 32 bytes (the longest command name is 27); what
+// ^[a-z][a-z0-9_-]{0,31}$ matches. Checked by hand: it runs for every
+// command, and the expression, compiled at init, was part of the start.
+func isCommandName(name string) bool {
+	if len(name) == 0 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // redisCommand is the label of the command called name (go-redis gives it
 // lower-cased): evalsha for every way of running a script, the name itself
@@ -213,7 +228,7 @@ func redisCommand(name string) string {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro":
 		return "evalsha"
 	}
-	if !commandName.MatchString(name) {
+	if !isCommandName(name) {
 		return "other"
 	}
 	return name
@@ -244,9 +259,20 @@ func (t *timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // otherMethod labels a call whose path has no method of the expected shape.
 const otherMethod = "other"
 
-// telegramMethodName is a Bot API method name: letters only, as in
-// sendMessage (Telegram Bot API: https://core.telegram.org/bots/api).
-var telegramMethodName = regexp.MustCompile(`^[A-Za-z]{1,64}$`)
+// isTelegramMethodName reports whether s is a Bot API method name: 1 to
+// 64 ASCII letters, as in sendMessage (Telegram Bot API:
+// https://core.telegram.org/bots/api); what ^[A-Za-z]{1,64}$ matches.
+func isTelegramMethodName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
 
 // telegramMethod is the Bot API method of a call: the path segment after
 // bot<token> (Telegram: https://api.telegram.org/bot<token>/METHOD_NAME).
@@ -254,7 +280,7 @@ var telegramMethodName = regexp.MustCompile(`^[A-Za-z]{1,64}$`)
 // has a ':' and digits.
 func telegramMethod(req *http.Request) string {
 	segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	if n := len(segs); n >= 2 && strings.HasPrefix(segs[n-2], "bot") && telegramMethodName.MatchString(segs[n-1]) {
+	if n := len(segs); n >= 2 && strings.HasPrefix(segs[n-2], "bot") && isTelegramMethodName(segs[n-1]) {
 		return segs[n-1]
 	}
 	return otherMethod
@@ -262,7 +288,7 @@ func telegramMethod(req *http.Request) string {
 
 // slackMethodName is a Web API method name: dotted words, as in
 // chat.postMessage (Slack: https://api.slack.com/methods).
-var slackMethodName = regexp.MustCompile(`^[a-z][A-Za-z]*(\.[A-Za-z]+){0,4}$`)
+var slackMethodName = lazyre.New(`^[a-z][A-Za-z]*(\.[A-Za-z]+){0,4}$`)
 
 // slackMethod is the Web API method of a call: the last path segment
 // (Slack: https://slack.com/api/METHOD). Tokens travel in a header or the
@@ -270,7 +296,7 @@ var slackMethodName = regexp.MustCompile(`^[a-z][A-Za-z]*(\.[A-Za-z]+){0,4}$`)
 func slackMethod(req *http.Request) string {
 	path := strings.Trim(req.URL.Path, "/")
 	method := path[strings.LastIndex(path, "/")+1:]
-	if len(method) > 64 || !slackMethodName.MatchString(method) {
+	if len(method) > 64 || !slackMethodName().MatchString(method) {
 		return otherMethod
 	}
 	return method

@@ -116,7 +116,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for _, line := range strings.Split(grepLines(body, "askbridge_redis_call_duration_seconds"), "\n") {
-		if m := commandLabel.FindStringSubmatch(line); m == nil || !commandName.MatchString(m[1]) {
+		if m := commandLabel.FindStringSubmatch(line); m == nil || !isCommandName(m[1]) {
 			t.Errorf("Redis series without a command name: %s", line)
 		}
 	}
@@ -360,4 +360,22 @@ func counts(t *testing.T, reg *prometheus.Registry, name string) map[string]floa
 func gauges(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
 	t.Helper()
 	return series(t, reg, name)
+}
+
+// TestNameChecksMatchTheirExpressions checks the hand-written name checks
+// against the expressions they stand for.
+func TestNameChecksMatchTheirExpressions(t *testing.T) {
+	command := regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	method := regexp.MustCompile(`^[A-Za-z]{1,64}$`)
+	names := []string{"", "a", "get", "evalsha", "client-setinfo", "x_y", "Get", "1abc", "a b", "a.b", "sendMessage",
+		"getUpdates", "bot123:abc", "é", "aé", strings.Repeat("a", 32), strings.Repeat("a", 33),
+		strings.Repeat("A", 64), strings.Repeat("A", 65), "a-", "a9", "-a", "_a"}
+	for _, n := range names {
+		if got, want := isCommandName(n), command.MatchString(n); got != want {
+			t.Errorf("isCommandName(%q) = %v, the expression says %v", n, got, want)
+		}
+		if got, want := isTelegramMethodName(n), method.MatchString(n); got != want {
+			t.Errorf("isTelegramMethodName(%q) = %v, the expression says %v", n, got, want)
+		}
+	}
 }

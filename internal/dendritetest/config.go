@@ -98,6 +98,9 @@ func writeConfig(dir string, opts Options) (path, secret string, err error) {
 	if err := writeKey(filepath.Join(dir, "matrix_key.pem")); err != nil {
 		return "", "", err
 	}
+	if err := writeDatabases(dir); err != nil {
+		return "", "", err
+	}
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	data := configData{ServerName: ServerName, Dir: dir, Secret: hex.EncodeToString(raw[:]), Threshold: 5, CooloffMS: 500}

@@ -3,7 +3,10 @@ package dendritetest
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +55,25 @@ func TestDendriteRateLimitSparesSends(t *testing.T) {
 	}
 	if got := httpErr.RespError.ExtraData["retry_after_ms"]; got != float64(10000) {
 		t.Errorf("retry_after_ms = %v, want 10000 (the cooloff)", got)
+	}
+
+	// Dendrite kept the databases in WAL mode (writeDatabases): each
+	// file's header still says so after its migrations and these writes,
+	// and the written ones have their write-ahead log beside them.
+	for _, name := range databases {
+		head := make([]byte, 20)
+		f, err := os.Open(filepath.Join(s.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadFull(f, head)
+		f.Close()
+		if err != nil || head[18] != 2 || head[19] != 2 {
+			t.Errorf("%s: file format versions %v (%v), want 2 and 2 (WAL)", name, head[18:20], err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "roomserver.db-wal")); err != nil {
+		t.Errorf("the room server's database has no write-ahead log: %v", err)
 	}
 
 	// Close kills the process (checked here, on a server of this test's

@@ -120,9 +120,10 @@ func stopBrowser() {
 }
 
 // update rewrites testdata/thai.png, the picture of the page kept with the
-// code, and testdata/email-*.png, the pictures of an email; without it a
-// test writes only among the artifacts.
-var update = flag.Bool("update", false, "rewrite testdata/thai.png and testdata/email-*.png from this run")
+// code, testdata/email-*.png, the pictures of an email, and
+// testdata/matrix-*.png, the pictures of what the Matrix channel posts;
+// without it a test writes only among the artifacts.
+var update = flag.Bool("update", false, "rewrite testdata/thai.png, testdata/email-*.png and testdata/matrix-*.png from this run")
 
 // artifactDir is where screenshots go.
 func artifactDir(t *testing.T) string {
