@@ -43,6 +43,16 @@ type deliveryStore interface {
 	IndexInChat(ctx context.Context, id string, t askbridge.Target, created time.Time) error
 }
 
+// publishingRecorder is a store that records a message, gives up the
+// delivery lease that covered its posting (release, when its Name is set)
+// and publishes evs in one round trip (the store's AddMessagePublishing):
+// the last part of a prompt needs no release of its own, nor a part its
+// own round trip for its delivered event. A call that fails leaves the
+// lease to its holder; published says whether evs went out.
+type publishingRecorder interface {
+	AddMessagePublishing(ctx context.Context, id string, ref MessageRef, release Lease, evs []askbridge.Event) (status askbridge.Status, published bool, err error)
+}
+
 func newDelivery(c *core, p deliveryParams) *delivery {
 	return &delivery{core: c, deliveryParams: p, store: c.store}
 }
@@ -98,10 +108,13 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 	if err != nil {
 		return err
 	}
+	var s *sending
 	if lease != unleased {
 		end := d.keepLease(ctx, lease, d.leaseTTL)
-		// Released when done, so a repeat of the request is handled at once.
-		defer end(true)
+		// Released when done, so a repeat of the request is handled at
+		// once: by the record of the last part when the store could, else
+		// here.
+		defer func() { end(s == nil || !s.released) }()
 	}
 	target := rec.Places[k].Target
 	if rec.Places[k].Step > 0 {
@@ -113,12 +126,18 @@ func (d *delivery) deliver(ctx context.Context, rec Record, k int, created Lease
 		}
 	}
 	ch := d.channels[target.Platform]
-	s := &sending{
+	s = &sending{
 		d: d, id: rec.ID, places: rec.Places, k: k, target: target, ch: ch,
 		plan:     d.withLink(rec, k, rec.PlanFor(k, ch.Capabilities())),
 		deadline: d.clock.Now().Add(d.sendBudget),
 		until:    rec.Deadline,
 		log:      d.log.With("question", rec.ID, "platform", target.Platform),
+		last:     -1,
+	}
+	if pc, ok := ch.(PartCounter); ok && lease != unleased {
+		if _, ok := d.store.(publishingRecorder); ok {
+			s.lease, s.last = lease, pc.Parts(s.plan)-1
+		}
 	}
 	// The message the create recorded, for a question just created for a
 	// local channel that names it in advance (Premade).
@@ -170,7 +189,13 @@ type sending struct {
 	until time.Time
 	// from is the first part not posted yet.
 	from int
-	log  *slog.Logger
+	// lease is the delivery lease the record of part last gives up
+	// (publishingRecorder); last is -1 when no record gives it up.
+	lease Lease
+	last  int
+	// released is set once a record gave the lease up.
+	released bool
+	log      *slog.Logger
 }
 
 // tried is what one Send did: the parts it posted, and why it stopped
@@ -253,8 +278,20 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	ref.Place = s.k
 	status, err := askbridge.StatusPending, error(nil)
 	premade := s.premade != nil && ref.Same(*s.premade) && ref.Part == s.premade.Part
+	// A premade message's delivered event went out with the question's
+	// requested event (intake); any other's goes out with its record
+	// where the store can (publishingRecorder), else once it is recorded.
+	published := premade
 	if !premade {
-		status, err = d.record(ctx, s.id, ref, s.deadline)
+		var release Lease
+		if ref.Part == s.last && !s.released {
+			release = s.lease
+		}
+		ev := d.deliveredEvent(s.id, ref)
+		status, published, err = d.record(ctx, s.id, ref, s.deadline, release, &ev)
+		if err == nil && release.Name != "" {
+			s.released = true
+		}
 	}
 	if err != nil {
 		t.recordErr = fmt.Errorf("record message: %w", err)
@@ -269,9 +306,7 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	}
 	t.posted++
 	s.from = ref.Part + 1
-	if !premade {
-		// A premade message's delivered event went out with the
-		// question's requested event (intake).
+	if !published {
 		d.delivered(ctx, s.id, ref)
 	}
 	if d.stopping.Err() != nil {
@@ -283,11 +318,16 @@ func (s *sending) sent(ctx context.Context, t *tried, ref MessageRef) bool {
 	return true
 }
 
+// deliveredEvent is the event that message ref of question id is out.
+func (d *delivery) deliveredEvent(id string, ref MessageRef) askbridge.Event {
+	return askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message}
+}
+
 // delivered publishes that message ref of question id is out. An event
 // that cannot be published is logged, not retried: the message is
 // recorded, which is what the delivery promises.
 func (d *delivery) delivered(ctx context.Context, id string, ref MessageRef) {
-	if err := d.publish(ctx, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: d.clock.Now(), Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message}); err != nil {
+	if err := d.publish(ctx, d.deliveredEvent(id, ref)); err != nil {
 		d.log.Warn("publish a delivered event", "question", id, "message", ref.Message, "err", err)
 	}
 }
@@ -396,7 +436,7 @@ func (d *delivery) resume(ctx context.Context, id string, places []askbridge.Pla
 	}
 	for _, ref := range posted {
 		ref.Place = k
-		status, err := d.record(ctx, id, ref, until)
+		status, _, err := d.record(ctx, id, ref, until, Lease{}, nil)
 		if err != nil {
 			return 0, false, fmt.Errorf("record message found: %w", err)
 		}
@@ -442,25 +482,49 @@ func (d *delivery) find(ctx context.Context, id string, target askbridge.Target,
 // copy's buttons orphaned, so a store that cannot be reached is tried
 // again, with backoff, until it answers or the send budget (until) is
 // spent.
-func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until time.Time) (askbridge.Status, error) {
+//
+// release and ev, when set, go with the record where the store can
+// (publishingRecorder): the lease given up, the event published (once:
+// a try that published it is not repeated by the next); published says
+// whether ev went out, else the caller publishes it.
+func (d *delivery) record(ctx context.Context, id string, ref MessageRef, until time.Time, release Lease, ev *askbridge.Event) (status askbridge.Status, published bool, err error) {
 	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for try := 1; ; try++ {
-		status, err := d.store.AddMessage(ctx, id, ref)
+		var pub bool
+		status, pub, err = d.add(ctx, id, ref, release, ev)
+		if pub {
+			published, ev = true, nil
+		}
 		if err == nil {
 			if try > 1 {
 				d.log.Info("message recorded after trying again", "question", id, "message", ref.Message, "tries", try)
 			}
-			return status, nil
+			return status, published, nil
 		}
 		wait := b.Next()
 		if d.clock.Now().Add(wait).After(until) {
-			return "", err
+			return "", published, err
 		}
 		d.log.Warn("record a posted message; trying again", "question", id, "message", ref.Message, "err", err)
 		if !retry.SleepOn(ctx, d.clock, wait) {
-			return "", err
+			return "", published, err
 		}
 	}
+}
+
+// add records message ref of question id, giving up release and
+// publishing ev in the same step where the store can and they are set
+// (publishingRecorder).
+func (d *delivery) add(ctx context.Context, id string, ref MessageRef, release Lease, ev *askbridge.Event) (askbridge.Status, bool, error) {
+	if pr, ok := d.store.(publishingRecorder); ok && (release.Name != "" || ev != nil) {
+		var evs []askbridge.Event
+		if ev != nil {
+			evs = []askbridge.Event{*ev}
+		}
+		return pr.AddMessagePublishing(ctx, id, ref, release, evs)
+	}
+	status, err := d.store.AddMessage(ctx, id, ref)
+	return status, false, err
 }
 
 // errStopping hands a request back (unacknowledged) as the engine stops.

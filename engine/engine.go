@@ -403,7 +403,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (EndResult, error) {
 func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndResult, error) {
 	now := c.clock.Now()
 	c.calls.ending(ctx, now, id)
-	added, r, err := c.store.MarkAndEnd(ctx, id, res, now)
+	added, r, err := c.markAndEnd(ctx, id, res, now)
 	if err != nil {
 		return r, fmt.Errorf("end question: %w", err)
 	}
@@ -418,6 +418,35 @@ func (c *core) end(ctx context.Context, id string, res askbridge.Result) (EndRes
 		}
 	}
 	return r, nil
+}
+
+// endPublisher is a store that publishes the events of a won end in the
+// round trip that takes the question out of its indexes, right after the
+// end (the store's MarkAndEndPublishing): the end's event needs no round
+// trip of its own.
+type endPublisher interface {
+	MarkAndEndPublishing(ctx context.Context, id string, res askbridge.Result, now time.Time, events func(EndResult) []askbridge.Event) (added bool, r EndResult, err error)
+}
+
+// markAndEnd is the store's MarkAndEnd; where the store can, the end's
+// event goes out with it (endPublisher), and r.Published says so. An end
+// that records an offer to keep its answer (ask-user.md §9) publishes its
+// event after the offer, as before: the finisher does.
+func (c *core) markAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, EndResult, error) {
+	ep, ok := c.store.(endPublisher)
+	if !ok {
+		return c.store.MarkAndEnd(ctx, id, res, now)
+	}
+	published := false
+	added, r, err := ep.MarkAndEndPublishing(ctx, id, res, now, func(r EndResult) []askbridge.Event {
+		if _, offers := offerOf(r.Record, r.Result, c.clock.Now()); offers {
+			return nil
+		}
+		published = true
+		return []askbridge.Event{endEvent(r, c.clock.Now())}
+	})
+	r.Published = published && r.Won
+	return added, r, err
 }
 
 // afterEnd is the one path of won ends, from wherever they come (an

@@ -465,6 +465,76 @@ func TestEngineRecordsAPostedPromptThroughAnOutage(t *testing.T) {
 	}
 }
 
+// failingPublishingRecord fails the next n records of the store's
+// publishing kind (the record, the lease given up with the last part, the
+// delivered event: one round trip), as a Redis that is briefly
+// unreachable right after a part was posted; the rest go to the store.
+type failingPublishingRecord struct {
+	enginetest.Store
+	st    *store.Store
+	n     atomic.Int64
+	calls atomic.Int64
+}
+
+func (f *failingPublishingRecord) AddMessagePublishing(ctx context.Context, id string, ref engine.MessageRef, release engine.Lease, evs []askbridge.Event) (askbridge.Status, bool, error) {
+	f.calls.Add(1)
+	if f.n.Add(-1) >= 0 {
+		return "", false, errDown
+	}
+	return f.st.AddMessagePublishing(ctx, id, ref, release, evs)
+}
+
+// TestEngineRecordsWithItsEventThroughAnOutage: a three-part prompt whose
+// records (each with its delivered event, the last also giving up the
+// delivery lease) fail for a while is posted once, each part recorded
+// once with one delivered event, and the lease is given up by the last
+// record: another replica can take it at once.
+func TestEngineRecordsWithItsEventThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	var failing *failingPublishingRecord
+	ch := newFakeChannel("telegram")
+	ch.parts = 3
+	h := newHarness(t, harnessOpts{ch: ch, wrap: func(s enginetest.Store) enginetest.Store {
+		st, ok := s.(*store.Store)
+		if !ok {
+			t.Fatalf("the harness's store is a %T", s)
+		}
+		failing = &failingPublishingRecord{Store: s, st: st}
+		failing.n.Store(2)
+		return failing
+	}})
+	id := h.ask(fmt.Sprintf(oneQuestion, "record-publish-outage"))
+	h.advanceWhileRetrying(100*time.Millisecond, func() bool { return failing.n.Load() < 0 })
+	h.waitHandled()
+	if n := len(ch.sends()); n != 1 {
+		t.Fatalf("posted %d times, want once", n)
+	}
+	if n := failing.calls.Load(); n != 5 {
+		t.Errorf("%d publishing records, want 5: three parts, two of them tried again", n)
+	}
+	msgs, err := h.store.Messages(context.Background(), id)
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("recorded %v, %v; want the three parts", msgs, err)
+	}
+	delivered := map[string]int{}
+	for _, ev := range h.events(id) {
+		if ev.Kind == askbridge.EventDelivered {
+			delivered[ev.Message]++
+		}
+	}
+	if len(delivered) != 3 {
+		t.Fatalf("delivered events %v, want one for each of the three parts", delivered)
+	}
+	for m, n := range delivered {
+		if n != 1 {
+			t.Errorf("message %s: %d delivered events", m, n)
+		}
+	}
+	if _, ok, err := h.store.AcquireLease(context.Background(), store.QuestionLease(store.LeaseDeliver, id), "another/1", time.Minute); err != nil || !ok {
+		t.Fatalf("the delivery lease is still held after the last part's record: %v %v", ok, err)
+	}
+}
+
 // findingChannel is the fake channel with a history it can search (a
 // Finder, like Slack's); lookupErr makes every lookup fail.
 type findingChannel struct {

@@ -84,20 +84,20 @@ func (f *finisher) ended(ctx context.Context, rs []EndResult, marked bool) {
 	evs := make([]askbridge.Event, 0, len(rs))
 	now := f.clock.Now()
 	for _, r := range rs {
-		rec, res := r.Record, r.Result
-		ev := askbridge.Event{Kind: askbridge.EventOf(res.Outcome()), ID: rec.ID, At: now, Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
-		if res.AnsweredBy != nil {
-			ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+		rec := r.Record
+		if !r.Published {
+			evs = append(evs, endEvent(r, now))
 		}
-		evs = append(evs, ev)
 		if !marked {
 			if _, err := f.store.MarkFinishing(ctx, rec.ID, now); err != nil {
 				f.log.Error("mark question finishing", "question", rec.ID, "err", err)
 			}
 		}
 	}
-	if err := f.publish(ctx, evs...); err != nil {
-		f.log.Error("publish events", "events", len(evs), "err", err)
+	if len(evs) > 0 {
+		if err := f.publish(ctx, evs...); err != nil {
+			f.log.Error("publish events", "events", len(evs), "err", err)
+		}
 	}
 	deferred := 0
 	for _, r := range rs {
@@ -111,6 +111,17 @@ func (f *finisher) ended(ctx context.Context, rs []EndResult, marked bool) {
 	if deferred > 0 {
 		f.log.Warn("many questions ending at once; their edits are left to the leftover pass", "deferred", deferred)
 	}
+}
+
+// endEvent is the public event of won end r (answered, skipped, expired,
+// cancelled, undeliverable...), at at.
+func endEvent(r EndResult, at time.Time) askbridge.Event {
+	rec, res := r.Record, r.Result
+	ev := askbridge.Event{Kind: askbridge.EventOf(res.Outcome()), ID: rec.ID, At: at, Platform: rec.Target.Platform, Chat: rec.Target.Chat, Error: res.Error}
+	if res.AnsweredBy != nil {
+		ev.By = res.AnsweredBy.Platform + ":" + res.AnsweredBy.ID
+	}
+	return ev
 }
 
 // refreshLater refreshes rec's open prompts in the background (refresh),

@@ -297,7 +297,7 @@ func (p *pinger) remindIn(ctx context.Context, rec Record, k, n int, prompt Mess
 		return fmt.Errorf("remind in %s: %w", rec.Places[k].Name, err)
 	}
 	posted.Part, posted.Place = ReminderPart(n), k
-	status, err := p.deliver.record(ctx, rec.ID, posted, p.clock.Now().Add(p.budget))
+	status, _, err := p.deliver.record(ctx, rec.ID, posted, p.clock.Now().Add(p.budget), Lease{}, nil)
 	if err != nil {
 		return fmt.Errorf("record reminder: %w", err)
 	}

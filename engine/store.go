@@ -175,6 +175,9 @@ type EndResult struct {
 	// Messages are the messages recorded as showing the question when it
 	// ended (set when Won): what the winner edits.
 	Messages []MessageRef
+	// Published is set by the engine when the end's event went out with
+	// the end itself (endPublisher): the finisher publishes it no more.
+	Published bool
 }
 
 // Lease is a held lease with its fencing token: the token grows every time

@@ -117,10 +117,15 @@ func conformance(t *testing.T, b backend) {
 		{"create/idempotent", testCreateIdempotent},
 		{"create/repairs-indexes", testCreateRepairs},
 		{"create/holding", testCreateHolding},
+		{"create/holding-released-by-record", testAddMessageReleasing},
+		{"lease/question-field", testFieldLease},
+		{"messages/publishing", testAddMessagePublishing},
+		{"messages/chat-ttl-once-a-minute", testChatTTLOnceAMinute},
 		{"create/batch", testCreateBatch},
 		{"end/first-writer-wins", testEnd},
 		{"end/past-deadline", testEndPastDeadline},
 		{"end/marked", testMarkAndEnd},
+		{"end/marked-publishing", testMarkAndEndPublishing},
 		{"reject", testReject},
 		{"get", testGet},
 		{"lookup", testLookup},
@@ -876,6 +881,228 @@ func testCreateHolding(t *testing.T, b backend) {
 	}
 }
 
+// testAddMessageReleasing: recording the last part of a prompt gives up
+// the delivery lease in the same step, only while its holder and token
+// still hold it; the message is recorded and indexed as AddMessage does.
+func testAddMessageReleasing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	q := newQ("rel", t0, 15*time.Minute)
+	name := QuestionLease(LeaseDeliver, "rel")
+	_, _, lease, err := s.CreateHolding(ctx, q, "replica-a/1", time.Minute)
+	if err != nil || lease.Token == 0 {
+		t.Fatalf("CreateHolding: %+v %v", lease, err)
+	}
+	ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "900"}
+	// A stale token releases nothing, and still records.
+	stale := lease
+	stale.Token++
+	if st, err := s.AddMessageReleasing(ctx, "rel", ref, stale); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(stale) = %q, %v", st, err)
+	}
+	if other, ok, err := s.AcquireLease(ctx, name, "replica-b/1", time.Minute); err != nil || ok || other.Holder != "replica-a/1" {
+		t.Fatalf("a stale token released the lease: %+v %v %v", other, ok, err)
+	}
+	// The holder's record of it (a repeat of the same message) releases.
+	if st, err := s.AddMessageReleasing(ctx, "rel", ref, lease); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing = %q, %v", st, err)
+	}
+	refs, err := s.Messages(ctx, "rel")
+	if err != nil || len(refs) != 1 || !refs[0].Same(ref) {
+		t.Fatalf("messages %v, %v; want the one message", refs, err)
+	}
+	if id, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || id != "rel" {
+		t.Fatalf("question by message %q %v %v", id, found, err)
+	}
+	next, ok, err := s.AcquireLease(ctx, name, "replica-b/2", time.Minute)
+	if err != nil || !ok || next.Token <= lease.Token {
+		t.Fatalf("after the release: %+v %v %v", next, ok, err)
+	}
+	// A place's lease is released the same way; a lease of another kind
+	// or question is refused before anything runs.
+	if _, err := s.AddMessageReleasing(ctx, "rel", ref, engine.Lease{Name: QuestionLease(LeaseFinish, "rel"), Holder: "x", Token: 1}); err == nil {
+		t.Fatal("a finish lease was accepted")
+	}
+	if _, err := s.AddMessageReleasing(ctx, "rel", ref, engine.Lease{Name: QuestionLease(LeaseDeliver, "other"), Holder: "x", Token: 1}); err == nil {
+		t.Fatal("another question's lease was accepted")
+	}
+	place, ok, err := s.AcquireLease(ctx, QuestionLease(PlaceLeaseKind(1), "rel"), "replica-a/3", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("place lease: %v %v", ok, err)
+	}
+	dm := engine.MessageRef{Platform: "telegram", Chat: "43", Message: "901", Place: 1}
+	if st, err := s.AddMessageReleasing(ctx, "rel", dm, place); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(place) = %q, %v", st, err)
+	}
+	if _, ok, err := s.AcquireLease(ctx, place.Name, "replica-b/3", time.Minute); err != nil || !ok {
+		t.Fatalf("the place's lease is still held: %v %v", ok, err)
+	}
+	// The delivery leases have no keys of their own.
+	for _, n := range []string{name, place.Name} {
+		if k := s.rdb.Exists(ctx, s.k.lease(n)).Val(); k != 0 {
+			t.Fatalf("%s has a key", n)
+		}
+	}
+	// A record that finds the message already there gives the lease up
+	// too (a repeat after a lost reply).
+	again, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "rel"), "replica-b/2", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	if st, err := s.AddMessageReleasing(ctx, "rel", dm, again); err != nil || st != askbridge.StatusPending {
+		t.Fatalf("AddMessageReleasing(repeat) = %q, %v", st, err)
+	}
+	if _, ok, err := s.AcquireLease(ctx, name, "replica-c/1", time.Minute); err != nil || !ok {
+		t.Fatalf("the lease is still held after a repeated record: %v %v", ok, err)
+	}
+}
+
+// testAddMessagePublishing: the events go out with the record, from the
+// Store that holds the question's record and from another; the other
+// publishes none for a question that ended.
+func testAddMessagePublishing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	other := New(s.rdb, s.opts)
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("ap", t0, time.Hour))
+	ev := func(msg string) []askbridge.Event {
+		return []askbridge.Event{{Kind: askbridge.EventDelivered, ID: "ap", At: t0, Platform: "telegram", Chat: "42", Message: msg}}
+	}
+	for i, st := range []*Store{s, other} {
+		ref := engine.MessageRef{Platform: "telegram", Chat: "42", Message: fmt.Sprint(500 + i)}
+		status, published, err := st.AddMessagePublishing(ctx, "ap", ref, engine.Lease{}, ev(ref.Message))
+		if err != nil || status != askbridge.StatusPending || !published {
+			t.Fatalf("replica %d: AddMessagePublishing = %q, %v, %v", i, status, published, err)
+		}
+		if id, found, err := other.QuestionByMessage(ctx, ref); err != nil || !found || id != "ap" {
+			t.Fatalf("replica %d: not indexed: %q %v %v", i, id, found, err)
+		}
+	}
+	evs, _, err := s.Events(ctx, "0", 10, 0)
+	if err != nil || len(evs) != 2 || evs[0].Message != "500" || evs[1].Message != "501" || evs[0].Kind != askbridge.EventDelivered {
+		t.Fatalf("events %+v, %v; want the two delivered events in order", evs, err)
+	}
+	if _, err := s.End(ctx, "ap", answered("ap"), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	late := engine.MessageRef{Platform: "telegram", Chat: "42", Message: "599"}
+	if status, published, err := other.AddMessagePublishing(ctx, "ap", late, engine.Lease{}, ev("599")); err != nil || status != askbridge.StatusAnswered || published {
+		t.Fatalf("after the end: %q, %v, %v; want answered, not published", status, published, err)
+	}
+	if evs, _, _ := s.Events(ctx, "0", 10, 0); len(evs) != 2 {
+		t.Fatalf("%d events, want 2: none for a message of an ended question", len(evs))
+	}
+	if _, _, err := s.AddMessagePublishing(ctx, "ap", late, engine.Lease{Name: QuestionLease(LeaseFinish, "ap")}, nil); err == nil {
+		t.Fatal("a finish lease was accepted")
+	}
+}
+
+// testFieldLease: a question's delivery lease, kept in its hash, expires
+// by the Store's clock, renews and releases only with its holder and
+// token, and respects a lease an earlier version holds in its own key.
+func testFieldLease(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(time.Now())
+	s := newStore(t, b, Options{Clock: clock})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("fl", t0, 15*time.Minute))
+	name := QuestionLease(PlaceLeaseKind(1), "fl")
+	a, ok, err := s.AcquireLease(ctx, name, "a/1", 10*time.Second)
+	if err != nil || !ok || a.Token != 1 {
+		t.Fatalf("acquire: %+v %v %v", a, ok, err)
+	}
+	if again, ok, err := s.AcquireLease(ctx, name, "a/1", 10*time.Second); err != nil || !ok || again.Token != 2 {
+		t.Fatalf("acquire again by its holder: %+v %v %v; want token 2", again, ok, err)
+	}
+	a.Token = 2
+	if other, ok, err := s.AcquireLease(ctx, name, "b/1", 10*time.Second); err != nil || ok || other.Holder != "a/1" || other.Token != 2 {
+		t.Fatalf("taken while held: %+v %v %v", other, ok, err)
+	}
+	clock.Advance(9 * time.Second)
+	if ok, err := s.RenewLease(ctx, a, 10*time.Second); err != nil || !ok {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	clock.Advance(9 * time.Second)
+	if _, ok, _ := s.AcquireLease(ctx, name, "b/1", 10*time.Second); ok {
+		t.Fatal("taken before the renewed lease expired")
+	}
+	stale := a
+	stale.Token = 1
+	if ok, _ := s.RenewLease(ctx, stale, time.Minute); ok {
+		t.Fatal("renewed with a stale token")
+	}
+	if err := s.ReleaseLease(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.AcquireLease(ctx, name, "b/1", 10*time.Second); ok {
+		t.Fatal("released with a stale token")
+	}
+	clock.Advance(2 * time.Second)
+	b1, ok, err := s.AcquireLease(ctx, name, "b/1", 10*time.Second)
+	if err != nil || !ok || b1.Token != 3 {
+		t.Fatalf("after the expiry: %+v %v %v; want token 3", b1, ok, err)
+	}
+	if ok, _ := s.RenewLease(ctx, a, time.Minute); ok {
+		t.Fatal("an expired holder renewed")
+	}
+	if err := s.ReleaseLease(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	// An earlier version's lease, in its own key, is respected.
+	s.rdb.HSet(ctx, s.k.lease(name), "holder", "old/1", "token", "7")
+	s.rdb.PExpire(ctx, s.k.lease(name), time.Minute)
+	if other, ok, err := s.AcquireLease(ctx, name, "c/1", 10*time.Second); err != nil || ok || other.Holder != "old/1" {
+		t.Fatalf("the earlier version's lease: %+v %v %v", other, ok, err)
+	}
+	s.rdb.Del(ctx, s.k.lease(name))
+	if _, ok, err := s.AcquireLease(ctx, name, "c/1", 10*time.Second); err != nil || !ok {
+		t.Fatalf("free: %v %v", ok, err)
+	}
+	// A question that is gone has no delivery lease to take, and taking it
+	// makes no hash.
+	if _, ok, err := s.AcquireLease(ctx, QuestionLease(LeaseDeliver, "fl-gone"), "c/1", time.Minute); err != nil || ok {
+		t.Fatalf("a missing question's lease: %v %v", ok, err)
+	}
+	if n := s.rdb.Exists(ctx, s.k.Question("fl-gone")).Val(); n != 0 {
+		t.Fatal("taking a missing question's lease made its hash")
+	}
+}
+
+// testChatTTLOnceAMinute: a Store refreshes a chat index's expiry at most
+// once a minute (by its clock), and the index always has one.
+func testChatTTLOnceAMinute(t *testing.T, b backend) {
+	clock := clockwork.NewFakeClockAt(t0)
+	s := newStore(t, b, Options{Clock: clock})
+	ctx := ctxT(t)
+	chat := s.k.chat("telegram", "42")
+	mustCreate(t, s, newQ("ttl-1", t0, 15*time.Minute))
+	full := s.rdb.PTTL(ctx, chat).Val()
+	if full <= s.indexTTL()-time.Minute {
+		t.Fatalf("index ttl %v, want about %v", full, s.indexTTL())
+	}
+	// Lower the expiry to tell a refresh from none.
+	s.rdb.PExpire(ctx, chat, time.Hour)
+	mustCreate(t, s, newQ("ttl-2", t0, 15*time.Minute))
+	if ttl := s.rdb.PTTL(ctx, chat).Val(); ttl > time.Hour {
+		t.Fatalf("refreshed again within the minute: %v", ttl)
+	}
+	clock.Advance(time.Minute)
+	mustCreate(t, s, newQ("ttl-3", t0, 15*time.Minute))
+	if ttl := s.rdb.PTTL(ctx, chat).Val(); ttl <= time.Hour {
+		t.Fatalf("not refreshed a minute later: %v", ttl)
+	}
+	if n := s.rdb.ZCard(ctx, chat).Val(); n != 3 {
+		t.Fatalf("%d indexed, want 3", n)
+	}
+	// Another chat is refreshed on its own first write.
+	s.rdb.PExpire(ctx, chat, time.Hour)
+	if err := s.IndexInChat(ctx, "ttl-1", askbridge.Target{Platform: "telegram", Chat: "43"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := s.rdb.PTTL(ctx, s.k.chat("telegram", "43")).Val(); ttl <= time.Hour {
+		t.Fatalf("a new chat's index ttl %v", ttl)
+	}
+}
+
 func testEnd(t *testing.T, b backend) {
 	s := newStore(t, b, Options{Retention: time.Hour})
 	ctx := ctxT(t)
@@ -1165,6 +1392,44 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	}
 	if _, _, err := s.MarkAndEnd(ctx, "a{b}", answered("a{b}"), now); err == nil {
 		t.Fatal("an id with braces must be refused")
+	}
+}
+
+// testMarkAndEndPublishing: a won end's events are appended in the end's
+// cleanup round trip, after the end; an end that lost appends none.
+func testMarkAndEndPublishing(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	mustCreate(t, s, newQ("mp", t0, time.Hour))
+	now := t0.Add(time.Minute)
+	calls := 0
+	events := func(r engine.EndResult) []askbridge.Event {
+		calls++
+		if !r.Won || r.Result.Status != askbridge.StatusAnswered {
+			t.Errorf("events asked for %+v", r)
+		}
+		return []askbridge.Event{{Kind: askbridge.EventAnswered, ID: r.Record.ID, At: now, Platform: "telegram", Chat: "42", By: "telegram:7"}}
+	}
+	added, r, err := s.MarkAndEndPublishing(ctx, "mp", answered("mp"), now, events)
+	if err != nil || !added || !r.Won || calls != 1 {
+		t.Fatalf("MarkAndEndPublishing = %v, %+v, %v (%d calls)", added, r, err, calls)
+	}
+	evs, _, err := s.Events(ctx, "0", 10, 0)
+	if err != nil || len(evs) != 1 || evs[0].Kind != askbridge.EventAnswered || evs[0].ID != "mp" || evs[0].By != "telegram:7" {
+		t.Fatalf("events %+v, %v; want the one answered event", evs, err)
+	}
+	if _, err := s.rdb.ZScore(ctx, s.k.deadlines(), "mp").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the ended question is still in the deadlines (%v)", err)
+	}
+	// Lost, and unknown: nothing asked, nothing appended.
+	if _, r, err := s.MarkAndEndPublishing(ctx, "mp", answered("mp"), now, events); err != nil || r.Won || calls != 1 {
+		t.Fatalf("second MarkAndEndPublishing = %+v, %v (%d calls)", r, err, calls)
+	}
+	if _, r, err := s.MarkAndEndPublishing(ctx, "mp-unknown", answered("mp-unknown"), now, events); err != nil || r.Found || calls != 1 {
+		t.Fatalf("unknown id = %+v, %v (%d calls)", r, err, calls)
+	}
+	if evs, _, _ := s.Events(ctx, "0", 10, 0); len(evs) != 1 {
+		t.Fatalf("%d events after ends that lost, want 1", len(evs))
 	}
 }
 
@@ -1467,8 +1732,12 @@ func testMessagesEitherReplica(t *testing.T, b backend) {
 			if err != nil || status != askbridge.StatusPending {
 				t.Fatalf("replica %d: AddMessage(%v) = %q, %v", i, ref, status, err)
 			}
-			if id, found, err := s.QuestionByMessage(ctx, ref); err != nil || !found || id != "er" {
-				t.Fatalf("replica %d: QuestionByMessage(%v) = %q, %v, %v", i, ref, id, found, err)
+			// Either replica finds it: the one that recorded it from
+			// memory, the other from the index.
+			for j, by := range []*Store{s, other} {
+				if id, found, err := by.QuestionByMessage(ctx, ref); err != nil || !found || id != "er" {
+					t.Fatalf("replica %d's message: replica %d: QuestionByMessage(%v) = %q, %v, %v", i, j, ref, id, found, err)
+				}
 			}
 			// As long as the question hash lives: to its deadline plus
 			// the retention.

@@ -29,8 +29,10 @@
 //	<prefix>requests            STREAM  fields ask | cancel
 //	<prefix>result:{<id>}       LIST    the one result JSON; expires after the retention
 //	<prefix>question:{<id>}     HASH    status, result, request, created, deadline (unix ms)
-//	                                    + internal target, answerers, ended, and
-//	                                    fence:deliver, fence:finish (its leases' counters)
+//	                                    + internal target, answerers, ended, msgs,
+//	                                    fence:deliver, fence:finish (its leases' counters),
+//	                                    and lease:deliver, lease:deliver<k> (its delivery
+//	                                    leases: "<until>:<token>:<holder>", qlease.lua)
 //	<prefix>events              STREAM  event, id, at [, platform, chat, message, by, error]; MAXLEN ~ 100000
 //
 // Internal (free to change):
@@ -53,16 +55,23 @@
 //	                                                a retention after the lease's last use
 //	<prefix>cursor:{<name>}                 STRING  a position, fenced by the lease of that name
 //	<prefix>lease:<kind>:{<id>}             HASH    the lease and cursor of a per-question lease
-//	<prefix>cursor:<kind>:{<id>}            STRING  (QuestionLease, kind deliver or finish), in
+//	<prefix>cursor:<kind>:{<id>}            STRING  (QuestionLease, kind finish or timer), in
 //	                                                the question's slot; its counter is the
-//	                                                question hash's field fence:<kind>
+//	                                                question hash's field fence:<kind>. A
+//	                                                delivery lease (kind deliver, deliver<k>)
+//	                                                is a field of the question hash instead;
+//	                                                its key is only read, for a lease an
+//	                                                earlier version holds during an upgrade
 //
 // The hash of a pending question expires at deadline + retention (set as
 // deadline − created + retention from creation, so no clock is compared),
 // as a safety net; when the question ends, its hash, result list and
 // message list get the retention from then. A chat index expires
 // MaxLifetime + Retention after its last write, which is longer than any of
-// its questions can stay pending.
+// its questions can stay pending; a Store refreshes that expiry at most once a
+// minute per chat (chatttl.go), not at every write. A delivery lease kept in
+// the question hash expires by the replicas' clocks ("<until>" against the
+// caller's now, as a deadline is judged), not by a Redis TTL.
 //
 // # Atomic steps and Redis Cluster
 //
@@ -144,7 +153,9 @@
 //     Part is the same message, and the first record wins), then writes the
 //     message key and, for a message in another chat than the target's (a
 //     DM opened for a user), that chat's index. A repeated AddMessage redoes
-//     those writes.
+//     those writes. AddMessageReleasing also gives up the delivery lease in
+//     the same script (the same HSET): the last part of a prompt recorded
+//     and the question let go in one step.
 //   - AckRequest runs XACK and XDEL for one or several entries in one
 //     pipeline. An entry acknowledged
 //     but not deleted is never read again (it is not pending, and the group
@@ -166,9 +177,12 @@
 // # Cost
 //
 // Per answered question, with every store call the engine makes for a tap
-// and the agent's XADD and BLPOP: 18 round trips and 42 Redis commands
+// and the agent's XADD and BLPOP: 11 round trips and 30 Redis commands
 // (those inside scripts counted), which TestQuestionLifecycleBudget
-// enforces. ReadRequests claims idle entries at most every ClaimIdle/2, so
+// enforces; the web page's path (a premade message, no lease, no tap
+// lookup) 10 round trips and 26 commands, which TestWebLifecycleBudget
+// enforces (both count a request read and acknowledged alone: 2 round trips
+// and 4 commands that a burst shares). ReadRequests claims idle entries at most every ClaimIdle/2, so
 // a read is normally one script with one XREADGROUP in it. A cap of
 // pending questions per agent adds Admit's script and a ZREM at the end. Run BenchmarkQuestionLifecycle for
 // the round trips, the commands Redis executes and the memory a pending

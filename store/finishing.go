@@ -32,12 +32,24 @@ func (s *Store) MarkFinishing(ctx context.Context, id string, at time.Time) (boo
 // never runs unmarked. On a Cluster, whose finishing set and question live
 // on different nodes, the mark is made first, then the end tried.
 func (s *Store) MarkAndEnd(ctx context.Context, id string, res askbridge.Result, now time.Time) (bool, engine.EndResult, error) {
+	return s.MarkAndEndPublishing(ctx, id, res, now, nil)
+}
+
+// MarkAndEndPublishing is MarkAndEnd that, when the end is won, publishes
+// the events events returns for it (nil: none) in the round trip that
+// takes the question out of the deadlines and the chat indexes, as Publish
+// would: the end's events need no round trip of their own. They are
+// appended after the end, never for an end that was not won. A publish
+// that fails is logged, the end standing (as a failed Publish is, for a
+// caller that publishes after the end). Safe to repeat and to call
+// concurrently.
+func (s *Store) MarkAndEndPublishing(ctx context.Context, id string, res askbridge.Result, now time.Time, events func(engine.EndResult) []askbridge.Event) (bool, engine.EndResult, error) {
 	if _, cluster := s.rdb.(*redis.ClusterClient); cluster {
 		added, err := s.MarkFinishing(ctx, id, now)
 		if err != nil {
 			return false, engine.EndResult{}, err
 		}
-		r, err := s.End(ctx, id, res, now)
+		r, err := s.end(ctx, id, res, now, events)
 		return added, r, err
 	}
 	if err := checkID(id); err != nil {
@@ -63,7 +75,7 @@ func (s *Store) MarkAndEnd(ctx context.Context, id string, res askbridge.Result,
 		return false, engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
-		s.afterEnd(ctx, id, er, refs)
+		s.afterEnd(ctx, id, er, refs, events)
 	}
 	if err := mark.Err(); err != nil {
 		s.opts.Logger.WarnContext(ctx, "store: mark finishing failed where the end ran; the end stands", "question", id, "won", er.Won, "err", err)

@@ -77,7 +77,9 @@ func (k keys) seen(platform, eventID string) string {
 // lease is the HASH of a held lease: fields holder and token (internal,
 // expires with the lease). A per-question lease (QuestionLease) is
 // <prefix>lease:<kind>:{<id>}, in the slot of its question; any other is
-// <prefix>lease:{<name>}.
+// <prefix>lease:{<name>}. A question's delivery leases are no longer kept
+// here but in the question hash (leaseField); their key is only read, for
+// a lease a replica of an earlier version holds during an upgrade.
 func (k keys) lease(name string) string { return k.prefix + "lease:" + leaseTag(name) }
 
 // fence is the STRING counter the lease tokens of one lease name are drawn
@@ -99,6 +101,23 @@ func (k keys) fenceOf(name string) (key, field string) {
 // fenceField is the question hash field counting the tokens of the
 // question's lease of a kind.
 func fenceField(kind string) string { return "fence:" + kind }
+
+// leaseField is the question hash field holding the question's delivery
+// lease of a kind (LeaseDeliver, or a place's, PlaceLeaseKind) as
+// "<until>:<token>:<holder>" (qlease.lua): such a lease has no key of its
+// own.
+func leaseField(kind string) string { return "lease:" + kind }
+
+// fieldLease reports whether the lease called name lives in its
+// question's hash (leaseField): a delivery lease of a question, of its
+// first place or another.
+func fieldLease(name string) (kind, id string, ok bool) {
+	kind, id, ok = questionLease(name)
+	if !ok || !strings.HasPrefix(kind, LeaseDeliver) {
+		return "", "", false
+	}
+	return kind, id, true
+}
 
 // cursor is the STRING holding a named position such as a poller's update
 // offset (internal, never expires, same slot as the lease of the same name).

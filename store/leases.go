@@ -80,8 +80,15 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if !validTag(name) || name == "" {
 		return engine.Lease{}, false, fmt.Errorf("store: acquire lease: invalid name %q", name)
 	}
-	fenceKey, fenceField := s.k.fenceOf(name)
-	v, err := leaseAcquireScript.run(ctx, s.cl(), []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
+	var v any
+	var err error
+	if kind, id, ok := fieldLease(name); ok {
+		v, err = qleaseScript.run(ctx, s.cl(), []string{s.k.Question(id), s.k.lease(name)},
+			"acquire", leaseField(kind), fenceField(kind), holder, "", s.opts.Clock.Now().UnixMilli(), ms(ttl))
+	} else {
+		fenceKey, fenceField := s.k.fenceOf(name)
+		v, err = leaseAcquireScript.run(ctx, s.cl(), []string{s.k.lease(name), fenceKey}, holder, ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
+	}
 	if err != nil {
 		return engine.Lease{}, false, fmt.Errorf("store: acquire lease: %w", err)
 	}
@@ -120,9 +127,15 @@ func (s *Store) RenewLease(ctx context.Context, lease engine.Lease, ttl time.Dur
 	if !validTag(lease.Name) {
 		return false, fmt.Errorf("store: renew lease: invalid name %q", lease.Name)
 	}
-	fenceKey, fenceField := s.k.fenceOf(lease.Name)
-	ok, err := s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name), fenceKey},
-		lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
+	var ok bool
+	var err error
+	if kind, id, field := fieldLease(lease.Name); field {
+		ok, err = s.qleaseCall(ctx, "renew", kind, id, lease, ttl)
+	} else {
+		fenceKey, fenceField := s.k.fenceOf(lease.Name)
+		ok, err = s.leaseCall(ctx, leaseRenewScript, []string{s.k.lease(lease.Name), fenceKey},
+			lease.Holder, strconv.FormatInt(lease.Token, 10), ms(ttl), ms(s.fenceTTL(ttl)), fenceField)
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: renew lease: %w", err)
 	}
@@ -135,11 +148,25 @@ func (s *Store) ReleaseLease(ctx context.Context, lease engine.Lease) error {
 	if !validTag(lease.Name) {
 		return fmt.Errorf("store: release lease: invalid name %q", lease.Name)
 	}
-	if _, err := s.leaseCall(ctx, leaseReleaseScript, []string{s.k.lease(lease.Name)},
-		lease.Holder, strconv.FormatInt(lease.Token, 10)); err != nil {
+	var err error
+	if kind, id, field := fieldLease(lease.Name); field {
+		_, err = s.qleaseCall(ctx, "release", kind, id, lease, 0)
+	} else {
+		_, err = s.leaseCall(ctx, leaseReleaseScript, []string{s.k.lease(lease.Name)},
+			lease.Holder, strconv.FormatInt(lease.Token, 10))
+	}
+	if err != nil {
 		return fmt.Errorf("store: release lease: %w", err)
 	}
 	return nil
+}
+
+// qleaseCall renews or releases (op) the delivery lease of kind on
+// question id, kept in the question hash (qlease.lua).
+func (s *Store) qleaseCall(ctx context.Context, op, kind, id string, lease engine.Lease, ttl time.Duration) (bool, error) {
+	return s.leaseCall(ctx, qleaseScript, []string{s.k.Question(id), s.k.lease(lease.Name)},
+		op, leaseField(kind), fenceField(kind), lease.Holder, strconv.FormatInt(lease.Token, 10),
+		s.opts.Clock.Now().UnixMilli(), ms(ttl))
 }
 
 // Cursor reads a named position. Safe for concurrent use.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,60 +46,141 @@ const indexReadLimit = 1000
 // message changes nothing, even with another Part. The engine records each
 // message once, with its final part, so a second record is a repeat.
 func (s *Store) AddMessage(ctx context.Context, id string, ref engine.MessageRef) (askbridge.Status, error) {
+	status, _, err := s.addMessage(ctx, id, ref, engine.Lease{}, nil)
+	return status, err
+}
+
+// AddMessageReleasing is AddMessage that also gives up lease, a delivery
+// lease of question id (QuestionLease(LeaseDeliver, id) or a place's,
+// PlaceLeaseKind), in the same script and round trip, as ReleaseLease
+// would: the delivery of a prompt records its last part and lets the
+// question go in one step. A lease no longer held with its holder and
+// token is left as it is. When the call fails, or the question already
+// has Options.MaxMessages messages, the lease may still be held: the
+// caller gives it up itself (ReleaseLease). Safe to repeat.
+func (s *Store) AddMessageReleasing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease) (askbridge.Status, error) {
+	status, _, err := s.AddMessagePublishing(ctx, id, ref, lease, nil)
+	return status, err
+}
+
+// AddMessagePublishing is AddMessage (AddMessageReleasing when lease.Name
+// is set) that also publishes evs, as Publish would, in the call's round
+// trip: the delivered event of the message needs none of its own. When
+// this Store holds the question's record pending (one round trip) the
+// events go in the same pipeline, after the script, whatever its answer
+// (the message was posted: a question that ended meanwhile has it
+// published after its end); otherwise in the second round trip, only when
+// the question is pending. published reports whether every event was
+// appended: when it is false the caller publishes them itself (a repeat
+// of the call would publish them again). Safe to repeat, but for the
+// events.
+func (s *Store) AddMessagePublishing(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease, evs []askbridge.Event) (status askbridge.Status, published bool, err error) {
+	if lease.Name != "" {
+		if _, of, ok := fieldLease(lease.Name); !ok || of != id {
+			return "", false, fmt.Errorf("store: add message: %q is not a delivery lease of question %q", lease.Name, id)
+		}
+	}
+	return s.addMessage(ctx, id, ref, lease, evs)
+}
+
+// addMessage is AddMessage, giving up lease in the same script when its
+// Name is set and publishing evs in its round trip (AddMessagePublishing).
+func (s *Store) addMessage(ctx context.Context, id string, ref engine.MessageRef, lease engine.Lease, evs []askbridge.Event) (askbridge.Status, bool, error) {
 	if err := checkID(id); err != nil {
-		return "", fmt.Errorf("store: add message: %w", err)
+		return "", false, fmt.Errorf("store: add message: %w", err)
 	}
 	b, err := json.Marshal(ref)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: encode: %w", err)
+		return "", false, fmt.Errorf("store: add message: encode: %w", err)
 	}
 	ident, err := refIdentity(ref)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: encode: %w", err)
+		return "", false, fmt.Errorf("store: add message: encode: %w", err)
 	}
 	now := s.opts.Clock.Now()
 	keys := []string{s.k.Question(id), s.k.messages(id)}
 	args := []any{string(b), s.opts.MaxMessages, ident, now.UnixMilli(), ms(s.opts.Retention)}
+	if kind, _, ok := fieldLease(lease.Name); ok {
+		args = append(args, lease.Holder, strconv.FormatInt(lease.Token, 10), leaseField(kind))
+	}
 	if rec, ok := s.recent.get(id); ok && rec.Status == askbridge.StatusPending {
-		pipe := s.cl().Pipeline()
-		call := addMessageScript.queue(ctx, pipe, keys, args...)
-		life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
-		index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
-		vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
-		if errs[0] != nil {
-			return "", fmt.Errorf("store: add message: %w", errs[0])
-		}
-		status, _, _, _, err := s.addReply(id, vals[0])
-		if err != nil {
-			return "", err
-		}
-		for _, c := range index {
-			if err := c.Err(); err != nil {
-				return "", fmt.Errorf("store: add message: index: %w", err)
-			}
-		}
-		return status, nil
+		return s.addKnown(ctx, rec, ref, keys, args, evs)
 	}
 	v, err := addMessageScript.run(ctx, s.cl(), keys, args...)
 	if err != nil {
-		return "", fmt.Errorf("store: add message: %w", err)
+		return "", false, fmt.Errorf("store: add message: %w", err)
 	}
 	status, created, life, target, err := s.addReply(id, v)
 	if err != nil || status == "" {
-		return status, err
+		return status, false, err
 	}
 	if status != askbridge.StatusPending {
-		// Ended: the chat index keeps no ended question.
-		target = ref.Platform + ":" + ref.Chat
+		// Ended: the chat index keeps no ended question, and the caller
+		// decides about the events.
+		target, evs = ref.Platform+":"+ref.Chat, nil
 	}
 	pipe := s.cl().Pipeline()
 	index := s.queueIndex(ctx, pipe, id, ref, target, created, life)
-	if len(index) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			return "", fmt.Errorf("store: add message: index: %w", err)
+	adds := s.queueEvents(ctx, pipe, evs)
+	if pipe.Len() > 0 {
+		_, err := pipe.Exec(ctx)
+		s.chatTTLFailed(index)
+		if err := firstErr(index); err != nil {
+			return "", false, fmt.Errorf("store: add message: index: %w", err)
+		}
+		if err != nil && len(adds) == 0 {
+			return "", false, fmt.Errorf("store: add message: index: %w", err)
 		}
 	}
-	return status, nil
+	return status, len(evs) > 0 && firstErr(adds) == nil, nil
+}
+
+// addKnown is addMessage for a question whose pending record this Store
+// holds (rec): the script, the index writes and the events in one round
+// trip.
+func (s *Store) addKnown(ctx context.Context, rec engine.Record, ref engine.MessageRef, keys []string, args []any, evs []askbridge.Event) (askbridge.Status, bool, error) {
+	id, now := rec.ID, s.opts.Clock.Now()
+	pipe := s.cl().Pipeline()
+	call := addMessageScript.queue(ctx, pipe, keys, args...)
+	life := max(rec.Deadline.Sub(now), 0) + s.opts.Retention
+	index := s.queueIndex(ctx, pipe, id, ref, rec.Target.String(), rec.Created, life)
+	adds := s.queueEvents(ctx, pipe, evs)
+	vals, errs := runQueued(ctx, s.cl(), pipe, []*queued{call})
+	s.chatTTLFailed(index)
+	published := len(evs) > 0 && firstErr(adds) == nil
+	if errs[0] != nil {
+		return "", published, fmt.Errorf("store: add message: %w", errs[0])
+	}
+	status, _, _, _, err := s.addReply(id, vals[0])
+	if err != nil {
+		return "", published, err
+	}
+	if err := firstErr(index); err != nil {
+		return "", published, fmt.Errorf("store: add message: index: %w", err)
+	}
+	if status == askbridge.StatusPending && !unindexed(ref.Platform) {
+		s.recent.putMessage(s.k.message(ref), id, s.opts.MaxMessages)
+	}
+	return status, published, nil
+}
+
+// queueEvents queues the XADD of each event in pipe, as Publish would.
+func (s *Store) queueEvents(ctx context.Context, pipe redis.Pipeliner, evs []askbridge.Event) []redis.Cmder {
+	var adds []redis.Cmder
+	for _, ev := range evs {
+		adds = append(adds, pipe.XAdd(ctx, s.eventArgs(ev)))
+	}
+	return adds
+}
+
+// firstErr is the first error among cmds.
+func firstErr(cmds []redis.Cmder) error {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addReply reads the add-message script's reply: the question's status
@@ -142,16 +224,43 @@ func (s *Store) IndexInChat(ctx context.Context, id string, t askbridge.Target, 
 	if t.Platform == "" || t.Chat == "" {
 		return nil
 	}
-	chat := s.k.chat(t.Platform, t.Chat)
+	var cmds []redis.Cmder
 	_, err := s.cl().Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id})
-		pipe.PExpire(ctx, chat, s.indexTTL())
+		cmds = s.queueChatIndex(ctx, pipe, s.k.chat(t.Platform, t.Chat), id, created)
 		return nil
 	})
+	s.chatTTLFailed(cmds)
 	if err != nil {
 		return fmt.Errorf("store: index in chat: %w", err)
 	}
 	return nil
+}
+
+// queueChatIndex queues the write of question id (created at created) into
+// the chat index key and, when it is due (at most once a minute per chat
+// from this Store, chatTTLs), the refresh of the index's expiry. A caller
+// hands the commands to chatTTLFailed once its pipeline ran.
+func (s *Store) queueChatIndex(ctx context.Context, pipe redis.Pipeliner, key, id string, created time.Time) []redis.Cmder {
+	cmds := []redis.Cmder{pipe.ZAddNX(ctx, key, redis.Z{Score: float64(created.UnixMilli()), Member: id})}
+	if s.chatTTL.due(key, s.opts.Clock.Now()) {
+		cmds = append(cmds, pipe.PExpire(ctx, key, s.indexTTL()))
+	}
+	return cmds
+}
+
+// chatTTLFailed forgets the refresh of each chat index whose PEXPIRE among
+// cmds failed (or never ran), so the next write of the chat refreshes it.
+func (s *Store) chatTTLFailed(cmds []redis.Cmder) {
+	for _, c := range cmds {
+		if c.Name() != "pexpire" || c.Err() == nil {
+			continue
+		}
+		if args := c.Args(); len(args) > 1 {
+			if key, ok := args[1].(string); ok {
+				s.chatTTL.forget(key)
+			}
+		}
+	}
 }
 
 // queueIndex queues the index writes of message ref of question id (whose
@@ -168,10 +277,7 @@ func (s *Store) queueIndex(ctx context.Context, pipe redis.Pipeliner, id string,
 		return cmds
 	}
 	if target != (askbridge.Target{Platform: ref.Platform, Chat: ref.Chat}).String() {
-		chat := s.k.chat(ref.Platform, ref.Chat)
-		cmds = append(cmds,
-			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(created.UnixMilli()), Member: id}),
-			pipe.PExpire(ctx, chat, s.indexTTL()))
+		cmds = append(cmds, s.queueChatIndex(ctx, pipe, s.k.chat(ref.Platform, ref.Chat), id, created)...)
 	}
 	return cmds
 }
@@ -228,10 +334,17 @@ func splitMessages(msgs string) []string {
 	return strings.Split(msgs, "\n")
 }
 
-// QuestionByMessage finds the question a message showed. Safe for
+// QuestionByMessage finds the question a message showed. A message this
+// Store recorded for a question whose record it holds (Lookup's, see
+// recent.go) is answered from memory, without a read: the key it wrote
+// names that question for as long as the question lives. Safe for
 // concurrent use.
 func (s *Store) QuestionByMessage(ctx context.Context, ref engine.MessageRef) (string, bool, error) {
-	id, err := s.cl().Get(ctx, s.k.message(ref)).Result()
+	key := s.k.message(ref)
+	if id, ok := s.recent.message(key); ok {
+		return id, true, nil
+	}
+	id, err := s.cl().Get(ctx, key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}

@@ -126,6 +126,8 @@ type createOp struct {
 	addDeadline *redis.IntCmd
 	// index are the index writes of the messages shown at create.
 	index []redis.Cmder
+	// chats are the chat index writes of the places shown at once.
+	chats []redis.Cmder
 	call  *queued
 }
 
@@ -189,9 +191,7 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q engine.
 	}
 	for _, t := range shown {
 		if t.Platform != "" && t.Chat != "" {
-			chat := s.k.chat(t.Platform, t.Chat)
-			pipe.ZAddNX(ctx, chat, redis.Z{Score: float64(q.Created.UnixMilli()), Member: q.ID})
-			pipe.PExpire(ctx, chat, s.indexTTL())
+			op.chats = append(op.chats, s.queueChatIndex(ctx, pipe, s.k.chat(t.Platform, t.Chat), q.ID, q.Created)...)
 		}
 	}
 	for _, ref := range premade {
@@ -200,9 +200,14 @@ func (s *Store) queueCreate(ctx context.Context, pipe redis.Pipeliner, q engine.
 	s.queueTimers(ctx, pipe, q)
 	name := QuestionLease(LeaseDeliver, q.ID)
 	if holder != "" {
-		fields = append(fields, fenceField(LeaseDeliver), 1)
+		// The delivery lease is a field of the hash, its first token 1
+		// (qlease.lua), written with the question: the script takes no
+		// lease key (its holder argument is empty).
+		until := s.opts.Clock.Now().Add(leaseTTL).UnixMilli()
+		fields = append(fields, fenceField(LeaseDeliver), 1,
+			leaseField(LeaseDeliver), strconv.FormatInt(until, 10)+":1:"+holder)
 	}
-	args := append([]any{ms(ttl), holder, ms(leaseTTL)}, fields...)
+	args := append([]any{ms(ttl), "", ms(leaseTTL)}, fields...)
 	op.call = createScript.queue(ctx, pipe, []string{s.k.Question(q.ID), s.k.lease(name)}, args...)
 	return op
 }
@@ -241,6 +246,8 @@ func (s *Store) shownMessages(refs []engine.MessageRef) ([]engine.MessageRef, st
 // handled again rather than leave a question that never times out.
 func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) (bool, engine.Record, engine.Lease, error) {
 	q, holder := op.q, op.holder
+	s.chatTTLFailed(op.chats)
+	s.chatTTLFailed(op.index)
 	if err != nil {
 		return false, engine.Record{}, engine.Lease{}, err
 	}
@@ -261,12 +268,8 @@ func (s *Store) createDone(ctx context.Context, op *createOp, v any, err error) 
 	}
 	if o == outDone {
 		var lease engine.Lease
-		if holder != "" && len(rest) == 1 {
-			token, err := strconv.ParseInt(fmt.Sprint(rest[0]), 10, 64)
-			if err != nil {
-				return false, engine.Record{}, engine.Lease{}, fmt.Errorf("lease token: %w", err)
-			}
-			lease = engine.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: token}
+		if holder != "" {
+			lease = engine.Lease{Name: QuestionLease(LeaseDeliver, q.ID), Holder: holder, Token: 1}
 		}
 		rec := createdRecord(q)
 		s.recent.put(rec)
@@ -359,6 +362,12 @@ func (s *Store) Reject(ctx context.Context, id string, res askbridge.Result, now
 // ended all the same and the indexes heal (doc.go). Safe to repeat and to
 // call concurrently.
 func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now time.Time) (engine.EndResult, error) {
+	return s.end(ctx, id, res, now, nil)
+}
+
+// end is End, publishing the events of a won end with its cleanup (see
+// MarkAndEndPublishing).
+func (s *Store) end(ctx context.Context, id string, res askbridge.Result, now time.Time, events func(engine.EndResult) []askbridge.Event) (engine.EndResult, error) {
 	if err := checkID(id); err != nil {
 		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
@@ -376,19 +385,33 @@ func (s *Store) End(ctx context.Context, id string, res askbridge.Result, now ti
 		return engine.EndResult{}, fmt.Errorf("store: end: %w", err)
 	}
 	if er.Won {
-		s.afterEnd(ctx, id, er, refs)
+		s.afterEnd(ctx, id, er, refs, events)
 	}
 	return er, nil
 }
 
 // afterEnd takes a question that was just ended out of the deadlines and
 // of the chat indexes (separate keys: a failure is logged; the indexes drop
-// ended questions as they are read, the sweep finds it ended).
-func (s *Store) afterEnd(ctx context.Context, id string, er engine.EndResult, refs []engine.MessageRef) {
+// ended questions as they are read, the sweep finds it ended), and
+// publishes the events events returns for the end (nil: none), after
+// them, in the same round trip.
+func (s *Store) afterEnd(ctx context.Context, id string, er engine.EndResult, refs []engine.MessageRef, events func(engine.EndResult) []askbridge.Event) {
 	pipe := s.cl().Pipeline()
 	pipe.ZRem(ctx, s.k.deadlines(), id)
 	s.unindex(ctx, pipe, er.Record, refs)
+	var adds []*redis.StringCmd
+	if events != nil {
+		for _, ev := range events(er) {
+			adds = append(adds, pipe.XAdd(ctx, s.eventArgs(ev)))
+		}
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
+		for _, c := range adds {
+			if c.Err() != nil {
+				s.opts.Logger.ErrorContext(ctx, "store: end: publish the end's events", "question", id, "events", len(adds), "err", c.Err())
+				break
+			}
+		}
 		s.opts.Logger.WarnContext(ctx, "store: end: remove from indexes", "question", id, "err", err)
 	}
 }

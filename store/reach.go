@@ -270,6 +270,6 @@ func (s *Store) Vote(ctx context.Context, id string, v askbridge.Vote, quorum, v
 	if !er.Won {
 		return engine.VoteResult{Outcome: engine.VoteClosed, End: er}, nil
 	}
-	s.afterEnd(ctx, id, er, refs)
+	s.afterEnd(ctx, id, er, refs, nil)
 	return engine.VoteResult{Outcome: engine.VoteDecided, End: er}, nil
 }

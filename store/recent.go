@@ -20,6 +20,12 @@ const recentMax = 1024
 type recentRecords struct {
 	mu   sync.Mutex
 	byID map[string]engine.Record
+	// byMessage maps the message → question key of each message recorded
+	// by this Store for a question held here to its id, and refsOf lists
+	// those keys by id: QuestionByMessage answers from it for as long as
+	// the record is held (a message shows one question for good).
+	byMessage map[string]string
+	refsOf    map[string][]string
 	// ring lists the ids in insertion order, next the slot to fill (and
 	// the oldest id, evicted when the ring is full).
 	ring []string
@@ -35,7 +41,7 @@ func (c *recentRecords) put(r engine.Record) {
 	}
 	if _, ok := c.byID[r.ID]; !ok {
 		if old := c.ring[c.next]; old != "" {
-			delete(c.byID, old)
+			c.forget(old)
 		}
 		c.ring[c.next] = r.ID
 		c.next = (c.next + 1) % len(c.ring)
@@ -54,7 +60,43 @@ func (c *recentRecords) get(id string) (engine.Record, bool) {
 func (c *recentRecords) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.forget(id)
+}
+
+// forget drops id and its messages; c.mu is held.
+func (c *recentRecords) forget(id string) {
 	delete(c.byID, id)
+	for _, k := range c.refsOf[id] {
+		delete(c.byMessage, k)
+	}
+	delete(c.refsOf, id)
+}
+
+// putMessage notes that message key (its message → question key) shows
+// question id, while id's record is held; at most maxRefs per question.
+func (c *recentRecords) putMessage(key, id string, maxRefs int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byID[id]; !ok || len(c.refsOf[id]) >= maxRefs {
+		return
+	}
+	if c.byMessage == nil {
+		c.byMessage = make(map[string]string)
+		c.refsOf = make(map[string][]string)
+	}
+	if _, ok := c.byMessage[key]; ok {
+		return
+	}
+	c.byMessage[key] = id
+	c.refsOf[id] = append(c.refsOf[id], key)
+}
+
+// message returns the question message key shows, when known here.
+func (c *recentRecords) message(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.byMessage[key]
+	return id, ok
 }
 
 // Lookup reads a question like Get, from memory when this Store created it

@@ -38,3 +38,36 @@ func TestRecentRecordsBounded(t *testing.T) {
 		t.Fatalf("q100 = %+v with %d kept; want updated, %d kept", r, len(c.byID), recentMax-1)
 	}
 }
+
+// TestRecentMessagesFollowTheirRecord: a message is known only while its
+// question's record is held, at most the given number per question, and
+// goes with the record (dropped, or evicted by newer ones).
+func TestRecentMessagesFollowTheirRecord(t *testing.T) {
+	var c recentRecords
+	c.putMessage("m0", "q0", 2)
+	if _, ok := c.message("m0"); ok {
+		t.Fatal("a message of a question not held is kept")
+	}
+	c.put(engine.Record{ID: "q0"})
+	for _, k := range []string{"m0", "m1", "m2"} {
+		c.putMessage(k, "q0", 2)
+	}
+	if id, ok := c.message("m1"); !ok || id != "q0" {
+		t.Fatalf("m1 = %q, %v", id, ok)
+	}
+	if _, ok := c.message("m2"); ok {
+		t.Fatal("more messages kept than the bound")
+	}
+	c.drop("q0")
+	if _, ok := c.message("m0"); ok || len(c.byMessage) != 0 || len(c.refsOf) != 0 {
+		t.Fatalf("the messages of a dropped record are kept: %v %v", c.byMessage, c.refsOf)
+	}
+	c.put(engine.Record{ID: "q1"})
+	c.putMessage("m9", "q1", 2)
+	for i := range recentMax {
+		c.put(engine.Record{ID: "n" + strconv.Itoa(i)})
+	}
+	if _, ok := c.message("m9"); ok {
+		t.Fatal("the message of an evicted record is kept")
+	}
+}

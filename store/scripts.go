@@ -73,6 +73,8 @@ var (
 	standingPaceSrc string
 	//go:embed lua/send_clear.lua
 	sendClearSrc string
+	//go:embed lua/qlease.lua
+	qleaseSrc string
 
 	createScript        = newScript(createSrc)
 	endScript           = newScript(endingSrc + endSrc)
@@ -81,6 +83,7 @@ var (
 	leaseAcquireScript  = newScript(leaseAcquireSrc)
 	leaseRenewScript    = newScript(leaseRenewSrc)
 	leaseReleaseScript  = newScript(leaseReleaseSrc)
+	qleaseScript        = newScript(qleaseSrc)
 	cursorSetScript     = newScript(cursorSetSrc)
 	textCursorSetScript = newScript(textCursorSetSrc)
 	readRequestsScript  = newScript(readRequestsSrc)

@@ -38,6 +38,10 @@ type Store struct {
 	// recent holds the records Lookup serves from memory.
 	recent recentRecords
 
+	// chatTTL remembers when the expiry of each chat index was last
+	// refreshed, so it is refreshed at most once a minute per chat.
+	chatTTL chatTTLs
+
 	// ap batches the calls of a burst (Options.AutoPipeline); inflight
 	// counts the round trips on their way.
 	ap       redis.UniversalClient

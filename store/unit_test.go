@@ -64,7 +64,7 @@ func TestScriptKeysShareSlot(t *testing.T) {
 				"create":          {k.Question(id)},
 				"end":             {k.Question(id), k.Result(id), k.messages(id)},
 				"reject":          {k.Question(id), k.Result(id)},
-				"add_message":     {k.Question(id), k.messages(id)},
+				"add_message":     {k.Question(id), k.messages(id), k.lease(QuestionLease(LeaseDeliver, id)), k.lease(QuestionLease(PlaceLeaseKind(2), id))},
 				"lease":           {k.lease(id), k.fence(id)},
 				"cursor_set":      {k.lease(id), k.cursor(id)},
 				"text_cursor_set": {k.lease(id), k.textCursor(id)},

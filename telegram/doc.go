@@ -138,12 +138,16 @@
 //
 // The update offset is a coordinator cursor of the same name, written with
 // SetCursor fenced by the lease (a replica that lost the lease cannot move
-// it) after each update is handled. The poller starts from the stored
-// offset, and its getUpdates calls are held until every update the previous
-// call returned is handled and its offset stored: Telegram forgets every
-// update below the offset it is asked for, and the library asks for the next
-// offset as soon as it has queued an update, so without that hold a crash
-// could lose updates fetched but not handled. Every update_id also goes
+// it) once an update is handled: at once when the last write is a second
+// old, else with the next write, at most a second later (and when polling
+// stops), so a burst of updates costs one write a second. The poller starts
+// from the stored offset (one that lags asks Telegram for updates it
+// already confirmed, which it no longer has, or for ones it had not, which
+// come again and are skipped by their settled marks), and its getUpdates
+// calls are held until every update the previous call returned is handled:
+// Telegram forgets every update below the offset it is asked for, and the
+// library asks for the next offset as soon as it has queued an update, so
+// without that hold a crash could lose updates fetched but not handled. Every update_id also goes
 // through Coordinator.FirstSeen (kept 24 h, as long as Telegram keeps an
 // unconfirmed update), so an update delivered twice (after a takeover, or a
 // webhook retry) is handled once.

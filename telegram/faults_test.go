@@ -27,9 +27,11 @@ type outage struct {
 
 	// marks counts the tries of an update refused: the first-seen mark of
 	// the update (SET NX of a seen: key), or, when the channel's keys pass,
-	// the engine's lookup of the message a tap or a reply is for (GET of a
-	// msg: key), with which every try of a tap or a reply to a prompt
-	// begins.
+	// the first thing the engine asks of Redis for a tap or a reply: the
+	// lookup of the message it is for (GET of a msg: key) or, where the
+	// replica that recorded the message knows it without a read, the read
+	// of its question (HGETALL, a reply's) or the finishing mark that goes
+	// first in the end's round trip (ZADD of the finishing key, a tap's).
 	marks atomic.Int64
 }
 
@@ -81,6 +83,12 @@ func (o *outage) check(ctx context.Context, cmds ...redis.Cmder) error {
 
 func isMark(args []any) bool {
 	if len(args) == 2 && strings.EqualFold(fmt.Sprint(args[0]), "get") && strings.Contains(fmt.Sprint(args[1]), "msg:telegram:") {
+		return true
+	}
+	if len(args) > 2 && strings.EqualFold(fmt.Sprint(args[0]), "zadd") && strings.HasSuffix(fmt.Sprint(args[1]), "finishing") {
+		return true
+	}
+	if len(args) == 2 && strings.EqualFold(fmt.Sprint(args[0]), "hgetall") && strings.Contains(fmt.Sprint(args[1]), "question:{") {
 		return true
 	}
 	if len(args) < 2 || !strings.EqualFold(fmt.Sprint(args[0]), "set") || !strings.Contains(fmt.Sprint(args[1]), "seen:") {

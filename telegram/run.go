@@ -129,6 +129,9 @@ func (c *Channel) poll(term context.Context, in engine.Inbox, l engine.Lease) ti
 	// library may still hand over an update it queued before the term
 	// ended). Only the one handler goroutine touches it.
 	givenBack := false
+	cursor := &cursorWriter{c: c, term: term, lease: l, lost: lost}
+	// The offsets handled last are stored before the term ends.
+	defer cursor.flush()
 	handle := func(_ context.Context, _ *bot.Bot, upd *models.Update) {
 		defer gate.handled()
 		defer func() {
@@ -142,16 +145,7 @@ func (c *Channel) poll(term context.Context, in engine.Inbox, l engine.Lease) ti
 			lost()
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(term), cursorTimeout)
-		defer cancel()
-		ok, err := c.coord.SetCursor(ctx, l.Name, upd.ID+1, l)
-		switch {
-		case err != nil:
-			c.log.Error("store update offset", "update", upd.ID, "err", err)
-		case !ok:
-			c.log.Warn("poller lease lost; stopping polling", "update", upd.ID)
-			lost()
-		}
+		cursor.handled(upd.ID + 1)
 	}
 	opts := []bot.Option{
 		bot.WithHTTPClient(c.cfg.PollTimeout, gate),
@@ -180,6 +174,81 @@ func (c *Channel) poll(term context.Context, in engine.Inbox, l engine.Lease) ti
 
 // cursorTimeout bounds the store of one offset.
 const cursorTimeout = 10 * time.Second
+
+// cursorEvery is how often at most the poller stores its offset: an
+// update handled within cursorEvery of the last store has its offset
+// stored with the next one, at most cursorEvery later (and when the term
+// ends). A poller that takes over from a stored offset that lags asks
+// Telegram for updates it already confirmed (by asking for a later offset)
+// and gets none of them again; one it had not confirmed comes again and is
+// skipped by its settled first-seen mark.
+const cursorEvery = time.Second
+
+// cursorWriter stores the poller's offset (SetCursor, fenced by the
+// poller lease) at most every cursorEvery, always the latest one handled,
+// in order. A refused store (the lease lost) ends the term.
+type cursorWriter struct {
+	c     *Channel
+	term  context.Context
+	lease engine.Lease
+	lost  func()
+
+	// write is held across taking the offset and storing it, so stores
+	// land in the order of the offsets.
+	write sync.Mutex
+
+	mu      sync.Mutex
+	pending int64 // the offset to store; 0: none
+	last    time.Time
+	timer   *time.Timer
+}
+
+// handled notes offset (the id after the update just handled): stored at
+// once when the last store is cursorEvery old, else by a timer.
+func (w *cursorWriter) handled(offset int64) {
+	w.mu.Lock()
+	w.pending = offset
+	if w.timer != nil {
+		w.mu.Unlock()
+		return
+	}
+	wait := cursorEvery - time.Since(w.last)
+	if wait > 0 {
+		w.timer = time.AfterFunc(wait, w.flush)
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	w.flush()
+}
+
+// flush stores the pending offset, if any.
+func (w *cursorWriter) flush() {
+	w.write.Lock()
+	defer w.write.Unlock()
+	w.mu.Lock()
+	offset := w.pending
+	w.pending = 0
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.last = time.Now()
+	w.mu.Unlock()
+	if offset == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.term), cursorTimeout)
+	defer cancel()
+	ok, err := w.c.coord.SetCursor(ctx, w.lease.Name, offset, w.lease)
+	switch {
+	case err != nil:
+		w.c.log.Error("store update offset", "offset", offset, "err", err)
+	case !ok:
+		w.c.log.Warn("poller lease lost; stopping polling", "offset", offset)
+		w.lost()
+	}
+}
 
 // handleTimeout bounds one try of an update.
 const handleTimeout = time.Minute
@@ -219,11 +288,11 @@ func (c *Channel) handlePolled(term context.Context, in engine.Inbox, upd *model
 var errLeaseLapsed = errors.New("telegram: the poller lease may have lapsed; not polling")
 
 // pollGate is the poller's HTTP client. It holds each getUpdates until
-// every update the previous one returned has been handled and its offset
-// stored: the library asks for offset = last id + 1 as soon as it has queued
-// an update, and Telegram forgets every update below the offset it is
-// asked for, so without the gate a crash could lose an update that was
-// fetched but not handled.
+// every update the previous one returned has been handled (its offset is
+// stored then, or within cursorEvery: cursorWriter): the library asks for
+// offset = last id + 1 as soon as it has queued an update, and Telegram
+// forgets every update below the offset it is asked for, so without the
+// gate a crash could lose an update that was fetched but not handled.
 type pollGate struct {
 	c    *Channel
 	next bot.HttpClient

@@ -5,12 +5,16 @@
 -- KEYS[2]  delivery lease hash  <prefix>lease:deliver:{<id>}
 -- ARGV[1]  ttl of the hash in ms: deadline - created + retention (so the
 --          hash never outlives its deadline plus the retention)
--- ARGV[2]  holder of the delivery lease ('' takes none)
+-- ARGV[2]  holder of a delivery lease kept in KEYS[2] ('' takes none).
+--          The Store passes '': it writes the delivery lease as fields of
+--          the new hash instead (ARGV[4..]), the way the versions before
+--          it kept it in KEYS[2] being kept for them
 -- ARGV[3]  ttl of the lease in ms
 -- ARGV[4..] field, value pairs of the new hash (status pending, request,
 --          created, deadline, target, answerers and, with a holder, the
---          lease's fencing counter fence:deliver at 1: the lease's first
---          token, drawn with the question)
+--          lease's fencing counter fence:deliver at 1 and the lease
+--          itself, lease:deliver = "<until>:1:<holder>" (qlease.lua): the
+--          lease's first token, drawn with the question)
 --
 -- Returns
 --   {1}                 created
