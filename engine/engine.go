@@ -126,11 +126,16 @@ type EngineConfig struct {
 	// (default 2 minutes).
 	SendAttempts int
 	SendBudget   time.Duration
-	// SweepEvery is how often deadlines are checked (default 250ms),
-	// SweepBatch how many questions one sweep call ends (default 100), and
-	// SweepWorkers how many sweep calls run at once while many deadlines
-	// are due together (default 4).
+	// SweepEvery is the least time between two looks for due deadlines
+	// (default 50ms) and SweepIdle the most (default 5s): with a store
+	// that says when the next deadline comes (NextSweeper), the sweeper
+	// sleeps until it, within those bounds, and a create with an earlier
+	// deadline wakes it; with another store it looks every SweepEvery.
+	// SweepBatch is how many questions one sweep call ends (default 100),
+	// and SweepWorkers how many sweep calls run at once while many
+	// deadlines are due together (default 4).
 	SweepEvery   time.Duration
+	SweepIdle    time.Duration
 	SweepBatch   int
 	SweepWorkers int
 	// A replica delivering a question holds a delivery lease of
@@ -155,8 +160,10 @@ type EngineConfig struct {
 	// TimerHold is how long a replica firing a reminder or an escalation
 	// step holds it (default 30s): one that dies mid-step leaves the step
 	// to another replica about that long after. Timers are looked for
-	// every SweepEvery.
-	TimerHold time.Duration
+	// every TimerEvery (default 1s): a reminder or a step comes up to that
+	// long after its time.
+	TimerHold  time.Duration
+	TimerEvery time.Duration
 	// FinishConcurrency bounds the ended questions whose messages one
 	// replica edits at once (default 1024). A burst of endings beyond it
 	// (many deadlines at once) does not start a goroutine each: the rest
@@ -206,7 +213,9 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	setDefault(&c.ReadBlock, time.Second)
 	setDefault(&c.SendAttempts, 6)
 	setDefault(&c.SendBudget, 2*time.Minute)
-	setDefault(&c.SweepEvery, 250*time.Millisecond)
+	setDefault(&c.SweepEvery, 50*time.Millisecond)
+	setDefault(&c.SweepIdle, 5*time.Second)
+	setDefault(&c.TimerEvery, time.Second)
 	setDefault(&c.SweepBatch, 100)
 	setDefault(&c.SweepWorkers, 4)
 	setDefault(&c.EditAttempts, 5)
@@ -317,19 +326,20 @@ func NewEngine(cfg EngineConfig) *Engine {
 	c.edits = fin
 	// The intake and the pinger show questions the same way.
 	d := newDelivery(c, deliveryParams{sendAttempts: cfg.SendAttempts, sendBudget: cfg.SendBudget, leaseTTL: cfg.FinishLease})
+	sw := newSweeper(c, sweeperParams{interval: cfg.SweepEvery, idle: cfg.SweepIdle, batch: cfg.SweepBatch, workers: cfg.SweepWorkers})
 	in := newIntake(c, d, intakeParams{
 		resolve: cfg.Resolve, resolveLadder: cfg.ResolveLadder, concurrency: cfg.Concurrency, readBlock: cfg.ReadBlock,
 		maxPerAgent: cfg.MaxPendingPerAgent, leaseTTL: cfg.FinishLease,
-		standing: cfg.Standing, standingMax: cfg.StandingMax,
+		standing: cfg.Standing, standingMax: cfg.StandingMax, created: sw.soon,
 	})
 	e := &Engine{
 		core:      c,
 		callbacks: cb,
 		finisher:  fin,
 		intake:    in,
-		sweeper:   newSweeper(c, sweeperParams{interval: cfg.SweepEvery, batch: cfg.SweepBatch, workers: cfg.SweepWorkers}),
+		sweeper:   sw,
 		pinger: newPinger(c, d, pingerParams{
-			interval: cfg.SweepEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
+			interval: cfg.TimerEvery, batch: cfg.SweepBatch, hold: cfg.TimerHold, budget: cfg.SendBudget + 30*time.Second,
 		}),
 	}
 	in.submit = e.submit

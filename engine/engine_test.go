@@ -360,6 +360,9 @@ type harnessOpts struct {
 	// links is EngineConfig.Links; a `to` of "links:<chat>" is a route
 	// to that chat with links on.
 	links engine.LinkMaker
+	// hook, when set, is added to the engine's Redis client (a counter
+	// of its round trips).
+	hook redis.Hook
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -379,6 +382,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { rdb.Close(); agent.Close() })
+	if o.hook != nil {
+		rdb.AddHook(o.hook)
+	}
 	st := store.New(rdb, store.Options{Prefix: o.prefix, Consumer: o.replica, ClaimIdle: o.claimIdle, AgentIndex: o.maxPerAgent > 0, AutoPipeline: true})
 	routes := map[string]askbridge.Target{"ops": {Platform: o.ch.platform, Chat: "ops-room"}}
 	resolve := func(to string) (engine.Route, error) {

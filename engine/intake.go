@@ -32,6 +32,9 @@ type intakeParams struct {
 	// (EngineConfig.Standing, StandingMax).
 	standing    bool
 	standingMax time.Duration
+	// created is told the deadline of each question created (the
+	// sweeper's soon).
+	created func(deadline time.Time)
 }
 
 // intake carries requests from the stream to people: it validates, routes
@@ -44,10 +47,13 @@ type intake struct {
 	intakeParams
 	store   intakeStore
 	deliver *delivery
-	// acks carries the entries handled to ackAll.
-	acks chan string
-	// creates, when the store creates in batches, carries the questions
-	// of requests handled at once to the store together.
+	// acks carries the entries handled to ackAll: one alone, or the
+	// entries of one read shown together.
+	acks chan []string
+	// batch is the store when it creates in batches: the plain asks of
+	// one read are then created in one call (takeBatch). creates carries
+	// the questions of the other requests handled at once to it together.
+	batch   BatchCreator
 	creates *groupCommit[*CreateCall]
 	// submit is the one path every answer takes (Engine.submit), for
 	// the answer entries.
@@ -55,8 +61,12 @@ type intake struct {
 }
 
 func newIntake(c *core, d *delivery, p intakeParams) *intake {
-	in := &intake{core: c, intakeParams: p, store: c.store, deliver: d, acks: make(chan string, max(p.concurrency, 1))}
+	if p.created == nil {
+		p.created = func(time.Time) {}
+	}
+	in := &intake{core: c, intakeParams: p, store: c.store, deliver: d, acks: make(chan []string, max(p.concurrency, 1))}
 	if bc, ok := c.store.(BatchCreator); ok {
+		in.batch = bc
 		in.creates = &groupCommit[*CreateCall]{timeout: 10 * time.Second, run: func(ctx context.Context, calls []*CreateCall) error {
 			in.createBatch(ctx, bc, calls)
 			return nil
@@ -117,13 +127,19 @@ func (in *intake) createBatch(ctx context.Context, bc BatchCreator, calls []*Cre
 	}
 }
 
-// start reads the requests stream until ctx is done and handles each entry
-// in its own goroutine, at most concurrency at once; it waits for the
-// entries in hand before it is done.
+// start reads the requests stream until ctx is done and handles the
+// entries of each read together (takeBatch), at most concurrency entries
+// at once; it waits for the entries in hand before it is done.
 func (in *intake) start(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() { defer wg.Done(); in.run(ctx) }()
 }
+
+// readBatch bounds the entries one read of the requests stream takes: a
+// backlog is taken in readBatch entries per read, each read's asks
+// created in one round trip, their events published in one and their
+// entries acknowledged in one.
+const readBatch = 128
 
 func (in *intake) run(ctx context.Context) {
 	sem := make(chan struct{}, in.concurrency)
@@ -140,20 +156,22 @@ func (in *intake) run(ctx context.Context) {
 	// (a rate-limited burst) can take longer than that.
 	var busyMu sync.Mutex
 	busy := map[string]bool{}
+	release := func(entry Entry) {
+		busyMu.Lock()
+		delete(busy, entry.StreamID)
+		busyMu.Unlock()
+		<-sem
+		inflight.Done()
+	}
 	backoff := retry.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	backlog := false
 	for ctx.Err() == nil {
-		free := cap(sem) - len(sem)
-		if free == 0 {
-			// Wait for a slot instead of reading entries we cannot start.
-			select {
-			case sem <- struct{}{}:
-				<-sem
-			case <-ctx.Done():
-				return
-			}
-			continue
+		free, ok := in.room(ctx, sem, backlog)
+		if !ok {
+			return
 		}
-		entries, err := in.store.ReadRequests(ctx, free, in.readBlock)
+		want := min(free, readBatch)
+		entries, err := in.store.ReadRequests(ctx, want, in.readBlock)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -163,7 +181,11 @@ func (in *intake) run(ctx context.Context) {
 			continue
 		}
 		backoff.Reset()
+		// A full read means more are waiting: the next read waits for
+		// room for a full one rather than taking a few.
+		backlog = len(entries) >= want
 		in.calls.read(entries)
+		var batch []Entry
 		for _, entry := range entries {
 			busyMu.Lock()
 			if busy[entry.StreamID] {
@@ -172,77 +194,280 @@ func (in *intake) run(ctx context.Context) {
 			}
 			busy[entry.StreamID] = true
 			busyMu.Unlock()
-			sem <- struct{}{}
+			sem <- struct{}{} // never waits: at most free entries come
 			inflight.Add(1)
-			go func() {
-				defer func() {
-					busyMu.Lock()
-					delete(busy, entry.StreamID)
-					busyMu.Unlock()
-					<-sem
-					inflight.Done()
-				}()
-				// A request in hand is finished even while stopping: its
-				// context is not the one that stops intake.
-				hctx, cancel := context.WithTimeout(in.halt, in.deliver.sendBudget+30*time.Second)
-				defer cancel()
-				// A panic leaves the entry unacknowledged (another try
-				// comes after the claim idle time) and the process up.
-				defer in.recover("handle request", "entry", entry.StreamID)
-				in.handle(hctx, entry)
-			}()
+			batch = append(batch, entry)
+		}
+		if len(batch) > 0 {
+			go in.takeBatch(batch, release)
 		}
 	}
 }
 
-// handle processes one stream entry and acknowledges it when done, unless
-// Redis failed, in which case the entry stays pending and is retried.
-func (in *intake) handle(ctx context.Context, entry Entry) {
-	var err error
+// room waits until entries can be taken and returns how many: any free
+// slot, or, while a backlog lasts, room for a full read (half the slots
+// when concurrency is below two reads), so a backlog is read in full reads
+// and not a few entries at a time as slots free up. False when ctx is done.
+func (in *intake) room(ctx context.Context, sem chan struct{}, backlog bool) (int, bool) {
+	need := 1
+	if backlog {
+		need = max(min(readBatch, cap(sem)/2), 1)
+	}
+	for {
+		free := cap(sem) - len(sem)
+		if free >= need || (free > 0 && len(sem) == 0) {
+			return free, true
+		}
+		// Wait for a slot to free instead of reading entries we cannot
+		// start.
+		select {
+		case sem <- struct{}{}:
+			<-sem
+		case <-ctx.Done():
+			return 0, false
+		}
+		if free+1 < need {
+			in.waitFree(ctx, sem, need)
+		}
+		if ctx.Err() != nil {
+			return 0, false
+		}
+	}
+}
+
+// waitFree waits until need slots of sem are free or ctx is done, taking
+// each slot as it frees and giving them all back at the end.
+func (in *intake) waitFree(ctx context.Context, sem chan struct{}, need int) {
+	took := 0
+	defer func() {
+		for range took {
+			<-sem
+		}
+	}()
+	for cap(sem)-len(sem)+took < need {
+		select {
+		case sem <- struct{}{}:
+			took++
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// takeBatch handles the entries of one read, each released when handled.
+// The plain asks (batchPlan) go together: their questions are created in
+// one call of the store, their events published in one call, and those
+// shown on a local channel (the web page: shown at once) acknowledged in
+// one call once all of them are shown. Every other entry, and an ask
+// whose create or events failed, is handled on its own, as before: one
+// bad request gets its own refusal and the rest go on. An entry is
+// acknowledged only once handled (its question created and shown, or its
+// refusal written); one that is not stays pending for a later claim.
+func (in *intake) takeBatch(entries []Entry, release func(Entry)) {
+	now := in.clock.Now()
+	var plans []*askPlan
+	for _, entry := range entries {
+		if p := in.safePlan(entry, now); p != nil {
+			plans = append(plans, p)
+			continue
+		}
+		in.spawn(entry, release, nil, func(ctx context.Context) error { return in.process(ctx, entry) })
+	}
+	if len(plans) == 0 {
+		return
+	}
+	calls, pubErr := in.createAll(plans)
+	errs := make([]error, len(plans))
+	local := &ackGroup{acks: in.acks}
+	for i, p := range plans {
+		if calls == nil {
+			// createAll panicked: every entry stays pending.
+			errs[i] = pubErr
+			continue
+		}
+		errs[i] = batchErr(calls[i], pubErr)
+		if p.holder == "" && errs[i] == nil {
+			local.left++
+		}
+	}
+	for i, p := range plans {
+		if err := errs[i]; err != nil {
+			in.handled(p.entry, err)
+			release(p.entry)
+			continue
+		}
+		c := calls[i]
+		var group *ackGroup
+		if p.holder == "" {
+			group = local
+		}
+		in.spawn(p.entry, release, group, func(ctx context.Context) error {
+			return in.show(ctx, p, c.Created, c.Existing, c.Lease)
+		})
+	}
+}
+
+// batchErr is the error an ask of a batch ends with before it is shown:
+// its create's, else, when it was created, the publishing of the batch's
+// events.
+func batchErr(c *CreateCall, pubErr error) error {
+	if c.Err != nil {
+		return fmt.Errorf("create question: %w", c.Err)
+	}
+	if c.Created {
+		return pubErr
+	}
+	return nil
+}
+
+// safePlan is batchPlan with a panic recovered: the entry then goes on
+// its own (where a panic again leaves it unacknowledged).
+func (in *intake) safePlan(entry Entry, now time.Time) (p *askPlan) {
+	defer func() {
+		if v := recover(); v != nil {
+			in.panicked("prepare request", v, "entry", entry.StreamID)
+			p = nil
+		}
+	}()
+	return in.batchPlan(entry, now)
+}
+
+// createAll creates the questions of plans in one call of the store and
+// publishes the requested (and delivered) events of those created in one
+// call: it returns each plan's create and the publishing's error. A panic
+// is recovered and returned as the error, with no calls.
+func (in *intake) createAll(plans []*askPlan) (calls []*CreateCall, pubErr error) {
+	defer func() {
+		if v := recover(); v != nil {
+			in.panicked("create requests", v, "entries", len(plans))
+			calls, pubErr = nil, fmt.Errorf("create requests: panic: %v", v)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(in.halt, 30*time.Second)
+	defer cancel()
+	calls = make([]*CreateCall, len(plans))
+	for i, p := range plans {
+		calls[i] = &CreateCall{Question: p.q, Holder: p.holder, TTL: in.leaseTTL}
+	}
+	in.createBatch(ctx, in.batch, calls)
+	var evs []askbridge.Event
+	var first time.Time
+	for i, p := range plans {
+		if calls[i].Err == nil && calls[i].Created {
+			evs = append(evs, in.requested(p)...)
+			if first.IsZero() || p.q.Deadline.Before(first) {
+				first = p.q.Deadline
+			}
+		}
+	}
+	if len(evs) == 0 {
+		return calls, nil
+	}
+	in.created(first)
+	return calls, in.publish(ctx, evs...)
+}
+
+// spawn handles entry in a goroutine of its own with work, then
+// acknowledges it (with group, when set: together with the others of
+// the group) unless work failed, and releases it. A request in hand is
+// finished even while stopping: its context is not the one that stops
+// intake. A panic leaves the entry unacknowledged (another try comes
+// after the claim idle time) and the process up.
+func (in *intake) spawn(entry Entry, release func(Entry), group *ackGroup, work func(context.Context) error) {
+	go func() {
+		ok := false
+		defer func() {
+			if group != nil {
+				group.done(entry.StreamID, ok)
+			} else if ok {
+				in.acks <- []string{entry.StreamID}
+			}
+			release(entry)
+		}()
+		ctx, cancel := context.WithTimeout(in.halt, in.deliver.sendBudget+30*time.Second)
+		defer cancel()
+		defer in.recover("handle request", "entry", entry.StreamID)
+		ok = in.handled(entry, work(ctx))
+	}()
+}
+
+// ackGroup gathers the entries of one read that are acknowledged together:
+// once the last of them is done, the handled ones go to ackAll in one
+// piece.
+type ackGroup struct {
+	acks chan<- []string
+	mu   sync.Mutex
+	left int
+	ids  []string
+}
+
+// done counts one entry of the group done, handled (to acknowledge) or not.
+func (g *ackGroup) done(id string, handled bool) {
+	g.mu.Lock()
+	if handled {
+		g.ids = append(g.ids, id)
+	}
+	g.left--
+	last, ids := g.left == 0, g.ids
+	g.mu.Unlock()
+	if last && len(ids) > 0 {
+		g.acks <- ids
+	}
+}
+
+// process handles one stream entry on its own. It returns an error only
+// for infrastructure trouble (or a delivery another replica has).
+func (in *intake) process(ctx context.Context, entry Entry) error {
 	switch {
 	case entry.Oversize > 0 && entry.Answer != nil:
-		err = in.oversizeAnswer(ctx, entry)
+		return in.oversizeAnswer(ctx, entry)
 	case entry.Oversize > 0:
-		err = in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, askbridge.MaxEntryBytes), in.clock.Now())
+		return in.refuse(ctx, refusedID(entry), fmt.Errorf("request entry is %d bytes; at most %d", entry.Oversize, askbridge.MaxEntryBytes), in.clock.Now())
 	case entry.Ask != nil:
-		err = in.ask(ctx, entry)
+		return in.ask(ctx, entry)
 	case entry.Cancel != "":
-		err = in.cancel(ctx, entry)
+		return in.cancel(ctx, entry)
 	case entry.Answer != nil:
-		err = in.answer(ctx, entry)
+		return in.answer(ctx, entry)
 	case entry.Revoke != nil:
-		err = in.revokeEntry(ctx, entry)
+		return in.revokeEntry(ctx, entry)
 	default:
 		in.log.Warn("malformed request entry", "entry", entry.StreamID, "problem", entry.Malformed)
-		err = in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: entry.Malformed})
+		return in.publish(ctx, askbridge.Event{Kind: askbridge.EventRejected, ID: entry.StreamID, Error: entry.Malformed})
 	}
-	if errors.Is(err, errDelivering) {
+}
+
+// handled logs how an entry's handling ended and reports whether it is
+// to be acknowledged: not when Redis failed, nor when another replica is
+// delivering it or this one is stopping (it stays pending and comes back).
+func (in *intake) handled(entry Entry, err error) bool {
+	switch {
+	case errors.Is(err, errDelivering):
 		in.log.Debug("request is being delivered by another replica", "entry", entry.StreamID)
-		return
-	}
-	if errors.Is(err, errStopping) {
+		return false
+	case errors.Is(err, errStopping):
 		in.log.Info("stopping: request handed back to another replica", "entry", entry.StreamID)
-		return
-	}
-	if err != nil {
+		return false
+	case err != nil:
 		in.log.Error("handle request", "entry", entry.StreamID, "err", err)
-		return
+		return false
 	}
-	in.acks <- entry.StreamID
+	return true
 }
 
 // maxAckBatch bounds the entries one AckRequest call acknowledges.
 const maxAckBatch = 256
 
-// ackAll acknowledges the entries handled, as they come: an entry alone
-// when they come one by one, and together, in one call, the entries that
-// finished while the previous call was on its way (a burst costs one XACK
-// and one XDEL per batch, not per entry). It returns once ids is closed and
-// drained. An acknowledgement that fails leaves its entries pending: they
-// come back after the claim idle time and are found handled.
-func (in *intake) ackAll(ids <-chan string) {
-	for id := range ids {
-		batch := []string{id}
+// ackAll acknowledges the entries handled, as they come: alone when they
+// come one by one, and together, in one call, the entries of one read
+// shown together and those that finished while the previous call was on
+// its way (a burst costs one XACK and one XDEL per batch, not per entry).
+// It returns once ids is closed and drained. An acknowledgement that fails
+// leaves its entries pending: they come back after the claim idle time and
+// are found handled.
+func (in *intake) ackAll(ids <-chan []string) {
+	for first := range ids {
+		batch := first
 	more:
 		for len(batch) < maxAckBatch {
 			select {
@@ -250,7 +475,7 @@ func (in *intake) ackAll(ids <-chan string) {
 				if !ok {
 					break more
 				}
-				batch = append(batch, next)
+				batch = append(batch, next...)
 			default:
 				break more
 			}
@@ -301,52 +526,118 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// ask validates, routes, stores and delivers one request. It returns an
-// error only for infrastructure trouble.
-func (in *intake) ask(ctx context.Context, entry Entry) error {
-	now := in.clock.Now()
+// askPlan is an ask validated and routed, ready to create: the question
+// and how its create takes the delivery lease (creator).
+type askPlan struct {
+	entry  Entry
+	q      NewQuestion
+	holder string
+	shown  []MessageRef
+}
+
+// prepare decodes, validates and routes the ask of entry, received at
+// now: the plan to create, or the id its refusal goes to and why. It
+// makes no call to Redis.
+func (in *intake) prepare(entry Entry, now time.Time) (p *askPlan, id string, refusal error) {
 	req, err := askbridge.DecodeRequestWith(entry.Ask, jsontree.Decode)
 	if err != nil {
-		return in.refuse(ctx, refusedID(entry), err, now)
+		return nil, refusedID(entry), err
 	}
-	id := req.ID
+	id = req.ID
 	if id == "" {
 		id = entry.StreamID
 	}
 	places, routeLocale, err := in.checked(&req)
 	if err != nil {
-		return in.refuse(ctx, id, err, now)
+		return nil, id, err
 	}
 	// The catalog is decided once, here, and stored with the request, so
 	// every replica shows and finishes the question in the same words.
 	req.Locale = locale.Resolve(req.Locale, routeLocale, in.locale)
-	if req.Remember != nil {
-		if done, err := in.standingUse(ctx, entry, id, req, places, now); err != nil || done {
-			return err
-		}
-	}
 	deadline := now.Add(time.Duration(req.TimeoutSeconds) * time.Second)
-	if refusal, err := in.admit(ctx, req, id, deadline, now); err != nil || refusal != nil {
-		if err != nil {
-			return err
-		}
-		return in.refuse(ctx, id, refusal, now)
-	}
 	holder, shown := in.creator(places[0].Target, id)
 	q := NewQuestion{
 		ID: id, Entry: entry.StreamID, Request: req, Target: places[0].Target, Answerers: places[0].Answerers,
 		Places: places, Created: now, Deadline: deadline, Timers: timersOf(id, req, now), Shown: shown,
 	}
-	created, existing, lease, err := in.create(ctx, q, holder)
+	return &askPlan{entry: entry, q: q, holder: holder, shown: shown}, id, nil
+}
+
+// batchPlan is the plan of entry when it is a plain ask that takeBatch
+// creates with the others of its read: valid, with no standing answer to
+// look up and no per-agent cap to count it against, on a store that
+// creates in batches. Nil for any other entry, which is handled on its
+// own (process).
+func (in *intake) batchPlan(entry Entry, now time.Time) *askPlan {
+	if in.batch == nil || entry.Ask == nil || entry.Oversize > 0 || in.maxPerAgent > 0 {
+		return nil
+	}
+	p, _, refusal := in.prepare(entry, now)
+	if refusal != nil || p.q.Request.Remember != nil {
+		return nil
+	}
+	return p
+}
+
+// ask validates, routes, stores and delivers one request. It returns an
+// error only for infrastructure trouble.
+func (in *intake) ask(ctx context.Context, entry Entry) error {
+	now := in.clock.Now()
+	p, id, refusal := in.prepare(entry, now)
+	if refusal != nil {
+		return in.refuse(ctx, id, refusal, now)
+	}
+	req := p.q.Request
+	if req.Remember != nil {
+		if done, err := in.standingUse(ctx, entry, id, req, p.q.Places, now); err != nil || done {
+			return err
+		}
+	}
+	if refusal, err := in.admit(ctx, req, id, p.q.Deadline, now); err != nil || refusal != nil {
+		if err != nil {
+			return err
+		}
+		return in.refuse(ctx, id, refusal, now)
+	}
+	created, existing, lease, err := in.create(ctx, p.q, p.holder)
 	if err != nil {
 		return fmt.Errorf("create question: %w", err)
 	}
+	if created {
+		in.created(p.q.Deadline)
+		if err := in.publish(ctx, in.requested(p)...); err != nil {
+			return err
+		}
+	}
+	return in.show(ctx, p, created, existing, lease)
+}
+
+// requested logs the creation of p's question and returns its events:
+// requested, then delivered for each message the create recorded itself
+// (the web page lists it from now on, and may answer it at once), in
+// order, before any answer's event.
+func (in *intake) requested(p *askPlan) []askbridge.Event {
+	q, now := p.q, p.q.Created
+	first := q.Places[0].Target
+	in.log.Info("question requested", "question", q.ID, "to", q.Request.To.String(), "places", len(q.Places))
+	evs := []askbridge.Event{{Kind: askbridge.EventRequested, ID: q.ID, At: now, Platform: first.Platform, Chat: first.Chat}}
+	for _, ref := range p.shown {
+		evs = append(evs, askbridge.Event{Kind: askbridge.EventDelivered, ID: q.ID, At: now, Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
+	}
+	return evs
+}
+
+// show delivers the question of p once its create is done (created, or
+// existing when it was there already, with lease when the create took
+// the delivery lease), or replays its result when it has ended.
+func (in *intake) show(ctx context.Context, p *askPlan, created bool, existing Record, lease Lease) error {
+	id, entry := p.q.ID, p.entry
 	if !created {
 		// A retried XADD or a redelivered entry: deliver only if the
 		// question is still open and no replica has shown it yet.
 		if existing.Status != askbridge.StatusPending {
 			if in.maxPerAgent > 0 {
-				if err := in.store.Unadmit(ctx, req.Agent, id); err != nil {
+				if err := in.store.Unadmit(ctx, p.q.Request.Agent, id); err != nil {
 					in.log.Warn("ended question left in its agent's count until its deadline", "question", id, "err", err)
 				}
 			}
@@ -354,24 +645,11 @@ func (in *intake) ask(ctx context.Context, entry Entry) error {
 		}
 		// deliver goes on from the first part not posted, if any.
 		in.log.Debug("question seen again while open", "question", id)
-	} else {
-		first := places[0].Target
-		in.log.Info("question requested", "question", id, "to", req.To.String(), "places", len(places))
-		evs := []askbridge.Event{{Kind: askbridge.EventRequested, ID: id, At: now, Platform: first.Platform, Chat: first.Chat}}
-		for _, ref := range shown {
-			// Shown by the create itself (the web page lists it from now
-			// on, and may answer it at once): delivered goes out with
-			// requested, in order, before any answer's event.
-			evs = append(evs, askbridge.Event{Kind: askbridge.EventDelivered, ID: id, At: now, Platform: ref.Platform, Chat: ref.Chat, Message: ref.Message})
-		}
-		if err := in.publish(ctx, evs...); err != nil {
-			return err
-		}
 	}
-	if created && holder == "" {
+	if created && p.holder == "" {
 		lease = unleased
 	}
-	err = in.deliver.deliverAll(ctx, deliveryRecord(q, created, existing), 0, lease)
+	err := in.deliver.deliverAll(ctx, deliveryRecord(p.q, created, existing), 0, lease)
 	if errors.Is(err, errDelivering) && !created && existing.Entry != "" && existing.Entry != entry.StreamID {
 		// A second ask with the id (a retried XADD) while the first is
 		// being shown: the entry that created the question stays pending

@@ -25,10 +25,10 @@ import (
 // bob's vote.
 func TestEscalationToAnotherRoom(t *testing.T) {
 	e := newEnv(t, "escalate")
-	roomB := hs.CreateRoom(t, e.bot, e.alice.UserID, e.bob.UserID)
-	hs.Join(t, e.alice.UserID, roomB)
-	hs.Join(t, e.bob.UserID, roomB)
-	tlB := dendritetest.NewTimeline(t, hs.Client(t, e.alice.UserID), roomB)
+	roomB := e.srv.CreateRoom(t, e.bot, e.alice.UserID, e.bob.UserID)
+	e.srv.Join(t, e.alice.UserID, roomB)
+	e.srv.Join(t, e.bob.UserID, roomB)
+	tlB := dendritetest.NewTimeline(t, e.srv.Client(t, e.alice.UserID), roomB)
 	nextB := func(match func(*event.Event) bool) *event.Event {
 		t.Helper()
 		return tlB.Next(t, func(ev *event.Event) bool { return ev.Sender == e.bot && match(ev) })

@@ -38,6 +38,8 @@ type env struct {
 	// url is the homeserver the replicas call: the server's, or a
 	// dendritetest.Proxy's in front of it.
 	url string
+	// srv is the test's homeserver.
+	srv *dendritetest.Server
 	// autoJoin is the replicas' Config.AutoJoin.
 	autoJoin string
 
@@ -56,8 +58,7 @@ type replica struct {
 // (tag), puts them in a room, and starts no replica yet.
 func newEnv(t *testing.T, tag string) *env {
 	t.Helper()
-	dendritetest.SkipShort(t)
-	return newEnvOn(t, hs, tag)
+	return newEnvOn(t, dendritetest.Start(t), tag)
 }
 
 // newEnvOn is newEnv on homeserver srv.
@@ -72,7 +73,7 @@ func newEnvOn(t *testing.T, srv *dendritetest.Server, tag string) *env {
 	agent := redis.NewClient(&redis.Options{Addr: redisAddr})
 	e := &env{
 		t: t, prefix: fmt.Sprintf("mxe2e%d:", prefixSeq.Add(1)), room: room, bot: bot, token: token,
-		alice: srv.Client(t, alice), bob: srv.Client(t, bob), clock: platformtest.NewClock(), url: srv.URL,
+		alice: srv.Client(t, alice), bob: srv.Client(t, bob), clock: platformtest.NewClock(), url: srv.URL, srv: srv,
 	}
 	e.Agent = platformtest.NewAgent(t, agent, e.prefix)
 	e.tl = dendritetest.NewTimeline(t, e.alice, room)

@@ -31,7 +31,7 @@ func TestAutoJoin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bot := hs.Client(t, e.bot)
+			bot := e.srv.Client(t, e.bot)
 			joined := func() bool {
 				rooms, err := bot.JoinedRooms(ctx)
 				return err == nil && slices.Contains(rooms.JoinedRooms, resp.RoomID)

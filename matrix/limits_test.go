@@ -14,7 +14,7 @@ import (
 // posted once, and answered.
 func TestRateLimitThroughTheEngine(t *testing.T) {
 	e := newEnv(t, "limits")
-	proxy := dendritetest.NewProxy(t, hs.URL)
+	proxy := dendritetest.NewProxy(t, e.srv.URL)
 	e.url = proxy.URL
 	e.syncing(e.start("r1"))
 	proxy.LimitSends(e.room, 2, 400*time.Millisecond)

@@ -9,31 +9,22 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/askbridge/askbridge/internal/dendritetest"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store"
 )
 
-// hs is the Dendrite homeserver the package's tests share; nil under
-// -short, where every test that needs it skips. redisAddr is the shared
-// redis-server.
+// redisAddr is the shared redis-server. Each test on Dendrite starts a
+// homeserver of its own (dendritetest.Start, a fraction of a second): a
+// shared one carried the load of every earlier test, and when its SQLite
+// failed a write ("database is locked") it panicked, failing every test
+// after it.
 var (
-	hs        *dendritetest.Server
 	redisAddr string
 	prefixSeq atomic.Int64
 )
 
-// The tests on Dendrite run one at a time: its SQLite answers concurrent
-// writes (room creations, sends) from several tests with a 500 now and
-// then.
 func TestMain(m *testing.M) {
-	srv, stop, err := dendritetest.Shared()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hs = srv
-	os.Exit(redistest.Main(m, "matrix", &redisAddr, stop, http.DefaultTransport.(*http.Transport).CloseIdleConnections))
+	os.Exit(redistest.Main(m, "matrix", &redisAddr, http.DefaultTransport.(*http.Transport).CloseIdleConnections))
 }
 
 // newStore is a store on the shared Redis under a key prefix of its own,

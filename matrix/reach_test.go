@@ -127,7 +127,7 @@ func TestSeenByReaction(t *testing.T) {
 // TestUpdateRepeatPostsOnce: the same update twice posts one edit; a text
 // prompt's edit shows the notes.
 func TestUpdateRepeatPostsOnce(t *testing.T) {
-	r := newRoom(t, "update", "")
+	r := newRoom(t, "update")
 	p, _ := plan(t, "qupd001", textRequest)
 	ref, err := r.send(t, p)
 	if err != nil {
@@ -225,7 +225,7 @@ func TestRemindersAreRedactedAtTheEnd(t *testing.T) {
 // prompt; deleting it twice redacts it once and succeeds, and so does
 // deleting an event the homeserver does not know.
 func TestRemindAndDeleteRepeat(t *testing.T) {
-	r := newRoom(t, "redact", "")
+	r := newRoom(t, "redact")
 	p, _ := plan(t, "qredact1", textRequest)
 	prompt, err := r.send(t, p)
 	if err != nil {

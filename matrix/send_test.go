@@ -16,7 +16,7 @@ import (
 	"github.com/askbridge/askbridge/matrix"
 )
 
-// room is a room on the shared server: the bot's channel in it, and a
+// room is a room on the test's homeserver: the bot's channel in it, and a
 // person whose timeline shows what the bot posts.
 type room struct {
 	id     id.RoomID
@@ -24,28 +24,32 @@ type room struct {
 	ch     *matrix.Channel
 	person *mautrix.Client
 	tl     *dendritetest.Timeline
+	srv    *dendritetest.Server
 }
 
-// newRoom registers a bot and a person under names of the test's own
-// (prefix), has the bot create a room the person joins, and makes the
-// channel on homeserver URL url (the server's, or a proxy's; "" for the
-// server's).
-func newRoom(t *testing.T, prefix, url string) *room {
+// newRoom starts a homeserver for the test, registers a bot and a person
+// under names of the test's own (prefix), has the bot create a room the
+// person joins, and makes the channel on it.
+func newRoom(t *testing.T, prefix string) *room {
 	t.Helper()
-	dendritetest.SkipShort(t)
+	srv := dendritetest.Start(t)
+	return newRoomVia(t, srv, prefix, srv.URL)
+}
+
+// newRoomVia is newRoom on homeserver hs, the channel reaching it at url
+// (the server's, or a proxy's).
+func newRoomVia(t *testing.T, hs *dendritetest.Server, prefix, url string) *room {
+	t.Helper()
 	bot, token := hs.Register(t, prefix+"-bot")
 	person, _ := hs.Register(t, prefix+"-alice")
 	rid := hs.CreateRoom(t, bot, person)
 	hs.Join(t, person, rid)
-	if url == "" {
-		url = hs.URL
-	}
 	ch, err := matrix.New(matrix.Config{Homeserver: url, User: bot.String(), Token: token}, newStore(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cli := hs.Client(t, person)
-	return &room{id: rid, bot: bot, ch: ch, person: cli, tl: dendritetest.NewTimeline(t, cli, rid)}
+	return &room{id: rid, bot: bot, ch: ch, person: cli, tl: dendritetest.NewTimeline(t, cli, rid), srv: hs}
 }
 
 func plan(t *testing.T, id, js string) (engine.Plan, askbridge.Request) {
@@ -100,7 +104,7 @@ func (r *room) fromBot(t *testing.T, last id.EventID) []*event.Event {
 }
 
 func TestSendPollAndFinish(t *testing.T) {
-	r := newRoom(t, "poll", "")
+	r := newRoom(t, "poll")
 	p, req := plan(t, "qpoll001", pollRequest)
 	ref, err := r.send(t, p)
 	if err != nil {
@@ -134,7 +138,7 @@ func TestSendPollAndFinish(t *testing.T) {
 }
 
 func TestSendTextAndFinish(t *testing.T) {
-	r := newRoom(t, "text", "")
+	r := newRoom(t, "text")
 	p, req := plan(t, "qtext001", textRequest)
 	ref, err := r.send(t, p)
 	if err != nil {
@@ -162,8 +166,8 @@ func TestSendTextAndFinish(t *testing.T) {
 }
 
 func TestEncryptedRoomRefused(t *testing.T) {
-	r := newRoom(t, "crypt", "")
-	bot := hs.Client(t, r.bot)
+	r := newRoom(t, "crypt")
+	bot := r.srv.Client(t, r.bot)
 	if _, err := bot.SendStateEvent(context.Background(), r.id, event.StateEncryption, "", map[string]any{"algorithm": "m.megolm.v1.aes-sha2"}); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +183,7 @@ func TestEncryptedRoomRefused(t *testing.T) {
 }
 
 func TestSendErrors(t *testing.T) {
-	dendritetest.SkipShort(t)
+	hs := dendritetest.Start(t)
 	bot, token := hs.Register(t, "errs-bot")
 	other, _ := hs.Register(t, "errs-other")
 	notIn := hs.CreateRoom(t, other)
@@ -212,9 +216,9 @@ func TestSendErrors(t *testing.T) {
 }
 
 func TestRateLimitWaitedOut(t *testing.T) {
-	dendritetest.SkipShort(t)
+	hs := dendritetest.Start(t)
 	proxy := dendritetest.NewProxy(t, hs.URL)
-	r := newRoom(t, "limit", proxy.URL)
+	r := newRoomVia(t, hs, "limit", proxy.URL)
 	p, _ := plan(t, "qlimit01", textRequest)
 	proxy.LimitSends(r.id, 1, 700*time.Millisecond)
 	_, err := r.send(t, p)
@@ -235,9 +239,9 @@ func TestRateLimitWaitedOut(t *testing.T) {
 }
 
 func TestDroppedReplyPostsOnce(t *testing.T) {
-	dendritetest.SkipShort(t)
+	hs := dendritetest.Start(t)
 	proxy := dendritetest.NewProxy(t, hs.URL)
-	r := newRoom(t, "drop", proxy.URL)
+	r := newRoomVia(t, hs, "drop", proxy.URL)
 	p, _ := plan(t, "qdrop001", pollRequest)
 	proxy.DropSends(r.id, 1, dendritetest.DropReply)
 	_, err := r.send(t, p)

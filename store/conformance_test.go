@@ -127,6 +127,7 @@ func conformance(t *testing.T, b backend) {
 		{"sweep", testSweep},
 		{"sweep/unknown-ids", testSweepUnknown},
 		{"sweep/claims", testSweepClaims},
+		{"sweep/next", testSweepNext},
 		{"pending", testPending},
 		{"messages", testMessages},
 		{"messages/same-message", testMessagesSameMessage},
@@ -1164,6 +1165,34 @@ func testMarkAndEnd(t *testing.T, b backend) {
 	}
 	if _, _, err := s.MarkAndEnd(ctx, "a{b}", answered("a{b}"), now); err == nil {
 		t.Fatal("an id with braces must be refused")
+	}
+}
+
+// SweepNext says when the next deadline comes: none while nothing is
+// pending, the earliest deadline after now when fewer than max were due,
+// and now when max were (more may be).
+func testSweepNext(t *testing.T, b backend) {
+	s := newStore(t, b, Options{})
+	ctx := ctxT(t)
+	if ended, next, err := s.SweepNext(ctx, t0, 10); err != nil || len(ended) != 0 || !next.IsZero() {
+		t.Fatalf("nothing pending: %v, %v, %v; want no next deadline", ended, next, err)
+	}
+	for i := range 3 {
+		mustCreate(t, s, newQ(fmt.Sprintf("n%d", i), t0, time.Duration(30+i)*time.Second))
+	}
+	if ended, next, err := s.SweepNext(ctx, t0.Add(time.Second), 10); err != nil || len(ended) != 0 || !next.Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("none due: %v, %v, %v; want the first deadline %v", ended, next, err, t0.Add(30*time.Second))
+	}
+	ended, next, err := s.SweepNext(ctx, t0.Add(30*time.Second), 10)
+	if err != nil || len(ended) != 1 || !next.Equal(t0.Add(31*time.Second)) {
+		t.Fatalf("one due: %d ended, next %v, %v; want 1 and %v", len(ended), next, err, t0.Add(31*time.Second))
+	}
+	now := t0.Add(time.Minute)
+	if ended, next, err := s.SweepNext(ctx, now, 1); err != nil || len(ended) != 1 || !next.Equal(now) {
+		t.Fatalf("a full batch: %d ended, next %v, %v; want 1 and now", len(ended), next, err)
+	}
+	if ended, next, err := s.SweepNext(ctx, now, 10); err != nil || len(ended) != 1 || !next.IsZero() {
+		t.Fatalf("the last: %d ended, next %v, %v; want 1 and none", len(ended), next, err)
 	}
 }
 

@@ -530,16 +530,37 @@ func (s *Store) Get(ctx context.Context, id string) (engine.Record, bool, error)
 // in the zset, due again for a sweep once the claim lapses. Safe to call
 // concurrently from any number of replicas.
 func (s *Store) Sweep(ctx context.Context, now time.Time, max int) ([]engine.EndResult, error) {
+	won, _, err := s.SweepNext(ctx, now, max)
+	return won, err
+}
+
+// SweepNext is Sweep that also says when the next deadline comes: when
+// this call found fewer than max due, next is the earliest deadline (or
+// lapse of another sweep's claim) after now, in the same round trip as
+// the claim (sweep_claim.lua), zero when none is pending; now when max
+// were due (more may be). The sweeper sleeps until then
+// (engine.NextSweeper).
+func (s *Store) SweepNext(ctx context.Context, now time.Time, max int) (won []engine.EndResult, next time.Time, err error) {
 	if max < 1 {
 		max = defaultSweepCount
 	}
-	due, err := s.claimDue(ctx, now, max)
+	due, next, err := s.claimDueNext(ctx, now, max)
 	if err != nil {
-		return nil, fmt.Errorf("store: sweep: %w", err)
+		return nil, time.Time{}, fmt.Errorf("store: sweep: %w", err)
+	}
+	if len(due) >= max {
+		next = now
 	}
 	if len(due) == 0 {
-		return nil, nil
+		return nil, next, nil
 	}
+	won, err = s.endDue(ctx, now, due)
+	return won, next, err
+}
+
+// endDue marks the claimed due questions finishing and ends them as timed
+// out (Sweep).
+func (s *Store) endDue(ctx context.Context, now time.Time, due []redis.Z) ([]engine.EndResult, error) {
 	pipe := s.cl().Pipeline()
 	calls := make([]*queued, len(due))
 	ids := make([]string, len(due))
@@ -616,24 +637,39 @@ const sweepHold = 2 * time.Second
 // sweeps running at once, in this replica or others, each end their own
 // and none repeats another's work. A claim lapses after sweepHold.
 func (s *Store) claimDue(ctx context.Context, now time.Time, max int) ([]redis.Z, error) {
+	due, _, err := s.claimDueNext(ctx, now, max)
+	return due, err
+}
+
+// claimDueNext is claimDue that also returns the next deadline after now
+// when fewer than max were due (zero when none is known).
+func (s *Store) claimDueNext(ctx context.Context, now time.Time, max int) ([]redis.Z, time.Time, error) {
 	v, err := sweepClaimScript.run(ctx, s.cl(), []string{s.k.deadlines()}, now.UnixMilli(), ms(sweepHold), max)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	flat, ok := v.([]any)
-	if !ok || len(flat)%2 != 0 {
-		return nil, fmt.Errorf("claim due: unexpected reply %v", v)
+	if !ok {
+		return nil, time.Time{}, fmt.Errorf("claim due: unexpected reply %v", v)
+	}
+	var next time.Time
+	if len(flat)%2 == 1 {
+		score, err := strconv.ParseFloat(fmt.Sprint(flat[len(flat)-1]), 64)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("claim due: unexpected next deadline %v", flat[len(flat)-1])
+		}
+		next, flat = time.UnixMilli(int64(score)), flat[:len(flat)-1]
 	}
 	due := make([]redis.Z, 0, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
 		id, _ := flat[i].(string)
 		score, err := strconv.ParseFloat(fmt.Sprint(flat[i+1]), 64)
 		if id == "" || err != nil {
-			return nil, fmt.Errorf("claim due: unexpected reply %v", v)
+			return nil, time.Time{}, fmt.Errorf("claim due: unexpected reply %v", v)
 		}
 		due = append(due, redis.Z{Member: id, Score: score})
 	}
-	return due, nil
+	return due, next, nil
 }
 
 func cmpErr(first, err error) error {

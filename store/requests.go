@@ -47,14 +47,22 @@ func (s *Store) ReadRequests(ctx context.Context, max int, block time.Duration) 
 }
 
 func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) ([]engine.Entry, error) {
-	out, err := s.readScript(ctx, max)
-	if err != nil || len(out) > 0 || block <= 0 {
-		return out, err
+	var out []engine.Entry
+	if block <= 0 || !s.idleRead.Load() || s.claimScanDue() {
+		var err error
+		out, err = s.readScript(ctx, max)
+		if err != nil || len(out) > 0 || block <= 0 {
+			return out, err
+		}
 	}
 	// Nothing waiting: block for the next entry. Only this read, which
 	// wakes an idle replica, takes an entry's body without measuring it in
 	// Redis first, and only one entry: an oversize one is refused at once
 	// and, should this replica die holding it, the next claim measures it.
+	// When it finds nothing, the next call blocks again at once (unless a
+	// claim scan is due): the script would find nothing either, as an
+	// entry that comes meanwhile is new to the group and the blocking read
+	// takes it. An idle replica sends one command per block.
 	streams, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group:    s.opts.Group,
 		Consumer: s.opts.Consumer,
@@ -63,6 +71,7 @@ func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) 
 		Block:    block,
 	}).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
+		s.idleRead.Store(false)
 		return nil, err
 	}
 	for _, st := range streams {
@@ -70,7 +79,16 @@ func (s *Store) readRequests(ctx context.Context, max int, block time.Duration) 
 			out = append(out, toEntry(m))
 		}
 	}
+	s.idleRead.Store(len(out) == 0)
 	return out, nil
+}
+
+// claimScanDue reports whether read_requests.lua would run a claim scan now:
+// one under way, or the pause after the last one over.
+func (s *Store) claimScanDue() bool {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	return s.claimStart != "0-0" || s.opts.Clock.Since(s.claimLast) >= s.opts.ClaimIdle/2
 }
 
 // oversizeHead is how many bytes of an oversize entry's ask value come back
@@ -87,7 +105,7 @@ func (s *Store) readScript(ctx context.Context, max int) ([]engine.Entry, error)
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
 	minIdle := int64(-1)
-	if s.claimStart != "0-0" || s.opts.Clock.Since(s.claimLast) >= s.opts.ClaimIdle/2 {
+	if s.claimStart != "0-0" || s.opts.Clock.Since(s.claimLast) >= s.opts.ClaimIdle/2 { // claimScanDue
 		minIdle = s.opts.ClaimIdle.Milliseconds()
 	}
 	v, err := readRequestsScript.run(ctx, s.rdb, []string{s.k.Requests()},

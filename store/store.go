@@ -27,6 +27,9 @@ type Store struct {
 	claimMu    sync.Mutex
 	claimStart string
 	claimLast  time.Time
+	// idleRead is set when the last read found nothing and blocked for
+	// nothing: the next goes straight to blocking again (readRequests).
+	idleRead atomic.Bool
 
 	// originID names this Store in the cooldowns it shares.
 	originOnce sync.Once

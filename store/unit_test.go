@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"regexp"
@@ -330,4 +331,75 @@ func TestRefIdentity(t *testing.T) {
 			t.Errorf("identity of %+v depends on the part: %s, %s", ref, oi, ident)
 		}
 	}
+}
+
+// TestReadRequestsIdle: an idle reader runs the read script once, then
+// only blocks: a read that blocked for nothing is followed by another
+// blocking read, until an entry comes (then the script reads again) or a
+// claim scan is due.
+func TestReadRequestsIdle(t *testing.T) {
+	var names []string
+	hook := &namedHook{names: &names}
+	c := backendSingle.client(t)
+	c.AddHook(hook)
+	s := New(c, Options{Prefix: testPrefix(), Consumer: "idle"})
+	ctx := ctxT(t)
+	for range 3 {
+		if entries, err := s.ReadRequests(ctx, 10, 20*time.Millisecond); err != nil || len(entries) != 0 {
+			t.Fatalf("read %v, %v", entries, err)
+		}
+	}
+	want := []string{"xgroup", "evalsha", "xreadgroup", "xreadgroup", "xreadgroup"}
+	if !slices.Equal(scriptsAsOne(names), want) {
+		t.Fatalf("idle reads sent %v, want %v", names, want)
+	}
+	if err := c.XAdd(ctx, &redis.XAddArgs{Stream: s.k.Requests(), Values: []any{"cancel", "x"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	if entries, err := s.ReadRequests(ctx, 10, 20*time.Millisecond); err != nil || len(entries) != 1 {
+		t.Fatalf("read %v, %v", entries, err)
+	}
+	if entries, err := s.ReadRequests(ctx, 10, 20*time.Millisecond); err != nil || len(entries) != 0 {
+		t.Fatalf("read %v, %v", entries, err)
+	}
+	// The blocking read that took the entry, then the script and a block.
+	want = []string{"xreadgroup", "evalsha", "xreadgroup"}
+	if !slices.Equal(scriptsAsOne(names), want) {
+		t.Fatalf("reads after an entry sent %v, want %v", names, want)
+	}
+}
+
+// namedHook records the name of each command a client sends.
+type namedHook struct{ names *[]string }
+
+func (h *namedHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *namedHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n != "hello" && n != "client" {
+			*h.names = append(*h.names, n)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *namedHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// scriptsAsOne names every way of running a script evalsha (a first run
+// may be EVALSHA, then EVAL after NOSCRIPT).
+func scriptsAsOne(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n == "eval" {
+			if len(out) > 0 && out[len(out)-1] == "evalsha" {
+				continue
+			}
+			n = "evalsha"
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -185,11 +185,12 @@ type batchResult struct {
 	// timedOut counts questions that ended with exactly one timeout
 	// result; extra counts results beyond one per question.
 	timedOut, extra int
-	// trips is the bridge's Redis round trips over the intake
-	// (total_reads_processed, less the bench's own: its XADD pipelines,
-	// measured alike on a scratch stream, and its INFO and XINFO calls);
-	// tripsAll is the whole difference.
-	trips, tripsAll int64
+	// trips is the bridge's Redis round trips over the intake, by its own
+	// count (redisCalls: a command or a pipeline each). reads is Redis's
+	// reads meanwhile (total_reads_processed, less the bench's own: its
+	// XADD pipelines, measured alike on a scratch stream, and its INFO and
+	// XINFO calls); readsAll is the whole difference.
+	trips, reads, readsAll int64
 }
 
 // batchStart pipelines n requests for the web page with the shortest
@@ -217,6 +218,10 @@ func (w *world) batchStart(ctx context.Context, r *batchResult, run int) (*batch
 		return nil, err
 	}
 	sys0 := w.bridge.syscalls()
+	calls0, err := w.bridge.redisCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	go in.add(ctx, b.ids)
 	if err := in.wait(ctx, start); err != nil {
@@ -228,6 +233,10 @@ func (w *world) batchStart(ctx context.Context, r *batchResult, run int) (*batch
 		return nil, err
 	}
 	sys1 := w.bridge.syscalls()
+	calls1, err := w.bridge.redisCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s1, err := snapshot(ctx, w.admin)
 	if err != nil {
 		return nil, err
@@ -241,11 +250,12 @@ func (w *world) batchStart(ctx context.Context, r *batchResult, run int) (*batch
 		}
 	}
 	r.n, r.intake = n, b.done.Sub(start)
+	r.trips = calls1 - calls0
 	// s1's own read is one; the bench's reads are taken off.
-	r.tripsAll = s1.reads - in.s0.reads - 1
-	r.trips = r.tripsAll - in.benchReads.Load() - in.addReads
-	w.logf("batch: %d Redis round trips per 1,000 requests taken in (%d in all, the bench's own %d taken off)",
-		r.trips*1000/int64(n), r.tripsAll, in.benchReads.Load()+in.addReads)
+	r.readsAll = s1.reads - in.s0.reads - 1
+	r.reads = r.readsAll - in.benchReads.Load() - in.addReads
+	w.logf("batch: %.1f bridge round trips to Redis per 1,000 requests taken in (its own count); Redis reads %d per 1,000 (%d in all, the bench's own %d taken off)",
+		intakeTrips(calls0, calls1, n), r.reads*1000/int64(n), r.readsAll, in.benchReads.Load()+in.addReads)
 	w.logf("batch: %d requests taken in in %s (%.0f/s); per request: %.2f bridge system calls (read, write), CPU bridge %s, Redis %s (the bench's own writes included); Redis %.0f B per pending question (a request's stream entry alone: %.0f B), bridge RSS %.1f MiB at %d pending",
 		n, r.intake.Round(time.Millisecond), float64(n)/r.intake.Seconds(), float64(sys1-sys0)/float64(n), (bridge1-bridge0)/time.Duration(n), (s1.cpu-in.s0.cpu)/time.Duration(n),
 		r.memPer, in.entry, float64(r.rss)/(1<<20), r.pending)

@@ -65,8 +65,23 @@ func StartWith(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("the last lines of Dendrite's log:\n%s", s.LogTail(40))
+		}
+	})
 	return s
+}
+
+// LogTail returns the last n lines Dendrite wrote (its log is at level
+// warn: errors, panics and what led to them), for a failed test to show.
+func (s *Server) LogTail(n int) string {
+	log, err := os.ReadFile(filepath.Join(s.dir, "dendrite.log"))
+	if err != nil {
+		return err.Error()
+	}
+	return tail(log, n)
 }
 
 // Shared starts the one homeserver a package's tests share, for TestMain,

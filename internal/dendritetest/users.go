@@ -2,6 +2,7 @@ package dendritetest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -41,13 +42,45 @@ func (s *Server) Register(t testing.TB, localpart string) (id.UserID, string) {
 		Username: localpart,
 		Password: password,
 	})
-	if err != nil {
+	userID := id.NewUserID(localpart, s.ServerName)
+	s.mu.Lock()
+	_, known := s.users[userID.String()]
+	s.mu.Unlock()
+	switch {
+	case err == nil:
+		userID = resp.UserID
+	case errors.Is(err, mautrix.MUserInUse) && !known:
+		// A registration Dendrite made but answered 500 (retry500 sent it
+		// again): the account is ours, with our password.
+		resp, err = s.login(ctx, userID, password)
+		if err != nil {
+			t.Fatalf("dendritetest: register %q: the account was made by a request answered 500, and logging in failed: %v", localpart, err)
+		}
+	default:
 		t.Fatalf("dendritetest: register %q: %v", localpart, err)
 	}
 	s.mu.Lock()
-	s.users[resp.UserID.String()] = User{ID: resp.UserID, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID, Password: password}
+	s.users[userID.String()] = User{ID: userID, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID, Password: password}
 	s.mu.Unlock()
-	return resp.UserID, resp.AccessToken
+	return userID, resp.AccessToken
+}
+
+// login logs user in with password on a new device, for Register.
+func (s *Server) login(ctx context.Context, user id.UserID, password string) (*mautrix.RespRegister, error) {
+	cli, err := mautrix.NewClient(s.URL, "", "")
+	if err != nil {
+		return nil, err
+	}
+	cli.Client.Transport = retry500{s.transport}
+	resp, err := cli.Login(ctx, &mautrix.ReqLogin{
+		Type:       mautrix.AuthTypePassword,
+		Identifier: mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: user.String()},
+		Password:   password,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &mautrix.RespRegister{UserID: resp.UserID, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID}, nil
 }
 
 // User returns what Register recorded for user.

@@ -11,10 +11,17 @@
 -- ARGV[3]  most ids handed out
 --
 -- Returns {id, score, id, score, ...}, oldest first, with the scores they
--- had before: their deadlines, or when an earlier claim lapsed.
+-- had before: their deadlines, or when an earlier claim lapsed. When fewer
+-- than ARGV[3] were due (none else is), one more value follows: the
+-- earliest score after now, the next deadline (or claim lapse), for the
+-- sweeper to sleep until; none when the zset holds nothing later.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
+local nxt = {}
+if #due < 2 * tonumber(ARGV[3]) then
+  nxt = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+end
 if #due == 0 then
-  return due
+  return {nxt[2]}
 end
 local later = tonumber(ARGV[1]) + tonumber(ARGV[2])
 -- In chunks of 500 ids: unpack has a limit of a few thousand values.
@@ -29,5 +36,8 @@ for i = 1, #due, 2 do
 end
 if #args > 1 then
   redis.call('ZADD', KEYS[1], unpack(args))
+end
+if nxt[2] then
+  due[#due + 1] = nxt[2]
 end
 return due
