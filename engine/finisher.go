@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/retry"
+	"github.com/jonboulle/clockwork"
 )
 
 // finisherParams configures the finisher.
@@ -225,31 +226,47 @@ func (f *finisher) worker(job func()) {
 func (f *finisher) finishOwn(rec Record, res askbridge.Result, refs []MessageRef) {
 	ctx, cancel := context.WithTimeout(f.halt, f.timeout)
 	defer cancel()
-	stop := make(chan struct{})
-	var keeper sync.WaitGroup
 	// Deferred: an edit that panics (recovered by launch) stops it too.
-	defer keeper.Wait()
-	defer close(stop)
-	keeper.Add(1)
-	go func() {
-		defer keeper.Done()
-		t := f.clock.NewTicker(max(f.leftoverGrace/3, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.Chan():
-				if err := f.store.KeepFinishing(context.WithoutCancel(ctx), rec.ID, f.clock.Now()); err != nil {
-					f.log.Warn("keep finishing mark", "question", rec.ID, "err", err)
-				}
-			}
-		}
-	}()
+	defer f.keepFinishing(ctx, rec.ID)()
 	if f.edit(ctx, rec, res, refs) {
 		if err := f.store.Finished(ctx, rec.ID); err != nil {
 			f.log.Error("mark question finished", "question", rec.ID, "err", err)
 		}
+	}
+}
+
+// keepFinishing keeps question id's finishing mark fresh
+// (KeepFinishing) every leftoverGrace/3 until the stop it returns is
+// called; stop waits for a refresh under way, and none runs after it. No
+// goroutine waits meanwhile: a timer runs each refresh, so the common
+// finish, done in milliseconds, costs a timer and no goroutine started and
+// stopped (each of which wakes another thread of the process).
+func (f *finisher) keepFinishing(ctx context.Context, id string) (stop func()) {
+	every := max(f.leftoverGrace/3, time.Millisecond)
+	var (
+		mu      sync.Mutex // held by a refresh, and by stop
+		stopped bool
+		t       clockwork.Timer
+	)
+	refresh := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if err := f.store.KeepFinishing(context.WithoutCancel(ctx), id, f.clock.Now()); err != nil {
+			f.log.Warn("keep finishing mark", "question", id, "err", err)
+		}
+		t.Reset(every)
+	}
+	mu.Lock()
+	t = f.clock.AfterFunc(every, refresh)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 	}
 }
 

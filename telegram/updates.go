@@ -160,31 +160,35 @@ func (c *Channel) tryAgain(ctx context.Context, in engine.Inbox, upd *models.Upd
 // handling takes longer than tapPatience (Redis hanging rather than
 // refusing): Telegram clients stop waiting for an answer after a few
 // seconds. The handling goes on; its own answer is then not sent.
+//
+// The tap is handled on the calling goroutine, with a timer that answers
+// "try again" from its own goroutine only when it fires: a tap handled in
+// time starts no goroutine and hands nothing over a channel, each of which
+// would wake another thread of the process (issue 33's wake-up row).
 func (c *Channel) handleTimely(ctx context.Context, in engine.Inbox, upd *models.Update) error {
 	if upd == nil || upd.CallbackQuery == nil || upd.CallbackQuery.ID == "" {
 		return c.handleUpdate(ctx, in, upd)
 	}
-	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- c.handleUpdate(ctx, in, upd) }()
-	t := time.NewTimer(c.tapPatience)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
+	fired := make(chan struct{})
+	t := time.AfterFunc(c.tapPatience, func() {
+		defer close(fired)
 		// A timer that fires well after its time means this process was
 		// stopped (SIGSTOP, a frozen VM) with the tap in hand: its claim
 		// may have lapsed meanwhile and another replica answered the
 		// tap, so a late "try again" would be a second answer, refused.
 		if late := time.Since(start) - c.tapPatience; late > lateTimer {
 			c.log.Warn("tap timer fired late (the process was paused); not answering try again", "update", upd.ID, "late", late)
-			return <-done
+			return
 		}
 		c.log.Warn("tap not handled in time; answered try again", "update", upd.ID)
 		c.tryAgain(ctx, in, upd)
-		return <-done
+	})
+	err := c.handleUpdate(ctx, in, upd)
+	if !t.Stop() {
+		<-fired // the "try again" is under way: it ends before ctx does
 	}
+	return err
 }
 
 // tapPatience is how long a tap may take before it is answered "try

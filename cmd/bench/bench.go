@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,9 @@ type Options struct {
 	Progress io.Writer
 	// Keep leaves the temporary directory (the bridges' logs) in place.
 	Keep bool
+	// BridgeEnv adds to every bridge replica's environment (GOMAXPROCS=1,
+	// GODEBUG=..., ASKUSER_...), after the bench's own settings.
+	BridgeEnv map[string]string
 	// Phases, when not empty, runs only these phases (see phaseNames);
 	// the rows of the others say "not run".
 	Phases []string
@@ -398,14 +403,17 @@ func (w *world) phases(ctx context.Context, m *measured) {
 
 // bridgeEnv is the configuration of a bridge replica: the shared Redis, the
 // web page on a free loopback port, Telegram through api (a front).
+// Options.BridgeEnv comes last.
 func (w *world) bridgeEnv(api, keyPrefix string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"ASKUSER_REDIS_URL":        "redis://" + w.redis.Addr,
 		"ASKUSER_REDIS_PREFIX":     keyPrefix,
 		"ASKUSER_HTTP_ADDR":        "127.0.0.1:0",
 		"ASKUSER_TELEGRAM_TOKEN":   w.fake.Token,
 		"ASKUSER_TELEGRAM_API_URL": api,
 	}
+	maps.Copy(env, w.o.BridgeEnv)
+	return env
 }
 
 // chats lists every chat the phases use.
@@ -460,7 +468,11 @@ func (w *world) profile(ctx context.Context, name string, d time.Duration) (wait
 // machine describes where the run ran.
 func (w *world) machine(ctx context.Context) string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s, %d CPUs, %s, Redis %s", host, runtime.NumCPU(), runtime.Version(), redisVersion(ctx, w.admin))
+	s := fmt.Sprintf("%s, %d CPUs, %s, Redis %s", host, runtime.NumCPU(), runtime.Version(), redisVersion(ctx, w.admin))
+	for _, k := range slices.Sorted(maps.Keys(w.o.BridgeEnv)) {
+		s += fmt.Sprintf(", bridge %s=%s", k, w.o.BridgeEnv[k])
+	}
+	return s
 }
 
 // trimErr shortens an error for a table cell.

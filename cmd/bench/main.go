@@ -51,6 +51,17 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Artifacts, "artifacts", "artifacts", "directory for the plots")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "take the bridge's CPU profile during the highest web level, the saturated Telegram phase and the first seconds of the batch intake into `prefix`-web.pprof, prefix-telegram.pprof and prefix-intake.pprof")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory with the bridges' logs")
+	fs.Func("bridge-env", "`KEY=VALUE` added to each bridge's environment, after the bench's own (repeatable; e.g. GOMAXPROCS=1)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, not %q", kv)
+		}
+		if o.BridgeEnv == nil {
+			o.BridgeEnv = map[string]string{}
+		}
+		o.BridgeEnv[k] = v
+		return nil
+	})
 	phases := fs.String("phases", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ", ")+" (\"batch\" for both batch phases)")
 	quiet := fs.Bool("q", false, "print only the table")
 	if err := fs.Parse(args); err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +76,15 @@ func TestStatusField(t *testing.T) {
 	}
 	if got := statusField(raw, "VmRSS:"); got != 0 {
 		t.Errorf("a missing field: %d, want 0", got)
+	}
+}
+
+func TestBridgeEnvFlag(t *testing.T) {
+	var stderr strings.Builder
+	if code := cli([]string{"-bridge-env", "GOMAXPROCS"}, io.Discard, &stderr); code != 2 {
+		t.Errorf("-bridge-env without =: exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr.String(), "want KEY=VALUE") {
+		t.Errorf("-bridge-env without =: stderr %q does not say what it wants", stderr.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/askbridge/askbridge/config"
@@ -29,7 +30,28 @@ const name = "askbridge"
 var version = "dev"
 
 func main() {
+	if n := maxProcs(config.Lookup(os.Environ())); n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+}
+
+// defaultMaxProcs is how many threads run the bridge's Go code at once
+// unless the GOMAXPROCS variable says otherwise. One: the bridge mostly
+// waits on Redis and the chat platforms, and with a second processor idle
+// nearly every goroutine made ready (a reply read, a request handed to the
+// HTTP client's connection loops) woke a second thread as well, which
+// found nothing to do and slept again. docs/performance.md (the wake-up
+// row) has the counts; docs/deployment.md says when to raise it.
+const defaultMaxProcs = 1
+
+// maxProcs is the GOMAXPROCS main sets: defaultMaxProcs, or 0 (leave it)
+// when the GOMAXPROCS variable is set, which the Go runtime has applied.
+func maxProcs(getenv func(string) string) int {
+	if getenv("GOMAXPROCS") != "" {
+		return 0
+	}
+	return defaultMaxProcs
 }
 
 // run is main without the process, in the environment environ ("NAME=value"
