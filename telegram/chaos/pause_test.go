@@ -34,6 +34,13 @@ func TestPausedPollerNeverPollsBeside(t *testing.T) {
 		tap(i)
 	}
 	e.ended(seq(4), 10*time.Second)
+	// Paused while it waits in its long poll: once the getUpdates that
+	// confirms the four taps has reached Telegram. (Paused between its
+	// lease check and sending the next getUpdates, a process sends that
+	// request when it resumes: a window of a few instructions no client
+	// can close, which a loaded machine widened enough for the pause to
+	// land in it now and then.)
+	e.eventually(10*time.Second, "the four taps' updates confirmed", func() bool { return e.fake.Pending() == 0 })
 
 	paused.signal(syscall.SIGSTOP)
 	pausedAt := time.Now()
