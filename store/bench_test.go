@@ -95,19 +95,26 @@ const (
 // does and checks the Redis work per question against the budgets: counts,
 // not timings.
 func TestQuestionLifecycleBudget(t *testing.T) {
-	ctx := context.Background()
 	rig := newLifecycleRig(t)
-	rig.run(-1)
+	checkBudget(t, rig, rig.run, lifecycleRoundTrips, lifecycleCommands)
+}
+
+// checkBudget runs run once to warm up, then for 20 questions, and fails
+// t when a question takes more round trips or commands than the budgets.
+func checkBudget(t *testing.T, rig *lifecycleRig, run func(int), roundTrips, commands int) {
+	t.Helper()
+	ctx := context.Background()
+	run(-1)
 	const n = 20
 	trips0 := rig.counter.n.Load()
 	cmds0, statsOK := commandCalls(ctx, rig.admin)
 	for i := range n {
-		rig.run(i)
+		run(i)
 	}
 	trips := float64(rig.counter.n.Load()-trips0) / n
-	t.Logf("%.1f round trips per question (budget %d)", trips, lifecycleRoundTrips)
-	if trips > lifecycleRoundTrips {
-		t.Errorf("%.1f round trips per question, budget %d", trips, lifecycleRoundTrips)
+	t.Logf("%.1f round trips per question (budget %d)", trips, roundTrips)
+	if trips > float64(roundTrips) {
+		t.Errorf("%.1f round trips per question, budget %d", trips, roundTrips)
 	}
 	cmds1, ok := commandCalls(ctx, rig.admin)
 	if !ok || !statsOK {
@@ -117,9 +124,9 @@ func TestQuestionLifecycleBudget(t *testing.T) {
 		return // the embedded fallback counts no commands
 	}
 	cmds := float64(cmds1-cmds0) / n
-	t.Logf("%.1f Redis commands per question (budget %d)", cmds, lifecycleCommands)
-	if cmds > lifecycleCommands {
-		t.Errorf("%.1f Redis commands per question, budget %d", cmds, lifecycleCommands)
+	t.Logf("%.1f Redis commands per question (budget %d)", cmds, commands)
+	if cmds > float64(commands) {
+		t.Errorf("%.1f Redis commands per question, budget %d", cmds, commands)
 	}
 }
 
@@ -142,32 +149,8 @@ const (
 // TestWebLifecycleBudget runs 20 questions the way the web page's path
 // does and checks the Redis work per question against the budgets.
 func TestWebLifecycleBudget(t *testing.T) {
-	ctx := context.Background()
 	rig := newLifecycleRig(t)
-	rig.webRun(-1)
-	const n = 20
-	trips0 := rig.counter.n.Load()
-	cmds0, statsOK := commandCalls(ctx, rig.admin)
-	for i := range n {
-		rig.webRun(i)
-	}
-	trips := float64(rig.counter.n.Load()-trips0) / n
-	t.Logf("%.1f round trips per question (budget %d)", trips, webRoundTrips)
-	if trips > webRoundTrips {
-		t.Errorf("%.1f round trips per question, budget %d", trips, webRoundTrips)
-	}
-	cmds1, ok := commandCalls(ctx, rig.admin)
-	if !ok || !statsOK {
-		if backendSingle.real {
-			t.Fatal("redis-server has no INFO commandstats")
-		}
-		return
-	}
-	cmds := float64(cmds1-cmds0) / n
-	t.Logf("%.1f Redis commands per question (budget %d)", cmds, webCommands)
-	if cmds > webCommands {
-		t.Errorf("%.1f Redis commands per question, budget %d", cmds, webCommands)
-	}
+	checkBudget(t, rig, rig.webRun, webRoundTrips, webCommands)
 }
 
 // webRun takes question i from ask to result the way the web page's path
