@@ -64,6 +64,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	})
 	phases := fs.String("phases", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ", ")+" (\"batch\" for both batch phases)")
 	quiet := fs.Bool("q", false, "print only the table")
+	scale := addScaleFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -85,6 +86,9 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if scale.on {
+		return runScale(ctx, scale, o, stdout, stderr)
+	}
 	rep, err := run(ctx, o)
 	if rep != nil {
 		rep.Print(stdout)
