@@ -27,7 +27,7 @@ VERSION   ?=
 # go.mod is missing here.
 MODULES   := . deploy cmd/bench web/browsertest mcp/tscheck
 
-.PHONY: help toolchain test test-short lint vulncheck fuzz bench bench-e2e build run
+.PHONY: help toolchain test test-short lint vulncheck fuzz bench bench-e2e bench-scale build run
 
 help: ## List the targets (the default)
 	@echo "Targets:"
@@ -77,6 +77,14 @@ bench: toolchain ## Run the Go benchmarks
 bench-e2e: toolchain ## Run the end-to-end benchmark (BENCHFLAGS=-short for a quick run)
 	$(GO) -C cmd/bench build -o $(CURDIR)/bin/bench .
 	./bin/bench $(BENCHFLAGS)
+
+# The scale run (cmd/bench -scale, docs/performance.md "Scale"): a 3-master
+# Redis Cluster, 10 replicas, a million pending questions whose deadlines
+# fall over 10 minutes; about 20 minutes and 3 GiB of Redis. Not in CI.
+# SCALEFLAGS sizes it down (-scale-pending 100000 -scale-duration 3m).
+bench-scale: toolchain ## Run the scale benchmark: a million pending on a Cluster (SCALEFLAGS to size it)
+	$(GO) -C cmd/bench build -o $(CURDIR)/bin/bench .
+	./bin/bench -scale $(SCALEFLAGS)
 
 build: toolchain ## Build the askbridge binary into bin/askbridge (VERSION=v1.2.3 stamps a version)
 	$(GO) build $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") -o $(BIN) ./cmd/bridge

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
 
@@ -77,6 +78,9 @@ func (s *scaleOptions) check() error {
 	}
 	if s.lead < 31*time.Second {
 		return errors.New("-scale-lead must be over 30s (the shortest timeout)")
+	}
+	if s.lead+s.window > askbridge.MaxTimeout*time.Second {
+		return fmt.Errorf("-scale-lead and -scale-duration add up to %s, over the longest timeout (%d s)", s.lead+s.window, askbridge.MaxTimeout)
 	}
 	return nil
 }

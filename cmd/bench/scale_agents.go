@@ -26,17 +26,26 @@ const scaleAgentTimeout = 120
 // stream (GET api/events) open on one replica, moved to another with
 // Last-Event-ID when that one dies, and each answer POSTed to the next
 // replica round robin, again to another when a replica does not answer.
+// The page drops a stream that falls 256 events behind and replays at most
+// 1,000 on reconnect (the intake of the pending questions sends thousands
+// a second), then reloads its list: the person likewise answers a
+// question whose delivery it did not see once it has waited scaleLook
+// (a 404, not on the page yet, puts it back).
 type scalePerson struct {
 	set    *replicaSet
 	client *http.Client
 	work   chan string
 
-	mu   sync.Mutex
-	want map[string]bool
+	mu sync.Mutex
+	// want holds the questions to answer, with when each was expected.
+	want map[string]time.Time
 
-	won, refused, reconnects atomic.Int64
-	wg                       sync.WaitGroup
-	cancel                   context.CancelFunc
+	// won counts answers taken (200), refused answers not (409, others);
+	// unseen counts the tries of questions whose delivered event the
+	// person did not see.
+	won, unseen, refused, reconnects atomic.Int64
+	wg                               sync.WaitGroup
+	cancel                           context.CancelFunc
 	// opened is closed once the first event stream is open.
 	opened   chan struct{}
 	openOnce sync.Once
@@ -48,11 +57,15 @@ func startScalePerson(ctx context.Context, set *replicaSet, workers int) (*scale
 	ctx, cancel := context.WithCancel(ctx)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = workers + 4
-	p := &scalePerson{set: set, client: &http.Client{Transport: tr}, work: make(chan string, 1<<14), want: map[string]bool{}, cancel: cancel, opened: make(chan struct{})}
-	p.wg.Add(1 + workers)
+	p := &scalePerson{set: set, client: &http.Client{Transport: tr}, work: make(chan string, 1<<14), want: map[string]time.Time{}, cancel: cancel, opened: make(chan struct{})}
+	p.wg.Add(2 + workers)
 	go func() {
 		defer p.wg.Done()
 		p.listen(ctx)
+	}()
+	go func() {
+		defer p.wg.Done()
+		p.look(ctx)
 	}()
 	for range workers {
 		go func() {
@@ -62,9 +75,12 @@ func startScalePerson(ctx context.Context, set *replicaSet, workers int) (*scale
 				case <-ctx.Done():
 					return
 				case id := <-p.work:
-					if p.answer(ctx, id) {
+					switch p.answer(ctx, id) {
+					case http.StatusOK:
 						p.won.Add(1)
-					} else {
+					case http.StatusNotFound:
+						p.expect(id)
+					default:
 						p.refused.Add(1)
 					}
 				}
@@ -82,8 +98,32 @@ func startScalePerson(ctx context.Context, set *replicaSet, workers int) (*scale
 
 func (p *scalePerson) expect(id string) {
 	p.mu.Lock()
-	p.want[id] = true
+	p.want[id] = time.Now()
 	p.mu.Unlock()
+}
+
+// scaleLook is how long the person waits for a question's delivered event
+// before looking for it on the page.
+const scaleLook = 3 * time.Second
+
+// look answers, every half second, the questions expected scaleLook ago
+// or more whose delivery the person did not see.
+func (p *scalePerson) look(ctx context.Context) {
+	for sleep(ctx, 500*time.Millisecond) {
+		var due []string
+		p.mu.Lock()
+		for id, at := range p.want {
+			if time.Since(at) >= scaleLook {
+				due = append(due, id)
+				delete(p.want, id)
+			}
+		}
+		p.mu.Unlock()
+		for _, id := range due {
+			p.unseen.Add(1)
+			p.work <- id
+		}
+	}
 }
 
 func (p *scalePerson) Close() {
@@ -145,7 +185,7 @@ func (p *scalePerson) stream(ctx context.Context, addr string, last *string) err
 			continue
 		}
 		p.mu.Lock()
-		mine := p.want[ev.ID]
+		_, mine := p.want[ev.ID]
 		delete(p.want, ev.ID)
 		p.mu.Unlock()
 		if mine {
@@ -155,8 +195,9 @@ func (p *scalePerson) stream(ctx context.Context, addr string, last *string) err
 }
 
 // answer clicks "Yes" on question id, on the next replica up; it tries up
-// to five replicas while they do not answer (killed) or answer 5xx.
-func (p *scalePerson) answer(ctx context.Context, id string) bool {
+// to five replicas while they do not answer (killed) or answer 5xx. It
+// returns the last status (0 when no replica answered).
+func (p *scalePerson) answer(ctx context.Context, id string) int {
 	addr := ""
 	for range 5 {
 		addr = p.set.pick(addr)
@@ -167,7 +208,7 @@ func (p *scalePerson) answer(ctx context.Context, id string) bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/api/questions/"+id+"/answer",
 			strings.NewReader(`{"answers":{"pick":["Yes"]}}`))
 		if err != nil {
-			return false
+			return 0
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := p.client.Do(req)
@@ -181,9 +222,9 @@ func (p *scalePerson) answer(ctx context.Context, id string) bool {
 			sleep(ctx, 100*time.Millisecond)
 			continue
 		}
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode
 	}
-	return false
+	return 0
 }
 
 // scaleAgents ask web questions at a steady rate and wait for each

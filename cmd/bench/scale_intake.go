@@ -55,6 +55,9 @@ func (w *scaleWorld) intake(ctx context.Context, ids []string, t0 time.Time, r *
 	if err := w.waitCreated(ctx, ids, t0); err != nil {
 		return err
 	}
+	if err := w.waitAcked(ctx, t0); err != nil {
+		return err
+	}
 	r.intake = time.Since(start)
 	w.logf("intake: %d taken in in %s (%.0f/s); %d timeouts raised to the least, %d s", len(ids), r.intake.Round(time.Millisecond),
 		float64(len(ids))/r.intake.Seconds(), r.clamped, askbridge.MinTimeout)
@@ -75,6 +78,27 @@ func (w *scaleWorld) waitBacklog(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// waitAcked waits until the replicas have acknowledged the requests (each
+// shown, then acknowledged) but for about a second of the agents' own, or
+// until t0 comes. A request a killed replica held waits for another to
+// claim it (ASKUSER_CLAIM_IDLE, 30 s).
+func (w *scaleWorld) waitAcked(ctx context.Context, t0 time.Time) error {
+	for time.Until(t0) > time.Second {
+		gs, err := w.rdb.XInfoGroups(ctx, requestsKey()).Result()
+		if err != nil {
+			return fmt.Errorf("intake: XINFO GROUPS: %w", err)
+		}
+		if len(gs) == 1 && gs[0].Lag == 0 && float64(gs[0].Pending) <= max(w.o.rate, 10) {
+			return nil
+		}
+		if !sleep(ctx, 100*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	w.logf("intake: the first deadline came before the replicas acknowledged every request")
+	return nil
 }
 
 // waitCreated waits until the question of every id exists, checking from
@@ -263,9 +287,15 @@ func pprofTop(ctx context.Context, bin, path string) string {
 	if err != nil {
 		return "pprof: " + err.Error()
 	}
+	return parsePprofTop(string(out))
+}
+
+// parsePprofTop reads the rows of `go tool pprof -top`: each function and
+// its flat share.
+func parsePprofTop(out string) string {
 	var parts []string
 	inTable := false
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 5 && f[0] == "flat" {
 			inTable = true

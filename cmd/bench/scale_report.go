@@ -139,8 +139,8 @@ func (w *scaleWorld) endRows(t *scaleTable, r *scaleResult) {
 	a := r.ag
 	ok := e.once == w.o.pending && e.none+e.doubled+e.otherwise == 0 && a.lost+a.errs+a.extra+a.other == 0
 	t.row("every id ends exactly once, across the kills (every result list read whole: LRANGE; the agents' BLPOP, then LLEN)",
-		fmt.Sprintf("pending: %s of %s ended once by timeout, %d without a result, %d with more than one, %d otherwise; agents: %d asked, %d answered, %d timed out (the page person missed them), %d without a result, %d failed to ask, %d results left over, %d otherwise; %d replicas SIGKILLed and restarted; %d page answers refused, %d event stream reconnects",
-			thousands(e.once), thousands(w.o.pending), e.none, e.doubled, e.otherwise, a.asked, a.answered, a.timedOut, a.lost, a.errs, a.extra, a.other, r.kills, a.refused, a.reconnects),
+		fmt.Sprintf("pending: %s of %s ended once by timeout, %d without a result, %d with more than one, %d otherwise; agents: %d asked, %d answered, %d timed out (the page person missed them), %d without a result, %d failed to ask, %d results left over, %d otherwise; %d replicas SIGKILLed and restarted; %d page answers refused, %d event stream reconnects, %d questions looked for on the page without their delivered event",
+			thousands(e.once), thousands(w.o.pending), e.none, e.doubled, e.otherwise, a.asked, a.answered, a.timedOut, a.lost, a.errs, a.extra, a.other, r.kills, a.refused, a.reconnects, a.unseen),
 		"all exactly once", ptr(ok))
 }
 

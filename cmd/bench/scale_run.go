@@ -61,7 +61,7 @@ type fullPending struct {
 // agentCounts is how the agents' questions ended.
 type agentCounts struct {
 	asked, answered, timedOut, other, lost, errs, extra int64
-	refused, reconnects                                 int64
+	refused, reconnects, unseen                         int64
 }
 
 // phases runs the scale run's steps in order; a step that fails ends the
@@ -110,7 +110,7 @@ func (w *scaleWorld) phases(ctx context.Context, r *scaleResult) error {
 	stop()
 	r.kills = w.set.killCount()
 	r.ag = agentCounts{asked: ag.asked.Load(), answered: ag.answered.Load(), timedOut: ag.timedOut.Load(), other: ag.other.Load(),
-		lost: ag.lost.Load(), errs: ag.errs.Load(), refused: person.refused.Load(), reconnects: person.reconnects.Load()}
+		lost: ag.lost.Load(), errs: ag.errs.Load(), refused: person.refused.Load(), reconnects: person.reconnects.Load(), unseen: person.unseen.Load()}
 	if err = errors.Join(err, killErr); err != nil {
 		return err
 	}
