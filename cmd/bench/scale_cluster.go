@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,4 +197,26 @@ func commandUsec(ctx context.Context, m *redis.Client) (map[string]int64, error)
 		}
 	}
 	return out, nil
+}
+
+// machineBusy is the CPU time the whole machine spent busy so far (every
+// CPU, /proc/stat: all but idle and iowait); zero where there is none.
+func machineBusy() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest time is in user
+			busy += n
+		}
+	}
+	return time.Duration(busy) * clockTick
 }

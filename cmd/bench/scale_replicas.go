@@ -23,6 +23,8 @@ type replicaSet struct {
 	// killed is the replica killed last (-1 before any kill); kills
 	// counts them.
 	killed, kills int
+	// deadCPU is the CPU time of the processes killed so far.
+	deadCPU time.Duration
 
 	rr atomic.Uint64
 }
@@ -115,6 +117,11 @@ func (s *replicaSet) killNext() (int, error) {
 	s.procs[i] = nil
 	s.killed = i
 	s.kills++
+	if p != nil {
+		if c, err := p.cpu(); err == nil {
+			s.deadCPU += c
+		}
+	}
 	s.mu.Unlock()
 	if p != nil {
 		p.kill()
@@ -155,6 +162,21 @@ func (s *replicaSet) lastKilled() (int, string) {
 	defer s.mu.Unlock()
 	i := max(s.killed, 0)
 	return i, s.pprof[i]
+}
+
+// cpu is the CPU time every replica process used so far, those killed
+// included (up to just before their kill).
+func (s *replicaSet) cpu() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.deadCPU
+	for _, p := range s.procs {
+		if p != nil {
+			c, _ := p.cpu()
+			t += c
+		}
+	}
+	return t
 }
 
 // killCount is how many replicas were killed so far.

@@ -151,7 +151,7 @@ func (w *scaleWorld) costRows(t *scaleTable, r *scaleResult) {
 		fmt.Sprintf("%.1f/s for %d replicas, %.2f per replica, over %.0f s (per replica: %s)", r.idleCmds, w.o.replicas, per, r.idleSecs, r.idleTop),
 		"≤ 15 per replica", ptr(r.idleSecs > 0 && per <= goalScaleIdlePerRp))
 	t.row("intake (XADD paced to at most "+thousands(w.o.backlog)+" unread, until every question exists)",
-		fmt.Sprintf("%s in %s (%.0f/s) by %d replicas; %d timeouts raised to the least (30 s)", thousands(w.o.pending), r.intake.Round(time.Second),
+		fmt.Sprintf("%s in %s (%.0f/s) by %d replicas; %d timeouts raised to the least (30 s)", thousands(w.o.pending), r.intake.Round(100*time.Millisecond),
 			float64(w.o.pending)/math.Max(r.intake.Seconds(), 1e-9), w.o.replicas, r.clamped), "—", nil)
 	hot := -1
 	for i := range r.masterCPU {
@@ -162,7 +162,14 @@ func (w *scaleWorld) costRows(t *scaleTable, r *scaleResult) {
 		}
 	}
 	if hot >= 0 {
-		t.row("where the next limit is", fmt.Sprintf("master %d, at %.0f %% of a core (what it is sent, most first: %s)", hot+1, 100*r.masterCPU[hot], at(r.masterSent, hot)), "—", nil)
+		var redisCores float64
+		for _, c := range r.masterCPU {
+			redisCores += c
+		}
+		t.row("where the next limit is (CPU over the deadlines' window, in cores of the machine's "+fmt.Sprint(runtime.NumCPU())+")",
+			fmt.Sprintf("the busiest master is %d, at %.0f %% of a core (what it is sent, most first: %s); all 3 masters %.2f cores, the %d replicas %.2f (%.0f µs per question ended in the window, the agents' included), the bench %.2f, the whole machine %.2f busy (other users included)",
+				hot+1, 100*r.masterCPU[hot], at(r.masterSent, hot), redisCores, w.o.replicas, r.replicaCores,
+				r.replicaCores*r.windowSecs*1e6/math.Max(1, float64(w.o.pending)+w.o.rate*r.windowSecs), r.benchCores, r.machineCores), "—", nil)
 	}
 	t.row("CPU profile of one replica (its pprof endpoint) during the deadlines, flat", r.profile, "—", nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -36,6 +37,10 @@ type scaleResult struct {
 	masterUsec []string
 	masterSent []string
 	profile    string
+	// Over the window, in cores: every replica process together, the
+	// bench itself (agents, page person), and the whole machine busy
+	// (other users included).
+	replicaCores, benchCores, machineCores float64
 
 	ended scaleEnded
 	ag    agentCounts
@@ -214,6 +219,7 @@ func (w *scaleWorld) window(ctx context.Context, t0 time.Time, r *scaleResult) e
 		return err
 	}
 	u0 := w.usecs(ctx)
+	rc0, bc0, mc0 := w.set.cpu(), selfCPU(), machineBusy()
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); r.profile = w.takeProfile(ctx, t0.Add(w.o.window/3)) }()
@@ -229,8 +235,13 @@ func (w *scaleWorld) window(ctx context.Context, t0 time.Time, r *scaleResult) e
 		return err
 	}
 	u1 := w.usecs(ctx)
+	rc1, bc1, mc1 := w.set.cpu(), selfCPU(), machineBusy()
 	wg.Wait()
 	r.windowSecs = w.o.window.Seconds()
+	r.replicaCores = (rc1 - rc0).Seconds() / r.windowSecs
+	r.benchCores = (bc1 - bc0).Seconds() / r.windowSecs
+	r.machineCores = (mc1 - mc0).Seconds() / r.windowSecs
+	w.logf("window: replicas %.2f cores, bench %.2f, machine busy %.2f of %d", r.replicaCores, r.benchCores, r.machineCores, runtime.NumCPU())
 	for i := range s1 {
 		secs := r.windowSecs
 		r.masterCPU = append(r.masterCPU, (s1[i].cpu-s0[i].cpu).Seconds()/secs)
@@ -261,14 +272,14 @@ func (w *scaleWorld) usecs(ctx context.Context) []map[string]int64 {
 
 // takeProfile takes a CPU profile of the replica killed last (just
 // started again, so the next kill is replicas kills away) at when, for up
-// to 30 s, into <artifacts>/scale-replica.pprof; it returns what the
+// to 60 s, into <artifacts>/scale-replica.pprof; it returns what the
 // table says of it.
 func (w *scaleWorld) takeProfile(ctx context.Context, when time.Time) string {
 	if !sleep(ctx, time.Until(when)) {
 		return "not taken: " + ctx.Err().Error()
 	}
 	i, addr := w.set.lastKilled()
-	secs := int(math.Min(30, math.Max(1, w.o.window.Seconds()/4)))
+	secs := int(math.Min(60, math.Max(1, w.o.window.Seconds()/4)))
 	path := filepath.Join(w.artifacts(), "scale-replica.pprof")
 	if err := fetchProfile(ctx, addr, secs, path); err != nil {
 		return "not taken: " + err.Error()
