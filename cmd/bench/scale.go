@@ -48,7 +48,7 @@ func addScaleFlags(fs *flag.FlagSet) *scaleOptions {
 	fs.IntVar(&s.pending, "scale-pending", 1_000_000, "scale: pending questions")
 	fs.IntVar(&s.replicas, "scale-replicas", 10, "scale: bridge replicas")
 	fs.DurationVar(&s.window, "scale-duration", 10*time.Minute, "scale: the pending questions' deadlines spread evenly over this")
-	fs.DurationVar(&s.lead, "scale-lead", 0, "scale: from the start of the intake to the first deadline (default: 30 s + pending ÷ 3,000/s, the intake's expected length)")
+	fs.DurationVar(&s.lead, "scale-lead", 0, "scale: from the start of the intake to the first deadline (default: 60 s + pending ÷ 5,000/s: the intake, and a request a killed replica held claimed by another)")
 	fs.Float64Var(&s.rate, "scale-rate", 50, "scale: agents' questions a second, answered on the web page meanwhile")
 	fs.DurationVar(&s.killEvery, "scale-kill-every", time.Minute, "scale: SIGKILL and restart one replica this often, round robin (0: never)")
 	fs.DurationVar(&s.idleFor, "scale-idle", time.Minute, "scale: how long the idle replicas' Redis commands are counted before the load")
@@ -74,7 +74,7 @@ func (s *scaleOptions) check() error {
 		return errors.New("-scale-backlog must be at least 1,000")
 	}
 	if s.lead == 0 {
-		s.lead = 30*time.Second + time.Duration(float64(s.pending)/3000*float64(time.Second))
+		s.lead = time.Minute + time.Duration(float64(s.pending)/5000*float64(time.Second))
 	}
 	if s.lead < 31*time.Second {
 		return errors.New("-scale-lead must be over 30s (the shortest timeout)")

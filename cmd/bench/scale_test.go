@@ -58,7 +58,7 @@ func TestScaleFlags(t *testing.T) {
 	if !s.on || s.pending != 1_000_000 || s.replicas != 10 || s.window != 10*time.Minute || s.killEvery != time.Minute {
 		t.Errorf("defaults: %+v", *s)
 	}
-	if want := 30*time.Second + 1_000_000*time.Second/3000; s.lead != want {
+	if want := time.Minute + 1_000_000*time.Second/5000; s.lead != want {
 		t.Errorf("lead %s, want %s", s.lead, want)
 	}
 	for _, args := range [][]string{
