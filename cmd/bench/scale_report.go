@@ -148,7 +148,7 @@ func (w *scaleWorld) endRows(t *scaleTable, r *scaleResult) {
 func (w *scaleWorld) costRows(t *scaleTable, r *scaleResult) {
 	per := r.idleCmds / float64(w.o.replicas)
 	t.row("idle cost of the replicas: Redis commands a second, nothing pending (INFO commandstats summed over the masters)",
-		fmt.Sprintf("%.1f/s for %d replicas, %.2f per replica, over %.0f s (per replica: %s)", r.idleCmds, w.o.replicas, per, r.idleSecs, r.idleTop),
+		fmt.Sprintf("%.1f/s for %d replicas, %.2f per replica, over %.0f s (the replicas' commands a second: %s; what they send, MONITOR: %s)", r.idleCmds, w.o.replicas, per, r.idleSecs, r.idleTop, r.idleSent),
 		"≤ 15 per replica", ptr(r.idleSecs > 0 && per <= goalScaleIdlePerRp))
 	t.row("intake (XADD paced to at most "+thousands(w.o.backlog)+" unread, until every question exists)",
 		fmt.Sprintf("%s in %s (%.0f/s) by %d replicas; %d timeouts raised to the least (30 s)", thousands(w.o.pending), r.intake.Round(100*time.Millisecond),

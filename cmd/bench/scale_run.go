@@ -23,6 +23,8 @@ type scaleResult struct {
 	// commands, most first.
 	idleCmds, idleSecs float64
 	idleTop            string
+	// idleSent is what the idle replicas send the masters (MONITOR).
+	idleSent string
 
 	intake  time.Duration
 	clamped int
@@ -148,7 +150,8 @@ func (w *scaleWorld) idle(ctx context.Context, r *scaleResult) ([]int64, error) 
 	a, b := sumSnaps(s0), sumSnaps(s1)
 	r.idleCmds = float64(b.cmds-a.cmds) / r.idleSecs
 	r.idleTop = topCommands(a, b, r.idleSecs)
-	w.logf("idle: %.1f Redis commands/s for %d replicas (%.2f each): %s", r.idleCmds, w.o.replicas, r.idleCmds/float64(w.o.replicas), r.idleTop)
+	r.idleSent = w.idleSent(ctx)
+	w.logf("idle: %.1f Redis commands/s for %d replicas (%.2f each): %s; sent: %s", r.idleCmds, w.o.replicas, r.idleCmds/float64(w.o.replicas), r.idleTop, r.idleSent)
 	base := make([]int64, len(s1))
 	for i, s := range s1 {
 		base[i] = s.usedMemory
@@ -295,22 +298,44 @@ func (w *scaleWorld) monitor(ctx context.Context, when time.Time) []string {
 	if !sleep(ctx, time.Until(when)) {
 		return nil
 	}
-	out := make([]string, len(w.masters))
+	counts, errs := w.monitorAll(ctx, names, 3*time.Second)
+	out := make([]string, len(counts))
+	for i, c := range counts {
+		out[i] = topOf(c, 4)
+		if errs[i] != nil {
+			out[i] = "MONITOR: " + errs[i].Error()
+		}
+	}
+	return out
+}
+
+// monitorAll watches every master with MONITOR for d at once.
+func (w *scaleWorld) monitorAll(ctx context.Context, names map[string]string, d time.Duration) ([]map[string]int, []error) {
+	counts := make([]map[string]int, len(w.masters))
+	errs := make([]error, len(w.masters))
 	var wg sync.WaitGroup
 	for i, a := range w.cluster.Addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := monitorScripts(ctx, a, 3*time.Second, names)
-			if err != nil {
-				out[i] = "MONITOR: " + err.Error()
-				return
-			}
-			out[i] = topOf(c, 4)
+			counts[i], errs[i] = monitorScripts(ctx, a, d, names)
 		}()
 	}
 	wg.Wait()
-	return out
+	return counts, errs
+}
+
+// idleSent is what the idle replicas send the masters together, watched
+// with MONITOR for 5 s (after the idle count, which it would add to).
+func (w *scaleWorld) idleSent(ctx context.Context) string {
+	counts, _ := w.monitorAll(ctx, scriptNames(ctx), 5*time.Second)
+	sum := map[string]int{}
+	for _, c := range counts {
+		for k, v := range c {
+			sum[k] += v
+		}
+	}
+	return topOf(sum, 5)
 }
 
 // mibs writes byte counts in MiB.
