@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/redistest"
 )
 
 func TestThousands(t *testing.T) {
@@ -155,5 +157,63 @@ Showing top 5 nodes out of 80
 `
 	if got, want := parsePprofTop(out), "internal/runtime/syscall/linux.Syscall6 28.57%, main.(*metrics).Ended 14.29%"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestScaleTable: each row's verdict follows its numbers; one result
+// pushed twice fails exactly-once, and a scaled-down run says so with the
+// arithmetic for the full size.
+func TestScaleTable(t *testing.T) {
+	w := &scaleWorld{
+		o:       scaleOptions{pending: 1000, replicas: 3, window: time.Minute, rate: 50, killEvery: time.Minute, backlog: 5000, to: "web"},
+		cluster: &redistest.Cluster{Addrs: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}},
+	}
+	late := make([]float64, 1000)
+	for i := range late {
+		late[i] = float64(i) // p99 990 ms: met
+	}
+	r := &scaleResult{
+		full: fullPending{pending: 1000, base: []int64{0, 0, 0}, mem: []int64{1 << 20, 1 << 20, 3 << 19}, memPer: 1300, memRaw: 1310,
+			rss: []int64{50 << 20, 70 << 20}, rssIdx: []int{0, 1}},
+		idleCmds: 30, idleSecs: 10,
+		ended:     scaleEnded{once: 1000, late: late, first: 0, last: 60_000, peak: 20},
+		ag:        agentCounts{asked: 10, answered: 10},
+		masterCPU: []float64{0.01, 0.02, 0.01}, masterCmds: []float64{1, 2, 3}, masterUsec: []string{"", "", ""},
+	}
+	verdicts := func(out string) map[string]string {
+		v := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Split(line, " | ")
+			if len(f) == 4 && strings.HasPrefix(line, "| ") {
+				v[strings.TrimPrefix(f[0], "| ")] = strings.TrimSuffix(f[3], " |")
+			}
+		}
+		return v
+	}
+	out := w.table(r)
+	v := verdicts(out)
+	want := map[string]string{"memory per pending": "met", "how evenly": "met", "RSS": "missed", "lateness": "met", "exactly once": "met", "idle cost": "met"}
+	for key, verdict := range want {
+		found := false
+		for measure, got := range v {
+			if strings.Contains(measure, key) {
+				found = true
+				if got != verdict {
+					t.Errorf("%s: %s, want %s", measure, got, verdict)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row for %q in\n%s", key, out)
+		}
+	}
+	if !strings.Contains(out, "5 of 6 goals met") || !strings.Contains(out, "÷ 1000") || !strings.Contains(out, "1300 B × 1,000,000 = 1.21 GiB") {
+		t.Errorf("table:\n%s", out)
+	}
+	r.ended.once, r.ended.doubled = 999, 1
+	for measure, got := range verdicts(w.table(r)) {
+		if strings.Contains(measure, "exactly once") && got != "missed" {
+			t.Errorf("a result pushed twice: %s", got)
+		}
 	}
 }
