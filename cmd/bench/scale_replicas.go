@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +26,10 @@ type replicaSet struct {
 	// killed is the replica killed last (-1 before any kill); kills
 	// counts them.
 	killed, kills int
-	// deadCPU is the CPU time of the processes killed so far.
-	deadCPU time.Duration
+	// deadCPU is the CPU time of the processes killed so far; deadPeak
+	// the largest peak RSS (VmHWM) among them.
+	deadCPU  time.Duration
+	deadPeak int64
 
 	rr atomic.Uint64
 }
@@ -121,6 +126,9 @@ func (s *replicaSet) killNext() (int, error) {
 		if c, err := p.cpu(); err == nil {
 			s.deadCPU += c
 		}
+		if h, err := peakRSS(p); err == nil {
+			s.deadPeak = max(s.deadPeak, h)
+		}
 	}
 	s.mu.Unlock()
 	if p != nil {
@@ -177,6 +185,37 @@ func (s *replicaSet) cpu() time.Duration {
 		}
 	}
 	return t
+}
+
+// peak is the largest peak RSS (VmHWM) of any replica process so far,
+// those killed included.
+func (s *replicaSet) peak() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.deadPeak
+	for _, p := range s.procs {
+		if p != nil {
+			if h, err := peakRSS(p); err == nil {
+				m = max(m, h)
+			}
+		}
+	}
+	return m
+}
+
+// peakRSS is a process's peak resident set size, from /proc/<pid>/status.
+func peakRSS(p *proc) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("bench: no VmHWM in /proc status")
 }
 
 // killCount is how many replicas were killed so far.

@@ -119,8 +119,8 @@ func (w *scaleWorld) memoryRows(t *scaleTable, r *scaleResult) {
 		return
 	}
 	t.row("each replica's RSS (VmRSS) at full pending",
-		fmt.Sprintf("max %.1f MiB, min %.1f MiB (%d replicas up, %d of them restarted during the intake)",
-			float64(slices.Max(f.rss))/(1<<20), float64(slices.Min(f.rss))/(1<<20), len(f.rss), min(f.killedDuringLoad, len(f.rss))),
+		fmt.Sprintf("max %.1f MiB, min %.1f MiB (%d replicas up, %d of them restarted during the intake); the most any replica process held at any time by the end of the deadlines (VmHWM): %.1f MiB",
+			float64(slices.Max(f.rss))/(1<<20), float64(slices.Min(f.rss))/(1<<20), len(f.rss), min(f.killedDuringLoad, len(f.rss)), float64(r.peakRSS)/(1<<20)),
 		"≤ 64 MiB", ptr(slices.Max(f.rss) <= goalScaleRSS))
 }
 

@@ -43,6 +43,9 @@ type scaleResult struct {
 	// bench itself (agents, page person), and the whole machine busy
 	// (other users included).
 	replicaCores, benchCores, machineCores float64
+	// peakRSS is the largest peak RSS (VmHWM) of any replica process by
+	// the end of the window.
+	peakRSS int64
 
 	ended scaleEnded
 	ag    agentCounts
@@ -239,6 +242,7 @@ func (w *scaleWorld) window(ctx context.Context, t0 time.Time, r *scaleResult) e
 	}
 	u1 := w.usecs(ctx)
 	rc1, bc1, mc1 := w.set.cpu(), selfCPU(), machineBusy()
+	r.peakRSS = w.set.peak()
 	wg.Wait()
 	r.windowSecs = w.o.window.Seconds()
 	r.replicaCores = (rc1 - rc0).Seconds() / r.windowSecs
