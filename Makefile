@@ -80,7 +80,7 @@ bench-e2e: toolchain ## Run the end-to-end benchmark (BENCHFLAGS=-short for a qu
 
 # The scale run (cmd/bench -scale, docs/performance.md "Scale"): a 3-master
 # Redis Cluster, 10 replicas, a million pending questions whose deadlines
-# fall over 10 minutes; about 20 minutes and 3 GiB of Redis. Not in CI.
+# fall over 10 minutes; about 16 minutes and over 1.2 GiB of Redis. Not in CI.
 # SCALEFLAGS sizes it down (-scale-pending 100000 -scale-duration 3m).
 bench-scale: toolchain ## Run the scale benchmark: a million pending on a Cluster (SCALEFLAGS to size it)
 	$(GO) -C cmd/bench build -o $(CURDIR)/bin/bench .
