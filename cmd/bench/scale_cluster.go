@@ -52,7 +52,7 @@ func sumSnaps(ss []redisSnap) redisSnap {
 // ("requests → master 2"), from the masters' CLUSTER KEYSLOT and slots.
 func (w *scaleWorld) hotKeys(ctx context.Context) string {
 	names := []string{"requests", "events", "deadlines", "finishing", "chat:web:web", "web:history", "timers"}
-	slots, err := w.rdb.ClusterSlots(ctx).Result()
+	shards, err := w.rdb.ClusterShards(ctx).Result()
 	if err != nil {
 		return "?"
 	}
@@ -62,13 +62,28 @@ func (w *scaleWorld) hotKeys(ctx context.Context) string {
 		if err != nil {
 			return "?"
 		}
-		for _, r := range slots {
-			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-				parts = append(parts, fmt.Sprintf("%s → master %d", n, w.masterIndex(r.Nodes[0].Addr)+1))
-			}
+		if addr, ok := shardMaster(shards, slot); ok {
+			parts = append(parts, fmt.Sprintf("%s → master %d", n, w.masterIndex(addr)+1))
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shardMaster returns the address of the master serving slot.
+func shardMaster(shards []redis.ClusterShard, slot int64) (string, bool) {
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if slot < r.Start || slot > r.End {
+				continue
+			}
+			for _, node := range sh.Nodes {
+				if node.Role == "master" {
+					return net.JoinHostPort(node.IP, strconv.FormatInt(node.Port, 10)), true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 func (w *scaleWorld) masterIndex(addr string) int {
