@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -162,36 +161,15 @@ func (p *scalePerson) stream(ctx context.Context, addr string, last *string) err
 		return fmt.Errorf("page events: %s", resp.Status)
 	}
 	p.openOnce.Do(func() { close(p.opened) })
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		line = strings.TrimRight(line, "\n")
-		if id, ok := strings.CutPrefix(line, "id: "); ok {
-			*last = id
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || !strings.Contains(data, `"delivered"`) {
-			continue
-		}
-		var ev struct {
-			Event string `json:"event"`
-			ID    string `json:"id"`
-		}
-		if json.Unmarshal([]byte(data), &ev) != nil || ev.Event != "delivered" {
-			continue
-		}
+	return readDelivered(resp.Body, last, func(id string) {
 		p.mu.Lock()
-		_, mine := p.want[ev.ID]
-		delete(p.want, ev.ID)
+		_, mine := p.want[id]
+		delete(p.want, id)
 		p.mu.Unlock()
 		if mine {
-			p.work <- ev.ID
+			p.work <- id
 		}
-	}
+	})
 }
 
 // answer clicks "Yes" on question id, on the next replica up; it tries up

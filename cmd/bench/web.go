@@ -127,7 +127,22 @@ func (p *webPerson) stream(ctx context.Context, last *string, open func()) error
 		return fmt.Errorf("bench: page events: %s", resp.Status)
 	}
 	open()
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	return readDelivered(resp.Body, last, func(id string) {
+		p.mu.Lock()
+		mine := p.want[id]
+		delete(p.want, id)
+		p.mu.Unlock()
+		if mine {
+			p.work <- id
+		}
+	})
+}
+
+// readDelivered reads the page's event stream (GET api/events) until it
+// fails, keeping the last event id in *last (for Last-Event-ID) and calling
+// delivered with the question id of each delivered event.
+func readDelivered(body io.Reader, last *string, delivered func(id string)) error {
+	r := bufio.NewReaderSize(body, 64<<10)
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -139,22 +154,15 @@ func (p *webPerson) stream(ctx context.Context, last *string, open func()) error
 			continue
 		}
 		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
+		if !ok || !strings.Contains(data, `"delivered"`) {
 			continue
 		}
 		var ev struct {
 			Event string `json:"event"`
 			ID    string `json:"id"`
 		}
-		if json.Unmarshal([]byte(data), &ev) != nil || ev.Event != "delivered" {
-			continue
-		}
-		p.mu.Lock()
-		mine := p.want[ev.ID]
-		delete(p.want, ev.ID)
-		p.mu.Unlock()
-		if mine {
-			p.work <- ev.ID
+		if json.Unmarshal([]byte(data), &ev) == nil && ev.Event == "delivered" {
+			delivered(ev.ID)
 		}
 	}
 }
